@@ -1,0 +1,118 @@
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "cuda_device.h"
+
+namespace cudaprep {
+namespace cuda {
+namespace {
+
+Status check(cudaError_t err, const char* what) {
+  if (err == cudaSuccess) return Status();
+  return Status::error(std::string(what) + ": " + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
+}
+
+cudaMemcpyKind to_kind(CopyKind k) {
+  switch (k) {
+    case CopyKind::HostToDevice: return cudaMemcpyHostToDevice;
+    case CopyKind::DeviceToHost: return cudaMemcpyDeviceToHost;
+    case CopyKind::DeviceToDevice: return cudaMemcpyDeviceToDevice;
+  }
+  return cudaMemcpyDefault;
+}
+
+}  // namespace
+
+bool built_with_cuda() { return true; }
+
+int device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky "no device" error
+    return 0;
+  }
+  return n;
+}
+
+Status set_device(int device_id) { return check(cudaSetDevice(device_id), "cudaSetDevice"); }
+
+Status stream_create(void** stream) {
+  cudaStream_t s = nullptr;
+  CUDAPREP_RETURN_IF_ERROR(check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate"));
+  *stream = s;
+  return Status();
+}
+
+void stream_destroy(void* stream) {
+  if (stream) cudaStreamDestroy(static_cast<cudaStream_t>(stream));
+}
+
+Status stream_sync(void* stream) {
+  return check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");
+}
+
+Status copy_2d_async(void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t width_bytes,
+                     size_t height, CopyKind kind, void* stream) {
+  return check(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width_bytes, height, to_kind(kind),
+                                 static_cast<cudaStream_t>(stream)),
+               "cudaMemcpy2DAsync");
+}
+
+DeviceBuffer::~DeviceBuffer() { reset(); }
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), pitch_(o.pitch_), bytes_(o.bytes_) {
+  o.ptr_ = nullptr;
+  o.pitch_ = o.bytes_ = 0;
+}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
+  if (this != &o) {
+    reset();
+    ptr_ = o.ptr_;
+    pitch_ = o.pitch_;
+    bytes_ = o.bytes_;
+    o.ptr_ = nullptr;
+    o.pitch_ = o.bytes_ = 0;
+  }
+  return *this;
+}
+
+Status DeviceBuffer::allocate(size_t bytes) {
+  reset();
+  CUDAPREP_RETURN_IF_ERROR(check(cudaMalloc(&ptr_, bytes), "cudaMalloc"));
+  bytes_ = bytes;
+  pitch_ = bytes;
+  return Status();
+}
+
+Status DeviceBuffer::allocate_pitched(size_t width_bytes, size_t height) {
+  reset();
+  CUDAPREP_RETURN_IF_ERROR(check(cudaMallocPitch(&ptr_, &pitch_, width_bytes, height), "cudaMallocPitch"));
+  bytes_ = pitch_ * height;
+  return Status();
+}
+
+void DeviceBuffer::reset() {
+  if (ptr_) cudaFree(ptr_);
+  ptr_ = nullptr;
+  pitch_ = bytes_ = 0;
+}
+
+PinnedBuffer::~PinnedBuffer() { reset(); }
+
+Status PinnedBuffer::allocate(size_t bytes) {
+  reset();
+  CUDAPREP_RETURN_IF_ERROR(check(cudaMallocHost(&ptr_, bytes), "cudaMallocHost"));
+  bytes_ = bytes;
+  return Status();
+}
+
+void PinnedBuffer::reset() {
+  if (ptr_) cudaFreeHost(ptr_);
+  ptr_ = nullptr;
+  bytes_ = 0;
+}
+
+}  // namespace cuda
+}  // namespace cudaprep

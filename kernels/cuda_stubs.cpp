@@ -1,0 +1,49 @@
+// Built instead of the .cu files when the project is configured without CUDA:
+// every GPU entry point reports that clearly, and device_count() is 0 so callers pick the CPU path.
+#include "cuda_device.h"
+#include "templatematch.h"
+#include "tensorize.h"
+
+namespace cudaprep {
+namespace {
+Status no_cuda() { return Status::error("gst-cudaprep was built without CUDA"); }
+}  // namespace
+
+namespace cuda {
+bool built_with_cuda() { return false; }
+int device_count() { return 0; }
+Status set_device(int) { return no_cuda(); }
+Status stream_create(void** stream) { *stream = nullptr; return no_cuda(); }
+void stream_destroy(void*) {}
+Status stream_sync(void*) { return no_cuda(); }
+Status copy_2d_async(void*, size_t, const void*, size_t, size_t, size_t, CopyKind, void*) { return no_cuda(); }
+DeviceBuffer::~DeviceBuffer() = default;
+DeviceBuffer::DeviceBuffer(DeviceBuffer&&) noexcept {}
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&&) noexcept { return *this; }
+Status DeviceBuffer::allocate(size_t) { return no_cuda(); }
+Status DeviceBuffer::allocate_pitched(size_t, size_t) { return no_cuda(); }
+void DeviceBuffer::reset() {}
+PinnedBuffer::~PinnedBuffer() = default;
+Status PinnedBuffer::allocate(size_t) { return no_cuda(); }
+void PinnedBuffer::reset() {}
+}  // namespace cuda
+
+Status tensorize_cuda(const TensorizePlan&, const ImageView&, void*, void*) { return no_cuda(); }
+Status to_gray_cuda(const ImageView&, uint8_t*, int64_t, void*) { return no_cuda(); }
+Status draw_boxes_cuda(const ImageView&, const Rect*, int, const BoxStyle&, void*) { return no_cuda(); }
+
+struct TemplateMatcherCuda::Impl {};
+TemplateMatcherCuda::TemplateMatcherCuda() = default;
+TemplateMatcherCuda::~TemplateMatcherCuda() = default;
+Status TemplateMatcherCuda::configure(int, int, void*) { return no_cuda(); }
+Status TemplateMatcherCuda::set_template(const GrayView&) { return no_cuda(); }
+bool TemplateMatcherCuda::has_template() const { return false; }
+int TemplateMatcherCuda::template_width() const { return 0; }
+int TemplateMatcherCuda::template_height() const { return 0; }
+Status TemplateMatcherCuda::match(const GrayView&, const MatchSettings&, std::vector<Match>*) { return no_cuda(); }
+Status TemplateMatcherCuda::score_map(const GrayView&, const Rect&, std::vector<float>*, int*, int*) {
+  return no_cuda();
+}
+void TemplateMatcherCuda::release() {}
+
+}  // namespace cudaprep

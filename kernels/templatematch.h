@@ -1,0 +1,110 @@
+// Template matching with OpenCV's TM_CCOEFF_NORMED score on 8-bit gray images.
+//
+//   R(x, y) = sum(T'(i, j) * I'(x + i, y + j)) / sqrt(sum T'^2 * sum I'^2)
+//   with T' = T - mean(T) and I' = I - mean of the window under the template.
+//
+// Both paths compute the sums exactly in integers (sum T*I, window sum and sum of squares)
+// and evaluate the quotient once in double, so CPU and GPU scores are identical and
+// deterministic. A window with no variance scores 0. A template with no variance is refused.
+//
+// Peaks: the score map is split into cells no larger than the template; each cell contributes
+// its best position (ties: lowest y, then lowest x) if it reaches the threshold. Candidates are
+// then taken best first (ties by position), dropping any whose box overlaps (IoU > 0) an already
+// accepted match, until max_matches are accepted. Sub-pixel position: a parabola through the
+// peak and its two neighbours along each axis (offset clamped to +-0.5; 0 at the map's edge).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "image.h"
+#include "status.h"
+
+namespace cudaprep {
+
+struct Match {
+  int x = 0, y = 0;           // top-left of the template in frame pixels
+  int width = 0, height = 0;  // template size
+  double sub_x = 0, sub_y = 0;  // sub-pixel top-left
+  double score = 0;
+};
+
+struct MatchSettings {
+  Rect search;              // empty = whole frame
+  double threshold = 0.8;
+  int max_matches = 1;
+};
+
+constexpr int kMaxTemplateSide = 256;  // keeps sum(T*I) within 32 bits
+constexpr int kMaxMatches = 64;
+
+// Resolves an empty search region to the frame and checks that the template fits in it.
+Status resolve_search_region(int frame_w, int frame_h, int templ_w, int templ_h, const Rect& requested,
+                             Rect* resolved);
+
+// cv::cvtColor(COLOR_BGR2GRAY / RGB2GRAY / ...) on 8-bit input, same fixed-point rounding.
+// NV12 / I420 take the Y plane as is. dst must hold width x height bytes at dst_stride.
+Status to_gray_cpu(const ImageView& src, uint8_t* dst, int64_t dst_stride);
+Status to_gray_cuda(const ImageView& src, uint8_t* dst, int64_t dst_stride, void* stream);
+
+class TemplateMatcherCpu {
+ public:
+  // Copies the template and computes its statistics once. Flat template -> error.
+  Status set_template(const GrayView& templ);
+  bool has_template() const { return width_ > 0; }
+  int template_width() const { return width_; }
+  int template_height() const { return height_; }
+
+  Status match(const GrayView& frame, const MatchSettings& settings, std::vector<Match>* matches);
+
+  // Scores of every position in the (resolved) search region, row-major,
+  // (search.w - tw + 1) x (search.h - th + 1) entries.
+  Status score_map(const GrayView& frame, const Rect& search, std::vector<float>* scores, int* map_w,
+                   int* map_h);
+
+ private:
+  std::vector<uint8_t> pixels_;
+  int width_ = 0, height_ = 0;
+  int64_t sum_ = 0, sum_sq_ = 0;
+  std::vector<float> scratch_;
+};
+
+// CUDA path. configure() once per caps (allocates everything a frame needs); set_template()
+// once per template; match() per frame enqueues its kernels on the stream and synchronises
+// once, to read back the short candidate list. The frame is read through texture objects,
+// which are cached per plane pointer so a buffer pool's frames reuse them.
+class TemplateMatcherCuda {
+ public:
+  TemplateMatcherCuda();
+  ~TemplateMatcherCuda();
+  TemplateMatcherCuda(const TemplateMatcherCuda&) = delete;
+  TemplateMatcherCuda& operator=(const TemplateMatcherCuda&) = delete;
+
+  Status configure(int frame_width, int frame_height, void* stream);
+  Status set_template(const GrayView& host_templ);
+  bool has_template() const;
+  int template_width() const;
+  int template_height() const;
+
+  // frame: device memory (e.g. the Y plane of an NV12 frame in CUDA memory).
+  Status match(const GrayView& device_frame, const MatchSettings& settings, std::vector<Match>* matches);
+  Status score_map(const GrayView& device_frame, const Rect& search, std::vector<float>* scores, int* map_w,
+                   int* map_h);
+  void release();
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Rectangle outlines drawn into a frame (any supported format), `thickness` pixels inside the
+// box edge, clipped to the frame. YUV frames get the colour converted with BT.601 limited range.
+struct BoxStyle {
+  uint8_t r = 0, g = 255, b = 0;
+  int thickness = 2;
+};
+void draw_boxes_cpu(const ImageView& frame, const Rect* boxes, int count, const BoxStyle& style);
+Status draw_boxes_cuda(const ImageView& frame, const Rect* boxes, int count, const BoxStyle& style, void* stream);
+
+}  // namespace cudaprep

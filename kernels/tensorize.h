@@ -1,0 +1,117 @@
+// Fused frame -> tensor preprocessing: affine resize (letterbox / stretch / crop),
+// colour conversion, normalisation and layout change, on the CPU or in one CUDA kernel.
+//
+// Semantics (the CPU path, the CUDA kernel and the tests' references all implement these):
+//  * Coordinates are pixel indices; the centre of pixel i is at i (cv::warpAffine convention).
+//    The source->tensor map is x_t = a*x_s + b with the pixel-centre convention of cv::resize,
+//    i.e. (x_t + 0.5) = s * (x_s + 0.5 - roi.x) + offset.
+//  * A tensor pixel whose centre falls inside the active rectangle samples the source;
+//    others take pad-value. Samples are clamped to the ROI (replicated border, as cv::resize).
+//  * Bilinear: the usual 2x2 interpolation at the mapped position. Nearest: the source pixel
+//    whose centre is closest (cv::INTER_NEAREST_EXACT); ties go to the higher index.
+//  * YUV: luma and chroma are each interpolated at the mapped position (chroma planes are
+//    centre-sited, chroma index = (x_s + 0.5) / 2 - 0.5), then converted with the matrix and
+//    range given, then clamped to [0, 255]. RGB-like formats are read directly; GRAY8 is
+//    replicated to three channels.
+//  * out[c] = (pixel[c] * scale - mean[c]) / std[c], evaluated as pixel * mul[c] + add[c].
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "image.h"
+#include "status.h"
+
+namespace cudaprep {
+
+enum class ResizeMode : int { Letterbox, Stretch, Crop, Ultralytics };
+enum class Align : int { Center, TopLeft };
+enum class Interpolation : int { Bilinear, Nearest };
+enum class ChannelOrder : int { RGB, BGR };
+enum class Layout : int { NCHW, NHWC };
+enum class DType : int { Float32, Float16 };
+enum class YuvMatrix : int { BT601, BT709, BT2020 };
+
+constexpr int kMaxTensorSide = 16384;
+constexpr int kMaxSourceSide = 32768;
+
+// What the user asked for. Validated by make_tensorize_plan().
+struct TensorizeConfig {
+  PixelFormat format = PixelFormat::BGR;
+  int src_width = 0, src_height = 0;
+  Rect roi;  // empty = whole frame
+  int dst_width = 640, dst_height = 640;
+  ResizeMode mode = ResizeMode::Letterbox;
+  Align align = Align::Center;
+  Interpolation interpolation = Interpolation::Bilinear;
+  int pad_value = 114;  // 0..255, pixel space
+  ChannelOrder channel_order = ChannelOrder::RGB;
+  double scale = 1.0 / 255.0;
+  double mean[3] = {0, 0, 0};
+  double std[3] = {1, 1, 1};
+  Layout layout = Layout::NCHW;
+  DType dtype = DType::Float32;
+  YuvMatrix yuv_matrix = YuvMatrix::BT601;
+  bool yuv_full_range = false;
+};
+
+// The geometry a consumer needs to map detections back to the frame.
+struct TensorTransform {
+  int src_width = 0, src_height = 0;
+  int dst_width = 0, dst_height = 0;
+  double src_to_dst[6] = {1, 0, 0, 0, 1, 0};  // row-major 2x3, pixel-index coordinates
+  double dst_to_src[6] = {1, 0, 0, 0, 1, 0};
+  double active[4] = {0, 0, 0, 0};            // x, y, w, h of the unpadded image in the tensor
+};
+
+// Everything the per-pixel code needs, resolved once per caps. Plain data: copied to the GPU
+// as a kernel argument.
+struct TensorizePlan {
+  PixelFormat format;
+  int src_width, src_height;
+  Rect roi;
+  int dst_width, dst_height;
+  float inv[6];                   // tensor pixel -> source pixel (index coordinates)
+  int active_x0, active_y0;       // tensor pixels [x0, x1) x [y0, y1) sample the source
+  int active_x1, active_y1;
+  Interpolation interpolation;
+  Layout layout;
+  DType dtype;
+  int src_bytes_per_pixel;        // packed formats
+  int src_channel_offset[3];      // byte offset of R, G, B inside a packed pixel
+  int out_channel_source[3];      // output channel c takes colour component (0=R, 1=G, 2=B)
+  float mul[3], add[3];           // per output channel: value = pixel * mul + add
+  float pad_out[3];               // normalised pad value per output channel
+  // YUV -> RGB: y' = (Y - y_offset) * y_gain, u' = (U - 128) * c_gain, v' likewise;
+  // R = y' + rv*v', G = y' + gu*u' + gv*v', B = y' + bu*u'
+  float y_offset, y_gain, c_gain, rv, gu, gv, bu;
+  TensorTransform transform;
+};
+
+// Validates cfg and resolves it into a plan. Every invalid setting gets its own message.
+Status make_tensorize_plan(const TensorizeConfig& cfg, TensorizePlan* plan);
+
+// Bytes of one output tensor (contiguous, no row padding).
+size_t tensor_bytes(const TensorizePlan& plan);
+inline size_t tensor_elements(const TensorizePlan& p) { return size_t(p.dst_width) * p.dst_height * 3; }
+
+// Checks that an image matches the plan (format, size, non-null planes, strides).
+Status check_source(const TensorizePlan& plan, const ImageView& src);
+
+// CPU path: host memory in, host memory out.
+Status tensorize_cpu(const TensorizePlan& plan, const ImageView& src, void* dst);
+
+// CUDA path: device memory in and out; enqueues exactly one kernel on `stream` (a cudaStream_t)
+// and returns without synchronising. Needs the CUDA context current on the calling thread.
+Status tensorize_cuda(const TensorizePlan& plan, const ImageView& src, void* dst, void* stream);
+
+// Maps a box given in tensor pixels back into frame pixels using the transform
+// (clipped to the frame). Works on corners, so it holds for any of the resize modes.
+void tensor_box_to_frame(const TensorTransform& t, const double box_in[4], double box_out[4]);
+
+// IEEE binary16 conversion with round-to-nearest-even, as __float2half_rn does.
+uint16_t float_to_half_bits(float f);
+float half_bits_to_float(uint16_t h);
+
+const char* resize_mode_name(ResizeMode m);
+
+}  // namespace cudaprep
