@@ -1,0 +1,96 @@
+/* gst-cudaprep: the transform meta that cudatensorize attaches to every tensor.
+ *
+ * It is a GstCustomMeta named "GstCudaPrepTransformMeta", so any language with GStreamer
+ * bindings can read it (gst_buffer_get_custom_meta + gst_custom_meta_get_structure, or
+ * buffer.get_custom_meta("GstCudaPrepTransformMeta").get_structure() in Python).
+ * Structure "cudaprep/transform" fields:
+ *   source-width, source-height  (gint)   frame size the tensor was made from
+ *   tensor-width, tensor-height  (gint)
+ *   src-to-tensor, tensor-to-src (GstValueArray of 6 gdouble, row-major 2x3, pixel-index
+ *                                 coordinates: pixel i has its centre at i)
+ *   active-rect                  (GstValueArray of 4 gdouble: x, y, w, h of the unpadded
+ *                                 image inside the tensor)
+ *
+ * This header is self-contained (inline functions only): include it from an application
+ * to map detector boxes back to the frame without linking the plugin.
+ */
+#ifndef GST_CUDAPREP_META_H
+#define GST_CUDAPREP_META_H
+
+#include <gst/gst.h>
+
+G_BEGIN_DECLS
+
+#define GST_CUDAPREP_TRANSFORM_META_NAME "GstCudaPrepTransformMeta"
+
+typedef struct
+{
+  gint source_width, source_height;
+  gint tensor_width, tensor_height;
+  gdouble src_to_tensor[6];
+  gdouble tensor_to_src[6];
+  gdouble active_rect[4];
+} GstCudaPrepTransform;
+
+static inline gboolean
+gst_cudaprep_read_doubles_ (const GstStructure * s, const gchar * field, gdouble * out,
+    guint n)
+{
+  const GValue *arr = gst_structure_get_value (s, field);
+  guint i;
+  if (!arr || !GST_VALUE_HOLDS_ARRAY (arr) || gst_value_array_get_size (arr) != n)
+    return FALSE;
+  for (i = 0; i < n; i++) {
+    const GValue *v = gst_value_array_get_value (arr, i);
+    if (!G_VALUE_HOLDS_DOUBLE (v))
+      return FALSE;
+    out[i] = g_value_get_double (v);
+  }
+  return TRUE;
+}
+
+/* Reads the transform attached to @buffer. Returns FALSE if there is none. */
+static inline gboolean
+gst_cudaprep_buffer_get_transform (GstBuffer * buffer, GstCudaPrepTransform * t)
+{
+  GstCustomMeta *meta = gst_buffer_get_custom_meta (buffer, GST_CUDAPREP_TRANSFORM_META_NAME);
+  const GstStructure *s;
+  if (!meta)
+    return FALSE;
+  s = gst_custom_meta_get_structure (meta);
+  return gst_structure_get_int (s, "source-width", &t->source_width) &&
+      gst_structure_get_int (s, "source-height", &t->source_height) &&
+      gst_structure_get_int (s, "tensor-width", &t->tensor_width) &&
+      gst_structure_get_int (s, "tensor-height", &t->tensor_height) &&
+      gst_cudaprep_read_doubles_ (s, "src-to-tensor", t->src_to_tensor, 6) &&
+      gst_cudaprep_read_doubles_ (s, "tensor-to-src", t->tensor_to_src, 6) &&
+      gst_cudaprep_read_doubles_ (s, "active-rect", t->active_rect, 4);
+}
+
+/* Maps an axis-aligned box (x, y, w, h) given in tensor pixels back into frame pixels,
+ * clipped to the frame. Box edges are pixel edges (a box of width w covers w pixels). */
+static inline void
+gst_cudaprep_transform_box_to_frame (const GstCudaPrepTransform * t, const gdouble box[4],
+    gdouble out[4])
+{
+  const gdouble *m = t->tensor_to_src;
+  /* edges -> centre coordinates of the first / last covered pixel, mapped, back to edges */
+  gdouble x0 = box[0] - 0.5, y0 = box[1] - 0.5;
+  gdouble x1 = box[0] + box[2] - 0.5, y1 = box[1] + box[3] - 0.5;
+  gdouble ax = m[0] * x0 + m[1] * y0 + m[2], ay = m[3] * x0 + m[4] * y0 + m[5];
+  gdouble bx = m[0] * x1 + m[1] * y1 + m[2], by = m[3] * x1 + m[4] * y1 + m[5];
+  gdouble fx0 = MIN (ax, bx) + 0.5, fy0 = MIN (ay, by) + 0.5;
+  gdouble fx1 = MAX (ax, bx) + 0.5, fy1 = MAX (ay, by) + 0.5;
+  fx0 = CLAMP (fx0, 0.0, (gdouble) t->source_width);
+  fx1 = CLAMP (fx1, 0.0, (gdouble) t->source_width);
+  fy0 = CLAMP (fy0, 0.0, (gdouble) t->source_height);
+  fy1 = CLAMP (fy1, 0.0, (gdouble) t->source_height);
+  out[0] = fx0;
+  out[1] = fy0;
+  out[2] = fx1 - fx0;
+  out[3] = fy1 - fy0;
+}
+
+G_END_DECLS
+
+#endif /* GST_CUDAPREP_META_H */

@@ -1,0 +1,847 @@
+/**
+ * SECTION:element-cudatensorize
+ * @title: cudatensorize
+ *
+ * Turns video frames into a detector's input tensor in one fused CUDA kernel per frame:
+ * resize (bilinear or nearest) with letterbox, stretch or crop as one affine warp, colour
+ * conversion (NV12/I420 with the caps' colorimetry), normalisation
+ * `out = (pixel * scale - mean) / std`, and HWC -> CHW, to planar float32 or float16.
+ * Frames in CUDA memory are read in place (zero copy from nvh264dec or cudaupload);
+ * system-memory frames are uploaded. Without a usable GPU the CPU path computes the same
+ * function. Every output buffer carries a "GstCudaPrepTransformMeta" custom meta with the
+ * source->tensor affine, its inverse and the unpadded rectangle (see gstcudaprepmeta.h).
+ *
+ * ## Example launch line
+ * |[
+ * gst-launch-1.0 videotestsrc num-buffers=100 ! video/x-raw,format=NV12,width=1920,height=1080 ! \
+ *     cudaupload ! cudatensorize width=640 height=640 resize-mode=letterbox ! fakesink
+ * ]|
+ * |[
+ * gst-launch-1.0 filesrc location=clip.mp4 ! qtdemux ! h264parse ! nvh264dec ! \
+ *     cudatensorize resize-mode=ultralytics dtype=float16 ! fakesink
+ * ]|
+ */
+#include "gstcudatensorize.h"
+
+#include <atomic>
+#include <vector>
+
+#include "gstcudaprepmeta.h"
+#include "pixel_format.h"
+#include "tensor_caps.h"
+#include "tensorize.h"
+
+#if CUDAPREP_HAVE_CUDA
+#include <gst/cuda/gstcudabufferpool.h>
+#include <gst/cuda/gstcudacontext.h>
+#endif
+
+GST_DEBUG_CATEGORY_STATIC (gst_cuda_tensorize_debug);
+#define GST_CAT_DEFAULT gst_cuda_tensorize_debug
+
+using namespace cudaprep;
+
+enum
+{
+  PROP_0,
+  PROP_WIDTH,
+  PROP_HEIGHT,
+  PROP_RESIZE_MODE,
+  PROP_ALIGN,
+  PROP_PAD_VALUE,
+  PROP_INTERPOLATION,
+  PROP_CHANNEL_ORDER,
+  PROP_SCALE,
+  PROP_MEAN,
+  PROP_STD,
+  PROP_LAYOUT,
+  PROP_DTYPE,
+  PROP_ROI,
+  PROP_YUV_MATRIX,
+  PROP_YUV_RANGE,
+};
+
+typedef enum { YUV_MATRIX_AUTO = -1 } YuvMatrixAuto;
+typedef enum { YUV_RANGE_AUTO, YUV_RANGE_LIMITED, YUV_RANGE_FULL } YuvRangeSetting;
+
+/* Properties, behind the object lock. */
+struct TensorizeSettings
+{
+  int width = 640, height = 640;
+  ResizeMode mode = ResizeMode::Letterbox;
+  Align align = Align::Center;
+  int pad_value = 114;
+  Interpolation interpolation = Interpolation::Bilinear;
+  ChannelOrder channel_order = ChannelOrder::RGB;
+  double scale = 1.0 / 255.0;
+  std::vector<double> mean {0.0, 0.0, 0.0};
+  std::vector<double> std {1.0, 1.0, 1.0};
+  Layout layout = Layout::NCHW;
+  DType dtype = DType::Float32;
+  std::vector<int> roi;         /* empty: whole frame */
+  int yuv_matrix = YUV_MATRIX_AUTO;
+  int yuv_range = YUV_RANGE_AUTO;
+};
+
+/* Built in set_caps, dropped in stop. */
+struct TensorizeState
+{
+  TensorizePlan plan {};
+  gboolean have_plan = FALSE;
+  gboolean output_cuda = FALSE;
+  cuda::DeviceBuffer scratch;   /* GPU path with system-memory output */
+};
+
+struct _GstCudaTensorize
+{
+  GstCudaPrepBase parent;
+  TensorizeSettings *settings;
+  TensorizeState *state;
+  std::atomic<bool> *settings_changed;  /* a non-geometry property changed while streaming */
+};
+
+#define gst_cuda_tensorize_parent_class parent_class
+G_DEFINE_TYPE (GstCudaTensorize, gst_cuda_tensorize, GST_TYPE_CUDA_PREP_BASE);
+GST_ELEMENT_REGISTER_DEFINE (cudatensorize, "cudatensorize", GST_RANK_NONE, GST_TYPE_CUDA_TENSORIZE);
+
+#define VIDEO_CAPS(features) \
+  GST_VIDEO_CAPS_MAKE_WITH_FEATURES (features, GST_CUDA_PREP_FORMATS)
+
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink", GST_PAD_SINK,
+    GST_PAD_ALWAYS,
+    GST_STATIC_CAPS (VIDEO_CAPS ("memory:CUDAMemory") "; " GST_VIDEO_CAPS_MAKE (GST_CUDA_PREP_FORMATS)));
+
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src", GST_PAD_SRC,
+    GST_PAD_ALWAYS,
+    GST_STATIC_CAPS ("other/tensors(memory:CUDAMemory), format = (string) static, "
+        "num_tensors = (int) 1, types = (string) { float32, float16 }, "
+        "dimensions = (string) ANY, framerate = (fraction) [ 0/1, MAX ]; "
+        GST_CUDA_PREP_TENSOR_CAPS_STR));
+
+/* ---- enums ---------------------------------------------------------------------------- */
+
+#define DEFINE_ENUM_TYPE(func, name, ...)                                   \
+  static GType func (void)                                                  \
+  {                                                                         \
+    static GType type = 0;                                                  \
+    static const GEnumValue values[] = { __VA_ARGS__, {0, NULL, NULL} };    \
+    if (g_once_init_enter (&type)) {                                        \
+      GType t = g_enum_register_static (name, values);                      \
+      g_once_init_leave (&type, t);                                         \
+    }                                                                       \
+    return type;                                                            \
+  }
+
+DEFINE_ENUM_TYPE (resize_mode_get_type, "GstCudaTensorizeResizeMode",
+    {(gint) ResizeMode::Letterbox, "Keep aspect ratio, pad to the tensor size", "letterbox"},
+    {(gint) ResizeMode::Stretch, "Scale each axis to the tensor size", "stretch"},
+    {(gint) ResizeMode::Crop, "Keep aspect ratio, cover the tensor, crop the overflow", "crop"},
+    {(gint) ResizeMode::Ultralytics,
+        "Ultralytics LetterBox: resize to the rounded unpadded size, pad round(d-0.1)/round(d+0.1)",
+        "ultralytics"})
+DEFINE_ENUM_TYPE (align_get_type, "GstCudaTensorizeAlign",
+    {(gint) Align::Center, "Centre the image in the tensor", "center"},
+    {(gint) Align::TopLeft, "Place the image at the top-left corner", "top-left"})
+DEFINE_ENUM_TYPE (interpolation_get_type, "GstCudaTensorizeInterpolation",
+    {(gint) Interpolation::Bilinear, "Bilinear (cv::resize INTER_LINEAR pixel-centre convention)", "bilinear"},
+    {(gint) Interpolation::Nearest, "Nearest pixel centre (cv::INTER_NEAREST_EXACT)", "nearest"})
+DEFINE_ENUM_TYPE (channel_order_get_type, "GstCudaTensorizeChannelOrder",
+    {(gint) ChannelOrder::RGB, "R, G, B", "rgb"},
+    {(gint) ChannelOrder::BGR, "B, G, R", "bgr"})
+DEFINE_ENUM_TYPE (layout_get_type, "GstCudaTensorizeLayout",
+    {(gint) Layout::NCHW, "Planar: all of channel 0, then 1, then 2 (dimensions W:H:3:1)", "nchw"},
+    {(gint) Layout::NHWC, "Interleaved channels (dimensions 3:W:H:1)", "nhwc"})
+DEFINE_ENUM_TYPE (dtype_get_type, "GstCudaTensorizeDType",
+    {(gint) DType::Float32, "32-bit float", "float32"},
+    {(gint) DType::Float16, "16-bit float (IEEE half, round to nearest even)", "float16"})
+DEFINE_ENUM_TYPE (yuv_matrix_get_type, "GstCudaTensorizeYuvMatrix",
+    {YUV_MATRIX_AUTO, "From the caps colorimetry", "auto"},
+    {(gint) YuvMatrix::BT601, "ITU-R BT.601", "bt601"},
+    {(gint) YuvMatrix::BT709, "ITU-R BT.709", "bt709"},
+    {(gint) YuvMatrix::BT2020, "ITU-R BT.2020", "bt2020"})
+DEFINE_ENUM_TYPE (yuv_range_get_type, "GstCudaTensorizeYuvRange",
+    {YUV_RANGE_AUTO, "From the caps colorimetry", "auto"},
+    {YUV_RANGE_LIMITED, "Limited (16-235 luma, 16-240 chroma)", "limited"},
+    {YUV_RANGE_FULL, "Full (0-255)", "full"})
+
+/* ---- settings -> plan ----------------------------------------------------------------- */
+
+static gboolean
+read_three (const std::vector<double> &in, const char *name, double out[3], GString * err)
+{
+  if (in.size () == 1) {
+    out[0] = out[1] = out[2] = in[0];
+    return TRUE;
+  }
+  if (in.size () != 3) {
+    g_string_append_printf (err, "%s needs 1 or 3 values (one per output channel), got %u", name,
+        (guint) in.size ());
+    return FALSE;
+  }
+  for (int i = 0; i < 3; i++)
+    out[i] = in[i];
+  return TRUE;
+}
+
+/* Builds the kernel plan from the settings and the negotiated input. */
+static Status
+build_plan (GstCudaTensorize * self, const GstVideoInfo * info, TensorizePlan * plan)
+{
+  TensorizeConfig cfg;
+  GString *err = g_string_new (NULL);
+  gboolean ok = TRUE;
+
+  GST_OBJECT_LOCK (self);
+  const TensorizeSettings &s = *self->settings;
+  cfg.dst_width = s.width;
+  cfg.dst_height = s.height;
+  cfg.mode = s.mode;
+  cfg.align = s.align;
+  cfg.pad_value = s.pad_value;
+  cfg.interpolation = s.interpolation;
+  cfg.channel_order = s.channel_order;
+  cfg.scale = s.scale;
+  cfg.layout = s.layout;
+  cfg.dtype = s.dtype;
+  ok = read_three (s.mean, "mean", cfg.mean, err) && read_three (s.std, "std", cfg.std, err);
+  if (ok && !s.roi.empty ()) {
+    if (s.roi.size () != 4) {
+      g_string_append_printf (err, "roi needs 4 values <x, y, width, height>, got %u",
+          (guint) s.roi.size ());
+      ok = FALSE;
+    } else {
+      cfg.roi = Rect {s.roi[0], s.roi[1], s.roi[2], s.roi[3]};
+      if (cfg.roi.empty ()) {
+        g_string_append_printf (err, "roi width and height must be positive, got %dx%d",
+            cfg.roi.w, cfg.roi.h);
+        ok = FALSE;
+      }
+    }
+  }
+  int yuv_matrix = s.yuv_matrix, yuv_range = s.yuv_range;
+  GST_OBJECT_UNLOCK (self);
+
+  if (!ok) {
+    Status st = Status::error (err->str);
+    g_string_free (err, TRUE);
+    return st;
+  }
+  g_string_free (err, TRUE);
+
+  gst_cuda_prep_pixel_format_from_video (GST_VIDEO_INFO_FORMAT (info), &cfg.format);
+  cfg.src_width = GST_VIDEO_INFO_WIDTH (info);
+  cfg.src_height = GST_VIDEO_INFO_HEIGHT (info);
+
+  if (yuv_matrix == YUV_MATRIX_AUTO) {
+    switch (info->colorimetry.matrix) {
+      case GST_VIDEO_COLOR_MATRIX_BT709: cfg.yuv_matrix = YuvMatrix::BT709; break;
+      case GST_VIDEO_COLOR_MATRIX_BT2020: cfg.yuv_matrix = YuvMatrix::BT2020; break;
+      case GST_VIDEO_COLOR_MATRIX_BT601: cfg.yuv_matrix = YuvMatrix::BT601; break;
+      default:
+        /* FCC, SMPTE 240M, unknown: BT.601 is the closest of those we implement. */
+        if (GST_VIDEO_INFO_IS_YUV (info))
+          GST_WARNING_OBJECT (self, "colour matrix %d not supported, using BT.601",
+              info->colorimetry.matrix);
+        cfg.yuv_matrix = YuvMatrix::BT601;
+        break;
+    }
+  } else {
+    cfg.yuv_matrix = (YuvMatrix) yuv_matrix;
+  }
+  if (yuv_range == YUV_RANGE_AUTO)
+    cfg.yuv_full_range = info->colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255;
+  else
+    cfg.yuv_full_range = yuv_range == YUV_RANGE_FULL;
+
+  return make_tensorize_plan (cfg, plan);
+}
+
+/* ---- caps ----------------------------------------------------------------------------- */
+
+static void
+output_geometry (GstCudaTensorize * self, int *w, int *h, Layout * layout, DType * dtype)
+{
+  GST_OBJECT_LOCK (self);
+  *w = self->settings->width;
+  *h = self->settings->height;
+  *layout = self->settings->layout;
+  *dtype = self->settings->dtype;
+  GST_OBJECT_UNLOCK (self);
+}
+
+static GstCaps *
+gst_cuda_tensorize_transform_caps (GstBaseTransform * trans, GstPadDirection direction,
+    GstCaps * caps, GstCaps * filter)
+{
+  GstCudaTensorize *self = GST_CUDA_TENSORIZE (trans);
+  GstCaps *result = gst_caps_new_empty ();
+  gboolean gpu = gst_cuda_prep_base_gpu_possible (GST_CUDA_PREP_BASE (self));
+
+  for (guint i = 0; i < gst_caps_get_size (caps); i++) {
+    const GstStructure *in = gst_caps_get_structure (caps, i);
+    gboolean in_cuda = gst_cuda_prep_caps_has_cuda_feature (caps, i);
+    GstStructure *out;
+
+    if (direction == GST_PAD_SINK) {
+      int w, h;
+      Layout layout;
+      DType dtype;
+      output_geometry (self, &w, &h, &layout, &dtype);
+      gchar *dims = gst_cuda_prep_tensor_dimensions (w, h, layout);
+      out = gst_structure_new ("other/tensors", "format", G_TYPE_STRING, "static",
+          "num_tensors", G_TYPE_INT, 1, "types", G_TYPE_STRING, gst_cuda_prep_tensor_type_name (dtype),
+          "dimensions", G_TYPE_STRING, dims, NULL);
+      g_free (dims);
+    } else {
+      out = gst_structure_new_empty ("video/x-raw");
+      GValue formats = G_VALUE_INIT;
+      g_value_init (&formats, GST_TYPE_LIST);
+      const char *names[] = {"NV12", "I420", "BGR", "RGB", "BGRx", "RGBx", "BGRA", "RGBA", "GRAY8"};
+      for (const char *n : names) {
+        GValue v = G_VALUE_INIT;
+        g_value_init (&v, G_TYPE_STRING);
+        g_value_set_static_string (&v, n);
+        gst_value_list_append_and_take_value (&formats, &v);
+      }
+      gst_structure_take_value (out, "format", &formats);
+      gst_structure_set (out, "width", GST_TYPE_INT_RANGE, 1, kMaxSourceSide,
+          "height", GST_TYPE_INT_RANGE, 1, kMaxSourceSide, NULL);
+    }
+    const GValue *fr = gst_structure_get_value (in, "framerate");
+    if (fr)
+      gst_structure_set_value (out, "framerate", fr);
+    else
+      gst_structure_set (out, "framerate", GST_TYPE_FRACTION_RANGE, 0, 1, G_MAXINT, 1, NULL);
+
+    /* Same memory as the other side first: no copy either way. */
+    GstCaps *sys = gst_caps_new_full (gst_structure_copy (out), NULL);
+    GstCaps *dev = gst_caps_new_full (out, NULL);
+    gst_caps_set_features (dev, 0, gst_caps_features_new ("memory:CUDAMemory", NULL));
+    if (direction == GST_PAD_SINK && !gpu) {
+      gst_caps_unref (dev);     /* no GPU: tensors can only be in system memory */
+      dev = gst_caps_new_empty ();
+    }
+    if (in_cuda) {
+      result = gst_caps_merge (result, dev);
+      result = gst_caps_merge (result, sys);
+    } else {
+      result = gst_caps_merge (result, sys);
+      result = gst_caps_merge (result, dev);
+    }
+  }
+
+  if (filter) {
+    GstCaps *tmp = gst_caps_intersect_full (filter, result, GST_CAPS_INTERSECT_FIRST);
+    gst_caps_unref (result);
+    result = tmp;
+  }
+  GST_DEBUG_OBJECT (self, "%s caps %" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT,
+      direction == GST_PAD_SINK ? "sink" : "src", caps, result);
+  return result;
+}
+
+static gboolean
+gst_cuda_tensorize_transform_size (GstBaseTransform * trans, GstPadDirection direction,
+    GstCaps * caps, gsize size, GstCaps * othercaps, gsize * othersize)
+{
+  GstCudaTensorize *self = GST_CUDA_TENSORIZE (trans);
+  if (direction != GST_PAD_SINK || !self->state->have_plan)
+    return FALSE;
+  *othersize = tensor_bytes (self->state->plan);
+  return TRUE;
+}
+
+/* ---- per caps ------------------------------------------------------------------------- */
+
+static gboolean
+gst_cuda_tensorize_configure (GstCudaPrepBase * base, GstCaps * incaps, GstCaps * outcaps)
+{
+  GstCudaTensorize *self = GST_CUDA_TENSORIZE (base);
+  TensorizeState *state = self->state;
+  const GstVideoInfo *info = gst_cuda_prep_base_input_info (base);
+
+  Status st = build_plan (self, info, &state->plan);
+  if (!st.ok ()) {
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, ("Invalid cudatensorize settings: %s",
+            st.message ().c_str ()), ("input caps %" GST_PTR_FORMAT, incaps));
+    state->have_plan = FALSE;
+    return FALSE;
+  }
+  state->have_plan = TRUE;
+  self->settings_changed->store (false);
+  state->output_cuda = gst_cuda_prep_caps_has_cuda_feature (outcaps, 0);
+
+  if (gst_cuda_prep_base_uses_gpu (base)) {
+    if (!gst_cuda_prep_base_push_context (base))
+      return FALSE;
+    state->scratch.reset ();
+    if (!state->output_cuda)
+      st = state->scratch.allocate (tensor_bytes (state->plan));
+    gst_cuda_prep_base_pop_context (base);
+    if (!st.ok ()) {
+      GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT, ("Could not allocate CUDA memory"),
+          ("%s", st.message ().c_str ()));
+      return FALSE;
+    }
+  }
+  GST_INFO_OBJECT (self, "%dx%d %s -> tensor %dx%dx3 (%s, %s), %s path, output in %s memory",
+      GST_VIDEO_INFO_WIDTH (info), GST_VIDEO_INFO_HEIGHT (info), GST_VIDEO_INFO_NAME (info),
+      state->plan.dst_width, state->plan.dst_height,
+      state->plan.layout == Layout::NCHW ? "nchw" : "nhwc",
+      gst_cuda_prep_tensor_type_name (state->plan.dtype),
+      gst_cuda_prep_base_uses_gpu (base) ? "CUDA" : "CPU", state->output_cuda ? "CUDA" : "system");
+  return TRUE;
+}
+
+static gboolean
+gst_cuda_tensorize_decide_allocation (GstBaseTransform * trans, GstQuery * query)
+{
+  GstCudaTensorize *self = GST_CUDA_TENSORIZE (trans);
+  GstCudaPrepBase *base = GST_CUDA_PREP_BASE (trans);
+  GstCaps *outcaps = NULL;
+  GstBufferPool *pool = NULL;
+  GstCaps *pool_caps = NULL;
+  guint size;
+
+  gst_query_parse_allocation (query, &outcaps, NULL);
+  if (!outcaps || !self->state->have_plan)
+    return FALSE;
+  const gsize bytes = tensor_bytes (self->state->plan);
+
+#if CUDAPREP_HAVE_CUDA
+  if (self->state->output_cuda) {
+    /* GstCudaBufferPool sizes its memory from video caps: describe the contiguous tensor as
+     * one RGBA row, so the allocation has no row padding. */
+    GstVideoInfo vinfo;
+    gst_video_info_set_format (&vinfo, GST_VIDEO_FORMAT_RGBA, (guint) ((bytes + 3) / 4), 1);
+    pool = gst_cuda_buffer_pool_new (gst_cuda_prep_base_context (base));
+    pool_caps = gst_video_info_to_caps (&vinfo);
+    size = (guint) GST_VIDEO_INFO_SIZE (&vinfo);
+  }
+#endif
+  if (!pool) {
+    pool = gst_buffer_pool_new ();
+    pool_caps = gst_caps_ref (outcaps);
+    size = (guint) bytes;
+  }
+
+  GstStructure *config = gst_buffer_pool_get_config (pool);
+  gst_buffer_pool_config_set_params (config, pool_caps, size, 2, 0);
+  gst_caps_unref (pool_caps);
+  if (!gst_buffer_pool_set_config (pool, config)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("Could not configure the output buffer pool"),
+        ("%" G_GSIZE_FORMAT " bytes per tensor", bytes));
+    gst_object_unref (pool);
+    return FALSE;
+  }
+  /* The pool may round the size up (CUDA pitch); buffers are trimmed to the tensor. */
+  config = gst_buffer_pool_get_config (pool);
+  gst_buffer_pool_config_get_params (config, NULL, &size, NULL, NULL);
+  gst_structure_free (config);
+
+  if (gst_query_get_n_allocation_pools (query) > 0)
+    gst_query_set_nth_allocation_pool (query, 0, pool, size, 2, 0);
+  else
+    gst_query_add_allocation_pool (query, pool, size, 2, 0);
+  gst_object_unref (pool);
+  return TRUE;
+}
+
+static gboolean
+gst_cuda_tensorize_propose_allocation (GstBaseTransform * trans, GstQuery * decide_query,
+    GstQuery * query)
+{
+  GstCudaPrepBase *base = GST_CUDA_PREP_BASE (trans);
+  GstCaps *caps = NULL;
+  GstVideoInfo info;
+  GstBufferPool *pool = NULL;
+
+  gst_query_parse_allocation (query, &caps, NULL);
+  if (!caps || !gst_video_info_from_caps (&info, caps))
+    return FALSE;
+
+  gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
+  if (gst_query_get_n_allocation_pools (query) > 0)
+    return TRUE;
+
+#if CUDAPREP_HAVE_CUDA
+  if (gst_cuda_prep_caps_has_cuda_feature (caps, 0) && gst_cuda_prep_base_context (base))
+    pool = gst_cuda_buffer_pool_new (gst_cuda_prep_base_context (base));
+#endif
+  if (!pool)
+    pool = gst_video_buffer_pool_new ();
+  GstStructure *config = gst_buffer_pool_get_config (pool);
+  gst_buffer_pool_config_add_option (config, GST_BUFFER_POOL_OPTION_VIDEO_META);
+  gst_buffer_pool_config_set_params (config, caps, (guint) GST_VIDEO_INFO_SIZE (&info), 0, 0);
+  if (!gst_buffer_pool_set_config (pool, config)) {
+    gst_object_unref (pool);
+    return FALSE;
+  }
+  /* Our CUDA pool may have picked a pitch: report the size it settled on. */
+  config = gst_buffer_pool_get_config (pool);
+  guint size;
+  gst_buffer_pool_config_get_params (config, NULL, &size, NULL, NULL);
+  gst_structure_free (config);
+  gst_query_add_allocation_pool (query, pool, size, 0, 0);
+  gst_object_unref (pool);
+  return TRUE;
+}
+
+/* Only metas that say nothing about video geometry survive into the tensor. */
+static gboolean
+gst_cuda_tensorize_transform_meta (GstBaseTransform * trans, GstBuffer * outbuf, GstMeta * meta,
+    GstBuffer * inbuf)
+{
+  const gchar *const *tags = gst_meta_api_type_get_tags (meta->info->api);
+  return !tags || !tags[0];
+}
+
+/* ---- per frame ------------------------------------------------------------------------ */
+
+static void
+attach_transform_meta (GstBuffer * outbuf, const TensorTransform & t)
+{
+  GstCustomMeta *meta = gst_buffer_add_custom_meta (outbuf, GST_CUDAPREP_TRANSFORM_META_NAME);
+  if (!meta)
+    return;
+  GstStructure *s = gst_custom_meta_get_structure (meta);
+  auto set_doubles = [s] (const char *field, const double *v, int n) {
+    GValue arr = G_VALUE_INIT;
+    gst_value_array_init (&arr, n);
+    for (int i = 0; i < n; i++) {
+      GValue d = G_VALUE_INIT;
+      g_value_init (&d, G_TYPE_DOUBLE);
+      g_value_set_double (&d, v[i]);
+      gst_value_array_append_and_take_value (&arr, &d);
+    }
+    gst_structure_take_value (s, field, &arr);
+  };
+  gst_structure_set (s, "source-width", G_TYPE_INT, t.src_width, "source-height", G_TYPE_INT,
+      t.src_height, "tensor-width", G_TYPE_INT, t.dst_width, "tensor-height", G_TYPE_INT,
+      t.dst_height, NULL);
+  set_doubles ("src-to-tensor", t.src_to_dst, 6);
+  set_doubles ("tensor-to-src", t.dst_to_src, 6);
+  set_doubles ("active-rect", t.active, 4);
+}
+
+/* A non-geometry property changed while streaming: rebuild the plan (no allocation). */
+static gboolean
+refresh_plan (GstCudaTensorize * self)
+{
+  if (!self->settings_changed->exchange (false))
+    return TRUE;
+  TensorizePlan plan;
+  Status st = build_plan (self, gst_cuda_prep_base_input_info (GST_CUDA_PREP_BASE (self)), &plan);
+  if (!st.ok ()) {
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, ("Invalid cudatensorize settings: %s",
+            st.message ().c_str ()), (NULL));
+    return FALSE;
+  }
+  if (tensor_bytes (plan) != tensor_bytes (self->state->plan) ||
+      plan.dst_width != self->state->plan.dst_width || plan.layout != self->state->plan.layout) {
+    /* geometry changes go through renegotiation (reconfigure was requested) */
+    return TRUE;
+  }
+  self->state->plan = plan;
+  return TRUE;
+}
+
+static GstFlowReturn
+gst_cuda_tensorize_transform (GstBaseTransform * trans, GstBuffer * inbuf, GstBuffer * outbuf)
+{
+  GstCudaTensorize *self = GST_CUDA_TENSORIZE (trans);
+  GstCudaPrepBase *base = GST_CUDA_PREP_BASE (trans);
+  TensorizeState *state = self->state;
+  GstVideoFrame frame;
+  ImageView view;
+  GstMapInfo out_map;
+  Status st;
+  gboolean gpu = gst_cuda_prep_base_uses_gpu (base);
+
+  if (!state->have_plan) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("No caps negotiated before the first buffer"), (NULL));
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  if (!refresh_plan (self))
+    return GST_FLOW_ERROR;
+
+  const gsize bytes = tensor_bytes (state->plan);
+  if (gst_buffer_get_size (outbuf) < bytes) {
+    GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Output buffer too small"),
+        ("%" G_GSIZE_FORMAT " < %" G_GSIZE_FORMAT, gst_buffer_get_size (outbuf), bytes));
+    return GST_FLOW_ERROR;
+  }
+  gst_buffer_set_size (outbuf, bytes);
+
+  if (!gst_cuda_prep_base_push_context (base))
+    return GST_FLOW_ERROR;
+  if (!gst_cuda_prep_base_map_input (base, inbuf, FALSE, &frame, &view)) {
+    gst_cuda_prep_base_pop_context (base);
+    return GST_FLOW_ERROR;
+  }
+
+  gboolean out_on_device = gpu && state->output_cuda;
+  GstMapFlags out_flags = GST_MAP_WRITE;
+#if CUDAPREP_HAVE_CUDA
+  if (out_on_device)
+    out_flags = (GstMapFlags) (GST_MAP_WRITE | GST_MAP_CUDA);
+#endif
+  if (!gst_buffer_map (outbuf, &out_map, out_flags)) {
+    gst_cuda_prep_base_unmap_input (base, &frame, FALSE);
+    gst_cuda_prep_base_pop_context (base);
+    GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Could not map the output buffer"), (NULL));
+    return GST_FLOW_ERROR;
+  }
+
+  if (gpu) {
+    void *stream = gst_cuda_prep_base_stream (base);
+    void *dst = out_on_device ? (void *) out_map.data : (void *) state->scratch.data ();
+    st = tensorize_cuda (state->plan, view, dst, stream);
+    if (st.ok () && !out_on_device)
+      st = cuda::copy_2d_async (out_map.data, bytes, state->scratch.data (), bytes, bytes, 1,
+          cuda::CopyKind::DeviceToHost, stream);
+  } else {
+    st = tensorize_cpu (state->plan, view, out_map.data);
+  }
+  /* unmap_input waits for the stream: the tensor is complete before it is pushed */
+  gboolean unmapped = gst_cuda_prep_base_unmap_input (base, &frame, FALSE);
+  gst_buffer_unmap (outbuf, &out_map);
+  gst_cuda_prep_base_pop_context (base);
+
+  if (!st.ok ()) {
+    GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Tensorize failed"), ("%s", st.message ().c_str ()));
+    return GST_FLOW_ERROR;
+  }
+  if (!unmapped)
+    return GST_FLOW_ERROR;
+  attach_transform_meta (outbuf, state->plan.transform);
+  return GST_FLOW_OK;
+}
+
+static gboolean
+gst_cuda_tensorize_stop (GstBaseTransform * trans)
+{
+  GstCudaTensorize *self = GST_CUDA_TENSORIZE (trans);
+  GstCudaPrepBase *base = GST_CUDA_PREP_BASE (trans);
+  if (gst_cuda_prep_base_uses_gpu (base) && gst_cuda_prep_base_push_context (base)) {
+    self->state->scratch.reset ();
+    gst_cuda_prep_base_pop_context (base);
+  }
+  self->state->have_plan = FALSE;
+  return GST_BASE_TRANSFORM_CLASS (parent_class)->stop (trans);
+}
+
+/* ---- properties ----------------------------------------------------------------------- */
+
+static std::vector<double>
+doubles_from_array (const GValue * value)
+{
+  std::vector<double> out;
+  for (guint i = 0; i < gst_value_array_get_size (value); i++)
+    out.push_back (g_value_get_double (gst_value_array_get_value (value, i)));
+  return out;
+}
+
+static void
+doubles_to_array (const std::vector<double> &in, GValue * value)
+{
+  for (double d : in) {
+    GValue v = G_VALUE_INIT;
+    g_value_init (&v, G_TYPE_DOUBLE);
+    g_value_set_double (&v, d);
+    gst_value_array_append_and_take_value (value, &v);
+  }
+}
+
+static void
+gst_cuda_tensorize_set_property (GObject * object, guint prop_id, const GValue * value,
+    GParamSpec * pspec)
+{
+  GstCudaTensorize *self = GST_CUDA_TENSORIZE (object);
+  TensorizeSettings &s = *self->settings;
+  gboolean geometry = FALSE;
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_WIDTH: geometry = s.width != (int) g_value_get_uint (value); s.width = g_value_get_uint (value); break;
+    case PROP_HEIGHT: geometry = s.height != (int) g_value_get_uint (value); s.height = g_value_get_uint (value); break;
+    case PROP_RESIZE_MODE: s.mode = (ResizeMode) g_value_get_enum (value); break;
+    case PROP_ALIGN: s.align = (Align) g_value_get_enum (value); break;
+    case PROP_PAD_VALUE: s.pad_value = g_value_get_uint (value); break;
+    case PROP_INTERPOLATION: s.interpolation = (Interpolation) g_value_get_enum (value); break;
+    case PROP_CHANNEL_ORDER: s.channel_order = (ChannelOrder) g_value_get_enum (value); break;
+    case PROP_SCALE: s.scale = g_value_get_double (value); break;
+    case PROP_MEAN: s.mean = doubles_from_array (value); break;
+    case PROP_STD: s.std = doubles_from_array (value); break;
+    case PROP_LAYOUT: geometry = s.layout != (Layout) g_value_get_enum (value); s.layout = (Layout) g_value_get_enum (value); break;
+    case PROP_DTYPE: geometry = s.dtype != (DType) g_value_get_enum (value); s.dtype = (DType) g_value_get_enum (value); break;
+    case PROP_ROI:
+      s.roi.clear ();
+      for (guint i = 0; i < gst_value_array_get_size (value); i++)
+        s.roi.push_back (g_value_get_int (gst_value_array_get_value (value, i)));
+      break;
+    case PROP_YUV_MATRIX: s.yuv_matrix = g_value_get_enum (value); break;
+    case PROP_YUV_RANGE: s.yuv_range = g_value_get_enum (value); break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+
+  /* Streaming state is never touched here: the new settings take effect through a plan
+   * rebuild before the next frame, or through renegotiation when the tensor shape changes. */
+  if (geometry)
+    gst_base_transform_reconfigure_src (GST_BASE_TRANSFORM (self));
+  else
+    self->settings_changed->store (true);
+}
+
+static void
+gst_cuda_tensorize_get_property (GObject * object, guint prop_id, GValue * value, GParamSpec * pspec)
+{
+  GstCudaTensorize *self = GST_CUDA_TENSORIZE (object);
+  const TensorizeSettings &s = *self->settings;
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_WIDTH: g_value_set_uint (value, s.width); break;
+    case PROP_HEIGHT: g_value_set_uint (value, s.height); break;
+    case PROP_RESIZE_MODE: g_value_set_enum (value, (gint) s.mode); break;
+    case PROP_ALIGN: g_value_set_enum (value, (gint) s.align); break;
+    case PROP_PAD_VALUE: g_value_set_uint (value, s.pad_value); break;
+    case PROP_INTERPOLATION: g_value_set_enum (value, (gint) s.interpolation); break;
+    case PROP_CHANNEL_ORDER: g_value_set_enum (value, (gint) s.channel_order); break;
+    case PROP_SCALE: g_value_set_double (value, s.scale); break;
+    case PROP_MEAN: doubles_to_array (s.mean, value); break;
+    case PROP_STD: doubles_to_array (s.std, value); break;
+    case PROP_LAYOUT: g_value_set_enum (value, (gint) s.layout); break;
+    case PROP_DTYPE: g_value_set_enum (value, (gint) s.dtype); break;
+    case PROP_ROI:
+      for (int v : s.roi) {
+        GValue iv = G_VALUE_INIT;
+        g_value_init (&iv, G_TYPE_INT);
+        g_value_set_int (&iv, v);
+        gst_value_array_append_and_take_value (value, &iv);
+      }
+      break;
+    case PROP_YUV_MATRIX: g_value_set_enum (value, s.yuv_matrix); break;
+    case PROP_YUV_RANGE: g_value_set_enum (value, s.yuv_range); break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_cuda_tensorize_finalize (GObject * object)
+{
+  GstCudaTensorize *self = GST_CUDA_TENSORIZE (object);
+  delete self->settings;
+  delete self->state;
+  delete self->settings_changed;
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+static void
+gst_cuda_tensorize_class_init (GstCudaTensorizeClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS (klass);
+  GstCudaPrepBaseClass *base_class = GST_CUDA_PREP_BASE_CLASS (klass);
+  const GParamFlags rw = (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+
+  gobject_class->set_property = gst_cuda_tensorize_set_property;
+  gobject_class->get_property = gst_cuda_tensorize_get_property;
+  gobject_class->finalize = gst_cuda_tensorize_finalize;
+
+  g_object_class_install_property (gobject_class, PROP_WIDTH,
+      g_param_spec_uint ("width", "Width", "Tensor width in pixels", 1, kMaxTensorSide, 640, rw));
+  g_object_class_install_property (gobject_class, PROP_HEIGHT,
+      g_param_spec_uint ("height", "Height", "Tensor height in pixels", 1, kMaxTensorSide, 640, rw));
+  g_object_class_install_property (gobject_class, PROP_RESIZE_MODE,
+      g_param_spec_enum ("resize-mode", "Resize mode", "How the frame is fitted into the tensor",
+          resize_mode_get_type (), (gint) ResizeMode::Letterbox, rw));
+  g_object_class_install_property (gobject_class, PROP_ALIGN,
+      g_param_spec_enum ("align", "Align", "Placement of a letterboxed or cropped image",
+          align_get_type (), (gint) Align::Center, rw));
+  g_object_class_install_property (gobject_class, PROP_PAD_VALUE,
+      g_param_spec_uint ("pad-value", "Pad value",
+          "Value of the padding in pixel space (0-255), normalised like the image", 0, 255, 114, rw));
+  g_object_class_install_property (gobject_class, PROP_INTERPOLATION,
+      g_param_spec_enum ("interpolation", "Interpolation", "Resampling filter",
+          interpolation_get_type (), (gint) Interpolation::Bilinear, rw));
+  g_object_class_install_property (gobject_class, PROP_CHANNEL_ORDER,
+      g_param_spec_enum ("channel-order", "Channel order", "Order of the colour channels in the tensor",
+          channel_order_get_type (), (gint) ChannelOrder::RGB, rw));
+  g_object_class_install_property (gobject_class, PROP_SCALE,
+      g_param_spec_double ("scale", "Scale", "out = (pixel * scale - mean) / std",
+          -G_MAXDOUBLE, G_MAXDOUBLE, 1.0 / 255.0, rw));
+  g_object_class_install_property (gobject_class, PROP_MEAN,
+      gst_param_spec_array ("mean", "Mean",
+          "Per output channel mean, 1 or 3 values, e.g. \"<0.485, 0.456, 0.406>\"",
+          g_param_spec_double ("mean-value", "Mean value", "One mean", -G_MAXDOUBLE, G_MAXDOUBLE, 0,
+              (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS)), rw));
+  g_object_class_install_property (gobject_class, PROP_STD,
+      gst_param_spec_array ("std", "Std",
+          "Per output channel standard deviation, 1 or 3 non-zero values, e.g. \"<0.229, 0.224, 0.225>\"",
+          g_param_spec_double ("std-value", "Std value", "One std", -G_MAXDOUBLE, G_MAXDOUBLE, 1,
+              (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS)), rw));
+  g_object_class_install_property (gobject_class, PROP_LAYOUT,
+      g_param_spec_enum ("layout", "Layout", "Tensor memory layout", layout_get_type (),
+          (gint) Layout::NCHW, rw));
+  g_object_class_install_property (gobject_class, PROP_DTYPE,
+      g_param_spec_enum ("dtype", "Data type", "Tensor element type", dtype_get_type (),
+          (gint) DType::Float32, rw));
+  g_object_class_install_property (gobject_class, PROP_ROI,
+      gst_param_spec_array ("roi", "Region of interest",
+          "Source rectangle \"<x, y, width, height>\" to process; empty (default) = whole frame",
+          g_param_spec_int ("roi-value", "ROI value", "One coordinate", G_MININT, G_MAXINT, 0,
+              (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS)), rw));
+  g_object_class_install_property (gobject_class, PROP_YUV_MATRIX,
+      g_param_spec_enum ("yuv-matrix", "YUV matrix",
+          "YUV->RGB matrix; auto takes it from the caps colorimetry", yuv_matrix_get_type (),
+          YUV_MATRIX_AUTO, rw));
+  g_object_class_install_property (gobject_class, PROP_YUV_RANGE,
+      g_param_spec_enum ("yuv-range", "YUV range",
+          "YUV quantisation range; auto takes it from the caps colorimetry", yuv_range_get_type (),
+          YUV_RANGE_AUTO, rw));
+
+  gst_element_class_set_static_metadata (element_class, "CUDA tensorize",
+      "Filter/Converter/Video/Scaler/Hardware",
+      "Resize (letterbox/stretch/crop), colour-convert, normalise and lay out video frames "
+      "as a float tensor in one CUDA kernel (CPU fallback)",
+      "gst-cudaprep developers");
+  gst_element_class_add_static_pad_template (element_class, &sink_template);
+  gst_element_class_add_static_pad_template (element_class, &src_template);
+
+  trans_class->passthrough_on_same_caps = FALSE;
+  trans_class->transform_caps = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_transform_caps);
+  trans_class->transform_size = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_transform_size);
+  trans_class->decide_allocation = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_decide_allocation);
+  trans_class->propose_allocation = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_propose_allocation);
+  trans_class->transform_meta = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_transform_meta);
+  trans_class->transform = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_transform);
+  trans_class->stop = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_stop);
+  base_class->configure = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_configure);
+
+  gst_type_mark_as_plugin_api (resize_mode_get_type (), (GstPluginAPIFlags) 0);
+  gst_type_mark_as_plugin_api (align_get_type (), (GstPluginAPIFlags) 0);
+  gst_type_mark_as_plugin_api (interpolation_get_type (), (GstPluginAPIFlags) 0);
+  gst_type_mark_as_plugin_api (channel_order_get_type (), (GstPluginAPIFlags) 0);
+  gst_type_mark_as_plugin_api (layout_get_type (), (GstPluginAPIFlags) 0);
+  gst_type_mark_as_plugin_api (dtype_get_type (), (GstPluginAPIFlags) 0);
+  gst_type_mark_as_plugin_api (yuv_matrix_get_type (), (GstPluginAPIFlags) 0);
+  gst_type_mark_as_plugin_api (yuv_range_get_type (), (GstPluginAPIFlags) 0);
+
+  GST_DEBUG_CATEGORY_INIT (gst_cuda_tensorize_debug, "cudatensorize", 0, "cudatensorize element");
+}
+
+static void
+gst_cuda_tensorize_init (GstCudaTensorize * self)
+{
+  self->settings = new TensorizeSettings ();
+  self->state = new TensorizeState ();
+  self->settings_changed = new std::atomic<bool> (false);
+}
