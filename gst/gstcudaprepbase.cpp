@@ -377,14 +377,14 @@ gst_cuda_prep_base_map_input (GstCudaPrepBase * self, GstBuffer * buffer, gboole
 }
 
 gboolean
-gst_cuda_prep_base_unmap_input (GstCudaPrepBase * self, GstVideoFrame * frame, gboolean writable)
+gst_cuda_prep_base_unmap_input (GstCudaPrepBase * self, GstVideoFrame * frame, gboolean modified)
 {
   GstCudaPrepBasePrivate *priv = PRIV (self);
   gboolean ok = TRUE;
 
 #if CUDAPREP_HAVE_CUDA
   gboolean staged = priv->gpu && !(frame->map[0].flags & GST_MAP_CUDA);
-  if (staged && writable) {
+  if (staged && modified) {
     for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES (frame) && ok; p++) {
       gsize row_bytes = (gsize) GST_VIDEO_FRAME_COMP_WIDTH (frame, p) * GST_VIDEO_FRAME_COMP_PSTRIDE (frame, p);
       if (GST_VIDEO_FRAME_FORMAT (frame) == GST_VIDEO_FORMAT_NV12 && p == 1)

@@ -58,11 +58,11 @@ void gst_cuda_prep_base_pop_context (GstCudaPrepBase * self);
  * memory: CUDA memory of our context is used in place, anything else is copied (async, on our
  * stream) into per-caps staging. Must be paired with gst_cuda_prep_base_unmap_input. Call with
  * the context pushed when on the GPU path. @writable maps for writing (frames edited in place);
- * staged frames are then copied back by unmap_input. */
+ * unmap_input copies staged frames back when told they were @modified. */
 gboolean gst_cuda_prep_base_map_input (GstCudaPrepBase * self, GstBuffer * buffer,
     gboolean writable, GstVideoFrame * frame, cudaprep::ImageView * view);
 gboolean gst_cuda_prep_base_unmap_input (GstCudaPrepBase * self, GstVideoFrame * frame,
-    gboolean writable);
+    gboolean modified);
 
 /* Fills a kernel image view from a mapped frame (host or device pointers as mapped). */
 gboolean gst_cuda_prep_base_view_from_frame (const GstVideoFrame * frame, cudaprep::ImageView * view);

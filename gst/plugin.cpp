@@ -4,6 +4,7 @@
 #include <gst/gst.h>
 
 #include "gstcudaprepmeta.h"
+#include "gstcudatemplatematch.h"
 #include "gstcudatensorize.h"
 
 static gboolean
@@ -14,6 +15,7 @@ plugin_init (GstPlugin * plugin)
     gst_meta_register_custom (GST_CUDAPREP_TRANSFORM_META_NAME, no_tags, NULL, NULL, NULL);
 
   gboolean ok = GST_ELEMENT_REGISTER (cudatensorize, plugin);
+  ok &= GST_ELEMENT_REGISTER (cudatemplatematch, plugin);
   return ok;
 }
 

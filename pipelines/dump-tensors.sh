@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Writes every tensor of a clip as raw little-endian floats, one file per frame:
+# out/tensors/tensor-00000.bin ... (640*640*3 float32, NCHW, RGB, 0..1 by default).
+#   pipelines/dump-tensors.sh [clip] [cudatensorize properties...]
+set -euo pipefail
+source "$(dirname "$0")/env.sh"
+FILE=${1:-$CLIP}; shift || true
+mkdir -p "$OUTDIR/tensors"
+gst-launch-1.0 -e filesrc location="$FILE" ! qtdemux ! h264parse ! $H264DEC ! cudatensorize "$@" ! \
+  multifilesink location="$OUTDIR/tensors/tensor-%05d.bin"
+ls "$OUTDIR/tensors" | wc -l | xargs echo "tensors written:"

@@ -1,0 +1,178 @@
+// Example consumer of cudatensorize output, the way a detector application would use it:
+// runs a pipeline ending in `appsink name=sink`, takes each tensor (the device pointer when it
+// is in CUDA memory, ready to hand to TensorRT; host data otherwise), reads the transform meta
+// and maps a box from tensor space back to the frame. Optionally writes the first tensor back
+// as a PNG (denormalised) so a person can look at the letterbox.
+//
+//   tensor_consumer [--preview out.png] [--mean m] [--std s] [--scale k] "PIPELINE ... ! appsink name=sink"
+#include <gst/app/gstappsink.h>
+#include <gst/gst.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gstcudaprepmeta.h"
+
+namespace {
+
+struct Options {
+  std::string pipeline;
+  std::string preview;
+  double scale = 1.0 / 255.0, mean = 0.0, std = 1.0;  // to undo the normalisation for the preview
+};
+
+float half_to_float(uint16_t h) {
+  uint32_t sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  float v;
+  if (exp == 0) v = std::ldexp((float)mant, -24);
+  else if (exp == 31) v = mant ? NAN : INFINITY;
+  else v = std::ldexp((float)(mant | 0x400), (int)exp - 25);
+  return sign ? -v : v;
+}
+
+// Writes an NCHW/NHWC float tensor as an 8-bit RGB PNG through GStreamer's pngenc.
+bool write_preview(const std::string& path, const std::vector<float>& t, int w, int h, bool nchw,
+                   const Options& o) {
+  GstBuffer* buf = gst_buffer_new_allocate(nullptr, (gsize)w * h * 3, nullptr);
+  GstMapInfo map;
+  gst_buffer_map(buf, &map, GST_MAP_WRITE);
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++)
+      for (int c = 0; c < 3; c++) {
+        size_t i = nchw ? (size_t)c * w * h + (size_t)y * w + x : ((size_t)y * w + x) * 3 + c;
+        double px = (t[i] * o.std + o.mean) / o.scale;
+        map.data[((size_t)y * w + x) * 3 + c] = (uint8_t)std::lround(std::fmin(255.0, std::fmax(0.0, px)));
+      }
+  gst_buffer_unmap(buf, &map);
+  std::string desc = "appsrc name=src ! videoconvert ! pngenc ! filesink location=\"" + path + "\"";
+  GError* err = nullptr;
+  GstElement* p = gst_parse_launch(desc.c_str(), &err);
+  if (!p) {
+    std::fprintf(stderr, "preview pipeline: %s\n", err->message);
+    g_error_free(err);
+    gst_buffer_unref(buf);
+    return false;
+  }
+  GstElement* src = gst_bin_get_by_name(GST_BIN(p), "src");
+  std::string caps = "video/x-raw,format=RGB,width=" + std::to_string(w) + ",height=" + std::to_string(h) +
+                     ",framerate=1/1";
+  GstCaps* c = gst_caps_from_string(caps.c_str());
+  g_object_set(src, "caps", c, "format", GST_FORMAT_TIME, NULL);
+  gst_caps_unref(c);
+  gst_element_set_state(p, GST_STATE_PLAYING);
+  gst_app_src_push_buffer(GST_APP_SRC(src), buf);
+  gst_app_src_end_of_stream(GST_APP_SRC(src));
+  GstMessage* msg = gst_bus_timed_pop_filtered(GST_ELEMENT_BUS(p), 10 * GST_SECOND,
+                                               (GstMessageType)(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+  bool ok = msg && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_EOS;
+  if (msg) gst_message_unref(msg);
+  gst_element_set_state(p, GST_STATE_NULL);
+  gst_object_unref(src);
+  gst_object_unref(p);
+  return ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gst_init(&argc, &argv);
+  Options o;
+  for (int i = 1; i < argc; i++) {
+    std::string a = argv[i];
+    if (a == "--preview" && i + 1 < argc) o.preview = argv[++i];
+    else if (a == "--mean" && i + 1 < argc) o.mean = std::atof(argv[++i]);
+    else if (a == "--std" && i + 1 < argc) o.std = std::atof(argv[++i]);
+    else if (a == "--scale" && i + 1 < argc) o.scale = std::atof(argv[++i]);
+    else o.pipeline = a;
+  }
+  if (o.pipeline.empty()) {
+    std::fprintf(stderr, "usage: %s [--preview out.png] \"... ! cudatensorize ! appsink name=sink\"\n", argv[0]);
+    return 2;
+  }
+  GError* err = nullptr;
+  GstElement* pipeline = gst_parse_launch(o.pipeline.c_str(), &err);
+  if (!pipeline) {
+    std::fprintf(stderr, "could not parse the pipeline: %s\n", err->message);
+    g_error_free(err);
+    return 2;
+  }
+  GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+  if (!sink || !GST_IS_APP_SINK(sink)) {
+    std::fprintf(stderr, "the pipeline needs an 'appsink name=sink'\n");
+    return 2;
+  }
+  g_object_set(sink, "sync", FALSE, NULL);
+  if (gst_element_set_state(pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
+    std::fprintf(stderr, "could not start the pipeline\n");
+  }
+
+  int frames = 0;
+  while (GstSample* sample = gst_app_sink_pull_sample(GST_APP_SINK(sink))) {
+    GstBuffer* buf = gst_sample_get_buffer(sample);
+    GstCaps* caps = gst_sample_get_caps(sample);
+    const GstStructure* s = gst_caps_get_structure(caps, 0);
+    const char* dims = gst_structure_get_string(s, "dimensions");
+    const char* type = gst_structure_get_string(s, "types");
+    bool in_cuda = gst_caps_features_contains(gst_caps_get_features(caps, 0), "memory:CUDAMemory");
+    bool fp16 = type && std::strcmp(type, "float16") == 0;
+    int d[4] = {0, 0, 0, 0};
+    std::sscanf(dims ? dims : "", "%d:%d:%d:%d", &d[0], &d[1], &d[2], &d[3]);
+    bool nchw = d[2] == 3;
+    int w = nchw ? d[0] : d[1], h = nchw ? d[1] : d[2];
+
+    GstCudaPrepTransform t;
+    bool have_meta = gst_cudaprep_buffer_get_transform(buf, &t);
+    if (frames == 0) {
+      std::printf("tensor %s %s in %s memory (%zu bytes)\n", dims, type, in_cuda ? "CUDA" : "system",
+                  (size_t)gst_buffer_get_size(buf));
+      // In CUDA memory, a detector would map with GST_MAP_READ | GST_MAP_CUDA and pass
+      // map.data (a CUdeviceptr) straight to TensorRT; the layout is contiguous.
+      if (have_meta) {
+        std::printf("frame %dx%d -> tensor %dx%d, active rect (%.1f, %.1f, %.1f x %.1f)\n", t.source_width,
+                    t.source_height, t.tensor_width, t.tensor_height, t.active_rect[0], t.active_rect[1],
+                    t.active_rect[2], t.active_rect[3]);
+        double box[4] = {t.active_rect[0] + 10, t.active_rect[1] + 10, 100, 50}, out[4];
+        gst_cudaprep_transform_box_to_frame(&t, box, out);
+        std::printf("tensor box (%.1f, %.1f, %.1f x %.1f) -> frame box (%.1f, %.1f, %.1f x %.1f)\n", box[0],
+                    box[1], box[2], box[3], out[0], out[1], out[2], out[3]);
+      } else {
+        std::printf("no transform meta on the buffer\n");
+      }
+      if (!o.preview.empty()) {
+        GstMapInfo map;  // plain READ: CUDA memory is downloaded for us
+        if (gst_buffer_map(buf, &map, GST_MAP_READ)) {
+          std::vector<float> v((size_t)w * h * 3);
+          for (size_t i = 0; i < v.size(); i++)
+            v[i] = fp16 ? half_to_float(((const uint16_t*)map.data)[i]) : ((const float*)map.data)[i];
+          gst_buffer_unmap(buf, &map);
+          if (write_preview(o.preview, v, w, h, nchw, o)) std::printf("preview written to %s\n", o.preview.c_str());
+          else std::printf("could not write the preview\n");
+        }
+      }
+    }
+    frames++;
+    gst_sample_unref(sample);
+  }
+
+  int rc = 0;
+  GstMessage* msg = gst_bus_timed_pop_filtered(GST_ELEMENT_BUS(pipeline), 0, GST_MESSAGE_ERROR);
+  if (msg) {
+    GError* e = nullptr;
+    gchar* dbg = nullptr;
+    gst_message_parse_error(msg, &e, &dbg);
+    std::fprintf(stderr, "ERROR from %s: %s\n%s\n", GST_OBJECT_NAME(msg->src), e->message, dbg ? dbg : "");
+    g_error_free(e);
+    g_free(dbg);
+    gst_message_unref(msg);
+    rc = 1;
+  }
+  std::printf("%d tensors received\n", frames);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(sink);
+  gst_object_unref(pipeline);
+  return rc == 0 && frames > 0 ? 0 : 1;
+}

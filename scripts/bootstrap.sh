@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what gst-cudaprep needs from Debian's packages (when run as root and something is
+# missing), then configures and builds it in build/. Idempotent: a second run only rebuilds.
+# The CUDA path is built when nvcc is found (PATH or /usr/local/cuda/bin); otherwise CPU only.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PKGS="meson ninja-build g++ pkg-config python3
+ libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstreamer-plugins-bad1.0-dev
+ gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad
+ gstreamer1.0-libav libgtest-dev libopencv-dev opencv-doc"
+missing=""
+for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+if [ -n "$missing" ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "bootstrap: missing packages:$missing (run as root, or install them)" >&2
+    exit 1
+  fi
+  echo "bootstrap: installing$missing"
+  apt-get update -q >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing >/dev/null
+fi
+
+if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
+  export PATH=/usr/local/cuda/bin:$PATH
+fi
+if [ ! -f build/build.ninja ]; then
+  meson setup build ${CUDAPREP_MESON_ARGS:-}
+fi
+ninja -C build

@@ -1,0 +1,105 @@
+// Helpers shared by the element tests: frames with chosen strides, bus errors, caps checks.
+#pragma once
+
+#include <gst/check/gstharness.h>
+#include <gst/gst.h>
+#include <gst/video/video.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "image.h"
+
+namespace test {
+
+class GstEnv : public ::testing::Environment {
+ public:
+  void SetUp() override { gst_init(nullptr, nullptr); }
+};
+
+// A frame in system memory whose planes are padded by `extra_stride` bytes per row and which
+// starts `offset` bytes into its buffer; described by a GstVideoMeta as upstream elements do.
+struct TestFrame {
+  GstBuffer* buffer = nullptr;
+  cudaprep::ImageView view;  // host pointers into a private copy, compact planes
+  std::vector<std::vector<uint8_t>> planes;
+  std::vector<int64_t> strides;
+};
+
+inline TestFrame make_frame(GstVideoFormat format, int width, int height, uint32_t seed, int extra_stride = 0,
+                            int offset = 0) {
+  GstVideoInfo info;
+  gst_video_info_set_format(&info, format, width, height);
+  TestFrame f;
+  std::mt19937 rng(seed);
+  gsize offsets[GST_VIDEO_MAX_PLANES] = {0};
+  gint strides[GST_VIDEO_MAX_PLANES] = {0};
+  gsize total = offset;
+  for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES(&info); p++) {
+    int row_bytes = GST_VIDEO_INFO_COMP_WIDTH(&info, p) * GST_VIDEO_INFO_COMP_PSTRIDE(&info, p);
+    if (format == GST_VIDEO_FORMAT_NV12 && p == 1) row_bytes = GST_VIDEO_INFO_COMP_WIDTH(&info, 1) * 2;
+    int rows = GST_VIDEO_INFO_COMP_HEIGHT(&info, p);
+    strides[p] = row_bytes + extra_stride;
+    offsets[p] = total;
+    total += (gsize)strides[p] * rows;
+    std::vector<uint8_t> plane((size_t)strides[p] * rows);
+    for (auto& b : plane) b = (uint8_t)(rng() & 0xff);
+    f.planes.push_back(std::move(plane));
+    f.strides.push_back(strides[p]);
+  }
+  f.buffer = gst_buffer_new_allocate(nullptr, total, nullptr);
+  GstMapInfo map;
+  gst_buffer_map(f.buffer, &map, GST_MAP_WRITE);
+  memset(map.data, 0xAB, total);
+  for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES(&info); p++)
+    memcpy(map.data + offsets[p], f.planes[p].data(), f.planes[p].size());
+  gst_buffer_unmap(f.buffer, &map);
+  gst_buffer_add_video_meta_full(f.buffer, GST_VIDEO_FRAME_FLAG_NONE, format, width, height,
+                                 GST_VIDEO_INFO_N_PLANES(&info), offsets, strides);
+  f.view.width = width;
+  f.view.height = height;
+  for (guint p = 0; p < 3; p++) {
+    if (p < f.planes.size()) {
+      f.view.planes[p].data = f.planes[p].data();
+      f.view.planes[p].stride = f.strides[p];
+    }
+  }
+  return f;
+}
+
+inline std::string video_caps(const char* format, int w, int h, const char* extra = "") {
+  return std::string("video/x-raw,format=") + format + ",width=" + std::to_string(w) +
+         ",height=" + std::to_string(h) + ",framerate=30/1" + extra;
+}
+
+// Collects ERROR messages posted by the harnessed element.
+class BusWatch {
+ public:
+  explicit BusWatch(GstHarness* h) : bus_(gst_bus_new()) { gst_element_set_bus(h->element, bus_); }
+  ~BusWatch() { gst_object_unref(bus_); }
+  // Text of the first error (message and debug), empty if none.
+  std::string first_error() {
+    std::string out;
+    while (GstMessage* msg = gst_bus_pop_filtered(bus_, GST_MESSAGE_ERROR)) {
+      if (out.empty()) {
+        GError* err = nullptr;
+        gchar* dbg = nullptr;
+        gst_message_parse_error(msg, &err, &dbg);
+        out = std::string(err->message) + " | " + (dbg ? dbg : "");
+        g_error_free(err);
+        g_free(dbg);
+      }
+      gst_message_unref(msg);
+    }
+    return out;
+  }
+  GstBus* bus() { return bus_; }
+
+ private:
+  GstBus* bus_;
+};
+
+}  // namespace test

@@ -1,0 +1,387 @@
+// GstHarness tests of cudatensorize on the CPU path (backend=cpu): caps, data plumbing
+// (strides, offsets, formats, colorimetry), the transform meta, timestamps and bad input.
+// The pixel maths is tested against independent references in tests/tensorize; here the
+// element's output is compared with the kernel's CPU path on the same frame, so what is
+// checked is that the element hands the kernel the right frame and settings.
+#include <cmath>
+#include <cstring>
+
+#include "gstcudaprepmeta.h"
+#include "harness_util.h"
+#include "cuda_device.h"
+#include "tensorize.h"
+
+using namespace cudaprep;
+using test::BusWatch;
+using test::make_frame;
+using test::video_caps;
+
+namespace {
+
+GstHarness* new_tensorize(const char* props) {
+  std::string desc = std::string("cudatensorize backend=cpu ") + props;
+  GstHarness* h = gst_harness_new_parse(desc.c_str());
+  return h;
+}
+
+std::vector<float> read_floats(GstBuffer* buf) {
+  GstMapInfo map;
+  EXPECT_TRUE(gst_buffer_map(buf, &map, GST_MAP_READ));
+  std::vector<float> out(map.size / 4);
+  memcpy(out.data(), map.data, out.size() * 4);
+  gst_buffer_unmap(buf, &map);
+  return out;
+}
+
+std::vector<float> expected_cpu(const TensorizeConfig& cfg, const ImageView& view) {
+  TensorizePlan plan;
+  Status st = make_tensorize_plan(cfg, &plan);
+  EXPECT_TRUE(st.ok()) << st.message();
+  std::vector<float> out(tensor_elements(plan));
+  EXPECT_TRUE(tensorize_cpu(plan, view, out.data()).ok());
+  return out;
+}
+
+const gchar* caps_field(GstHarness* h, const char* field) {
+  GstCaps* caps = gst_pad_get_current_caps(h->sinkpad);
+  static std::string value;
+  value = gst_structure_get_string(gst_caps_get_structure(caps, 0), field);
+  gst_caps_unref(caps);
+  return value.c_str();
+}
+
+}  // namespace
+
+TEST(TensorizeElement, NegotiatesTensorCapsAndPreservesTimestamps) {
+  GstHarness* h = new_tensorize("width=320 height=256");
+  gst_harness_set_src_caps_str(h, video_caps("BGR", 64, 48).c_str());
+  auto f = make_frame(GST_VIDEO_FORMAT_BGR, 64, 48, 1);
+  GST_BUFFER_PTS(f.buffer) = 42 * GST_MSECOND;
+  GST_BUFFER_DURATION(f.buffer) = 33 * GST_MSECOND;
+  GST_BUFFER_FLAG_SET(f.buffer, GST_BUFFER_FLAG_DISCONT);
+  GstBuffer* out = gst_harness_push_and_pull(h, f.buffer);
+  ASSERT_NE(out, nullptr);
+  EXPECT_STREQ(caps_field(h, "dimensions"), "320:256:3:1");
+  EXPECT_STREQ(caps_field(h, "types"), "float32");
+  EXPECT_STREQ(caps_field(h, "format"), "static");
+  GstCaps* caps = gst_pad_get_current_caps(h->sinkpad);
+  gint num = 0, den = 0;
+  gst_structure_get_fraction(gst_caps_get_structure(caps, 0), "framerate", &num, &den);
+  EXPECT_EQ(num, 30);
+  EXPECT_EQ(den, 1);
+  EXPECT_STREQ(gst_structure_get_name(gst_caps_get_structure(caps, 0)), "other/tensors");
+  gst_caps_unref(caps);
+  EXPECT_EQ(gst_buffer_get_size(out), 320u * 256 * 3 * 4);
+  EXPECT_EQ(GST_BUFFER_PTS(out), 42 * GST_MSECOND);
+  EXPECT_EQ(GST_BUFFER_DURATION(out), 33 * GST_MSECOND);
+  EXPECT_TRUE(GST_BUFFER_FLAG_IS_SET(out, GST_BUFFER_FLAG_DISCONT));
+  gst_buffer_unref(out);
+  gst_harness_teardown(h);
+}
+
+TEST(TensorizeElement, NhwcFloat16Caps) {
+  GstHarness* h = new_tensorize("width=32 height=16 layout=nhwc dtype=float16");
+  gst_harness_set_src_caps_str(h, video_caps("RGBA", 40, 30).c_str());
+  auto f = make_frame(GST_VIDEO_FORMAT_RGBA, 40, 30, 2);
+  GstBuffer* out = gst_harness_push_and_pull(h, f.buffer);
+  ASSERT_NE(out, nullptr);
+  EXPECT_STREQ(caps_field(h, "dimensions"), "3:32:16:1");
+  EXPECT_STREQ(caps_field(h, "types"), "float16");
+  EXPECT_EQ(gst_buffer_get_size(out), 32u * 16 * 3 * 2);
+  gst_buffer_unref(out);
+  gst_harness_teardown(h);
+}
+
+struct FormatCase {
+  GstVideoFormat gst_format;
+  PixelFormat format;
+  const char* name;
+};
+
+class TensorizeElementFormats : public ::testing::TestWithParam<FormatCase> {};
+
+// Every format, odd sizes, padded strides and a non-zero first-plane offset: the element must
+// honour GstVideoMeta exactly as the kernel's reference view describes the frame.
+TEST_P(TensorizeElementFormats, MatchesKernelOnStridedFrames) {
+  const FormatCase& c = GetParam();
+  const int w = 37, h = 23;  // odd: NV12/I420 chroma planes are rounded up
+  GstHarness* harness = new_tensorize("width=48 height=40 mean=<0.1,0.2,0.3> std=<0.5,0.25,2.0>");
+  gst_harness_set_src_caps_str(harness, video_caps(c.name, w, h, ",colorimetry=bt709").c_str());
+  auto f = make_frame(c.gst_format, w, h, 7, /*extra_stride=*/13, /*offset=*/5);
+  f.view.format = c.format;
+  GstBuffer* out = gst_harness_push_and_pull(harness, f.buffer);
+  ASSERT_NE(out, nullptr);
+  TensorizeConfig cfg;
+  cfg.format = c.format;
+  cfg.src_width = w;
+  cfg.src_height = h;
+  cfg.dst_width = 48;
+  cfg.dst_height = 40;
+  const double mean[3] = {0.1, 0.2, 0.3}, stdv[3] = {0.5, 0.25, 2.0};
+  for (int i = 0; i < 3; i++) {
+    cfg.mean[i] = mean[i];
+    cfg.std[i] = stdv[i];
+  }
+  cfg.yuv_matrix = YuvMatrix::BT709;
+  auto expect = expected_cpu(cfg, f.view);
+  auto got = read_floats(out);
+  ASSERT_EQ(got.size(), expect.size());
+  for (size_t i = 0; i < got.size(); i++) ASSERT_EQ(got[i], expect[i]) << "element " << i;
+  gst_buffer_unref(out);
+  gst_harness_teardown(harness);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllFormats, TensorizeElementFormats,
+                         ::testing::Values(FormatCase{GST_VIDEO_FORMAT_NV12, PixelFormat::NV12, "NV12"},
+                                           FormatCase{GST_VIDEO_FORMAT_I420, PixelFormat::I420, "I420"},
+                                           FormatCase{GST_VIDEO_FORMAT_BGR, PixelFormat::BGR, "BGR"},
+                                           FormatCase{GST_VIDEO_FORMAT_RGB, PixelFormat::RGB, "RGB"},
+                                           FormatCase{GST_VIDEO_FORMAT_BGRx, PixelFormat::BGRx, "BGRx"},
+                                           FormatCase{GST_VIDEO_FORMAT_RGBx, PixelFormat::RGBx, "RGBx"},
+                                           FormatCase{GST_VIDEO_FORMAT_BGRA, PixelFormat::BGRA, "BGRA"},
+                                           FormatCase{GST_VIDEO_FORMAT_RGBA, PixelFormat::RGBA, "RGBA"},
+                                           FormatCase{GST_VIDEO_FORMAT_GRAY8, PixelFormat::GRAY8, "GRAY8"}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// The caps colorimetry picks the YUV matrix and range: a full-range BT.601 frame must differ
+// from the limited-range BT.709 result, and each must match the kernel with those settings.
+TEST(TensorizeElement, ColorimetryFromCaps) {
+  const struct {
+    const char* colorimetry;
+    YuvMatrix matrix;
+    bool full;
+  } cases[] = {{"bt601", YuvMatrix::BT601, false},
+               {"bt709", YuvMatrix::BT709, false},
+               {"bt2020", YuvMatrix::BT2020, false},
+               {"1:4:0:0", YuvMatrix::BT601, true}};  // full range, BT.601 matrix
+  for (const auto& c : cases) {
+    GstHarness* h = new_tensorize("width=16 height=16 resize-mode=stretch");
+    std::string extra = std::string(",colorimetry=") + c.colorimetry;
+    gst_harness_set_src_caps_str(h, video_caps("NV12", 16, 16, extra.c_str()).c_str());
+    auto f = make_frame(GST_VIDEO_FORMAT_NV12, 16, 16, 11);
+    f.view.format = PixelFormat::NV12;
+    GstBuffer* out = gst_harness_push_and_pull(h, f.buffer);
+    ASSERT_NE(out, nullptr) << c.colorimetry;
+    TensorizeConfig cfg;
+    cfg.format = PixelFormat::NV12;
+    cfg.src_width = cfg.src_height = 16;
+    cfg.dst_width = cfg.dst_height = 16;
+    cfg.mode = ResizeMode::Stretch;
+    cfg.yuv_matrix = c.matrix;
+    cfg.yuv_full_range = c.full;
+    EXPECT_EQ(read_floats(out), expected_cpu(cfg, f.view)) << c.colorimetry;
+    gst_buffer_unref(out);
+    gst_harness_teardown(h);
+  }
+}
+
+TEST(TensorizeElement, YuvOverridePropertiesWinOverCaps) {
+  GstHarness* h = new_tensorize("width=16 height=16 resize-mode=stretch yuv-matrix=bt2020 yuv-range=full");
+  gst_harness_set_src_caps_str(h, video_caps("I420", 16, 16, ",colorimetry=bt601").c_str());
+  auto f = make_frame(GST_VIDEO_FORMAT_I420, 16, 16, 12);
+  f.view.format = PixelFormat::I420;
+  GstBuffer* out = gst_harness_push_and_pull(h, f.buffer);
+  ASSERT_NE(out, nullptr);
+  TensorizeConfig cfg;
+  cfg.format = PixelFormat::I420;
+  cfg.src_width = cfg.src_height = cfg.dst_width = cfg.dst_height = 16;
+  cfg.mode = ResizeMode::Stretch;
+  cfg.yuv_matrix = YuvMatrix::BT2020;
+  cfg.yuv_full_range = true;
+  EXPECT_EQ(read_floats(out), expected_cpu(cfg, f.view));
+  gst_buffer_unref(out);
+  gst_harness_teardown(h);
+}
+
+TEST(TensorizeElement, TransformMetaMapsBoxesBack) {
+  GstHarness* h = new_tensorize("");  // 640x640 letterbox, centred
+  gst_harness_set_src_caps_str(h, video_caps("BGR", 1280, 720).c_str());
+  auto f = make_frame(GST_VIDEO_FORMAT_BGR, 1280, 720, 3);
+  GstBuffer* out = gst_harness_push_and_pull(h, f.buffer);
+  ASSERT_NE(out, nullptr);
+  GstCudaPrepTransform t;
+  ASSERT_TRUE(gst_cudaprep_buffer_get_transform(out, &t));
+  EXPECT_EQ(t.source_width, 1280);
+  EXPECT_EQ(t.source_height, 720);
+  EXPECT_EQ(t.tensor_width, 640);
+  EXPECT_EQ(t.tensor_height, 640);
+  EXPECT_DOUBLE_EQ(t.active_rect[0], 0.0);
+  EXPECT_DOUBLE_EQ(t.active_rect[1], 140.0);
+  EXPECT_DOUBLE_EQ(t.active_rect[2], 640.0);
+  EXPECT_DOUBLE_EQ(t.active_rect[3], 360.0);
+  EXPECT_NEAR(t.src_to_tensor[0], 0.5, 1e-12);
+  EXPECT_NEAR(t.tensor_to_src[0], 2.0, 1e-12);
+  // the whole active rectangle maps to the whole frame; a box inside maps by scale 2 offset 140
+  const double active[4] = {0, 140, 640, 360};
+  double frame_box[4];
+  gst_cudaprep_transform_box_to_frame(&t, active, frame_box);
+  EXPECT_NEAR(frame_box[0], 0, 1e-9);
+  EXPECT_NEAR(frame_box[1], 0, 1e-9);
+  EXPECT_NEAR(frame_box[2], 1280, 1e-9);
+  EXPECT_NEAR(frame_box[3], 720, 1e-9);
+  const double det[4] = {100, 200, 50, 25};
+  gst_cudaprep_transform_box_to_frame(&t, det, frame_box);
+  EXPECT_NEAR(frame_box[0], 200, 1e-9);
+  EXPECT_NEAR(frame_box[1], 120, 1e-9);
+  EXPECT_NEAR(frame_box[2], 100, 1e-9);
+  EXPECT_NEAR(frame_box[3], 50, 1e-9);
+  // the kernels' C++ helper agrees with the C header
+  TensorTransform tt;
+  tt.src_width = 1280;
+  tt.src_height = 720;
+  memcpy(tt.dst_to_src, t.tensor_to_src, sizeof tt.dst_to_src);
+  double k_box[4];
+  tensor_box_to_frame(tt, det, k_box);
+  for (int i = 0; i < 4; i++) EXPECT_NEAR(k_box[i], frame_box[i], 1e-9);
+  gst_buffer_unref(out);
+  gst_harness_teardown(h);
+}
+
+TEST(TensorizeElement, RenegotiatesMidStream) {
+  GstHarness* h = new_tensorize("width=64 height=64");
+  gst_harness_set_src_caps_str(h, video_caps("NV12", 64, 48).c_str());
+  auto a = make_frame(GST_VIDEO_FORMAT_NV12, 64, 48, 4);
+  GstBuffer* out = gst_harness_push_and_pull(h, a.buffer);
+  ASSERT_NE(out, nullptr);
+  gst_buffer_unref(out);
+
+  gst_harness_set_src_caps_str(h, video_caps("BGR", 99, 31).c_str());
+  auto b = make_frame(GST_VIDEO_FORMAT_BGR, 99, 31, 5);
+  b.view.format = PixelFormat::BGR;
+  out = gst_harness_push_and_pull(h, b.buffer);
+  ASSERT_NE(out, nullptr);
+  GstCudaPrepTransform t;
+  ASSERT_TRUE(gst_cudaprep_buffer_get_transform(out, &t));
+  EXPECT_EQ(t.source_width, 99);
+  EXPECT_EQ(t.source_height, 31);
+  TensorizeConfig cfg;
+  cfg.format = PixelFormat::BGR;
+  cfg.src_width = 99;
+  cfg.src_height = 31;
+  cfg.dst_width = cfg.dst_height = 64;
+  EXPECT_EQ(read_floats(out), expected_cpu(cfg, b.view));
+  gst_buffer_unref(out);
+  gst_harness_teardown(h);
+}
+
+TEST(TensorizeElement, PropertyChangeWhilePlaying) {
+  GstHarness* h = new_tensorize("width=16 height=16");
+  gst_harness_set_src_caps_str(h, video_caps("GRAY8", 16, 16).c_str());
+  auto a = make_frame(GST_VIDEO_FORMAT_GRAY8, 16, 16, 6);
+  GstBuffer* out = gst_harness_push_and_pull(h, gst_buffer_ref(a.buffer));
+  auto before = read_floats(out);
+  gst_buffer_unref(out);
+
+  // a normalisation change takes effect on the next frame, same caps
+  gst_util_set_object_arg(G_OBJECT(h->element), "mean", "<0.5>");
+  out = gst_harness_push_and_pull(h, gst_buffer_ref(a.buffer));
+  auto after = read_floats(out);
+  ASSERT_EQ(before.size(), after.size());
+  for (size_t i = 0; i < before.size(); i++) ASSERT_FLOAT_EQ(after[i], before[i] - 0.5f);
+  gst_buffer_unref(out);
+
+  // a shape change renegotiates
+  g_object_set(h->element, "width", 8u, NULL);
+  out = gst_harness_push_and_pull(h, gst_buffer_ref(a.buffer));
+  EXPECT_STREQ(caps_field(h, "dimensions"), "8:16:3:1");
+  EXPECT_EQ(gst_buffer_get_size(out), 8u * 16 * 3 * 4);
+  gst_buffer_unref(out);
+  gst_buffer_unref(a.buffer);
+  gst_harness_teardown(h);
+}
+
+// ---- bad input: every case must give a clear error, never a crash or a wrong tensor ----
+
+struct BadSetting {
+  const char* props;
+  const char* expected;  // substring of the error text
+};
+
+class TensorizeElementBadSettings : public ::testing::TestWithParam<BadSetting> {};
+
+TEST_P(TensorizeElementBadSettings, FailsNegotiationWithClearError) {
+  GstHarness* h = new_tensorize(GetParam().props);
+  BusWatch bus(h);
+  gst_harness_set_src_caps_str(h, video_caps("BGR", 64, 48).c_str());
+  auto f = make_frame(GST_VIDEO_FORMAT_BGR, 64, 48, 9);
+  EXPECT_NE(gst_harness_push(h, f.buffer), GST_FLOW_OK);
+  EXPECT_EQ(gst_harness_buffers_received(h), 0u);
+  std::string err = bus.first_error();
+  EXPECT_NE(err.find(GetParam().expected), std::string::npos) << "error was: " << err;
+  gst_harness_teardown(h);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Errors, TensorizeElementBadSettings,
+    ::testing::Values(BadSetting{"std=<0>", "std"}, BadSetting{"std=<1,0,1>", "std"},
+                      BadSetting{"mean=<0.1,0.2>", "mean needs 1 or 3 values (one per output channel), got 2"},
+                      BadSetting{"std=<1,1,1,1>", "std needs 1 or 3 values (one per output channel), got 4"},
+                      BadSetting{"roi=<0,0,10>", "roi needs 4 values"},
+                      BadSetting{"roi=<60,0,10,10>", "roi"}, BadSetting{"roi=<0,0,0,10>", "roi"},
+                      BadSetting{"roi=<-1,0,10,10>", "roi"}));
+
+TEST(TensorizeElement, CudaCapsWithoutGpuIsANegotiationError) {
+  if (cudaprep::cuda::device_count() > 0) GTEST_SKIP() << "a GPU is present";
+  GstHarness* h = gst_harness_new_parse("cudatensorize");
+  BusWatch bus(h);
+  gst_harness_set_src_caps_str(h, "video/x-raw(memory:CUDAMemory),format=NV12,width=64,height=48,framerate=30/1");
+  auto f = make_frame(GST_VIDEO_FORMAT_NV12, 64, 48, 10);
+  EXPECT_EQ(gst_harness_push(h, f.buffer), GST_FLOW_NOT_NEGOTIATED);
+  EXPECT_NE(bus.first_error().find("CUDA memory but no CUDA device is usable"), std::string::npos);
+  gst_harness_teardown(h);
+}
+
+TEST(TensorizeElement, BackendCudaWithoutGpuFailsToStart) {
+  if (cudaprep::cuda::device_count() > 0) GTEST_SKIP() << "a GPU is present";
+  GstElement* e = gst_element_factory_make("cudatensorize", nullptr);
+  ASSERT_NE(e, nullptr);
+  g_object_set(e, "backend", 1 /* cuda */, NULL);
+  GstBus* bus = gst_bus_new();
+  gst_element_set_bus(e, bus);
+  EXPECT_EQ(gst_element_set_state(e, GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
+  GstMessage* msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+  ASSERT_NE(msg, nullptr);
+  GError* err = nullptr;
+  gst_message_parse_error(msg, &err, nullptr);
+  EXPECT_STREQ(err->message, "No usable CUDA device");
+  g_error_free(err);
+  gst_message_unref(msg);
+  gst_element_set_state(e, GST_STATE_NULL);
+  gst_object_unref(bus);
+  gst_object_unref(e);
+}
+
+TEST(TensorizeElement, RejectsUnsupportedFormatAtNegotiation) {
+  GstHarness* h = new_tensorize("");
+  gst_harness_set_src_caps_str(h, video_caps("YUY2", 64, 48).c_str());
+  GstBuffer* buf = gst_buffer_new_allocate(nullptr, 64 * 48 * 2, nullptr);
+  EXPECT_EQ(gst_harness_push(h, buf), GST_FLOW_NOT_NEGOTIATED);
+  gst_harness_teardown(h);
+}
+
+TEST(TensorizeElement, InspectDocsAreComplete) {
+  GstElementFactory* f = gst_element_factory_find("cudatensorize");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(gst_element_factory_get_metadata(f, GST_ELEMENT_METADATA_DESCRIPTION), nullptr);
+  GstElement* e = gst_element_factory_create(f, nullptr);
+  guint n = 0;
+  GParamSpec** specs = g_object_class_list_properties(G_OBJECT_GET_CLASS(e), &n);
+  for (guint i = 0; i < n; i++) {
+    const gchar* blurb = g_param_spec_get_blurb(specs[i]);
+    EXPECT_TRUE(blurb && strlen(blurb) > 8) << g_param_spec_get_name(specs[i]);
+  }
+  g_free(specs);
+  const char* expected[] = {"width", "height", "resize-mode", "align", "pad-value", "interpolation",
+                            "channel-order", "scale", "mean", "std", "layout", "dtype", "roi",
+                            "device-id", "backend", "yuv-matrix", "yuv-range"};
+  for (const char* name : expected)
+    EXPECT_NE(g_object_class_find_property(G_OBJECT_GET_CLASS(e), name), nullptr) << name;
+  gst_object_unref(e);
+  gst_object_unref(f);
+}
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  ::testing::AddGlobalTestEnvironment(new test::GstEnv);
+  return RUN_ALL_TESTS();
+}
