@@ -130,18 +130,9 @@ static GstCaps *
 gst_cuda_template_match_transform_caps (GstBaseTransform * trans, GstPadDirection direction,
     GstCaps * caps, GstCaps * filter)
 {
-  /* Frames pass through: same caps both ways; CUDA memory only where a GPU can be used. */
-  GstCaps *result = gst_caps_copy (caps);
-  if (!gst_cuda_prep_base_gpu_possible (GST_CUDA_PREP_BASE (trans))) {
-    GstCaps *tmp = gst_caps_new_empty ();
-    for (guint i = 0; i < gst_caps_get_size (result); i++) {
-      if (!gst_cuda_prep_caps_has_cuda_feature (result, i) || direction == GST_PAD_SRC)
-        gst_caps_append_structure_full (tmp, gst_structure_copy (gst_caps_get_structure (result, i)),
-            gst_caps_features_copy (gst_caps_get_features (result, i)));
-    }
-    gst_caps_unref (result);
-    result = tmp;
-  }
+  /* Frames pass through: the same caps on both sides. CUDA memory is kept even without a GPU so
+   * that set_caps can say clearly why such a stream cannot be processed. */
+  GstCaps *result = gst_caps_ref (caps);
   if (filter) {
     GstCaps *tmp = gst_caps_intersect_full (filter, result, GST_CAPS_INTERSECT_FIRST);
     gst_caps_unref (result);

@@ -115,7 +115,7 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src", GST_P
     GST_PAD_ALWAYS,
     GST_STATIC_CAPS ("other/tensors(memory:CUDAMemory), format = (string) static, "
         "num_tensors = (int) 1, types = (string) { float32, float16 }, "
-        "dimensions = (string) ANY, framerate = (fraction) [ 0/1, MAX ]; "
+        "framerate = (fraction) [ 0/1, MAX ]; "
         GST_CUDA_PREP_TENSOR_CAPS_STR));
 
 /* ---- enums ---------------------------------------------------------------------------- */
@@ -274,8 +274,20 @@ gst_cuda_tensorize_transform_caps (GstBaseTransform * trans, GstPadDirection dir
     GstCaps * caps, GstCaps * filter)
 {
   GstCudaTensorize *self = GST_CUDA_TENSORIZE (trans);
-  GstCaps *result = gst_caps_new_empty ();
   gboolean gpu = gst_cuda_prep_base_gpu_possible (GST_CUDA_PREP_BASE (self));
+
+  if (gst_caps_is_any (caps)) {
+    GstPad *other = direction == GST_PAD_SINK ? trans->srcpad : trans->sinkpad;
+    GstCaps *tmpl = gst_pad_get_pad_template_caps (other);
+    if (filter) {
+      GstCaps *tmp = gst_caps_intersect_full (filter, tmpl, GST_CAPS_INTERSECT_FIRST);
+      gst_caps_unref (tmpl);
+      tmpl = tmp;
+    }
+    return tmpl;
+  }
+
+  GstCaps *result = gst_caps_new_empty ();
 
   for (guint i = 0; i < gst_caps_get_size (caps); i++) {
     const GstStructure *in = gst_caps_get_structure (caps, i);

@@ -30,18 +30,26 @@ gst_cuda_prep_load_gray_image (const std::string & path, GrayImage * out)
   }
   GstElement *sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
   gst_element_set_state (pipeline, GST_STATE_PLAYING);
-  GstSample *sample = gst_app_sink_try_pull_sample (GST_APP_SINK (sink), 10 * GST_SECOND);
+  /* Wait for the first decoded frame, a decoder error or EOS, at most 10 s. */
+  GstSample *sample = NULL;
+  GstMessage *error_msg = NULL;
+  for (int waited_ms = 0; !sample && !error_msg && waited_ms < 10000; waited_ms += 20) {
+    sample = gst_app_sink_try_pull_sample (GST_APP_SINK (sink), 20 * GST_MSECOND);
+    if (!sample) {
+      error_msg = gst_bus_pop_filtered (GST_ELEMENT_BUS (pipeline), GST_MESSAGE_ERROR);
+      if (!error_msg && gst_app_sink_is_eos (GST_APP_SINK (sink)))
+        break;
+    }
+  }
   std::string result;
 
   if (!sample) {
     result = "could not decode template file '" + path + "'";
-    GstMessage *msg = gst_bus_pop_filtered (GST_ELEMENT_BUS (pipeline), GST_MESSAGE_ERROR);
-    if (msg) {
+    if (error_msg) {
       GError *e = NULL;
-      gst_message_parse_error (msg, &e, NULL);
+      gst_message_parse_error (error_msg, &e, NULL);
       result += std::string (": ") + e->message;
       g_error_free (e);
-      gst_message_unref (msg);
     }
   } else {
     GstVideoInfo info;
@@ -77,6 +85,8 @@ gst_cuda_prep_load_gray_image (const std::string & path, GrayImage * out)
     }
     gst_sample_unref (sample);
   }
+  if (error_msg)
+    gst_message_unref (error_msg);
   gst_element_set_state (pipeline, GST_STATE_NULL);
   gst_object_unref (sink);
   gst_object_unref (pipeline);

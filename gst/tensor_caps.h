@@ -7,7 +7,7 @@
 
 #define GST_CUDA_PREP_TENSOR_CAPS_STR \
   "other/tensors, format = (string) static, num_tensors = (int) 1, " \
-  "types = (string) { float32, float16 }, dimensions = (string) ANY, " \
+  "types = (string) { float32, float16 }, " \
   "framerate = (fraction) [ 0/1, MAX ]"
 
 /* "W:H:3:1" for NCHW, "3:W:H:1" for NHWC. */

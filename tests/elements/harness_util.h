@@ -75,6 +75,18 @@ inline std::string video_caps(const char* format, int w, int h, const char* extr
          ",height=" + std::to_string(h) + ",framerate=30/1" + extra;
 }
 
+// The element under test inside a harness made with gst_harness_new_parse (which wraps it in
+// a bin: properties must be set on the element, not on the bin). Borrowed reference.
+inline GstElement* element_of(GstHarness* h, const char* factory) {
+  GstElement* e = gst_harness_find_element(h, factory);
+  g_object_unref(e);  // the bin keeps it alive
+  return e;
+}
+
+inline void set_arg(GstHarness* h, const char* factory, const char* name, const char* value) {
+  gst_util_set_object_arg(G_OBJECT(element_of(h, factory)), name, value);
+}
+
 // Collects ERROR messages posted by the harnessed element.
 class BusWatch {
  public:

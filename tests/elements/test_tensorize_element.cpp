@@ -230,9 +230,12 @@ TEST(TensorizeElement, TransformMetaMapsBoxesBack) {
   tt.src_width = 1280;
   tt.src_height = 720;
   memcpy(tt.dst_to_src, t.tensor_to_src, sizeof tt.dst_to_src);
+  // (the C++ helper takes corners x1, y1, x2, y2)
+  const double det_corners[4] = {det[0], det[1], det[0] + det[2], det[1] + det[3]};
   double k_box[4];
-  tensor_box_to_frame(tt, det, k_box);
-  for (int i = 0; i < 4; i++) EXPECT_NEAR(k_box[i], frame_box[i], 1e-9);
+  tensor_box_to_frame(tt, det_corners, k_box);
+  const double frame_corners[4] = {frame_box[0], frame_box[1], frame_box[0] + frame_box[2], frame_box[1] + frame_box[3]};
+  for (int i = 0; i < 4; i++) EXPECT_NEAR(k_box[i], frame_corners[i], 1e-9);
   gst_buffer_unref(out);
   gst_harness_teardown(h);
 }
@@ -273,7 +276,7 @@ TEST(TensorizeElement, PropertyChangeWhilePlaying) {
   gst_buffer_unref(out);
 
   // a normalisation change takes effect on the next frame, same caps
-  gst_util_set_object_arg(G_OBJECT(h->element), "mean", "<0.5>");
+  test::set_arg(h, "cudatensorize", "mean", "<0.5>");
   out = gst_harness_push_and_pull(h, gst_buffer_ref(a.buffer));
   auto after = read_floats(out);
   ASSERT_EQ(before.size(), after.size());
@@ -281,7 +284,7 @@ TEST(TensorizeElement, PropertyChangeWhilePlaying) {
   gst_buffer_unref(out);
 
   // a shape change renegotiates
-  g_object_set(h->element, "width", 8u, NULL);
+  g_object_set(test::element_of(h, "cudatensorize"), "width", 8u, NULL);
   out = gst_harness_push_and_pull(h, gst_buffer_ref(a.buffer));
   EXPECT_STREQ(caps_field(h, "dimensions"), "8:16:3:1");
   EXPECT_EQ(gst_buffer_get_size(out), 8u * 16 * 3 * 4);

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Here (no GPU): gathers what a GPU-machine run needs into ignored folders that the device tool
+# carries: .carry/ (the build's executables and plugin, same relative paths) and .gstbundle/
+# (a relocatable GStreamer from ../shared/gpu/make-gst-bundle.sh, plus the libraries our
+# binaries need). Usage: scripts/device-pack.sh [builddir]   (default: build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+B=${1:-build}
+grep -qx '/.carry/' .git/info/exclude 2>/dev/null || echo '/.carry/' >> .git/info/exclude
+grep -qx '/.gstbundle/' .git/info/exclude 2>/dev/null || echo '/.gstbundle/' >> .git/info/exclude
+rm -rf .carry && mkdir -p .carry
+bins=$(find "$B" -type f \( -perm -u+x -o -name '*.so' \) ! -path '*meson-*' ! -path '*.p/*' ! -name '*.o' \
+       ! -name '*.a' ! -name 'build.ninja' | grep -v -E 'sanitycheck|\.sh$' || true)
+for f in $bins; do
+  mkdir -p ".carry/$(dirname "$f")"
+  cp "$f" ".carry/$f"
+done
+extra=$(echo $bins | tr ' ' '\n' | grep -v -E 'test_tensorize_cpu|test_.*_cpu$' | tr '\n' ' ')
+GST_BUNDLE_EXTRA_BINS="$extra" GST_BUNDLE_PLUGINS="${GST_BUNDLE_PLUGINS:-}" \
+  bash ../shared/gpu/make-gst-bundle.sh .gstbundle >/dev/null
+du -sh .carry .gstbundle

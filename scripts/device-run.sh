@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# On the GPU machine (after scripts/device-pack.sh here, with .carry and .gstbundle carried):
+# GPU tests, element tests on the GPU, compute-sanitizer, then benchmarks; a summary last.
+# Logs go to $OUT when set.  Usage: scripts/device-run.sh [tests|bench|all] [gtest filter]
+set -u
+cd "$(dirname "$0")/.."
+what=${1:-all}
+filter=${2:-*}
+LOG=${OUT:-/tmp}
+B=.carry/build
+[ -e build/gst ] || { mkdir -p build && cp -r $B/* build/ 2>/dev/null; }
+source .gstbundle/env.sh
+export GST_PLUGIN_PATH=$PWD/build/gst
+export GST_REGISTRY=/tmp/cudaprep-registry.bin
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1
+summary=()
+step() {  # name, command...
+  local name=$1; shift
+  local t0=$(date +%s)
+  "$@" > "$LOG/$name.log" 2>&1
+  local rc=$?
+  local line=$(grep -E '^\[  (PASSED|FAILED)  \]|tests? ran|ERROR SUMMARY|passed|failed' "$LOG/$name.log" | tail -2 | tr '\n' ' ')
+  summary+=("$(printf '%-28s rc=%-3s %4ss  %s' "$name" "$rc" "$(( $(date +%s) - t0 ))" "$line")")
+  [ $rc -eq 0 ] || tail -30 "$LOG/$name.log"
+}
+if [ "$what" = tests ] || [ "$what" = all ]; then
+  for t in $(find build/tests -type f -perm -u+x -name '*gpu*' | sort); do
+    step "$(basename $t)" "$t" --gtest_filter="$filter"
+  done
+  for t in $(find build/tests -type f -perm -u+x -name 'test_*element' | sort); do
+    step "$(basename $t)" "$t" --gtest_filter="$filter"
+  done
+  for t in $(find build/tests -type f -perm -u+x -name '*gpu*' ! -name '*elements*' | sort); do
+    step "memcheck-$(basename $t)" compute-sanitizer --tool memcheck --error-exitcode 9 "$t" --gtest_filter="$filter"
+  done
+fi
+if [ "$what" = bench ] || [ "$what" = all ]; then
+  for b in $(find build/bench -type f -perm -u+x | sort); do
+    step "$(basename $b)" "$b"
+    cat "$LOG/$(basename $b).log" | tail -25
+  done
+fi
+echo "================ summary"
+printf '%s\n' "${summary[@]}"

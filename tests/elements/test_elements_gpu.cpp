@@ -1,0 +1,245 @@
+// GPU tests of the elements (suite 'gpu', exit 77 without a GPU): the CUDA path gives the same
+// output as the CPU path through every memory combination (CUDA or system memory in and out,
+// via cudaupload), and a real H.264 clip decoded by NVDEC (zero-copy NV12 in CUDA memory)
+// gives the same tensors and matches as the CPU path on the same decoded frames.
+#include <gst/app/gstappsink.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gstcudaprepmeta.h"
+#include "harness_util.h"
+#include "cuda_device.h"
+#include "tensorize.h"
+
+using test::make_frame;
+using test::video_caps;
+
+namespace {
+
+std::vector<uint8_t> bytes_of(GstBuffer* buf) {
+  GstMapInfo map;
+  EXPECT_TRUE(gst_buffer_map(buf, &map, GST_MAP_READ));  // CUDA memory is downloaded
+  std::vector<uint8_t> v(map.data, map.data + map.size);
+  gst_buffer_unmap(buf, &map);
+  return v;
+}
+
+bool has_cuda_caps(GstHarness* h) {
+  GstCaps* caps = gst_pad_get_current_caps(h->sinkpad);
+  bool cuda = caps && gst_caps_features_contains(gst_caps_get_features(caps, 0), "memory:CUDAMemory");
+  if (caps) gst_caps_unref(caps);
+  return cuda;
+}
+
+void expect_floats_close(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, bool fp16,
+                         const std::string& what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  if (fp16) {
+    EXPECT_EQ(a, b) << what << ": fp16 tensors differ";
+    return;
+  }
+  const float* fa = reinterpret_cast<const float*>(a.data());
+  const float* fb = reinterpret_cast<const float*>(b.data());
+  double worst = 0;
+  size_t at = 0;
+  for (size_t i = 0; i < a.size() / 4; i++) {
+    double d = std::fabs((double)fa[i] - fb[i]);
+    if (!(d <= worst)) {
+      worst = d;
+      at = i;
+    }
+  }
+  EXPECT_LE(worst, 1e-5) << what << ": max |gpu - cpu| at element " << at;
+}
+
+struct Route {
+  const char* name;
+  const char* upstream;   // "" or "cudaupload ! "
+  const char* sink_caps;  // caps the harness sink accepts
+};
+
+std::vector<uint8_t> run_tensorize(const std::string& desc, const std::string& src_caps, const char* sink_caps,
+                                   GstBuffer* frame, bool* cuda_out) {
+  GstHarness* h = gst_harness_new_parse(desc.c_str());
+  gst_harness_set_src_caps_str(h, src_caps.c_str());
+  if (sink_caps) gst_harness_set_sink_caps_str(h, sink_caps);
+  GstBuffer* out = gst_harness_push_and_pull(h, frame);
+  std::vector<uint8_t> v;
+  if (out) {
+    v = bytes_of(out);
+    if (cuda_out) *cuda_out = has_cuda_caps(h);
+    gst_buffer_unref(out);
+  }
+  gst_harness_teardown(h);
+  return v;
+}
+
+}  // namespace
+
+struct GpuFormat {
+  GstVideoFormat format;
+  const char* name;
+};
+
+class TensorizeGpuElement : public ::testing::TestWithParam<GpuFormat> {};
+
+TEST_P(TensorizeGpuElement, CudaPathEqualsCpuPathThroughEveryMemoryRoute) {
+  const GpuFormat& f = GetParam();
+  const int w = 317, h = 211;
+  const char* props[] = {"width=160 height=128", "width=96 height=96 resize-mode=crop interpolation=nearest layout=nhwc",
+                         "width=64 height=80 resize-mode=ultralytics dtype=float16 channel-order=bgr",
+                         "width=50 height=50 resize-mode=stretch roi=<10,20,200,150> mean=<0.4> std=<0.2,0.3,0.4>"};
+  for (const char* p : props) {
+    std::string caps = video_caps(f.name, w, h);
+    auto cpu_frame = make_frame(f.format, w, h, 21, 3, 0);
+    auto cpu = run_tensorize(std::string("cudatensorize backend=cpu ") + p, caps, nullptr, cpu_frame.buffer, nullptr);
+    ASSERT_FALSE(cpu.empty()) << p;
+    const bool fp16 = strstr(p, "float16") != nullptr;
+    const Route routes[] = {
+        {"system in, system out", "", "other/tensors"},
+        {"system in, CUDA out", "", "other/tensors(memory:CUDAMemory)"},
+        {"CUDA in, CUDA out", "cudaupload ! ", "other/tensors(memory:CUDAMemory)"},
+        {"CUDA in, system out", "cudaupload ! ", "other/tensors"},
+    };
+    for (const Route& r : routes) {
+      auto gpu_frame = make_frame(f.format, w, h, 21, 3, 0);
+      bool cuda_out = false;
+      std::string desc = std::string(r.upstream) + "cudatensorize backend=cuda " + p;
+      auto gpu = run_tensorize(desc, caps, r.sink_caps, gpu_frame.buffer, &cuda_out);
+      ASSERT_FALSE(gpu.empty()) << p << " / " << r.name;
+      EXPECT_EQ(cuda_out, strstr(r.sink_caps, "CUDAMemory") != nullptr) << r.name;
+      expect_floats_close(gpu, cpu, fp16, std::string(f.name) + " " + p + " / " + r.name);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, TensorizeGpuElement,
+                         ::testing::Values(GpuFormat{GST_VIDEO_FORMAT_NV12, "NV12"}, GpuFormat{GST_VIDEO_FORMAT_I420, "I420"},
+                                           GpuFormat{GST_VIDEO_FORMAT_BGR, "BGR"}, GpuFormat{GST_VIDEO_FORMAT_RGBA, "RGBA"},
+                                           GpuFormat{GST_VIDEO_FORMAT_BGRx, "BGRx"}, GpuFormat{GST_VIDEO_FORMAT_GRAY8, "GRAY8"}),
+                         [](const auto& i) { return std::string(i.param.name); });
+
+// ---- a real clip through NVDEC ------------------------------------------------------------
+
+namespace {
+
+struct Outputs {
+  std::vector<std::vector<uint8_t>> tensors;
+  std::vector<std::string> matches;  // per frame: "x,y,score;..." from the ROI metas
+  std::vector<std::vector<uint8_t>> frames;
+  std::string error;
+};
+
+Outputs run_pipeline(const std::string& desc) {
+  Outputs out;
+  GError* err = nullptr;
+  GstElement* p = gst_parse_launch(desc.c_str(), &err);
+  if (!p) {
+    out.error = err->message;
+    g_error_free(err);
+    return out;
+  }
+  GstElement* tsink = gst_bin_get_by_name(GST_BIN(p), "tensor");
+  GstElement* msink = gst_bin_get_by_name(GST_BIN(p), "matches");
+  gst_element_set_state(p, GST_STATE_PLAYING);
+  auto drain = [&](GstElement* sink, bool tensors) {
+    while (GstSample* s = gst_app_sink_pull_sample(GST_APP_SINK(sink))) {
+      GstBuffer* b = gst_sample_get_buffer(s);
+      if (tensors) {
+        out.tensors.push_back(bytes_of(b));
+      } else {
+        std::string m;
+        gpointer state = nullptr;
+        while (GstMeta* meta = gst_buffer_iterate_meta_filtered(b, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)) {
+          auto* roi = reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta);
+          GstStructure* s2 = gst_video_region_of_interest_meta_get_param(roi, "template-match");
+          double score = 0;
+          gst_structure_get_double(s2, "score", &score);
+          char line[128];
+          snprintf(line, sizeof line, "%u,%u,%u,%u,%.6f;", roi->x, roi->y, roi->w, roi->h, score);
+          m += line;
+        }
+        out.matches.push_back(m);
+        out.frames.push_back(bytes_of(b));
+      }
+      gst_sample_unref(s);
+    }
+  };
+  // the two branches run in parallel (queues); each sink holds a few samples at most
+  if (tsink) g_object_set(tsink, "max-buffers", 0u, NULL);
+  if (msink) g_object_set(msink, "max-buffers", 0u, NULL);
+  if (tsink) drain(tsink, true);
+  if (msink) drain(msink, false);
+  GstMessage* msg = gst_bus_timed_pop_filtered(GST_ELEMENT_BUS(p), 0, GST_MESSAGE_ERROR);
+  if (msg) {
+    GError* e = nullptr;
+    gst_message_parse_error(msg, &e, nullptr);
+    out.error = e->message;
+    g_error_free(e);
+    gst_message_unref(msg);
+  }
+  gst_element_set_state(p, GST_STATE_NULL);
+  if (tsink) gst_object_unref(tsink);
+  if (msink) gst_object_unref(msink);
+  gst_object_unref(p);
+  return out;
+}
+
+const char* cpu_h264_decoder() {
+  static const char* names[] = {"avdec_h264", "openh264dec"};
+  for (const char* n : names) {
+    GstElementFactory* f = gst_element_factory_find(n);
+    if (f) {
+      gst_object_unref(f);
+      return n;
+    }
+  }
+  return nullptr;
+}
+
+std::string clip_branches(const char* decoder, const char* backend, const char* download) {
+  std::string clip = std::string(TEST_SOURCE_DIR) + "/data/vtest-h264.mp4";
+  return "filesrc location=" + clip + " ! qtdemux ! h264parse ! " + decoder + " ! tee name=t " +
+         "t. ! queue ! cudatensorize backend=" + backend + " ! appsink name=tensor sync=false " +
+         "t. ! queue ! cudatemplatematch backend=" + backend +
+         " template-rect=<380,200,48,64> max-matches=3 threshold=0.6 " + "! " + download +
+         "videoconvert ! video/x-raw,format=NV12 ! appsink name=matches sync=false";
+}
+
+}  // namespace
+
+TEST(ClipGpu, NvdecIntoElementsMatchesCpuPathOnDecodedFrames) {
+  GstElementFactory* nvdec = gst_element_factory_find("nvh264dec");
+  if (!nvdec) GTEST_SKIP() << "nvh264dec not available (no NVDEC)";
+  gst_object_unref(nvdec);
+  const char* cpudec = cpu_h264_decoder();
+  if (!cpudec) GTEST_SKIP() << "no CPU H.264 decoder";
+
+  Outputs gpu = run_pipeline(clip_branches("nvh264dec", "cuda", "cudadownload ! "));
+  Outputs cpu = run_pipeline(clip_branches(cpudec, "cpu", ""));
+  ASSERT_TRUE(gpu.error.empty()) << gpu.error;
+  ASSERT_TRUE(cpu.error.empty()) << cpu.error;
+  ASSERT_EQ(gpu.tensors.size(), 31u);
+  ASSERT_EQ(cpu.tensors.size(), gpu.tensors.size());
+  for (size_t i = 0; i < gpu.tensors.size(); i++)
+    expect_floats_close(gpu.tensors[i], cpu.tensors[i], false, "frame " + std::to_string(i));
+  ASSERT_EQ(gpu.matches.size(), cpu.matches.size());
+  for (size_t i = 0; i < gpu.matches.size(); i++) EXPECT_EQ(gpu.matches[i], cpu.matches[i]) << "frame " << i;
+  // the template is found in the first frame (where it was cut) with score 1, and drawn
+  EXPECT_EQ(gpu.matches[0].rfind("380,200,48,64,1.000000;", 0), 0u) << gpu.matches[0];
+  // drawn boxes are identical in both paths, and something was drawn
+  EXPECT_EQ(gpu.frames[0], cpu.frames[0]);
+}
+
+int main(int argc, char** argv) {
+  gst_init(&argc, &argv);
+  if (cudaprep::cuda::device_count() == 0) {
+    std::printf("no CUDA device: skipping GPU element tests\n");
+    return 77;
+  }
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}

@@ -1,0 +1,379 @@
+// GstHarness tests of cudatemplatematch on the CPU path: ROI metas, bus messages, drawing,
+// template sources (file and rect, changed while playing) and every bad input.
+#include <gst/app/gstappsrc.h>
+#include <gst/video/gstvideometa.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cuda_device.h"
+#include "harness_util.h"
+#include "templatematch.h"
+
+using test::BusWatch;
+using test::video_caps;
+
+namespace {
+
+// A smooth random texture (so every window has variance) in GRAY8, W x H.
+std::vector<uint8_t> texture(int w, int h, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<uint8_t> g((size_t)w * h);
+  for (auto& v : g) v = (uint8_t)(rng() % 256);
+  return g;
+}
+
+// BGR frame whose three channels are equal, so the gray the element computes is `gray`.
+GstBuffer* bgr_from_gray(const std::vector<uint8_t>& gray, int w, int h) {
+  GstBuffer* b = gst_buffer_new_allocate(nullptr, (size_t)w * h * 3, nullptr);
+  GstMapInfo m;
+  gst_buffer_map(b, &m, GST_MAP_WRITE);
+  for (size_t i = 0; i < gray.size(); i++) m.data[3 * i] = m.data[3 * i + 1] = m.data[3 * i + 2] = gray[i];
+  gst_buffer_unmap(b, &m);
+  return b;
+}
+
+GstBuffer* nv12_from_gray(const std::vector<uint8_t>& gray, int w, int h) {
+  const size_t y = (size_t)w * h, uv = (size_t)((w + 1) / 2) * 2 * ((h + 1) / 2);
+  GstBuffer* b = gst_buffer_new_allocate(nullptr, y + uv, nullptr);
+  GstMapInfo m;
+  gst_buffer_map(b, &m, GST_MAP_WRITE);
+  memcpy(m.data, gray.data(), y);
+  memset(m.data + y, 128, uv);
+  gst_buffer_unmap(b, &m);
+  return b;
+}
+
+std::vector<uint8_t> patch(const std::vector<uint8_t>& g, int w, int x, int y, int pw, int ph) {
+  std::vector<uint8_t> p((size_t)pw * ph);
+  for (int r = 0; r < ph; r++) memcpy(&p[(size_t)r * pw], &g[(size_t)(y + r) * w + x], pw);
+  return p;
+}
+
+// Writes a gray image as a binary PGM (GStreamer decodes it with its own plugins).
+std::string write_pgm(const std::vector<uint8_t>& g, int w, int h, const char* name) {
+  std::string path = std::string(g_get_tmp_dir()) + "/cudaprep-test-" + std::to_string(getpid()) + "-" + name;
+  std::ofstream f(path, std::ios::binary);
+  f << "P5\n" << w << " " << h << "\n255\n";
+  f.write(reinterpret_cast<const char*>(g.data()), (std::streamsize)g.size());
+  return path;
+}
+
+// Writes a gray image as PNG through GStreamer's pngenc.
+std::string write_png(const std::vector<uint8_t>& g, int w, int h, const char* name) {
+  std::string path = std::string(g_get_tmp_dir()) + "/cudaprep-test-" + std::to_string(getpid()) + "-" + name;
+  GstHarness* enc = gst_harness_new_parse("pngenc");
+  gst_harness_set_src_caps_str(enc, video_caps("GRAY8", w, h).c_str());
+  GstBuffer* in = gst_buffer_new_allocate(nullptr, g.size(), nullptr);
+  gst_buffer_fill(in, 0, g.data(), g.size());
+  // pngenc wants 4-byte aligned rows for GRAY8: describe them with a video meta
+  GstBuffer* out = gst_harness_push_and_pull(enc, in);
+  GstMapInfo m;
+  gst_buffer_map(out, &m, GST_MAP_READ);
+  std::ofstream f(path, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(m.data), (std::streamsize)m.size);
+  gst_buffer_unmap(out, &m);
+  gst_buffer_unref(out);
+  gst_harness_teardown(enc);
+  return path;
+}
+
+struct RoiMatch {
+  int x, y, w, h;
+  double score, sub_x, sub_y;
+};
+
+std::vector<RoiMatch> rois(GstBuffer* b) {
+  std::vector<RoiMatch> out;
+  gpointer state = nullptr;
+  while (GstMeta* meta = gst_buffer_iterate_meta_filtered(b, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)) {
+    auto* roi = reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta);
+    EXPECT_STREQ(g_quark_to_string(roi->roi_type), "template-match");
+    GstStructure* p = gst_video_region_of_interest_meta_get_param(roi, "template-match");
+    RoiMatch m{(int)roi->x, (int)roi->y, (int)roi->w, (int)roi->h, 0, 0, 0};
+    EXPECT_NE(p, nullptr);
+    if (p) {
+      gst_structure_get_double(p, "score", &m.score);
+      gst_structure_get_double(p, "x", &m.sub_x);
+      gst_structure_get_double(p, "y", &m.sub_y);
+    }
+    out.push_back(m);
+  }
+  return out;
+}
+
+GstHarness* new_match(const std::string& props) {
+  return gst_harness_new_parse(("cudatemplatematch backend=cpu " + props).c_str());
+}
+
+const int W = 160, H = 120;
+
+}  // namespace
+
+TEST(TemplateMatchElement, FindsTemplateFromFileAndReportsEverywhere) {
+  auto g = texture(W, H, 1);
+  auto t = patch(g, W, 70, 40, 24, 20);
+  std::string pgm = write_pgm(t, 24, 20, "t.pgm");
+  GstHarness* h = new_match("template-location=" + pgm + " draw=true thickness=1 color=0xff0000ff");
+  BusWatch bus(h);
+  gst_harness_set_src_caps_str(h, video_caps("BGR", W, H).c_str());
+  GstBuffer* in = bgr_from_gray(g, W, H);
+  GST_BUFFER_PTS(in) = 5 * GST_SECOND;
+  GstBuffer* out = gst_harness_push_and_pull(h, in);
+  ASSERT_NE(out, nullptr);
+  auto m = rois(out);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].x, 70);
+  EXPECT_EQ(m[0].y, 40);
+  EXPECT_EQ(m[0].w, 24);
+  EXPECT_EQ(m[0].h, 20);
+  EXPECT_NEAR(m[0].score, 1.0, 1e-9);
+  EXPECT_NEAR(m[0].sub_x, 70.0, 0.5);
+  EXPECT_NEAR(m[0].sub_y, 40.0, 0.5);
+
+  // the outline (1 px, blue in BGR) is drawn on the box edge, the inside is untouched
+  GstMapInfo map;
+  gst_buffer_map(out, &map, GST_MAP_READ);
+  const uint8_t* corner = map.data + (40 * W + 70) * 3;
+  EXPECT_EQ(corner[0], 255);
+  EXPECT_EQ(corner[1], 0);
+  EXPECT_EQ(corner[2], 0);
+  const uint8_t* inside = map.data + (45 * W + 75) * 3;
+  EXPECT_EQ(inside[0], g[45 * W + 75]);
+  gst_buffer_unmap(out, &map);
+
+  // the element message
+  GstMessage* msg = gst_bus_pop_filtered(bus.bus(), GST_MESSAGE_ELEMENT);
+  ASSERT_NE(msg, nullptr);
+  const GstStructure* s = gst_message_get_structure(msg);
+  EXPECT_STREQ(gst_structure_get_name(s), "template-match");
+  guint64 ts = 0;
+  gst_structure_get_uint64(s, "timestamp", &ts);
+  EXPECT_EQ(ts, 5 * GST_SECOND);
+  const GValue* list = gst_structure_get_value(s, "matches");
+  ASSERT_EQ(gst_value_list_get_size(list), 1u);
+  const GstStructure* ms = gst_value_get_structure(gst_value_list_get_value(list, 0));
+  int x = -1, y = -1, w = 0, hh = 0;
+  double score = 0;
+  gst_structure_get(ms, "x", G_TYPE_INT, &x, "y", G_TYPE_INT, &y, "width", G_TYPE_INT, &w, "height", G_TYPE_INT,
+                    &hh, "score", G_TYPE_DOUBLE, &score, NULL);
+  EXPECT_EQ(x, 70);
+  EXPECT_EQ(y, 40);
+  EXPECT_EQ(w, 24);
+  EXPECT_EQ(hh, 20);
+  EXPECT_NEAR(score, 1.0, 1e-9);
+  gst_message_unref(msg);
+  gst_buffer_unref(out);
+  gst_harness_teardown(h);
+  remove(pgm.c_str());
+}
+
+TEST(TemplateMatchElement, PngTemplateOnNv12AndDrawOff) {
+  auto g = texture(W, H, 2);
+  auto t = patch(g, W, 11, 77, 32, 32);
+  std::string png = write_png(t, 32, 32, "t.png");
+  GstHarness* h = new_match("template-location=" + png + " draw=false");
+  gst_harness_set_src_caps_str(h, video_caps("NV12", W, H).c_str());
+  GstBuffer* in = nv12_from_gray(g, W, H);
+  std::vector<uint8_t> before(gst_buffer_get_size(in));
+  gst_buffer_extract(in, 0, before.data(), before.size());
+  GstBuffer* out = gst_harness_push_and_pull(h, in);
+  ASSERT_NE(out, nullptr);
+  auto m = rois(out);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].x, 11);
+  EXPECT_EQ(m[0].y, 77);
+  std::vector<uint8_t> after(gst_buffer_get_size(out));
+  gst_buffer_extract(out, 0, after.data(), after.size());
+  EXPECT_EQ(before, after) << "draw=false must leave the frame untouched";
+  gst_buffer_unref(out);
+  gst_harness_teardown(h);
+  remove(png.c_str());
+}
+
+TEST(TemplateMatchElement, TemplateRectAndChangeWhilePlaying) {
+  auto g = texture(W, H, 3);
+  GstHarness* h = new_match("template-rect=<20,30,16,16> draw=false");
+  gst_harness_set_src_caps_str(h, video_caps("GRAY8", W, H).c_str());
+  auto push = [&](const std::vector<uint8_t>& img) {
+    GstBuffer* b = gst_buffer_new_allocate(nullptr, img.size(), nullptr);
+    gst_buffer_fill(b, 0, img.data(), img.size());
+    GstBuffer* out = gst_harness_push_and_pull(h, b);
+    auto r = out ? rois(out) : std::vector<RoiMatch>();
+    if (out) gst_buffer_unref(out);
+    return r;
+  };
+  auto m = push(g);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].x, 20);
+  EXPECT_EQ(m[0].y, 30);
+  // the scene shifts by (+5, +3): the template follows
+  std::vector<uint8_t> shifted(g.size());
+  for (int y = 0; y < H; y++)
+    for (int x = 0; x < W; x++) shifted[(size_t)y * W + x] = g[(size_t)((y + H - 3) % H) * W + (x + W - 5) % W];
+  m = push(shifted);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].x, 25);
+  EXPECT_EQ(m[0].y, 33);
+  // a new rect takes effect at the next frame
+  test::set_arg(h, "cudatemplatematch", "template-rect", "<100,60,20,24>");
+  m = push(g);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].x, 100);
+  EXPECT_EQ(m[0].y, 60);
+  EXPECT_EQ(m[0].w, 20);
+  EXPECT_EQ(m[0].h, 24);
+  gst_harness_teardown(h);
+}
+
+TEST(TemplateMatchElement, SeveralCopiesNmsSearchRegionAndThreshold) {
+  auto g = texture(W, H, 4);
+  auto t = patch(g, W, 5, 5, 16, 16);
+  const int pos[3][2] = {{60, 10}, {120, 90}, {30, 80}};
+  for (auto& p : pos)
+    for (int r = 0; r < 16; r++) memcpy(&g[(size_t)(p[1] + r) * W + p[0]], &t[(size_t)r * 16], 16);
+  std::string pgm = write_pgm(t, 16, 16, "nms.pgm");
+  GstHarness* h = new_match("template-location=" + pgm + " draw=false max-matches=10 threshold=0.9");
+  gst_harness_set_src_caps_str(h, video_caps("GRAY8", W, H).c_str());
+  GstBuffer* b = gst_buffer_new_allocate(nullptr, g.size(), nullptr);
+  gst_buffer_fill(b, 0, g.data(), g.size());
+  GstBuffer* out = gst_harness_push_and_pull(h, gst_buffer_ref(b));
+  auto m = rois(out);
+  gst_buffer_unref(out);
+  ASSERT_EQ(m.size(), 4u) << "the original and three copies, one match each";
+  for (auto& r : m) EXPECT_NEAR(r.score, 1.0, 1e-9);
+
+  // restrict to a region holding one copy: positions stay in frame coordinates
+  test::set_arg(h, "cudatemplatematch", "search-region", "<100,70,60,50>");
+  out = gst_harness_push_and_pull(h, gst_buffer_ref(b));
+  m = rois(out);
+  gst_buffer_unref(out);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].x, 120);
+  EXPECT_EQ(m[0].y, 90);
+
+  // nothing reaches a threshold of 1 in a region without a copy
+  test::set_arg(h, "cudatemplatematch", "search-region", "<80,0,40,40>");
+  out = gst_harness_push_and_pull(h, gst_buffer_ref(b));
+  EXPECT_TRUE(rois(out).empty());
+  gst_buffer_unref(out);
+  gst_buffer_unref(b);
+  gst_harness_teardown(h);
+  remove(pgm.c_str());
+}
+
+TEST(TemplateMatchElement, NoTemplatePassesFramesThrough) {
+  GstHarness* h = new_match("");
+  gst_harness_set_src_caps_str(h, video_caps("GRAY8", W, H).c_str());
+  GstBuffer* out = gst_harness_push_and_pull(h, gst_buffer_new_allocate(nullptr, W * H, nullptr));
+  ASSERT_NE(out, nullptr);
+  EXPECT_TRUE(rois(out).empty());
+  gst_buffer_unref(out);
+  gst_harness_teardown(h);
+}
+
+// ---- bad input ------------------------------------------------------------------------------
+
+struct BadTemplate {
+  const char* name;
+  std::string props;
+  const char* expected;
+};
+
+static std::string expect_error(const std::string& props, const char* caps_format = "GRAY8") {
+  GstHarness* h = new_match(props);
+  BusWatch bus(h);
+  gst_harness_set_src_caps_str(h, video_caps(caps_format, W, H).c_str());
+  auto g = texture(W, H, 9);
+  GstBuffer* b = gst_buffer_new_allocate(nullptr, g.size(), nullptr);
+  gst_buffer_fill(b, 0, g.data(), g.size());
+  GstFlowReturn ret = gst_harness_push(h, b);
+  EXPECT_EQ(ret, GST_FLOW_ERROR);
+  std::string err = bus.first_error();
+  gst_harness_teardown(h);
+  return err;
+}
+
+TEST(TemplateMatchElementErrors, MissingFile) {
+  EXPECT_NE(expect_error("template-location=/nonexistent/t.png").find("does not exist"), std::string::npos);
+}
+
+TEST(TemplateMatchElementErrors, CorruptFile) {
+  std::string path = std::string(g_get_tmp_dir()) + "/cudaprep-corrupt-" + std::to_string(getpid()) + ".png";
+  std::ofstream(path) << "\x89PNG\r\n\x1a\n this is not a png";
+  std::string err = expect_error("template-location=" + path);
+  EXPECT_NE(err.find("could not decode template file"), std::string::npos) << err;
+  remove(path.c_str());
+}
+
+TEST(TemplateMatchElementErrors, TemplateLargerThanFrame) {
+  auto t = texture(W + 1, 10, 5);
+  std::string pgm = write_pgm(t, W + 1, 10, "big.pgm");
+  std::string err = expect_error("template-location=" + pgm);
+  EXPECT_NE(err.find("Cannot use the template"), std::string::npos) << err;
+  EXPECT_NE(err.find("larger"), std::string::npos) << err;
+  remove(pgm.c_str());
+}
+
+TEST(TemplateMatchElementErrors, TemplateLargerThanSearchRegion) {
+  std::string err = expect_error("template-rect=<0,0,32,32> search-region=<0,0,20,50>");
+  EXPECT_NE(err.find("larger"), std::string::npos) << err;
+}
+
+TEST(TemplateMatchElementErrors, SearchRegionOutsideFrame) {
+  std::string err = expect_error("template-rect=<0,0,8,8> search-region=<150,100,40,40>");
+  EXPECT_NE(err.find("outside"), std::string::npos) << err;
+}
+
+TEST(TemplateMatchElementErrors, FlatTemplate) {
+  std::vector<uint8_t> flat(20 * 20, 77);
+  std::string pgm = write_pgm(flat, 20, 20, "flat.pgm");
+  std::string err = expect_error("template-location=" + pgm);
+  EXPECT_NE(err.find("variance"), std::string::npos) << err;
+  remove(pgm.c_str());
+}
+
+TEST(TemplateMatchElementErrors, TemplateRectOutsideFrame) {
+  std::string err = expect_error("template-rect=<150,100,20,20>");
+  EXPECT_NE(err.find("is not inside the 160x120 frame"), std::string::npos) << err;
+}
+
+TEST(TemplateMatchElementErrors, ChangeToLargerTemplateMidStream) {
+  GstHarness* h = new_match("template-rect=<0,0,16,16>");
+  BusWatch bus(h);
+  gst_harness_set_src_caps_str(h, video_caps("GRAY8", W, H).c_str());
+  auto g = texture(W, H, 6);
+  GstBuffer* b = gst_buffer_new_allocate(nullptr, g.size(), nullptr);
+  gst_buffer_fill(b, 0, g.data(), g.size());
+  EXPECT_EQ(gst_harness_push(h, gst_buffer_ref(b)), GST_FLOW_OK);
+  auto big = texture(W, H + 8, 7);
+  std::string pgm = write_pgm(big, W, H + 8, "taller.pgm");
+  g_object_set(test::element_of(h, "cudatemplatematch"), "template-location", pgm.c_str(), NULL);
+  EXPECT_EQ(gst_harness_push(h, b), GST_FLOW_ERROR);
+  std::string err = bus.first_error();
+  EXPECT_NE(err.find("larger"), std::string::npos) << err;
+  gst_harness_teardown(h);
+  remove(pgm.c_str());
+}
+
+TEST(TemplateMatchElementErrors, CudaCapsWithoutGpu) {
+  if (cudaprep::cuda::device_count() > 0) GTEST_SKIP() << "a GPU is present";
+  GstHarness* h = gst_harness_new_parse("cudatemplatematch");
+  BusWatch bus(h);
+  gst_harness_set_src_caps_str(h, "video/x-raw(memory:CUDAMemory),format=NV12,width=64,height=48,framerate=30/1");
+  EXPECT_EQ(gst_harness_push(h, gst_buffer_new_allocate(nullptr, 64 * 48 * 3 / 2, nullptr)), GST_FLOW_NOT_NEGOTIATED);
+  EXPECT_NE(bus.first_error().find("CUDA memory but no CUDA device is usable"), std::string::npos);
+  gst_harness_teardown(h);
+}
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  ::testing::AddGlobalTestEnvironment(new test::GstEnv);
+  return RUN_ALL_TESTS();
+}
