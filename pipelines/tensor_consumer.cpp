@@ -6,6 +6,7 @@
 //
 //   tensor_consumer [--preview out.png] [--mean m] [--std s] [--scale k] "PIPELINE ... ! appsink name=sink"
 #include <gst/app/gstappsink.h>
+#include <gst/app/gstappsrc.h>
 #include <gst/gst.h>
 
 #include <cmath>
