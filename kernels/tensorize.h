@@ -104,8 +104,9 @@ Status tensorize_cpu(const TensorizePlan& plan, const ImageView& src, void* dst)
 // and returns without synchronising. Needs the CUDA context current on the calling thread.
 Status tensorize_cuda(const TensorizePlan& plan, const ImageView& src, void* dst, void* stream);
 
-// Maps a box given in tensor pixels back into frame pixels using the transform
-// (clipped to the frame). Works on corners, so it holds for any of the resize modes.
+// Maps a box given by its corners (x1, y1, x2, y2) in tensor pixels (pixel i covers [i, i+1))
+// back into frame pixels, clipped to the frame. Works on corners, so it holds for any of the
+// resize modes. (gstcudaprepmeta.h has the same for (x, y, w, h) boxes, for C applications.)
 void tensor_box_to_frame(const TensorTransform& t, const double box_in[4], double box_out[4]);
 
 // IEEE binary16 conversion with round-to-nearest-even, as __float2half_rn does.

@@ -1,1 +1,164 @@
-// placeholder: being written
+// CPU path of the tensorize transform: the per-pixel code of tensorize_pixel.h over row bands.
+// Each tensor pixel is computed independently, so the result does not depend on the number of
+// threads.
+#if defined(__GNUC__) && !defined(__clang__)
+// No FMA contraction: the CUDA kernel (built with -fmad=false) must produce the same bits.
+#pragma GCC optimize("fp-contract=off")
+#endif
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#endif
+
+#include <algorithm>
+#include <cstring>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "tensorize.h"
+#include "tensorize_pixel.h"
+
+namespace cudaprep {
+namespace {
+
+using tz::PixelParams;
+using tz::SourceFamily;
+
+template <Layout L, DType D>
+void store_row(const PixelParams& p, const float* v, int y, void* dst) {
+  for (int x = 0; x < p.W; ++x) {
+    for (int c = 0; c < 3; ++c) {
+      const int64_t o = tz::out_offset<L>(p.W, p.H, x, y, c);
+      if (D == DType::Float32)
+        static_cast<float*>(dst)[o] = v[3 * x + c];
+      else
+        static_cast<uint16_t*>(dst)[o] = tz::float_to_half_rn(v[3 * x + c]);
+    }
+  }
+}
+
+void store(const PixelParams& p, Layout layout, DType dtype, const float* v, int y, void* dst) {
+  if (layout == Layout::NCHW) {
+    if (dtype == DType::Float32)
+      store_row<Layout::NCHW, DType::Float32>(p, v, y, dst);
+    else
+      store_row<Layout::NCHW, DType::Float16>(p, v, y, dst);
+  } else {
+    if (dtype == DType::Float32)
+      store_row<Layout::NHWC, DType::Float32>(p, v, y, dst);
+    else
+      store_row<Layout::NHWC, DType::Float16>(p, v, y, dst);
+  }
+}
+
+template <SourceFamily F, Interpolation I>
+void run_rows(const PixelParams& p, Layout layout, DType dtype, int y_begin, int y_end, void* dst) {
+  std::vector<float> row(size_t(3) * p.W);
+  float* v = row.data();
+  for (int y = y_begin; y < y_end; ++y) {
+    if (!tz::y_active(p, y)) {
+      for (int x = 0; x < p.W; ++x) tz::pad_pixel(p, v + 3 * x);
+    } else {
+      const tz::RowCtx r = tz::make_row<F, I>(p, y);
+      for (int x = 0; x < p.W; ++x) {
+        if (tz::x_active(p, x))
+          tz::sample_pixel<F, I>(p, r, x, v + 3 * x);
+        else
+          tz::pad_pixel(p, v + 3 * x);
+      }
+    }
+    store(p, layout, dtype, v, y, dst);
+  }
+}
+
+template <SourceFamily F>
+void run_family(const PixelParams& p, Interpolation interp, Layout layout, DType dtype, int y0, int y1, void* dst) {
+  if (interp == Interpolation::Bilinear)
+    run_rows<F, Interpolation::Bilinear>(p, layout, dtype, y0, y1, dst);
+  else
+    run_rows<F, Interpolation::Nearest>(p, layout, dtype, y0, y1, dst);
+}
+
+void run_band(const TensorizePlan& plan, const PixelParams& p, int y0, int y1, void* dst) {
+  switch (tz::source_family(plan.format)) {
+    case SourceFamily::NV12: run_family<SourceFamily::NV12>(p, plan.interpolation, plan.layout, plan.dtype, y0, y1, dst); break;
+    case SourceFamily::I420: run_family<SourceFamily::I420>(p, plan.interpolation, plan.layout, plan.dtype, y0, y1, dst); break;
+    case SourceFamily::Packed3: run_family<SourceFamily::Packed3>(p, plan.interpolation, plan.layout, plan.dtype, y0, y1, dst); break;
+    case SourceFamily::Packed4: run_family<SourceFamily::Packed4>(p, plan.interpolation, plan.layout, plan.dtype, y0, y1, dst); break;
+    case SourceFamily::Gray: run_family<SourceFamily::Gray>(p, plan.interpolation, plan.layout, plan.dtype, y0, y1, dst); break;
+  }
+}
+
+// Sanity of a plan that did not necessarily come from make_tensorize_plan (it is plain data).
+Status check_plan(const TensorizePlan& plan) {
+  if (plan.dst_width <= 0 || plan.dst_width > kMaxTensorSide || plan.dst_height <= 0 ||
+      plan.dst_height > kMaxTensorSide)
+    return Status::error("tensorize plan is not initialised (bad tensor size)");
+  if (static_cast<int>(plan.interpolation) < 0 || static_cast<int>(plan.interpolation) > 1 ||
+      static_cast<int>(plan.layout) < 0 || static_cast<int>(plan.layout) > 1 || static_cast<int>(plan.dtype) < 0 ||
+      static_cast<int>(plan.dtype) > 1)
+    return Status::error("tensorize plan is not initialised (bad enum)");
+  const Rect& r = plan.roi;
+  if (r.w <= 0 || r.h <= 0 || r.x < 0 || r.y < 0 || int64_t(r.x) + r.w > plan.src_width ||
+      int64_t(r.y) + r.h > plan.src_height)
+    return Status::error("tensorize plan is not initialised (bad roi)");
+  if (plan.active_x0 < 0 || plan.active_x1 > plan.dst_width || plan.active_y0 < 0 ||
+      plan.active_y1 > plan.dst_height)
+    return Status::error("tensorize plan is not initialised (bad active range)");
+  const bool packed = !is_yuv(plan.format);
+  if (packed && plan.src_bytes_per_pixel != packed_bytes_per_pixel(plan.format))
+    return Status::error("tensorize plan is not initialised (bad bytes per pixel)");
+  for (int c = 0; c < 3; ++c) {
+    if (plan.out_channel_source[c] < 0 || plan.out_channel_source[c] > 2 || plan.src_channel_offset[c] < 0 ||
+        plan.src_channel_offset[c] >= std::max(1, plan.src_bytes_per_pixel))
+      return Status::error("tensorize plan is not initialised (bad channel map)");
+  }
+  return Status();
+}
+
+}  // namespace
+
+namespace tz {
+Status tensorize_check_plan(const TensorizePlan& plan) { return check_plan(plan); }
+}  // namespace tz
+
+Status tensorize_cpu(const TensorizePlan& plan, const ImageView& src, void* dst) {
+  CUDAPREP_RETURN_IF_ERROR(check_source(plan, src));
+  CUDAPREP_RETURN_IF_ERROR(check_plan(plan));
+  if (!dst) return Status::error("tensorize: null output");
+  const PixelParams p = tz::make_pixel_params(plan, src);
+
+  const int H = plan.dst_height;
+  const int64_t work = int64_t(plan.dst_width) * H;
+  int threads = 1;
+  if (work >= 65536) {
+    const unsigned hw = std::thread::hardware_concurrency();
+    threads = std::max(1, std::min<int>({static_cast<int>(hw == 0 ? 1 : hw), 8, H / 8}));
+  }
+  if (threads <= 1) {
+    run_band(plan, p, 0, H, dst);
+    return Status();
+  }
+  std::vector<std::thread> pool;
+  int next = 0;
+  const int band = (H + threads - 1) / threads;
+  try {
+    for (int i = 1; i < threads; ++i) {
+      const int y0 = i * band, y1 = std::min(H, y0 + band);
+      if (y0 >= y1) break;
+      pool.emplace_back([&plan, &p, y0, y1, dst] { run_band(plan, p, y0, y1, dst); });
+      next = y1;
+    }
+  } catch (const std::system_error&) {
+    // Could not start a thread: the bands started so far run; this thread does the rest.
+  }
+  run_band(plan, p, 0, std::min(H, band), dst);
+  if (pool.size() + 1 < static_cast<size_t>(threads) && next < H) {
+    const int rest = std::max(next, std::min(H, band));
+    run_band(plan, p, rest, H, dst);
+  }
+  for (auto& t : pool) t.join();
+  return Status();
+}
+
+}  // namespace cudaprep

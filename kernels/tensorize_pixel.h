@@ -1,0 +1,371 @@
+// Per-pixel evaluation of the tensorize transform, shared by the CPU path (tensorize_cpu.cpp)
+// and the CUDA kernel (tensorize_cuda.cu) so that both compute bit-identical results.
+//
+// Rules that keep the two paths identical:
+//  * only plain float operations (+, -, *) in a fixed order, no fmaf, no math library besides
+//    floorf; the CUDA code is compiled with -fmad=false and the host code with FP contraction
+//    off (see the pragma in tensorize_cpu.cpp), so no FMA is formed on either side;
+//  * every value is computed by the functions below; the CUDA kernel may fetch the source bytes
+//    differently (wide loads) but feeds the same bytes into the same arithmetic.
+//
+// The transform is axis-aligned (all resize modes are), so the source position of tensor pixel
+// (x, y) is xs = inv_sx * x + off_x, ys = inv_sy * y + off_y (plan.inv[0], inv[2], inv[4], inv[5];
+// plan.inv[1] and inv[3] are always 0).
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "image.h"
+#include "tensorize.h"
+
+namespace cudaprep {
+namespace tz {
+
+// The source formats the kernels are specialised for; the channel order of packed formats is
+// a runtime byte map, not a separate specialisation.
+enum class SourceFamily : int { NV12 = 0, I420 = 1, Packed3 = 2, Packed4 = 3, Gray = 4 };
+constexpr int kSourceFamilyCount = 5;
+
+inline SourceFamily source_family(PixelFormat f) {
+  switch (f) {
+    case PixelFormat::NV12: return SourceFamily::NV12;
+    case PixelFormat::I420: return SourceFamily::I420;
+    case PixelFormat::BGR: case PixelFormat::RGB: return SourceFamily::Packed3;
+    case PixelFormat::GRAY8: return SourceFamily::Gray;
+    default: return SourceFamily::Packed4;
+  }
+}
+
+// Everything the per-pixel code reads, flattened from a plan and a source image.
+struct PixelParams {
+  const uint8_t* plane[3];
+  int64_t stride[3];
+  int lx0, lx1, ly0, ly1;  // inclusive clamp range of luma / packed / gray samples (the ROI)
+  int cx0, cx1, cy0, cy1;  // inclusive clamp range of chroma samples (the chroma ROI)
+  int row_bytes[3];        // valid bytes of a row of each plane (bounds of wide loads)
+  int bpp;                 // bytes per packed pixel
+  int byte_of[3];          // packed: output channel c reads byte byte_of[c] of a pixel
+  int comp_of[3];          // YUV: output channel c takes colour component comp_of[c] (0=R,1=G,2=B)
+  int W, H;                // tensor size
+  int ax0, ax1, ay0, ay1;  // tensor pixels [ax0, ax1) x [ay0, ay1) sample the source
+  float inv_sx, off_x, inv_sy, off_y;
+  float mul[3], add[3], pad[3];
+  float y_offset, y_gain, c_gain, rv, gu, gv, bu;
+};
+
+// Host-side sanity check of a plan (plain data, maybe not from make_tensorize_plan); defined in
+// tensorize_cpu.cpp, used by both paths before touching memory.
+Status tensorize_check_plan(const TensorizePlan& plan);
+
+// Host-side: flattens a (validated) plan and a (checked) source image.
+inline PixelParams make_pixel_params(const TensorizePlan& plan, const ImageView& src) {
+  PixelParams p;
+  std::memset(&p, 0, sizeof(p));
+  const int np = plane_count(plan.format);
+  for (int i = 0; i < 3; ++i) {
+    p.plane[i] = i < np ? src.planes[i].data : nullptr;
+    p.stride[i] = i < np ? src.planes[i].stride : 0;
+  }
+  const Rect& r = plan.roi;
+  p.lx0 = r.x;
+  p.lx1 = r.x + r.w - 1;
+  p.ly0 = r.y;
+  p.ly1 = r.y + r.h - 1;
+  p.cx0 = r.x / 2;
+  p.cx1 = (r.x + r.w + 1) / 2 - 1;
+  p.cy0 = r.y / 2;
+  p.cy1 = (r.y + r.h + 1) / 2 - 1;
+  const int cw = (plan.src_width + 1) / 2;
+  switch (plan.format) {
+    case PixelFormat::NV12:
+      p.row_bytes[0] = plan.src_width;
+      p.row_bytes[1] = 2 * cw;
+      break;
+    case PixelFormat::I420:
+      p.row_bytes[0] = plan.src_width;
+      p.row_bytes[1] = cw;
+      p.row_bytes[2] = cw;
+      break;
+    default:
+      p.row_bytes[0] = plan.src_width * plan.src_bytes_per_pixel;
+      break;
+  }
+  p.bpp = plan.src_bytes_per_pixel;
+  for (int c = 0; c < 3; ++c) {
+    p.comp_of[c] = plan.out_channel_source[c];
+    p.byte_of[c] = plan.src_channel_offset[plan.out_channel_source[c]];
+    p.mul[c] = plan.mul[c];
+    p.add[c] = plan.add[c];
+    p.pad[c] = plan.pad_out[c];
+  }
+  p.W = plan.dst_width;
+  p.H = plan.dst_height;
+  p.ax0 = plan.active_x0;
+  p.ax1 = plan.active_x1;
+  p.ay0 = plan.active_y0;
+  p.ay1 = plan.active_y1;
+  p.inv_sx = plan.inv[0];
+  p.off_x = plan.inv[2];
+  p.inv_sy = plan.inv[4];
+  p.off_y = plan.inv[5];
+  p.y_offset = plan.y_offset;
+  p.y_gain = plan.y_gain;
+  p.c_gain = plan.c_gain;
+  p.rv = plan.rv;
+  p.gu = plan.gu;
+  p.gv = plan.gv;
+  p.bu = plan.bu;
+  return p;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Arithmetic (identical on both sides)
+
+CUDAPREP_HD int clampi(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
+
+// Source coordinate (pixel-index convention) of tensor index i.
+CUDAPREP_HD float src_coord(float inv_s, float off, int i) { return inv_s * static_cast<float>(i) + off; }
+
+// Chroma-plane coordinate of a luma coordinate (centre-sited 2x subsampling).
+CUDAPREP_HD float chroma_coord(float s) { return (s + 0.5f) * 0.5f - 0.5f; }
+
+struct Taps {
+  int i0, i1;
+  float f;
+};
+
+// Bilinear taps: x0 = floor(s), f = s - x0, both taps clamped to [lo, hi].
+CUDAPREP_HD Taps bilinear_taps(float s, int lo, int hi) {
+  const float fl = floorf(s);
+  const int i = static_cast<int>(fl);
+  Taps t;
+  t.f = s - fl;
+  t.i0 = clampi(i, lo, hi);
+  t.i1 = clampi(i + 1, lo, hi);
+  return t;
+}
+
+// Nearest: the pixel whose centre is closest, ties to the higher index.
+CUDAPREP_HD int nearest_tap(float s, int lo, int hi) { return clampi(static_cast<int>(floorf(s + 0.5f)), lo, hi); }
+
+CUDAPREP_HD float lerp1(float a, float b, float f) { return a + (b - a) * f; }
+
+CUDAPREP_HD float bilerp(float p00, float p01, float p10, float p11, float fx, float fy) {
+  const float top = lerp1(p00, p01, fx);
+  const float bot = lerp1(p10, p11, fx);
+  return lerp1(top, bot, fy);
+}
+
+CUDAPREP_HD float clamp255(float v) { return v < 0.0f ? 0.0f : (v > 255.0f ? 255.0f : v); }
+
+CUDAPREP_HD float select3(float a, float b, float c, int i) { return i == 0 ? a : (i == 1 ? b : c); }
+
+// YUV (interpolated samples) -> normalised output channels.
+CUDAPREP_HD void finish_yuv(const PixelParams& p, float Y, float U, float V, float out[3]) {
+  const float y = (Y - p.y_offset) * p.y_gain;
+  const float u = (U - 128.0f) * p.c_gain;
+  const float v = (V - 128.0f) * p.c_gain;
+  const float r = clamp255(y + p.rv * v);
+  const float g = clamp255(y + p.gu * u + p.gv * v);
+  const float b = clamp255(y + p.bu * u);
+  for (int c = 0; c < 3; ++c) out[c] = select3(r, g, b, p.comp_of[c]) * p.mul[c] + p.add[c];
+}
+
+// Pixel values already in output channel order -> normalised output channels.
+CUDAPREP_HD void finish_rgb(const PixelParams& p, float v0, float v1, float v2, float out[3]) {
+  out[0] = v0 * p.mul[0] + p.add[0];
+  out[1] = v1 * p.mul[1] + p.add[1];
+  out[2] = v2 * p.mul[2] + p.add[2];
+}
+
+CUDAPREP_HD void finish_gray(const PixelParams& p, float g, float out[3]) { finish_rgb(p, g, g, g, out); }
+
+CUDAPREP_HD void pad_pixel(const PixelParams& p, float out[3]) {
+  out[0] = p.pad[0];
+  out[1] = p.pad[1];
+  out[2] = p.pad[2];
+}
+
+CUDAPREP_HD bool x_active(const PixelParams& p, int x) { return x >= p.ax0 && x < p.ax1; }
+CUDAPREP_HD bool y_active(const PixelParams& p, int y) { return y >= p.ay0 && y < p.ay1; }
+
+// IEEE binary16 with round-to-nearest-even (as __float2half_rn); NaN -> 0x7fff.
+CUDAPREP_HD uint16_t float_to_half_rn(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, sizeof(x));
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  const uint32_t ax = x & 0x7fffffffu;
+  if (ax > 0x7f800000u) return 0x7fffu;                           // NaN
+  if (ax >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // >= 65520 (and inf) -> inf
+  if (ax >= 0x38800000u) {                                        // normal half (>= 2^-14)
+    const uint32_t rounded = ax + 0xfffu + ((ax >> 13) & 1u);
+    return static_cast<uint16_t>(sign | ((rounded - 0x38000000u) >> 13));
+  }
+  if (ax <= 0x33000000u) return static_cast<uint16_t>(sign);      // <= 2^-25 rounds to (signed) zero
+  // Subnormal half: value / 2^-24 = m * 2^(e - 126), shift = 126 - e in [14, 24].
+  const uint32_t e = ax >> 23;
+  const uint32_t m = (ax & 0x7fffffu) | 0x800000u;
+  const uint32_t shift = 126u - e;
+  uint32_t q = m >> shift;
+  const uint32_t rem = m & ((1u << shift) - 1u);
+  const uint32_t half = 1u << (shift - 1u);
+  if (rem > half || (rem == half && (q & 1u))) ++q;
+  return static_cast<uint16_t>(sign | q);
+}
+
+CUDAPREP_HD float half_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t e = (h >> 10) & 0x1fu;
+  uint32_t m = h & 0x3ffu;
+  uint32_t bits;
+  if (e == 0x1fu) {
+    bits = sign | 0x7f800000u | (m << 13);
+  } else if (e != 0) {
+    bits = sign | ((e + 112u) << 23) | (m << 13);
+  } else if (m == 0) {
+    bits = sign;
+  } else {  // subnormal: normalise
+    uint32_t ee = 113u;
+    while ((m & 0x400u) == 0) {
+      m <<= 1;
+      --ee;
+    }
+    bits = sign | (ee << 23) | ((m & 0x3ffu) << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Generic sampling (byte loads). Used by the CPU path, and by the CUDA kernel wherever its wide
+// loads do not apply (clamped taps at the ROI edges, rows shorter than a load window).
+
+CUDAPREP_HD float load_u8(const uint8_t* p) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<float>(__ldg(p));
+#else
+  return static_cast<float>(*p);
+#endif
+}
+
+// Per output row: the source rows and vertical weights.
+struct RowCtx {
+  const uint8_t* r0;   // luma / packed / gray row of tap 0 (nearest: the row)
+  const uint8_t* r1;   // row of tap 1
+  const uint8_t* a0;   // chroma plane 1 (NV12 UV, I420 U), tap 0 / nearest
+  const uint8_t* a1;
+  const uint8_t* b0;   // chroma plane 2 (I420 V)
+  const uint8_t* b1;
+  float fy, cfy;
+};
+
+template <SourceFamily F, Interpolation I>
+CUDAPREP_HD RowCtx make_row(const PixelParams& p, int y) {
+  RowCtx r;
+  const float ys = src_coord(p.inv_sy, p.off_y, y);
+  int y0, y1;
+  if (I == Interpolation::Bilinear) {
+    const Taps t = bilinear_taps(ys, p.ly0, p.ly1);
+    y0 = t.i0;
+    y1 = t.i1;
+    r.fy = t.f;
+  } else {
+    y0 = y1 = nearest_tap(ys, p.ly0, p.ly1);
+    r.fy = 0.0f;
+  }
+  r.r0 = p.plane[0] + static_cast<int64_t>(y0) * p.stride[0];
+  r.r1 = p.plane[0] + static_cast<int64_t>(y1) * p.stride[0];
+  r.a0 = r.a1 = r.b0 = r.b1 = nullptr;
+  r.cfy = 0.0f;
+  if (F == SourceFamily::NV12 || F == SourceFamily::I420) {
+    const float cys = chroma_coord(ys);
+    int c0, c1;
+    if (I == Interpolation::Bilinear) {
+      const Taps t = bilinear_taps(cys, p.cy0, p.cy1);
+      c0 = t.i0;
+      c1 = t.i1;
+      r.cfy = t.f;
+    } else {
+      c0 = c1 = nearest_tap(cys, p.cy0, p.cy1);
+    }
+    r.a0 = p.plane[1] + static_cast<int64_t>(c0) * p.stride[1];
+    r.a1 = p.plane[1] + static_cast<int64_t>(c1) * p.stride[1];
+    if (F == SourceFamily::I420) {
+      r.b0 = p.plane[2] + static_cast<int64_t>(c0) * p.stride[2];
+      r.b1 = p.plane[2] + static_cast<int64_t>(c1) * p.stride[2];
+    }
+  }
+  return r;
+}
+
+// Evaluates tensor pixel x of the row described by r (the pixel must be active); out[c] are
+// the normalised output channels.
+template <SourceFamily F, Interpolation I>
+CUDAPREP_HD void sample_pixel(const PixelParams& p, const RowCtx& r, int x, float out[3]) {
+  const float xs = src_coord(p.inv_sx, p.off_x, x);
+  if (I == Interpolation::Bilinear) {
+    const Taps t = bilinear_taps(xs, p.lx0, p.lx1);
+    if (F == SourceFamily::Gray) {
+      finish_gray(p, bilerp(load_u8(r.r0 + t.i0), load_u8(r.r0 + t.i1), load_u8(r.r1 + t.i0),
+                            load_u8(r.r1 + t.i1), t.f, r.fy),
+                  out);
+    } else if (F == SourceFamily::Packed3 || F == SourceFamily::Packed4) {
+      const int o0 = t.i0 * p.bpp, o1 = t.i1 * p.bpp;
+      float v[3];
+      for (int c = 0; c < 3; ++c) {
+        const int b = p.byte_of[c];
+        v[c] = bilerp(load_u8(r.r0 + o0 + b), load_u8(r.r0 + o1 + b), load_u8(r.r1 + o0 + b),
+                      load_u8(r.r1 + o1 + b), t.f, r.fy);
+      }
+      finish_rgb(p, v[0], v[1], v[2], out);
+    } else {
+      const float Y = bilerp(load_u8(r.r0 + t.i0), load_u8(r.r0 + t.i1), load_u8(r.r1 + t.i0),
+                             load_u8(r.r1 + t.i1), t.f, r.fy);
+      const Taps c = bilinear_taps(chroma_coord(xs), p.cx0, p.cx1);
+      float U, V;
+      if (F == SourceFamily::NV12) {
+        const int o0 = 2 * c.i0, o1 = 2 * c.i1;
+        U = bilerp(load_u8(r.a0 + o0), load_u8(r.a0 + o1), load_u8(r.a1 + o0), load_u8(r.a1 + o1), c.f, r.cfy);
+        V = bilerp(load_u8(r.a0 + o0 + 1), load_u8(r.a0 + o1 + 1), load_u8(r.a1 + o0 + 1),
+                   load_u8(r.a1 + o1 + 1), c.f, r.cfy);
+      } else {
+        U = bilerp(load_u8(r.a0 + c.i0), load_u8(r.a0 + c.i1), load_u8(r.a1 + c.i0), load_u8(r.a1 + c.i1), c.f,
+                   r.cfy);
+        V = bilerp(load_u8(r.b0 + c.i0), load_u8(r.b0 + c.i1), load_u8(r.b1 + c.i0), load_u8(r.b1 + c.i1), c.f,
+                   r.cfy);
+      }
+      finish_yuv(p, Y, U, V, out);
+    }
+  } else {
+    const int xi = nearest_tap(xs, p.lx0, p.lx1);
+    if (F == SourceFamily::Gray) {
+      finish_gray(p, load_u8(r.r0 + xi), out);
+    } else if (F == SourceFamily::Packed3 || F == SourceFamily::Packed4) {
+      const uint8_t* px = r.r0 + xi * p.bpp;
+      finish_rgb(p, load_u8(px + p.byte_of[0]), load_u8(px + p.byte_of[1]), load_u8(px + p.byte_of[2]), out);
+    } else {
+      const int ci = nearest_tap(chroma_coord(xs), p.cx0, p.cx1);
+      float U, V;
+      if (F == SourceFamily::NV12) {
+        U = load_u8(r.a0 + 2 * ci);
+        V = load_u8(r.a0 + 2 * ci + 1);
+      } else {
+        U = load_u8(r.a0 + ci);
+        V = load_u8(r.b0 + ci);
+      }
+      finish_yuv(p, load_u8(r.r0 + xi), U, V, out);
+    }
+  }
+}
+
+// Element offset of channel c of tensor pixel (x, y).
+template <Layout L>
+CUDAPREP_HD int64_t out_offset(int W, int H, int x, int y, int c) {
+  if (L == Layout::NCHW) return static_cast<int64_t>(c) * W * H + static_cast<int64_t>(y) * W + x;
+  return (static_cast<int64_t>(y) * W + x) * 3 + c;
+}
+
+}  // namespace tz
+}  // namespace cudaprep

@@ -1,0 +1,272 @@
+#include "reference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+namespace tzref {
+
+using cudaprep::Align;
+using cudaprep::ChannelOrder;
+using cudaprep::ImageView;
+using cudaprep::Interpolation;
+using cudaprep::Layout;
+using cudaprep::PixelFormat;
+using cudaprep::ResizeMode;
+using cudaprep::TensorizeConfig;
+using cudaprep::YuvMatrix;
+
+double py_round(double v) {
+  const double f = std::floor(v);
+  const double d = v - f;
+  if (d > 0.5) return f + 1;
+  if (d < 0.5) return f;
+  return std::fmod(f, 2.0) == 0.0 ? f : f + 1;
+}
+
+Geometry geometry(const TensorizeConfig& c) {
+  Geometry g{};
+  const bool whole = c.roi.x == 0 && c.roi.y == 0 && c.roi.w == 0 && c.roi.h == 0;
+  g.rx = whole ? 0 : c.roi.x;
+  g.ry = whole ? 0 : c.roi.y;
+  g.rw = whole ? c.src_width : c.roi.w;
+  g.rh = whole ? c.src_height : c.roi.h;
+  const double W = c.dst_width, H = c.dst_height;
+  const bool center = c.align == Align::Center;
+  double ax = 0, ay = 0, aw = W, ah = H;
+  switch (c.mode) {
+    case ResizeMode::Letterbox: {
+      const double s = std::min(W / g.rw, H / g.rh);
+      const double nw = g.rw * s, nh = g.rh * s;
+      g.sx = g.sy = s;
+      g.ox = center ? (W - nw) / 2 : 0;
+      g.oy = center ? (H - nh) / 2 : 0;
+      ax = g.ox;
+      ay = g.oy;
+      aw = nw;
+      ah = nh;
+      break;
+    }
+    case ResizeMode::Stretch:
+      g.sx = W / g.rw;
+      g.sy = H / g.rh;
+      g.ox = g.oy = 0;
+      break;
+    case ResizeMode::Crop: {
+      const double s = std::max(W / g.rw, H / g.rh);
+      g.sx = g.sy = s;
+      g.ox = center ? (W - g.rw * s) / 2 : 0;
+      g.oy = center ? (H - g.rh * s) / 2 : 0;
+      break;
+    }
+    case ResizeMode::Ultralytics: {
+      // ultralytics/data/augment.py LetterBox.__call__ (auto=False, scaleup=True):
+      //   r = min(new_shape[0] / shape[0], new_shape[1] / shape[1])
+      //   new_unpad = int(round(shape[1] * r)), int(round(shape[0] * r))
+      //   dw, dh = new_shape[1] - new_unpad[0], new_shape[0] - new_unpad[1]
+      //   if center: dw /= 2; dh /= 2
+      //   top, bottom = int(round(dh - 0.1)) if center else 0, int(round(dh + 0.1))
+      //   left, right = int(round(dw - 0.1)) if center else 0, int(round(dw + 0.1))
+      const double r = std::min(H / g.rh, W / g.rw);
+      const double nw = std::max(1.0, py_round(g.rw * r)), nh = std::max(1.0, py_round(g.rh * r));
+      double dw = W - nw, dh = H - nh;
+      double left = 0, top = 0;
+      if (center) {
+        dw /= 2;
+        dh /= 2;
+        left = py_round(dw - 0.1);
+        top = py_round(dh - 0.1);
+      }
+      g.sx = nw / g.rw;
+      g.sy = nh / g.rh;
+      g.ox = left;
+      g.oy = top;
+      ax = left;
+      ay = top;
+      aw = nw;
+      ah = nh;
+      break;
+    }
+  }
+  // Clip the active rectangle to the tensor.
+  const double x0 = std::max(0.0, ax), y0 = std::max(0.0, ay);
+  const double x1 = std::min(W, ax + aw), y1 = std::min(H, ay + ah);
+  g.ax = x0;
+  g.ay = y0;
+  g.aw = std::max(0.0, x1 - x0);
+  g.ah = std::max(0.0, y1 - y0);
+  return g;
+}
+
+bool inside(double a, double len, int x) {
+  const double c = x + 0.5;
+  return c >= a - 1e-6 && c < a + len - 1e-6;
+}
+
+namespace {
+
+int clampi(int v, int lo, int hi) { return std::min(std::max(v, lo), hi); }
+
+// Byte position of R, G, B and bytes per pixel of packed formats (written out again here).
+void packed_layout(PixelFormat f, int* bpp, int pos[3]) {
+  switch (f) {
+    case PixelFormat::BGR: *bpp = 3; pos[0] = 2; pos[1] = 1; pos[2] = 0; return;
+    case PixelFormat::RGB: *bpp = 3; pos[0] = 0; pos[1] = 1; pos[2] = 2; return;
+    case PixelFormat::BGRx: case PixelFormat::BGRA: *bpp = 4; pos[0] = 2; pos[1] = 1; pos[2] = 0; return;
+    case PixelFormat::RGBx: case PixelFormat::RGBA: *bpp = 4; pos[0] = 0; pos[1] = 1; pos[2] = 2; return;
+    default: *bpp = 1; pos[0] = pos[1] = pos[2] = 0; return;
+  }
+}
+
+// Interpolated value of a plane at (x, y); get(ix, iy) reads an already clamped pixel.
+template <typename Get>
+double interp(Interpolation ip, double x, double y, int xlo, int xhi, int ylo, int yhi, Get get) {
+  if (ip == Interpolation::Nearest) {
+    const int ix = clampi(int(std::floor(x + 0.5)), xlo, xhi), iy = clampi(int(std::floor(y + 0.5)), ylo, yhi);
+    return get(ix, iy);
+  }
+  const double fx0 = std::floor(x), fy0 = std::floor(y);
+  const double ax = x - fx0, ay = y - fy0;
+  const int x0 = int(fx0), y0 = int(fy0);
+  const int xa = clampi(x0, xlo, xhi), xb = clampi(x0 + 1, xlo, xhi);
+  const int ya = clampi(y0, ylo, yhi), yb = clampi(y0 + 1, ylo, yhi);
+  return (1 - ax) * (1 - ay) * get(xa, ya) + ax * (1 - ay) * get(xb, ya) + (1 - ax) * ay * get(xa, yb) +
+         ax * ay * get(xb, yb);
+}
+
+}  // namespace
+
+void sample_rgb(const TensorizeConfig& c, const Geometry& g, const ImageView& src, double xs, double ys,
+                double rgb[3]) {
+  const int rx0 = int(g.rx), rx1 = int(g.rx + g.rw) - 1, ry0 = int(g.ry), ry1 = int(g.ry + g.rh) - 1;
+  const Interpolation ip = c.interpolation;
+  if (src.format == PixelFormat::NV12 || src.format == PixelFormat::I420) {
+    auto px = [](const cudaprep::Plane& p, int x, int y) { return double(p.data[int64_t(y) * p.stride + x]); };
+    const double Y = interp(ip, xs, ys, rx0, rx1, ry0, ry1, [&](int x, int y) { return px(src.planes[0], x, y); });
+    // Chroma: centre-sited, index = (luma + 0.5) / 2 - 0.5, clamped to the chroma ROI.
+    const double cx = (xs + 0.5) / 2 - 0.5, cy = (ys + 0.5) / 2 - 0.5;
+    const int cx0 = int(std::floor(g.rx / 2)), cx1 = int(std::ceil((g.rx + g.rw) / 2)) - 1;
+    const int cy0 = int(std::floor(g.ry / 2)), cy1 = int(std::ceil((g.ry + g.rh) / 2)) - 1;
+    double U, V;
+    if (src.format == PixelFormat::NV12) {
+      U = interp(ip, cx, cy, cx0, cx1, cy0, cy1, [&](int x, int y) { return px(src.planes[1], 2 * x, y); });
+      V = interp(ip, cx, cy, cx0, cx1, cy0, cy1, [&](int x, int y) { return px(src.planes[1], 2 * x + 1, y); });
+    } else {
+      U = interp(ip, cx, cy, cx0, cx1, cy0, cy1, [&](int x, int y) { return px(src.planes[1], x, y); });
+      V = interp(ip, cx, cy, cx0, cx1, cy0, cy1, [&](int x, int y) { return px(src.planes[2], x, y); });
+    }
+    double kr, kb;
+    switch (c.yuv_matrix) {
+      case YuvMatrix::BT709: kr = 0.2126; kb = 0.0722; break;
+      case YuvMatrix::BT2020: kr = 0.2627; kb = 0.0593; break;
+      default: kr = 0.299; kb = 0.114; break;
+    }
+    const double kg = 1 - kr - kb;
+    double y, u, v;
+    if (c.yuv_full_range) {
+      y = Y;
+      u = U - 128;
+      v = V - 128;
+    } else {
+      y = (Y - 16) * 255.0 / 219.0;
+      u = (U - 128) * 255.0 / 224.0;
+      v = (V - 128) * 255.0 / 224.0;
+    }
+    // Inverse of Y = kr R + kg G + kb B, Pb = (B - Y) / (2 (1 - kb)), Pr = (R - Y) / (2 (1 - kr)).
+    const double R = y + 2 * (1 - kr) * v;
+    const double B = y + 2 * (1 - kb) * u;
+    const double G = (y - kr * R - kb * B) / kg;
+    rgb[0] = std::min(255.0, std::max(0.0, R));
+    rgb[1] = std::min(255.0, std::max(0.0, G));
+    rgb[2] = std::min(255.0, std::max(0.0, B));
+    return;
+  }
+  int bpp, pos[3];
+  packed_layout(src.format, &bpp, pos);
+  const cudaprep::Plane& p = src.planes[0];
+  for (int k = 0; k < 3; ++k) {
+    const int off = src.format == PixelFormat::GRAY8 ? 0 : pos[k];
+    rgb[k] = interp(ip, xs, ys, rx0, rx1, ry0, ry1,
+                    [&](int x, int y) { return double(p.data[int64_t(y) * p.stride + int64_t(x) * bpp + off]); });
+  }
+}
+
+Tensor tensorize(const TensorizeConfig& c, const ImageView& src, double position_slack) {
+  const Geometry g = geometry(c);
+  const int W = c.dst_width, H = c.dst_height;
+  Tensor t;
+  const size_t n = size_t(W) * H * 3;
+  t.value.resize(n);
+  t.lo.resize(n);
+  t.hi.resize(n);
+  t.active.resize(n);
+  auto index = [&](int x, int y, int ch) -> size_t {
+    return c.layout == Layout::NCHW ? size_t(ch) * W * H + size_t(y) * W + x : (size_t(y) * W + x) * 3 + ch;
+  };
+  auto normalise = [&](double pixel, int ch) { return (pixel * c.scale - c.mean[ch]) / c.std[ch]; };
+  for (int y = 0; y < H; ++y) {
+    for (int x = 0; x < W; ++x) {
+      const bool act = inside(g.ax, g.aw, x) && inside(g.ay, g.ah, y);
+      double rgb[3], lo[3], hi[3];
+      if (!act) {
+        for (int k = 0; k < 3; ++k) rgb[k] = lo[k] = hi[k] = c.pad_value;
+      } else {
+        const double xs = (x + 0.5 - g.ox) / g.sx + g.rx - 0.5;
+        const double ys = (y + 0.5 - g.oy) / g.sy + g.ry - 0.5;
+        sample_rgb(c, g, src, xs, ys, rgb);
+        // Float position error: a few ulps of the terms of x * (1 / sx) + offset.
+        const double ex = position_slack >= 0 ? position_slack
+                                              : std::ldexp(std::fabs(x / g.sx) + std::fabs(xs - x / g.sx) + std::fabs(xs) + 1, -22);
+        const double ey = position_slack >= 0 ? position_slack
+                                              : std::ldexp(std::fabs(y / g.sy) + std::fabs(ys - y / g.sy) + std::fabs(ys) + 1, -22);
+        for (int k = 0; k < 3; ++k) lo[k] = hi[k] = rgb[k];
+        const double dx[3] = {-ex, 0, ex}, dy[3] = {-ey, 0, ey};
+        for (double ddx : dx)
+          for (double ddy : dy) {
+            double v[3];
+            sample_rgb(c, g, src, xs + ddx, ys + ddy, v);
+            for (int k = 0; k < 3; ++k) {
+              lo[k] = std::min(lo[k], v[k]);
+              hi[k] = std::max(hi[k], v[k]);
+            }
+          }
+      }
+      for (int ch = 0; ch < 3; ++ch) {
+        const int k = c.channel_order == ChannelOrder::RGB ? ch : 2 - ch;
+        const size_t i = index(x, y, ch);
+        const double a = normalise(lo[k], ch), b = normalise(hi[k], ch);
+        t.value[i] = normalise(rgb[k], ch);
+        t.lo[i] = std::min(a, b);
+        t.hi[i] = std::max(a, b);
+        t.active[i] = act;
+      }
+    }
+  }
+  return t;
+}
+
+unsigned short ref_half_bits(float f) {
+  if (std::isnan(f)) return 0x7e00;
+  const unsigned short sign = std::signbit(f) ? 0x8000 : 0;
+  double a = std::fabs(double(f));
+  if (std::isinf(f)) return sign | 0x7c00;
+  if (a == 0) return sign;
+  int e;
+  std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1)
+  // Half: normal exponents e - 1 in [-14, 15] with 10 fraction bits; below: subnormal, unit 2^-24.
+  const int q_exp = std::max(e - 1, -14) - 10;  // value of the last kept bit
+  double q = a / std::ldexp(1.0, q_exp);        // exact (power of two)
+  const double fl = std::floor(q);
+  const double d = q - fl;
+  q = d > 0.5 ? fl + 1 : (d < 0.5 ? fl : (std::fmod(fl, 2.0) == 0 ? fl : fl + 1));
+  const double r = q * std::ldexp(1.0, q_exp);
+  if (r >= 65536.0) return sign | 0x7c00;
+  if (r < std::ldexp(1.0, -14)) return sign | static_cast<unsigned short>(r / std::ldexp(1.0, -24));
+  int re;
+  const double rm = std::frexp(r, &re);  // r = rm * 2^re
+  const int biased = re - 1 + 15;
+  const unsigned frac = static_cast<unsigned>((rm * 2 - 1) * 1024);
+  return sign | static_cast<unsigned short>((biased << 10) | frac);
+}
+
+}  // namespace tzref

@@ -1,0 +1,383 @@
+// GPU tests of the tensorize kernel: the CUDA path must equal the CPU path bit for bit (fp32 and
+// fp16) for every format and mode, on random images of odd sizes, with padded / pitched device
+// inputs and odd plane offsets (so the kernel's wide loads meet every alignment), with aligned
+// and misaligned outputs (vector and scalar stores). The output is poisoned before every run
+// and every element is checked to have been written, and nothing past its end.
+// Exits 77 (skipped) without a GPU (gpu_test_main.cpp). No OpenCV, no GStreamer.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cuda_device.h"
+#include "tensorize.h"
+#include "test_images.h"
+
+using namespace cudaprep;
+using tztest::HostImage;
+using tztest::kAllFormats;
+
+namespace {
+
+constexpr size_t kGuard = 256;
+
+class TensorizeGpu : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(cuda::stream_create(&stream_).ok()); }
+  void TearDown() override { cuda::stream_destroy(stream_); }
+  void* stream_ = nullptr;
+};
+
+// A device copy of a host image.
+struct DeviceImage {
+  std::vector<cuda::DeviceBuffer> bufs;
+  ImageView view;
+};
+
+// Same bytes, same strides, same plane offsets as the host buffer.
+::testing::AssertionResult upload_same_layout(const HostImage& im, void* stream, DeviceImage* d) {
+  d->bufs.clear();
+  d->bufs.emplace_back();
+  Status s = d->bufs[0].allocate(im.buf.size());
+  if (s.ok())
+    s = cuda::copy_2d_async(d->bufs[0].data(), im.buf.size(), im.buf.data(), im.buf.size(), im.buf.size(), 1,
+                            cuda::CopyKind::HostToDevice, stream);
+  if (s.ok()) s = cuda::stream_sync(stream);
+  if (!s.ok()) return ::testing::AssertionFailure() << s.message();
+  d->view = im.at(d->bufs[0].data());
+  return ::testing::AssertionSuccess();
+}
+
+// One cudaMallocPitch allocation per plane; the plane starts `offset` bytes into it.
+::testing::AssertionResult upload_pitched(const HostImage& im, int offset, void* stream, DeviceImage* d) {
+  d->bufs.clear();
+  d->view = im.view;
+  const int n = plane_count(im.view.format);
+  d->bufs.resize(n);
+  for (int i = 0; i < n; ++i) {
+    int rb, rows;
+    tztest::plane_geometry(im.view.format, im.view.width, im.view.height, i, &rb, &rows);
+    Status s = d->bufs[i].allocate_pitched(size_t(rb) + offset, rows);
+    uint8_t* base = d->bufs[i].data() + offset;
+    if (s.ok())
+      s = cuda::copy_2d_async(base, d->bufs[i].pitch(), im.plane(i), size_t(im.stride(i)), rb, rows,
+                              cuda::CopyKind::HostToDevice, stream);
+    if (s.ok()) s = cuda::stream_sync(stream);
+    if (!s.ok()) return ::testing::AssertionFailure() << s.message();
+    d->view.planes[i].data = base;
+    d->view.planes[i].stride = int64_t(d->bufs[i].pitch());
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// CPU result (poisoned buffer, fully checked).
+::testing::AssertionResult run_cpu(const TensorizePlan& plan, const ImageView& src, std::vector<uint8_t>* out) {
+  const size_t bytes = tensor_bytes(plan);
+  std::vector<uint8_t> buf(bytes + kGuard, 0xFF);
+  const Status s = tensorize_cpu(plan, src, buf.data());
+  if (!s.ok()) return ::testing::AssertionFailure() << "tensorize_cpu: " << s.message();
+  for (size_t i = bytes; i < buf.size(); ++i)
+    if (buf[i] != 0xFF) return ::testing::AssertionFailure() << "CPU wrote past the end";
+  buf.resize(bytes);
+  *out = std::move(buf);
+  return ::testing::AssertionSuccess();
+}
+
+// Runs the kernel into a poisoned device buffer at byte offset `dst_offset`; returns the tensor
+// bytes and checks the guard bytes before and after it.
+::testing::AssertionResult run_gpu(const TensorizePlan& plan, const ImageView& src, void* stream, size_t dst_offset,
+                                   std::vector<uint8_t>* out) {
+  const size_t bytes = tensor_bytes(plan), total = dst_offset + bytes + kGuard;
+  cuda::DeviceBuffer dev;
+  Status s = dev.allocate(total);
+  std::vector<uint8_t> host(total, 0xFF);
+  if (s.ok())
+    s = cuda::copy_2d_async(dev.data(), total, host.data(), total, total, 1, cuda::CopyKind::HostToDevice, stream);
+  if (s.ok()) s = cuda::stream_sync(stream);
+  if (!s.ok()) return ::testing::AssertionFailure() << "setup: " << s.message();
+  s = tensorize_cuda(plan, src, dev.data() + dst_offset, stream);
+  if (!s.ok()) return ::testing::AssertionFailure() << "tensorize_cuda: " << s.message();
+  s = cuda::stream_sync(stream);
+  if (!s.ok()) return ::testing::AssertionFailure() << "kernel: " << s.message();
+  s = cuda::copy_2d_async(host.data(), total, dev.data(), total, total, 1, cuda::CopyKind::DeviceToHost, stream);
+  if (s.ok()) s = cuda::stream_sync(stream);
+  if (!s.ok()) return ::testing::AssertionFailure() << "readback: " << s.message();
+  for (size_t i = 0; i < dst_offset; ++i)
+    if (host[i] != 0xFF) return ::testing::AssertionFailure() << "kernel wrote before the tensor";
+  for (size_t i = dst_offset + bytes; i < total; ++i)
+    if (host[i] != 0xFF) return ::testing::AssertionFailure() << "kernel wrote past the tensor end";
+  out->assign(host.begin() + dst_offset, host.begin() + dst_offset + bytes);
+  return ::testing::AssertionSuccess();
+}
+
+std::string describe(const TensorizeConfig& c) {
+  char buf[400];
+  std::snprintf(buf, sizeof(buf), "%s %dx%d roi(%d,%d %dx%d) -> %dx%d %s align=%d interp=%d order=%d layout=%d dtype=%d",
+                pixel_format_name(c.format), c.src_width, c.src_height, c.roi.x, c.roi.y, c.roi.w, c.roi.h,
+                c.dst_width, c.dst_height, resize_mode_name(c.mode), int(c.align), int(c.interpolation),
+                int(c.channel_order), int(c.layout), int(c.dtype));
+  return buf;
+}
+
+// GPU vs CPU: every element written (no poison left), then bit equality; on a mismatch reports
+// the largest difference (the documented tolerance is 1e-5 for fp32, but bits are expected).
+::testing::AssertionResult same_as_cpu(const TensorizePlan& plan, const std::vector<uint8_t>& cpu,
+                                       const std::vector<uint8_t>& gpu) {
+  const size_t n = tensor_elements(plan);
+  size_t unwritten = 0, differ = 0, first = n;
+  double worst = 0;
+  for (size_t i = 0; i < n; ++i) {
+    float a, b;
+    if (plan.dtype == DType::Float32) {
+      std::memcpy(&a, &cpu[4 * i], 4);
+      std::memcpy(&b, &gpu[4 * i], 4);
+    } else {
+      uint16_t ha, hb;
+      std::memcpy(&ha, &cpu[2 * i], 2);
+      std::memcpy(&hb, &gpu[2 * i], 2);
+      a = half_bits_to_float(ha);
+      b = half_bits_to_float(hb);
+    }
+    if (std::isnan(b)) {
+      ++unwritten;
+      continue;
+    }
+    const size_t w = plan.dtype == DType::Float32 ? 4 : 2;
+    if (std::memcmp(&cpu[w * i], &gpu[w * i], w) != 0) {
+      if (differ++ == 0) first = i;
+      worst = std::max(worst, double(std::fabs(a - b)));
+    }
+  }
+  if (unwritten) return ::testing::AssertionFailure() << unwritten << " of " << n << " elements not written";
+  if (differ)
+    return ::testing::AssertionFailure() << differ << " of " << n << " elements differ from the CPU path (first "
+                                         << first << ", largest difference " << worst << ")";
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult check(const TensorizeConfig& cfg, const HostImage& im, void* stream, int mode,
+                                 size_t dst_offset = 0) {
+  TensorizePlan plan;
+  const Status s = make_tensorize_plan(cfg, &plan);
+  if (!s.ok()) return ::testing::AssertionFailure() << "plan: " << s.message();
+  std::vector<uint8_t> cpu, gpu;
+  auto r = run_cpu(plan, im.view, &cpu);
+  if (!r) return r << " " << describe(cfg);
+  DeviceImage d;
+  r = mode == 0 ? upload_same_layout(im, stream, &d) : upload_pitched(im, mode == 1 ? 0 : mode, stream, &d);
+  if (!r) return r;
+  r = run_gpu(plan, d.view, stream, dst_offset, &gpu);
+  if (!r) return r << " " << describe(cfg);
+  r = same_as_cpu(plan, cpu, gpu);
+  if (!r) return r << "\n" << describe(cfg) << " input layout " << mode << " dst offset " << dst_offset;
+  return r;
+}
+
+TensorizeConfig base_config(PixelFormat f, int w, int h, int tw, int th) {
+  TensorizeConfig c;
+  c.format = f;
+  c.src_width = w;
+  c.src_height = h;
+  c.dst_width = tw;
+  c.dst_height = th;
+  return c;
+}
+
+// Every format x mode x align x interpolation x dtype x layout on random images.
+TEST_F(TensorizeGpu, EveryCombinationMatchesCpu) {
+  std::mt19937 rng(21);
+  std::uniform_int_distribution<int> any(0, 1 << 30);
+  std::uniform_real_distribution<double> u(0, 1);
+  const int sizes[][2] = {{333, 201}, {1, 1}, {2, 3}, {64, 48}, {641, 479}, {37, 23}, {3, 97}, {160, 90}};
+  const int tensors[][2] = {{64, 64}, {29, 31}, {40, 24}, {1, 1}, {7, 33}, {96, 50}, {17, 8}};
+  int n = 0;
+  for (PixelFormat f : kAllFormats)
+    for (ResizeMode m : {ResizeMode::Letterbox, ResizeMode::Stretch, ResizeMode::Crop, ResizeMode::Ultralytics})
+      for (Align a : {Align::Center, Align::TopLeft})
+        for (Interpolation ip : {Interpolation::Bilinear, Interpolation::Nearest})
+          for (DType d : {DType::Float32, DType::Float16})
+            for (Layout l : {Layout::NCHW, Layout::NHWC}) {
+              const auto& sz = sizes[n % 8];
+              const auto& ts = tensors[(n / 8) % 7];
+              const int mode = n % 3;  // same layout / pitched / pitched at an odd offset
+              ++n;
+              HostImage im = tztest::make_image(f, sz[0], sz[1], any(rng) % 9, 1 + any(rng) % 11);
+              tztest::fill_random(im, rng);
+              TensorizeConfig c = base_config(f, sz[0], sz[1], ts[0], ts[1]);
+              c.mode = m;
+              c.align = a;
+              c.interpolation = ip;
+              c.dtype = d;
+              c.layout = l;
+              c.channel_order = any(rng) % 2 ? ChannelOrder::BGR : ChannelOrder::RGB;
+              c.pad_value = any(rng) % 256;
+              c.yuv_matrix = static_cast<YuvMatrix>(any(rng) % 3);
+              c.yuv_full_range = any(rng) % 2;
+              if (any(rng) % 2) {
+                c.scale = 0.5 + u(rng);
+                for (int k = 0; k < 3; ++k) {
+                  c.mean[k] = 300 * u(rng) - 100;
+                  c.std[k] = (any(rng) % 2 ? 1 : -1) * (0.2 + 80 * u(rng));
+                }
+              }
+              if (any(rng) % 2 && sz[0] > 2 && sz[1] > 2) {
+                c.roi.x = any(rng) % (sz[0] - 1);
+                c.roi.y = any(rng) % (sz[1] - 1);
+                c.roi.w = 1 + any(rng) % (sz[0] - c.roi.x);
+                c.roi.h = 1 + any(rng) % (sz[1] - c.roi.y);
+              }
+              EXPECT_TRUE(check(c, im, stream_, mode == 2 ? 1 + any(rng) % 7 : mode));
+            }
+  std::printf("%d configurations compared\n", n);
+}
+
+// The production shapes: 1080p NV12 / BGR / BGRx / I420 -> 640x640, every layout and dtype, with
+// aligned outputs (vector stores) and misaligned ones (scalar stores).
+TEST_F(TensorizeGpu, FullHdToSquareMatchesCpu) {
+  std::mt19937 rng(22);
+  for (PixelFormat f : {PixelFormat::NV12, PixelFormat::I420, PixelFormat::BGR, PixelFormat::BGRx, PixelFormat::GRAY8}) {
+    HostImage im = tztest::make_image(f, 1920, 1080, 0, 0);
+    tztest::fill_random(im, rng);
+    for (ResizeMode m : {ResizeMode::Letterbox, ResizeMode::Ultralytics, ResizeMode::Crop})
+      for (DType d : {DType::Float32, DType::Float16})
+        for (Layout l : {Layout::NCHW, Layout::NHWC}) {
+          TensorizeConfig c = base_config(f, 1920, 1080, 640, 640);
+          c.mode = m;
+          c.dtype = d;
+          c.layout = l;
+          EXPECT_TRUE(check(c, im, stream_, 0));
+          if (m == ResizeMode::Letterbox) {
+            EXPECT_TRUE(check(c, im, stream_, 1, d == DType::Float32 ? 4 : 2));
+          }
+        }
+  }
+}
+
+// Odd sizes, extreme scales, ROIs at the frame edges, odd plane offsets.
+TEST_F(TensorizeGpu, OddShapesAndOffsetsMatchCpu) {
+  std::mt19937 rng(23);
+  struct Case {
+    int w, h, tw, th;
+    Rect roi;
+  } cases[] = {{1, 1, 640, 640, {}},        {4096, 2160, 16, 16, {}},          {333, 201, 641, 479, {}},
+               {641, 479, 333, 201, {}},    {1921, 1081, 640, 384, {1, 1, 1920, 1080}},
+               {999, 7, 13, 640, {}},       {7, 999, 640, 13, {}},             {640, 480, 640, 480, {637, 477, 3, 3}},
+               {1280, 720, 1023, 1023, {0, 0, 1, 720}}};
+  int k = 0;
+  for (const Case& cs : cases)
+    for (PixelFormat f : kAllFormats) {
+      HostImage im = tztest::make_image(f, cs.w, cs.h, 3, 5);
+      tztest::fill_random(im, rng);
+      TensorizeConfig c = base_config(f, cs.w, cs.h, cs.tw, cs.th);
+      c.roi = cs.roi;
+      c.interpolation = k++ % 3 == 2 ? Interpolation::Nearest : Interpolation::Bilinear;
+      c.dtype = k % 4 == 1 ? DType::Float16 : DType::Float32;
+      c.layout = k % 5 == 3 ? Layout::NHWC : Layout::NCHW;
+      for (int mode : {0, 3}) EXPECT_TRUE(check(c, im, stream_, mode));
+    }
+}
+
+TEST_F(TensorizeGpu, InvalidInputsLaunchNothing) {
+  HostImage im = tztest::make_image(PixelFormat::NV12, 64, 48);
+  DeviceImage d;
+  ASSERT_TRUE(upload_same_layout(im, stream_, &d));
+  TensorizeConfig c = base_config(PixelFormat::NV12, 64, 48, 32, 32);
+  TensorizePlan plan;
+  ASSERT_TRUE(make_tensorize_plan(c, &plan).ok());
+  const size_t bytes = tensor_bytes(plan);
+  cuda::DeviceBuffer out;
+  ASSERT_TRUE(out.allocate(bytes).ok());
+  std::vector<uint8_t> poison(bytes, 0xFF), back(bytes);
+  auto expect_untouched = [&](const char* what) {
+    ASSERT_TRUE(cuda::stream_sync(stream_).ok()) << what;
+    ASSERT_TRUE(cuda::copy_2d_async(back.data(), bytes, out.data(), bytes, bytes, 1, cuda::CopyKind::DeviceToHost,
+                                    stream_).ok());
+    ASSERT_TRUE(cuda::stream_sync(stream_).ok());
+    EXPECT_EQ(back, poison) << what << ": the kernel ran";
+  };
+  ASSERT_TRUE(cuda::copy_2d_async(out.data(), bytes, poison.data(), bytes, bytes, 1, cuda::CopyKind::HostToDevice,
+                                  stream_).ok());
+
+  TensorizePlan zero{};
+  Status s = tensorize_cuda(zero, d.view, out.data(), stream_);
+  EXPECT_FALSE(s.ok());
+  expect_untouched("zero plan");
+
+  ImageView v = d.view;
+  v.format = PixelFormat::BGR;
+  s = tensorize_cuda(plan, v, out.data(), stream_);
+  EXPECT_EQ(s.message(), "source format BGR does not match the plan's NV12");
+  expect_untouched("wrong format");
+
+  v = d.view;
+  v.height = 47;
+  s = tensorize_cuda(plan, v, out.data(), stream_);
+  EXPECT_EQ(s.message(), "source size 64x47 does not match the plan's 64x48");
+  expect_untouched("wrong size");
+
+  v = d.view;
+  v.planes[1].data = nullptr;
+  s = tensorize_cuda(plan, v, out.data(), stream_);
+  EXPECT_EQ(s.message(), "source plane 1 is null");
+  expect_untouched("null plane");
+
+  v = d.view;
+  v.planes[0].stride = 63;
+  s = tensorize_cuda(plan, v, out.data(), stream_);
+  EXPECT_EQ(s.message(), "source plane 0 stride 63 is smaller than its row (64 bytes)");
+  expect_untouched("short stride");
+
+  s = tensorize_cuda(plan, d.view, nullptr, stream_);
+  EXPECT_FALSE(s.ok());
+  expect_untouched("null output");
+
+  TensorizePlan broken = plan;
+  broken.active_x1 = plan.dst_width + 1;
+  s = tensorize_cuda(broken, d.view, out.data(), stream_);
+  EXPECT_FALSE(s.ok());
+  expect_untouched("broken plan");
+
+  // And the valid call does run.
+  ASSERT_TRUE(tensorize_cuda(plan, d.view, out.data(), stream_).ok());
+  ASSERT_TRUE(cuda::stream_sync(stream_).ok());
+  ASSERT_TRUE(
+      cuda::copy_2d_async(back.data(), bytes, out.data(), bytes, bytes, 1, cuda::CopyKind::DeviceToHost, stream_).ok());
+  ASSERT_TRUE(cuda::stream_sync(stream_).ok());
+  EXPECT_NE(back, poison);
+}
+
+// Back-to-back frames on one stream, no synchronisation in between: each output matches.
+TEST_F(TensorizeGpu, ManyFramesOnOneStream) {
+  std::mt19937 rng(24);
+  TensorizeConfig c = base_config(PixelFormat::NV12, 320, 240, 160, 160);
+  TensorizePlan plan;
+  ASSERT_TRUE(make_tensorize_plan(c, &plan).ok());
+  const size_t bytes = tensor_bytes(plan);
+  const int frames = 8;
+  std::vector<HostImage> ims;
+  std::vector<DeviceImage> devs(frames);
+  cuda::DeviceBuffer out;
+  ASSERT_TRUE(out.allocate(bytes * frames).ok());
+  for (int i = 0; i < frames; ++i) {
+    ims.push_back(tztest::make_image(PixelFormat::NV12, 320, 240, 0, 0));
+    tztest::fill_random(ims.back(), rng);
+    ASSERT_TRUE(upload_same_layout(ims.back(), stream_, &devs[i]));
+  }
+  for (int i = 0; i < frames; ++i) ASSERT_TRUE(tensorize_cuda(plan, devs[i].view, out.data() + i * bytes, stream_).ok());
+  std::vector<uint8_t> all(bytes * frames);
+  ASSERT_TRUE(cuda::copy_2d_async(all.data(), all.size(), out.data(), all.size(), all.size(), 1,
+                                  cuda::CopyKind::DeviceToHost, stream_).ok());
+  ASSERT_TRUE(cuda::stream_sync(stream_).ok());
+  for (int i = 0; i < frames; ++i) {
+    std::vector<uint8_t> cpu;
+    ASSERT_TRUE(run_cpu(plan, ims[i].view, &cpu));
+    EXPECT_TRUE(std::equal(cpu.begin(), cpu.end(), all.begin() + i * bytes)) << "frame " << i;
+  }
+}
+
+}  // namespace

@@ -1,0 +1,116 @@
+// Host images in any of the supported formats with arbitrary row padding and plane offsets,
+// for the CPU and GPU tensorize tests. No OpenCV here (the GPU test links none).
+#pragma once
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "image.h"
+#include "tensorize.h"
+
+namespace tztest {
+
+using cudaprep::ImageView;
+using cudaprep::PixelFormat;
+
+inline const PixelFormat kAllFormats[] = {PixelFormat::NV12, PixelFormat::I420, PixelFormat::BGR,
+                                          PixelFormat::RGB,  PixelFormat::BGRx, PixelFormat::RGBx,
+                                          PixelFormat::BGRA, PixelFormat::RGBA, PixelFormat::GRAY8};
+
+// Row bytes and rows of plane i of a w x h image (chroma planes: ceil(w/2) x ceil(h/2)).
+inline void plane_geometry(PixelFormat f, int w, int h, int i, int* row_bytes, int* rows) {
+  const int cw = (w + 1) / 2, ch = (h + 1) / 2;
+  switch (f) {
+    case PixelFormat::NV12:
+      *row_bytes = i == 0 ? w : 2 * cw;
+      *rows = i == 0 ? h : ch;
+      return;
+    case PixelFormat::I420:
+      *row_bytes = i == 0 ? w : cw;
+      *rows = i == 0 ? h : ch;
+      return;
+    default:
+      *row_bytes = w * cudaprep::packed_bytes_per_pixel(f);
+      *rows = h;
+      return;
+  }
+}
+
+// One buffer holding all planes: plane i starts at offset[i], rows are stride[i] bytes apart.
+struct HostImage {
+  std::vector<uint8_t> buf;
+  ImageView view;
+  size_t offset[3] = {0, 0, 0};
+
+  uint8_t* plane(int i) { return buf.data() + offset[i]; }
+  const uint8_t* plane(int i) const { return buf.data() + offset[i]; }
+  int64_t stride(int i) const { return view.planes[i].stride; }
+  // The same layout at another base address (e.g. a device copy of buf).
+  ImageView at(const uint8_t* base) const {
+    ImageView v = view;
+    for (int i = 0; i < cudaprep::plane_count(view.format); ++i) v.planes[i].data = base + offset[i];
+    return v;
+  }
+  uint8_t& at_byte(int plane_index, int row, int byte) {
+    return buf[offset[plane_index] + size_t(row) * size_t(view.planes[plane_index].stride) + byte];
+  }
+};
+
+// Allocates an image; each plane's stride is its row bytes + row_pad, and plane i starts
+// plane_gap bytes after the previous one (first one at plane_gap too). Padding bytes are filled
+// with `fill` (they must never influence the output).
+inline HostImage make_image(PixelFormat f, int w, int h, int row_pad = 0, int plane_gap = 0, uint8_t fill = 0xA5) {
+  HostImage im;
+  im.view.format = f;
+  im.view.width = w;
+  im.view.height = h;
+  size_t pos = 0;
+  const int n = cudaprep::plane_count(f);
+  for (int i = 0; i < n; ++i) {
+    int rb, rows;
+    plane_geometry(f, w, h, i, &rb, &rows);
+    pos += plane_gap;
+    im.offset[i] = pos;
+    im.view.planes[i].stride = rb + row_pad;
+    pos += size_t(rb + row_pad) * rows;
+  }
+  im.buf.assign(pos, fill);
+  for (int i = 0; i < n; ++i) im.view.planes[i].data = im.buf.data() + im.offset[i];
+  return im;
+}
+
+// Fills the visible bytes with a mix of smooth gradients, sharp edges and noise.
+inline void fill_random(HostImage& im, std::mt19937& rng) {
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  const int n = cudaprep::plane_count(im.view.format);
+  for (int i = 0; i < n; ++i) {
+    int rb, rows;
+    plane_geometry(im.view.format, im.view.width, im.view.height, i, &rb, &rows);
+    const double fx = 0.05 + 0.3 * u(rng), fy = 0.05 + 0.3 * u(rng), ph = 6.28 * u(rng);
+    const int mode = byte(rng) % 3;
+    for (int y = 0; y < rows; ++y) {
+      uint8_t* row = im.plane(i) + size_t(y) * size_t(im.stride(i));
+      for (int x = 0; x < rb; ++x) {
+        int v;
+        if (mode == 0) {
+          v = byte(rng);
+        } else if (mode == 1) {
+          v = int(127.5 + 127.5 * std::sin(fx * x + fy * y + ph + (x % 3)));
+        } else {
+          v = ((x / 5 + y / 3) % 2) ? 230 : 20;
+          v += byte(rng) % 16;
+        }
+        row[x] = uint8_t(v < 0 ? 0 : (v > 255 ? 255 : v));
+      }
+    }
+  }
+}
+
+inline const char* format_name(PixelFormat f) { return cudaprep::pixel_format_name(f); }
+
+}  // namespace tztest
