@@ -45,5 +45,6 @@ Status TemplateMatcherCuda::score_map(const GrayView&, const Rect&, std::vector<
   return no_cuda();
 }
 void TemplateMatcherCuda::release() {}
+TemplateMatcherCuda::TextureCacheStats TemplateMatcherCuda::texture_cache_stats() const { return {}; }
 
 }  // namespace cudaprep

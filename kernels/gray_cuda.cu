@@ -1,1 +1,59 @@
-// placeholder: being written
+// Frame -> 8-bit gray on the GPU: the same fixed-point formula as to_gray_cpu (bit-identical).
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "templatematch_internal.h"
+
+namespace cudaprep {
+
+namespace {
+
+Status cuda_status(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return Status();
+  return Status::error(std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
+}
+
+template <int BPP, int R, int G, int B>
+__global__ void gray_kernel(const uint8_t* __restrict src, int64_t src_stride, uint8_t* __restrict dst,
+                            int64_t dst_stride, int width, int height) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = blockIdx.y;
+  if (x >= width || y >= height) return;
+  const uint8_t* p = src + y * src_stride + static_cast<int64_t>(x) * BPP;
+  dst[y * dst_stride + x] = tm::gray_from_rgb(p[R], p[G], p[B]);
+}
+
+template <int BPP, int R, int G, int B>
+Status launch(const ImageView& s, uint8_t* dst, int64_t dst_stride, cudaStream_t st) {
+  const dim3 block(256), grid((s.width + 255) / 256, s.height);
+  gray_kernel<BPP, R, G, B><<<grid, block, 0, st>>>(s.planes[0].data, s.planes[0].stride, dst, dst_stride, s.width,
+                                                    s.height);
+  return cuda_status(cudaGetLastError(), "to_gray_cuda launch");
+}
+
+}  // namespace
+
+Status to_gray_cuda(const ImageView& src, uint8_t* dst, int64_t dst_stride, void* stream) {
+  if (src.width <= 0 || src.height <= 0) return Status::error("to_gray: invalid frame size");
+  if (!dst || dst_stride < src.width) return Status::error("to_gray: invalid destination");
+  if (!src.planes[0].data) return Status::error("to_gray: no source data");
+  if (src.height > 65535) return Status::error("to_gray: frame too tall");
+  cudaStream_t st = static_cast<cudaStream_t>(stream);
+  if (is_yuv(src.format) || src.format == PixelFormat::GRAY8) {
+    return cuda_status(cudaMemcpy2DAsync(dst, dst_stride, src.planes[0].data, src.planes[0].stride, src.width,
+                                         src.height, cudaMemcpyDeviceToDevice, st),
+                       "to_gray_cuda copy");
+  }
+  if (src.planes[0].stride < static_cast<int64_t>(src.width) * packed_bytes_per_pixel(src.format))
+    return Status::error("to_gray: source stride too small");
+  switch (src.format) {
+    case PixelFormat::BGR: return launch<3, 2, 1, 0>(src, dst, dst_stride, st);
+    case PixelFormat::RGB: return launch<3, 0, 1, 2>(src, dst, dst_stride, st);
+    case PixelFormat::BGRx: case PixelFormat::BGRA: return launch<4, 2, 1, 0>(src, dst, dst_stride, st);
+    case PixelFormat::RGBx: case PixelFormat::RGBA: return launch<4, 0, 1, 2>(src, dst, dst_stride, st);
+    default: return Status::error("to_gray: unsupported format");
+  }
+}
+
+}  // namespace cudaprep

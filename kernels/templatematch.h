@@ -92,6 +92,14 @@ class TemplateMatcherCuda {
                    int* map_h);
   void release();
 
+  // The texture-object cache (for tests and diagnostics): entries alive, objects created, lookups
+  // that found one.
+  struct TextureCacheStats {
+    int entries = 0;
+    int64_t created = 0, hits = 0;
+  };
+  TextureCacheStats texture_cache_stats() const;
+
   struct Impl;
 
  private:
