@@ -31,8 +31,14 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
     step "$(basename $t)" "$t" --gtest_filter="$filter"
   done
   for t in $(find build/tests -type f -perm -u+x -name '*gpu*' ! -name '*elements*' | sort); do
-    step "memcheck-$(basename $t)" compute-sanitizer --tool memcheck --error-exitcode 9 "$t" --gtest_filter="$filter"
+    step "memcheck-$(basename $t)" timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 "$t" --gtest_filter="$filter"
   done
+  t=build/tests/templatematch/test_templatematch_gpu
+  [ -x $t ] && step racecheck-templatematch timeout 120 compute-sanitizer --tool racecheck --error-exitcode 9 $t \
+      --gtest_filter="${RACECHECK_FILTER:-*PastedCopies*:*GpuDraw*}"
+  step main-job-nvdec build/pipelines/tensor_consumer --preview $LOG/letterbox.png \
+      "filesrc location=tests/data/vtest-h264.mp4 ! qtdemux ! h264parse ! nvh264dec ! cudatensorize ! appsink name=sink"
+  [ -x tools/regress/gpu-check.sh ] && step regress-gpu-check bash tools/regress/gpu-check.sh
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
   for b in $(find build/bench -type f -perm -u+x | sort); do
