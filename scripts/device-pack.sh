@@ -19,6 +19,6 @@ for f in $bins; do
   cp "$f" ".carry/$f"
   extra="$extra $f"
 done
-GST_BUNDLE_EXTRA_BINS="$extra" GST_BUNDLE_PLUGINS="${GST_BUNDLE_PLUGINS:-}" \
+GST_BUNDLE_EXTRA_BINS="$extra" GST_BUNDLE_PLUGINS="pnm ${GST_BUNDLE_PLUGINS:-}" \
   bash ../shared/gpu/make-gst-bundle.sh .gstbundle >/dev/null
 du -sh .carry .gstbundle

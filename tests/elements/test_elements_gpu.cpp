@@ -77,6 +77,22 @@ std::vector<uint8_t> run_tensorize(const std::string& desc, const std::string& s
   return v;
 }
 
+// cudaupload (1.22) takes fewer formats than we do (no GRAY8): CUDA-in routes are tested for
+// the formats it can produce.
+bool cudaupload_supports(const char* format) {
+  GstElement* up = gst_element_factory_make("cudaupload", nullptr);
+  if (!up) return false;
+  GstPad* sink = gst_element_get_static_pad(up, "sink");
+  GstCaps* tmpl = gst_pad_get_pad_template_caps(sink);
+  GstCaps* want = gst_caps_from_string((std::string("video/x-raw,format=") + format).c_str());
+  bool ok = gst_caps_can_intersect(tmpl, want);
+  gst_caps_unref(want);
+  gst_caps_unref(tmpl);
+  gst_object_unref(sink);
+  gst_object_unref(up);
+  return ok;
+}
+
 }  // namespace
 
 struct GpuFormat {
@@ -105,6 +121,7 @@ TEST_P(TensorizeGpuElement, CudaPathEqualsCpuPathThroughEveryMemoryRoute) {
         {"CUDA in, system out", "cudaupload ! ", "other/tensors"},
     };
     for (const Route& r : routes) {
+      if (*r.upstream && !cudaupload_supports(f.name)) continue;
       auto gpu_frame = make_frame(f.format, w, h, 21, 3, 0);
       bool cuda_out = false;
       std::string desc = std::string(r.upstream) + "cudatensorize backend=cuda " + p;
@@ -156,8 +173,8 @@ Outputs run_pipeline(const std::string& desc) {
         while (GstMeta* meta = gst_buffer_iterate_meta_filtered(b, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)) {
           auto* roi = reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta);
           GstStructure* s2 = gst_video_region_of_interest_meta_get_param(roi, "template-match");
-          double score = 0;
-          gst_structure_get_double(s2, "score", &score);
+          double score = -2;  // shows up in the comparison if the param structure went missing
+          if (s2) gst_structure_get_double(s2, "score", &score);
           char line[128];
           snprintf(line, sizeof line, "%u,%u,%u,%u,%.6f;", roi->x, roi->y, roi->w, roi->h, score);
           m += line;
@@ -228,6 +245,8 @@ TEST(ClipGpu, NvdecIntoElementsMatchesCpuPathOnDecodedFrames) {
     expect_floats_close(gpu.tensors[i], cpu.tensors[i], false, "frame " + std::to_string(i));
   ASSERT_EQ(gpu.matches.size(), cpu.matches.size());
   for (size_t i = 0; i < gpu.matches.size(); i++) EXPECT_EQ(gpu.matches[i], cpu.matches[i]) << "frame " << i;
+  for (size_t i = 0; i < 3 && i < gpu.matches.size(); i++)
+    std::printf("frame %zu: gpu %s | cpu %s\n", i, gpu.matches[i].c_str(), cpu.matches[i].c_str());
   // the template is found in the first frame (where it was cut) with score 1, and drawn
   EXPECT_EQ(gpu.matches[0].rfind("380,200,48,64,1.000000;", 0), 0u) << gpu.matches[0];
   // drawn boxes are identical in both paths, and something was drawn
