@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 PKGS="meson ninja-build g++ pkg-config python3
  libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstreamer-plugins-bad1.0-dev
  gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad
- gstreamer1.0-libav libgtest-dev libopencv-dev opencv-doc"
+ gstreamer1.0-libav libgtest-dev libopencv-dev opencv-doc libjson-glib-dev"
 missing=""
 for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then

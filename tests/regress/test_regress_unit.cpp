@@ -1,0 +1,555 @@
+// Unit tests of cudaprep-regress's comparison maths, storage and reports, on synthetic data
+// (no pipeline runs here; tests/regress/*.sh run the tool end to end).
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <gst/gst.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "regress_compare.h"
+#include "regress_json.h"
+#include "regress_math.h"
+#include "regress_pipeline.h"
+#include "regress_store.h"
+
+using namespace regress;
+
+namespace {
+
+std::vector<uint8_t> floats_bytes(const std::vector<float>& v) {
+  std::vector<uint8_t> b(v.size() * 4);
+  memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+// values k/64 in 0..1 (+ offset): sums with small dyadic deltas are exact in float
+std::vector<float> ramp(size_t n, float offset = 0) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; i++) v[i] = (float)(i % 65) / 64.0f + offset;
+  return v;
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    gchar* d = g_dir_make_tmp("regress-unit-XXXXXX", nullptr);
+    path_ = d;
+    g_free(d);
+  }
+  ~TempDir() { remove_tree(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// A recording with one tensor sink (float32, n values per frame) and one matches sink.
+struct Synth {
+  Manifest manifest;
+  std::vector<FrameEntry> frames;
+  std::vector<std::vector<float>> tensors;
+  std::vector<std::vector<MatchRec>> matches;
+};
+
+Synth make_synth(int nframes, size_t n) {
+  Synth s;
+  s.manifest.tool_version = "test";
+  s.manifest.date = "2000-01-01T00:00:00Z";
+  s.manifest.pipeline = "filesrc location={clip} ! fake";
+  s.manifest.clip = "clip.mp4";
+  s.manifest.gstreamer_version = "GStreamer 1.22.0";
+  SinkInfo m{"matches", "matches", "video/x-raw, format=(string)I420, width=(int)64, height=(int)48", "system", "",
+             (uint64_t)nframes};
+  SinkInfo t{"tensor", "tensor", "other/tensors, types=(string)float32, dimensions=(string)" + std::to_string(n) + ":1:1:1",
+             "system", "float32", (uint64_t)nframes};
+  s.manifest.sinks = {m, t};
+  ElementInfo e;
+  e.name = "cudatensorize0";
+  e.factory = "cudatensorize";
+  e.plugin = "cudaprep";
+  e.plugin_version = "0.1.0";
+  e.device = "cpu";
+  e.properties = {{"backend", "cpu"}, {"mean", "< (double)0 >"}, {"width", "64"}};
+  s.manifest.elements = {e};
+  s.manifest.frames = nframes;
+  for (int f = 0; f < nframes; f++) {
+    s.tensors.push_back(ramp(n, f / 64.0f));
+    MatchRec r;
+    r.x = 10 + f;
+    r.y = 20;
+    r.w = 8;
+    r.h = 8;
+    r.sub_x = r.x + 0.25;
+    r.sub_y = r.y - 0.125;
+    r.score = 0.9 - 0.01 * f;
+    s.matches.push_back({r});
+  }
+  return s;
+}
+
+// Writes the synthetic recording as `record` would (full or digest).
+void write_synth(Synth& s, const std::string& dir, bool full) {
+  s.manifest.store = full ? "full" : "digest";
+  g_mkdir_with_parents((dir + "/tensors").c_str(), 0755);
+  std::string lines, err;
+  s.frames.clear();
+  for (size_t f = 0; f < s.tensors.size(); f++) {
+    FrameEntry fe;
+    fe.index = f;
+    auto bytes = floats_bytes(s.tensors[f]);
+    TensorEntry t;
+    t.pts = (int64_t)f * 100000000;
+    t.duration = 100000000;
+    t.bytes = bytes.size();
+    t.sha256 = sha256_hex(bytes.data(), bytes.size());
+    t.stats = tensor_stats(bytes.data(), bytes.size(), DType::F32);
+    if (full) {
+      t.file = tensor_file_name("tensor", f, DType::F32);
+      ASSERT_TRUE(write_file(dir + "/" + t.file, bytes.data(), bytes.size(), &err)) << err;
+    }
+    fe.tensors["tensor"] = t;
+    MatchesEntry m;
+    m.pts = t.pts;
+    m.duration = t.duration;
+    m.items = s.matches[f];
+    fe.matches["matches"] = m;
+    lines += frame_to_json(fe).dump(false) + "\n";
+    s.frames.push_back(fe);
+  }
+  const std::string manifest = manifest_to_json(s.manifest).dump(true) + "\n";
+  ASSERT_TRUE(write_file(dir + "/frames.jsonl", lines.data(), lines.size(), &err)) << err;
+  ASSERT_TRUE(write_file(dir + "/manifest.json", manifest.data(), manifest.size(), &err)) << err;
+}
+
+bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+
+}  // namespace
+
+/* ---- maths ------------------------------------------------------------------------------ */
+
+TEST(RegressMath, HalfToFloat) {
+  EXPECT_EQ(half_to_float(0x3c00), 1.0f);
+  EXPECT_EQ(half_to_float(0xc000), -2.0f);
+  EXPECT_EQ(half_to_float(0x3555), 0.333251953125f);
+  EXPECT_EQ(half_to_float(0x0001), std::ldexp(1.0f, -24));  // smallest subnormal
+  EXPECT_EQ(half_to_float(0x03ff), std::ldexp(1023.0f, -24));
+  EXPECT_TRUE(std::isinf(half_to_float(0x7c00)));
+  EXPECT_TRUE(std::isnan(half_to_float(0x7e00)));
+  EXPECT_TRUE(std::signbit(half_to_float(0x8000)));
+}
+
+TEST(RegressMath, StatsAndDigest) {
+  auto b = floats_bytes({1, 2, 3, -4});
+  TensorStats s = tensor_stats(b.data(), b.size(), DType::F32);
+  EXPECT_EQ(s.count, 4u);
+  EXPECT_EQ(s.nonfinite, 0u);
+  EXPECT_EQ(s.min, -4);
+  EXPECT_EQ(s.max, 3);
+  EXPECT_DOUBLE_EQ(s.mean, 0.5);
+  EXPECT_DOUBLE_EQ(s.l2, std::sqrt(30.0));
+  auto c = floats_bytes({1, NAN, INFINITY, 3});
+  s = tensor_stats(c.data(), c.size(), DType::F32);
+  EXPECT_EQ(s.nonfinite, 2u);
+  EXPECT_EQ(s.min, 1);
+  EXPECT_EQ(s.max, 3);
+  EXPECT_DOUBLE_EQ(s.mean, 2);
+  const uint8_t abc[] = {'a', 'b', 'c'};
+  EXPECT_EQ(sha256_hex(abc, 3), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  uint8_t u8[] = {0, 255, 7};
+  s = tensor_stats(u8, 3, DType::U8);
+  EXPECT_EQ(s.max, 255);
+  int16_t i16[] = {-3, 5};
+  EXPECT_EQ(tensor_stats((uint8_t*)i16, 4, DType::I16).min, -3);
+}
+
+TEST(RegressMath, DiffIdenticalAndPerturbed) {
+  auto a = ramp(1000);
+  auto ba = floats_bytes(a);
+  TensorDiff d = diff_tensors(ba.data(), ba.size(), ba.data(), ba.size(), DType::F32);
+  EXPECT_TRUE(d.identical);
+  EXPECT_EQ(d.max_abs, 0);
+  EXPECT_TRUE(std::isinf(d.psnr) && d.psnr > 0);
+
+  auto b = a;
+  b[123] += 0.25f;
+  b[500] -= 0.125f;
+  auto bb = floats_bytes(b);
+  d = diff_tensors(ba.data(), ba.size(), bb.data(), bb.size(), DType::F32);
+  EXPECT_FALSE(d.identical);
+  EXPECT_EQ(d.differing, 2u);
+  EXPECT_EQ(d.worst_index, 123u);
+  EXPECT_NEAR(d.max_abs, 0.25, 1e-7);
+  const double sum_sq = std::pow((double)b[123] - a[123], 2) + std::pow((double)b[500] - a[500], 2);
+  EXPECT_DOUBLE_EQ(d.sum_sq, sum_sq);
+  EXPECT_DOUBLE_EQ(d.peak, 1.0);  // ramp covers 0..1
+  EXPECT_DOUBLE_EQ(d.psnr, 10 * std::log10(1.0 / (sum_sq / 1000)));
+
+  TensorTolerance t;
+  EXPECT_FALSE(tensor_diff_passes(d, t));  // exact
+  t.kind = TensorTolerance::MaxAbs;
+  t.value = 0.3;
+  EXPECT_TRUE(tensor_diff_passes(d, t));
+  t.value = 0.2;
+  EXPECT_FALSE(tensor_diff_passes(d, t));
+  t.kind = TensorTolerance::Psnr;
+  t.value = d.psnr - 0.01;
+  EXPECT_TRUE(tensor_diff_passes(d, t));
+  t.value = d.psnr + 0.01;
+  EXPECT_FALSE(tensor_diff_passes(d, t));
+}
+
+TEST(RegressMath, DiffSpecialValues) {
+  // NaN against NaN (other payload) counts as equal in value but not bitwise
+  uint32_t q1 = 0x7fc00000, q2 = 0x7fc00001;
+  float n1, n2;
+  memcpy(&n1, &q1, 4);
+  memcpy(&n2, &q2, 4);
+  auto a = floats_bytes({1, n1, INFINITY});
+  auto b = floats_bytes({1, n2, INFINITY});
+  TensorDiff d = diff_tensors(a.data(), a.size(), b.data(), b.size(), DType::F32);
+  EXPECT_FALSE(d.identical);
+  EXPECT_EQ(d.max_abs, 0);
+  EXPECT_EQ(d.differing, 0u);
+  // NaN against a number: infinitely far
+  auto c = floats_bytes({1, 2, INFINITY});
+  d = diff_tensors(a.data(), a.size(), c.data(), c.size(), DType::F32);
+  EXPECT_TRUE(std::isinf(d.max_abs));
+  TensorTolerance t{TensorTolerance::MaxAbs, 1e9};
+  EXPECT_FALSE(tensor_diff_passes(d, t));
+  // sizes differ
+  d = diff_tensors(a.data(), a.size(), a.data(), 8, DType::F32);
+  EXPECT_FALSE(d.same_size);
+  EXPECT_FALSE(tensor_diff_passes(d, t));
+  // fp16
+  uint16_t h1[] = {0x3c00, 0x4000}, h2[] = {0x3c00, 0x4001};
+  d = diff_tensors((uint8_t*)h1, 4, (uint8_t*)h2, 4, DType::F16);
+  EXPECT_DOUBLE_EQ(d.max_abs, 0.001953125);
+}
+
+TEST(RegressMath, ParseTolerance) {
+  TensorTolerance t;
+  std::string err;
+  EXPECT_TRUE(parse_tensor_tolerance("exact", &t, &err));
+  EXPECT_EQ(t.kind, TensorTolerance::Exact);
+  EXPECT_TRUE(parse_tensor_tolerance("max-abs=1e-5", &t, &err));
+  EXPECT_EQ(t.kind, TensorTolerance::MaxAbs);
+  EXPECT_DOUBLE_EQ(t.value, 1e-5);
+  EXPECT_TRUE(parse_tensor_tolerance("psnr=60", &t, &err));
+  EXPECT_EQ(t.kind, TensorTolerance::Psnr);
+  EXPECT_EQ(t.text(), "psnr=60");
+  for (const char* bad : {"", "max-abs=", "max-abs=-1", "max-abs=abc", "psnr=", "psnr=inf", "close", "max-abs=1x"}) {
+    EXPECT_FALSE(parse_tensor_tolerance(bad, &t, &err)) << bad;
+    EXPECT_FALSE(err.empty());
+  }
+}
+
+TEST(RegressMath, MatchPairing) {
+  MatchRec a{10, 10, 8, 8, 0.9, 10.25, 10.0}, b{50, 50, 8, 8, 0.8, 50.0, 50.5};
+  // the run lists them in the other order (close scores swapped), slightly moved
+  MatchRec a2 = a, b2 = b;
+  a2.sub_x += 0.3;
+  a2.sub_y += 0.4;  // 0.5 px away
+  a2.score = 0.85;
+  b2.score = 0.86;
+  MatchDiff d = diff_matches({a, b}, {b2, a2});
+  ASSERT_EQ(d.pairs.size(), 2u);
+  EXPECT_EQ(d.pairs[0].ref, 0);
+  EXPECT_EQ(d.pairs[0].run, 1);
+  EXPECT_NEAR(d.pairs[0].dpos, 0.5, 1e-12);
+  EXPECT_NEAR(d.max_dpos, 0.5, 1e-12);
+  EXPECT_NEAR(d.max_dscore, 0.06, 1e-12);
+  EXPECT_TRUE(match_diff_passes(d, 0.5 + 1e-12, 0.06 + 1e-12));
+  EXPECT_FALSE(match_diff_passes(d, 0.49, 1));
+  EXPECT_FALSE(match_diff_passes(d, 1, 0.05));
+  // a missing match
+  d = diff_matches({a, b}, {a});
+  EXPECT_EQ(d.n_ref, 2u);
+  EXPECT_EQ(d.n_run, 1u);
+  EXPECT_EQ(d.max_dpos, 0);
+  EXPECT_FALSE(match_diff_passes(d, 100, 100));
+  EXPECT_TRUE(match_diff_passes(diff_matches({}, {}), 0, 0));
+}
+
+TEST(RegressMath, Formatting) {
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 2000; i++) {
+    uint64_t bits = rng();
+    double v;
+    memcpy(&v, &bits, 8);
+    if (!std::isfinite(v)) continue;
+    const std::string s = format_double(v);
+    EXPECT_EQ(g_ascii_strtod(s.c_str(), nullptr), v) << s;
+  }
+  EXPECT_EQ(format_double(0.1), "0.1");
+  EXPECT_EQ(format_double(3), "3");
+  EXPECT_EQ(format_double(INFINITY), "inf");
+  EXPECT_EQ(format_time(1500000000), "0:00:01.500000000");
+  EXPECT_EQ(format_time(-1), "none");
+}
+
+/* ---- JSON and storage ------------------------------------------------------------------- */
+
+TEST(RegressJson, RoundTripKeepsOrderAndValues) {
+  Json o = Json::object();
+  o.set("zeta", Json::integer(-3));
+  o.set("alpha", Json::number(0.1));
+  o.set("text", Json::string("a \"quoted\"\npath\\"));
+  o.set("inf", Json::number(INFINITY));
+  Json arr = Json::array();
+  arr.push(Json::boolean(true)).push(Json::null()).push(Json::number(1e-300));
+  o.set("list", arr);
+  const std::string compact = o.dump(false);
+  EXPECT_EQ(compact.substr(0, 21), "{\"zeta\":-3,\"alpha\":0.");
+  Json back;
+  std::string err;
+  ASSERT_TRUE(Json::parse(compact, &back, &err)) << err;
+  EXPECT_EQ(back.dump(false), compact);
+  ASSERT_TRUE(Json::parse(o.dump(true), &back, &err)) << err;
+  EXPECT_EQ(back.dump(false), compact);
+  double v;
+  EXPECT_TRUE(back["inf"].get_double(&v));
+  EXPECT_TRUE(std::isinf(v));
+  std::string s;
+  EXPECT_TRUE(back["text"].get_string(&s));
+  EXPECT_EQ(s, "a \"quoted\"\npath\\");
+  EXPECT_FALSE(Json::parse("{\"a\": ", &back, &err));
+}
+
+TEST(RegressStore, FrameRoundTrip) {
+  FrameEntry f;
+  f.index = 7;
+  TensorEntry t;
+  t.pts = 700;
+  t.duration = -1;
+  t.bytes = 16;
+  t.sha256 = std::string(64, 'a');
+  t.stats.min = -0.5;
+  t.stats.max = 1.0 / 3;
+  t.stats.mean = 0.1;
+  t.stats.l2 = 2;
+  t.file = "tensors/tensor-00007.f32";
+  t.transform.present = true;
+  t.transform.source_w = 768;
+  t.transform.src_to_tensor[0] = 1.0 / 12;
+  f.tensors["tensor"] = t;
+  MatchesEntry m;
+  m.pts = 700;
+  m.items.push_back(MatchRec{1, 2, 3, 4, 0.123456789012345, 1.0625, 2.5});
+  f.matches["matches"] = m;
+  Json j = frame_to_json(f);
+  Json back;
+  std::string err;
+  ASSERT_TRUE(Json::parse(j.dump(false), &back, &err));
+  FrameEntry g;
+  ASSERT_TRUE(frame_from_json(back, &g, &err)) << err;
+  EXPECT_EQ(frame_to_json(g).dump(false), j.dump(false));
+  EXPECT_EQ(g.tensors["tensor"].duration, -1);
+  EXPECT_EQ(g.tensors["tensor"].transform.src_to_tensor[0], 1.0 / 12);
+  EXPECT_EQ(g.matches["matches"].items[0].score, 0.123456789012345);
+  // stable key order: frame first, then sinks by name
+  EXPECT_EQ(j.dump(false).rfind("{\"frame\":7,\"matches\":", 0), 0u);
+}
+
+TEST(RegressStore, LoadAndCorruption) {
+  TempDir tmp;
+  Synth s = make_synth(4, 100);
+  const std::string dir = tmp.path() + "/rec";
+  write_synth(s, dir, true);
+  Recording r;
+  std::string err;
+  ASSERT_TRUE(r.load(dir, &err)) << err;
+  EXPECT_EQ(r.frames.size(), 4u);
+  std::vector<uint8_t> data;
+  ASSERT_TRUE(r.read_tensor(r.frames[2].tensors["tensor"], &data, &err)) << err;
+  EXPECT_EQ(data, floats_bytes(s.tensors[2]));
+
+  // a tensor file modified in place: same size, other digest
+  const std::string f2 = dir + "/" + r.frames[2].tensors["tensor"].file;
+  std::vector<uint8_t> bad = data;
+  bad[5] ^= 1;
+  ASSERT_TRUE(write_file(f2, bad.data(), bad.size(), &err));
+  EXPECT_FALSE(r.read_tensor(r.frames[2].tensors["tensor"], &data, &err));
+  EXPECT_TRUE(contains(err, "corrupt")) << err;
+  EXPECT_TRUE(contains(err, "SHA-256")) << err;
+  // truncated
+  ASSERT_TRUE(write_file(f2, bad.data(), 10, &err));
+  EXPECT_FALSE(r.load(dir, &err));
+  EXPECT_TRUE(contains(err, "tensor-00002.f32: corrupt: 10 bytes")) << err;
+  // missing
+  g_remove(f2.c_str());
+  EXPECT_FALSE(r.load(dir, &err));
+  EXPECT_TRUE(contains(err, "tensor-00002.f32: missing")) << err;
+  // frames.jsonl damaged
+  write_synth(s, dir, true);
+  std::string lines;
+  ASSERT_TRUE(read_file(dir + "/frames.jsonl", &lines, &err));
+  lines.replace(lines.find("\"sha256\""), 8, "\"sha2~6\"");
+  ASSERT_TRUE(write_file(dir + "/frames.jsonl", lines.data(), lines.size(), &err));
+  EXPECT_FALSE(r.load(dir, &err));
+  EXPECT_TRUE(contains(err, "frames.jsonl line 1: corrupt")) << err;
+  // manifest damaged / missing
+  write_synth(s, dir, true);
+  ASSERT_TRUE(write_file(dir + "/manifest.json", "{ nope", 6, &err));
+  EXPECT_FALSE(r.load(dir, &err));
+  EXPECT_TRUE(contains(err, "manifest.json: corrupt")) << err;
+  g_remove((dir + "/manifest.json").c_str());
+  EXPECT_FALSE(r.load(dir, &err));
+  EXPECT_TRUE(contains(err, "manifest.json: missing")) << err;
+  EXPECT_FALSE(r.load(tmp.path() + "/nothing", &err));
+}
+
+/* ---- comparison of recordings ----------------------------------------------------------- */
+
+TEST(RegressCompare, IdenticalSetsPass) {
+  TempDir tmp;
+  Synth a = make_synth(5, 300), b = make_synth(5, 300);
+  write_synth(a, tmp.path() + "/a", true);
+  write_synth(b, tmp.path() + "/b", true);
+  Recording ra, rb;
+  std::string err;
+  ASSERT_TRUE(ra.load(tmp.path() + "/a", &err)) << err;
+  ASSERT_TRUE(rb.load(tmp.path() + "/b", &err)) << err;
+  Comparison cmp("compare", "A", "B", CompareOptions());
+  cmp.compare_manifests(ra.manifest, rb.manifest);
+  cmp.compare_frame_counts(ra.manifest, rb.manifest);
+  compare_recordings(ra, rb, &cmp);
+  EXPECT_EQ(cmp.exit_code(), 0) << cmp.render(true, 0);
+  EXPECT_TRUE(contains(cmp.render(false, 20), "RESULT: PASS")) << cmp.render(false, 20);
+}
+
+TEST(RegressCompare, PerturbedSetReportsMaxAbsDiffAndFirstFrame) {
+  TempDir tmp;
+  Synth a = make_synth(6, 300), b = make_synth(6, 300);
+  b.tensors[3][17] += 0.25f;
+  b.tensors[4][40] -= 0.0625f;
+  b.matches[4][0].sub_x += 0.75;
+  b.matches[4][0].score += 0.002;
+  write_synth(a, tmp.path() + "/a", true);
+  write_synth(b, tmp.path() + "/b", true);
+  Recording ra, rb;
+  std::string err;
+  ASSERT_TRUE(ra.load(tmp.path() + "/a", &err)) << err;
+  ASSERT_TRUE(rb.load(tmp.path() + "/b", &err)) << err;
+
+  Comparison exact("compare", "A", "B", CompareOptions());
+  compare_recordings(ra, rb, &exact);
+  const std::string rep = exact.render(false, 20);
+  EXPECT_EQ(exact.exit_code(), 1) << rep;
+  EXPECT_EQ(exact.failing_frames(), 2u);
+  EXPECT_TRUE(contains(rep, "max abs diff 0.25 (frame 3)")) << rep;
+  EXPECT_TRUE(contains(rep, "first failing frame: 3")) << rep;
+  EXPECT_TRUE(contains(rep, "max position delta 0.75 px (frame 4)")) << rep;
+  EXPECT_TRUE(contains(rep, "REGRESSION: 2 of 6 frames fail")) << rep;
+
+  CompareOptions loose;
+  loose.tensor_tol = TensorTolerance{TensorTolerance::MaxAbs, 0.25};
+  loose.pos_tol = 0.75;
+  loose.score_tol = 0.0021;
+  Comparison ok("compare", "A", "B", loose);
+  compare_recordings(ra, rb, &ok);
+  EXPECT_EQ(ok.exit_code(), 0) << ok.render(true, 0);
+
+  loose.pos_tol = 0.7;
+  Comparison pos("compare", "A", "B", loose);
+  compare_recordings(ra, rb, &pos);
+  EXPECT_EQ(pos.exit_code(), 1);
+  EXPECT_TRUE(contains(pos.render(false, 20), "first failing frame: 4")) << pos.render(false, 20);
+}
+
+TEST(RegressCompare, DigestOnlyComparesExactlyAndSaysSo) {
+  TempDir tmp;
+  Synth a = make_synth(3, 50), b = make_synth(3, 50);
+  b.tensors[1][0] += 1e-6f;
+  write_synth(a, tmp.path() + "/a", true);
+  write_synth(b, tmp.path() + "/b", false);
+  Recording ra, rb;
+  std::string err;
+  ASSERT_TRUE(ra.load(tmp.path() + "/a", &err)) << err;
+  ASSERT_TRUE(rb.load(tmp.path() + "/b", &err)) << err;
+  CompareOptions opt;
+  opt.tensor_tol = TensorTolerance{TensorTolerance::MaxAbs, 1.0};
+  Comparison cmp("compare", "A", "B", opt);
+  EXPECT_TRUE(cmp.note_digest_only(ra.manifest, rb.manifest, ra.dir, rb.dir));
+  compare_recordings(ra, rb, &cmp);
+  const std::string rep = cmp.render(false, 20);
+  EXPECT_EQ(cmp.exit_code(), 1) << rep;
+  EXPECT_TRUE(contains(rep, "TOLERANCE NOT APPLIED")) << rep;
+  EXPECT_TRUE(contains(rep, "SHA-256 differs")) << rep;
+  EXPECT_TRUE(contains(rep, "first failing frame: 1")) << rep;
+}
+
+TEST(RegressCompare, FrameCountMismatchIsASetupErrorAndCommonFramesAreReported) {
+  TempDir tmp;
+  Synth a = make_synth(5, 20), b = make_synth(3, 20);
+  write_synth(a, tmp.path() + "/a", true);
+  write_synth(b, tmp.path() + "/b", true);
+  Recording ra, rb;
+  std::string err;
+  ASSERT_TRUE(ra.load(tmp.path() + "/a", &err)) << err;
+  ASSERT_TRUE(rb.load(tmp.path() + "/b", &err)) << err;
+  Comparison cmp("compare", "A", "B", CompareOptions());
+  cmp.compare_frame_counts(ra.manifest, rb.manifest);
+  compare_recordings(ra, rb, &cmp);
+  const std::string rep = cmp.render(false, 20);
+  EXPECT_EQ(cmp.exit_code(), 2) << rep;
+  EXPECT_TRUE(contains(rep, "frame count differs for sink 'tensor': A has 5 frames, B has 3")) << rep;
+  EXPECT_TRUE(contains(rep, "frames 3..4: only in A")) << rep;
+  EXPECT_TRUE(contains(rep, "sink 'tensor' (tensor): 3 frames compared, 3 identical, 0 failing, 2 only in A")) << rep;
+}
+
+TEST(RegressCompare, SettingsAndCapsDifferencesAreNamed) {
+  Synth a = make_synth(1, 8), b = make_synth(1, 8);
+  // where it runs is not what it computes
+  b.manifest.elements[0].properties[0].second = "cuda";
+  b.manifest.sinks[1].memory = "memory:CUDAMemory";
+  {
+    Comparison cmp("check", "golden", "this run", CompareOptions());
+    cmp.compare_manifests(a.manifest, b.manifest);
+    EXPECT_FALSE(cmp.has_errors()) << cmp.render(true, 0);
+  }
+  b.manifest.elements[0].properties[1].second = "< (double)0.1 >";
+  b.manifest.sinks[1].caps = "other/tensors, types=(string)float32, dimensions=(string)4:2:1:1";
+  b.manifest.sinks[0].caps = "video/x-raw, format=(string)NV12, width=(int)64, height=(int)48";  // same luma
+  Comparison cmp("check", "golden", "this run", CompareOptions());
+  cmp.compare_manifests(a.manifest, b.manifest);
+  const std::string rep = cmp.render(false, 20);
+  EXPECT_EQ(cmp.exit_code(), 2) << rep;
+  EXPECT_TRUE(contains(rep, "element cudatensorize0 (cudatensorize) property 'mean': golden '< (double)0 >', "
+                            "this run '< (double)0.1 >'"))
+      << rep;
+  EXPECT_TRUE(contains(rep, "sink 'tensor' caps field 'dimensions': golden '8:1:1:1', this run '4:2:1:1'")) << rep;
+  EXPECT_FALSE(contains(rep, "caps field 'format'")) << rep;
+  EXPECT_EQ(cmp.errors().size(), 2u) << rep;
+
+  CompareOptions allow;
+  allow.allow_setting_changes = true;
+  Comparison allowed("check", "golden", "this run", allow);
+  allowed.compare_manifests(a.manifest, b.manifest);
+  EXPECT_FALSE(allowed.has_errors());
+  EXPECT_TRUE(contains(allowed.render(false, 20), "allowed setting change")) << allowed.render(false, 20);
+
+  // a missing sink is an error even when changes are allowed
+  b.manifest.sinks.pop_back();
+  Comparison missing("check", "golden", "this run", allow);
+  missing.compare_manifests(a.manifest, b.manifest);
+  EXPECT_TRUE(contains(missing.render(false, 20), "sink 'tensor' is in golden but not in this run"));
+  EXPECT_EQ(missing.exit_code(), 2);
+}
+
+TEST(RegressPipeline, ClipSubstitution) {
+  EXPECT_EQ(substitute_clip("filesrc location={clip} ! x", "/a b/c\"d.mp4"),
+            "filesrc location=\"/a b/c\\\"d.mp4\" ! x");
+  EXPECT_EQ(substitute_clip("filesrc location=\"{clip}\"", "/a b.mp4"), "filesrc location=\"/a b.mp4\"");
+  EXPECT_EQ(normalize_description("  a !\n   b  "), "a ! b");
+}
+
+int main(int argc, char** argv) {
+  gst_init(&argc, &argv);
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}

@@ -1,0 +1,634 @@
+#include "regress_compare.h"
+
+#include <gst/gst.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include "regress_pipeline.h"
+
+namespace regress {
+
+namespace {
+
+std::string fmt(double v) { return format_short(v, 6); }
+
+void fail(SinkResult* r, const std::string& why) {
+  if (r->pass) {
+    r->pass = false;
+    r->problem = why;
+  } else {
+    r->notes += (r->notes.empty() ? "" : "; ") + why;
+  }
+}
+
+double transform_delta(const Transform& a, const Transform& b) {
+  double d = 0;
+  auto upd = [&](double x, double y) { d = std::max(d, (x == y) ? 0.0 : std::fabs(x - y)); };
+  upd(a.source_w, b.source_w);
+  upd(a.source_h, b.source_h);
+  upd(a.tensor_w, b.tensor_w);
+  upd(a.tensor_h, b.tensor_h);
+  for (int i = 0; i < 6; i++) upd(a.src_to_tensor[i], b.src_to_tensor[i]);
+  for (int i = 0; i < 6; i++) upd(a.tensor_to_src[i], b.tensor_to_src[i]);
+  for (int i = 0; i < 4; i++) upd(a.active_rect[i], b.active_rect[i]);
+  return std::isnan(d) ? INFINITY : d;
+}
+
+void compare_pts(SinkResult* r, int64_t ref, int64_t run, const std::string& rl, const std::string& ul) {
+  r->pts_ref = ref;
+  r->pts_run = run;
+  if (ref != run) fail(r, "pts differs: " + rl + " " + format_time(ref) + ", " + ul + " " + format_time(run));
+}
+
+}  // namespace
+
+bool FrameResult::pass() const {
+  for (const auto& kv : sinks)
+    if (!kv.second.pass) return false;
+  return true;
+}
+
+int64_t FrameResult::pts() const {
+  for (const auto& kv : sinks) {
+    if (kv.second.pts_ref >= 0) return kv.second.pts_ref;
+    if (kv.second.pts_run >= 0) return kv.second.pts_run;
+  }
+  return -1;
+}
+
+SinkResult compare_tensor(const std::string& sink, const TensorEntry& ref, const uint8_t* ref_data,
+                          const TensorEntry& run, const uint8_t* run_data, DType type, const CompareOptions& opt,
+                          const std::string& rl, const std::string& ul) {
+  SinkResult r;
+  r.sink = sink;
+  r.kind = "tensor";
+  r.ref_present = r.run_present = true;
+  r.ref_bytes = ref.bytes;
+  r.run_bytes = run.bytes;
+  r.ref_stats = ref.stats;
+  r.run_stats = run.stats;
+  r.identical = ref.sha256 == run.sha256 && ref.bytes == run.bytes;
+  if (ref.bytes != run.bytes) {
+    fail(&r, "size differs: " + rl + " " + std::to_string(ref.bytes) + " bytes, " + ul + " " +
+                 std::to_string(run.bytes) + " bytes");
+  } else if (ref_data && run_data) {
+    r.data_compared = true;
+    r.diff = diff_tensors(ref_data, ref.bytes, run_data, run.bytes, type);
+    r.identical = r.diff.identical;
+    if (!tensor_diff_passes(r.diff, opt.tensor_tol)) {
+      switch (opt.tensor_tol.kind) {
+        case TensorTolerance::Exact:
+          fail(&r, "tensor differs (max abs diff " + fmt(r.diff.max_abs) + ", tolerance exact)");
+          break;
+        case TensorTolerance::MaxAbs:
+          fail(&r, "max abs diff " + fmt(r.diff.max_abs) + " > tolerance " + fmt(opt.tensor_tol.value));
+          break;
+        case TensorTolerance::Psnr:
+          fail(&r, "PSNR " + fmt(r.diff.psnr) + " dB < tolerance " + fmt(opt.tensor_tol.value) + " dB");
+          break;
+      }
+    }
+  } else if (!r.identical) {
+    fail(&r, "SHA-256 differs (digest-only: exact comparison only)");
+  }
+  if (ref.transform.present != run.transform.present) {
+    fail(&r, std::string("transform meta only in ") + (ref.transform.present ? rl : ul));
+  } else if (ref.transform.present) {
+    r.transform_delta = transform_delta(ref.transform, run.transform);
+    if (r.transform_delta > kTransformTolerance)
+      fail(&r, "transform meta differs by " + fmt(r.transform_delta));
+  }
+  compare_pts(&r, ref.pts, run.pts, rl, ul);
+  return r;
+}
+
+SinkResult compare_matches(const std::string& sink, const MatchesEntry& ref, const MatchesEntry& run,
+                           const CompareOptions& opt, const std::string& rl, const std::string& ul) {
+  SinkResult r;
+  r.sink = sink;
+  r.kind = "matches";
+  r.ref_present = r.run_present = true;
+  r.match = diff_matches(ref.items, run.items);
+  if (r.match.n_ref != r.match.n_run)
+    fail(&r, std::to_string(r.match.n_ref) + " matches in " + rl + ", " + std::to_string(r.match.n_run) + " in " + ul);
+  if (r.match.max_dpos > opt.pos_tol)
+    fail(&r, "match position delta " + fmt(r.match.max_dpos) + " px > tolerance " + fmt(opt.pos_tol));
+  if (r.match.max_dscore > opt.score_tol)
+    fail(&r, "match score delta " + fmt(r.match.max_dscore) + " > tolerance " + fmt(opt.score_tol));
+  compare_pts(&r, ref.pts, run.pts, rl, ul);
+  return r;
+}
+
+/* ---- Comparison ------------------------------------------------------------------------- */
+
+Comparison::Comparison(std::string command, std::string ref_label, std::string run_label, CompareOptions opt)
+    : command_(std::move(command)), ref_label_(std::move(ref_label)), run_label_(std::move(run_label)), opt_(opt) {}
+
+void Comparison::header(const std::string& key, const std::string& value) { header_.emplace_back(key, value); }
+void Comparison::error(const std::string& message) { errors_.push_back(message); }
+void Comparison::note(const std::string& message) { notes_.push_back(message); }
+void Comparison::hint(const std::string& message) { hints_.push_back(message); }
+bool Comparison::has_errors() const { return !errors_.empty(); }
+
+namespace {
+
+// The template matcher reads luma: plane 0 of NV12 / I420 / GRAY8, or gray computed from RGB.
+std::string luma_class(const std::string& format) {
+  if (format == "NV12" || format == "I420" || format == "GRAY8") return "planar luma";
+  if (format == "BGR" || format == "RGB" || format == "BGRx" || format == "RGBx" || format == "BGRA" ||
+      format == "RGBA")
+    return "gray from RGB";
+  return format;
+}
+
+std::string field_text(const GstStructure* s, const char* field) {
+  const GValue* v = gst_structure_get_value(s, field);
+  if (!v) return "(absent)";
+  gchar* t = gst_value_serialize(v);
+  std::string out = t ? t : "?";
+  g_free(t);
+  return out;
+}
+
+}  // namespace
+
+void Comparison::compare_manifests(const Manifest& ref, const Manifest& run) {
+  const std::string& rl = ref_label_;
+  const std::string& ul = run_label_;
+  auto setting = [&](const std::string& msg) {
+    if (opt_.allow_setting_changes)
+      note("allowed setting change: " + msg);
+    else
+      error(msg);
+  };
+
+  // sinks and their caps
+  for (const auto& s : ref.sinks) {
+    const SinkInfo* o = run.sink(s.name);
+    if (!o) {
+      error("sink '" + s.name + "' is in " + rl + " but not in " + ul);
+      continue;
+    }
+    if (o->kind != s.kind) {
+      error("sink '" + s.name + "' carries " + s.kind + " in " + rl + " but " + o->kind + " in " + ul);
+      continue;
+    }
+    if (s.memory != o->memory)
+      note("sink '" + s.name + "' memory: " + rl + " " + s.memory + ", " + ul + " " + o->memory);
+    if (s.caps.empty() || o->caps.empty()) continue;  // a sink without frames: counted below
+    GstCaps* a = gst_caps_from_string(s.caps.c_str());
+    GstCaps* b = gst_caps_from_string(o->caps.c_str());
+    if (!a || !b || gst_caps_get_size(a) == 0 || gst_caps_get_size(b) == 0) {
+      if (s.caps != o->caps)
+        setting("sink '" + s.name + "' caps: " + rl + " '" + s.caps + "', " + ul + " '" + o->caps + "'");
+    } else {
+      const GstStructure* sa = gst_caps_get_structure(a, 0);
+      const GstStructure* sb = gst_caps_get_structure(b, 0);
+      if (!gst_structure_has_name(sb, gst_structure_get_name(sa))) {
+        setting("sink '" + s.name + "' caps media type: " + rl + " '" + gst_structure_get_name(sa) + "', " + ul +
+                " '" + gst_structure_get_name(sb) + "'");
+      } else {
+        std::set<std::string> fields;
+        if (s.kind == "tensor") {
+          for (int i = 0; i < gst_structure_n_fields(sa); i++) fields.insert(gst_structure_nth_field_name(sa, i));
+          for (int i = 0; i < gst_structure_n_fields(sb); i++) fields.insert(gst_structure_nth_field_name(sb, i));
+        } else {
+          // positions are in frame pixels: what matters is the frame size, rate and the luma
+          fields = {"width", "height", "framerate", "format"};
+        }
+        for (const auto& f : fields) {
+          const std::string va = field_text(sa, f.c_str()), vb = field_text(sb, f.c_str());
+          if (va == vb) continue;
+          if (s.kind == "matches" && f == "format" && luma_class(va) == luma_class(vb)) {
+            note("sink '" + s.name + "' frame format: " + rl + " " + va + ", " + ul + " " + vb + " (same luma for the matcher)");
+            continue;
+          }
+          setting("sink '" + s.name + "' caps field '" + f + "': " + rl + " '" + va + "', " + ul + " '" + vb + "'");
+        }
+      }
+    }
+    if (a) gst_caps_unref(a);
+    if (b) gst_caps_unref(b);
+  }
+  for (const auto& s : run.sinks)
+    if (!ref.sink(s.name)) error("sink '" + s.name + "' is in " + ul + " but not in " + rl);
+
+  // element properties
+  static const std::set<std::string> device_props = {"backend", "device-id"};
+  std::vector<std::string> only_ref, only_run;
+  for (const auto& e : ref.elements) {
+    const ElementInfo* o = run.element(e.name);
+    const bool cudaprep = e.plugin == "cudaprep";
+    if (!o || o->factory != e.factory) {
+      if (cudaprep)
+        setting("element " + e.name + " (" + e.factory + ") is in " + rl + "'s pipeline but not in " + ul + "'s");
+      else
+        only_ref.push_back(e.name + " (" + e.factory + ")");
+      continue;
+    }
+    std::map<std::string, std::string> pa(e.properties.begin(), e.properties.end());
+    std::map<std::string, std::string> pb(o->properties.begin(), o->properties.end());
+    std::set<std::string> names;
+    for (auto& kv : pa) names.insert(kv.first);
+    for (auto& kv : pb) names.insert(kv.first);
+    for (const auto& n : names) {
+      if (cudaprep && device_props.count(n)) continue;  // where it ran, not what it computes
+      auto ia = pa.find(n), ib = pb.find(n);
+      if (cudaprep && (ia == pa.end() || ib == pb.end())) {
+        note("element " + e.name + " property '" + n + "' is recorded only in " + (ia == pa.end() ? ul : rl) +
+             " (another plugin version?)");
+        continue;
+      }
+      const std::string va = ia == pa.end() ? "(default)" : ia->second;
+      const std::string vb = ib == pb.end() ? "(default)" : ib->second;
+      if (va != vb)
+        setting("element " + e.name + " (" + e.factory + ") property '" + n + "': " + rl + " '" + va + "', " + ul +
+                " '" + vb + "'");
+    }
+  }
+  for (const auto& e : run.elements) {
+    const ElementInfo* o = ref.element(e.name);
+    if (o && o->factory == e.factory) continue;
+    if (e.plugin == "cudaprep")
+      setting("element " + e.name + " (" + e.factory + ") is in " + ul + "'s pipeline but not in " + rl + "'s");
+    else
+      only_run.push_back(e.name + " (" + e.factory + ")");
+  }
+  if (!only_ref.empty() || !only_run.empty()) {
+    std::string msg = "elements outside cudaprep differ (not compared):";
+    if (!only_ref.empty()) {
+      msg += " only in " + rl + ":";
+      for (auto& s : only_ref) msg += " " + s;
+      if (!only_run.empty()) msg += ";";
+    }
+    if (!only_run.empty()) {
+      msg += " only in " + ul + ":";
+      for (auto& s : only_run) msg += " " + s;
+    }
+    note(msg);
+  }
+
+  if (normalize_description(ref.pipeline) != normalize_description(run.pipeline))
+    note("the pipeline differs (the clip path is {clip} in both):\n      " + rl + ": " +
+         normalize_description(ref.pipeline) + "\n      " + ul + ": " + normalize_description(run.pipeline));
+  if (ref.gstreamer_version != run.gstreamer_version)
+    note("GStreamer version: " + rl + " " + ref.gstreamer_version + ", " + ul + " " + run.gstreamer_version);
+  std::string va, vb;
+  for (auto& e : ref.elements)
+    if (e.plugin == "cudaprep") va = e.plugin_version;
+  for (auto& e : run.elements)
+    if (e.plugin == "cudaprep") vb = e.plugin_version;
+  if (va != vb) note("cudaprep plugin version: " + rl + " " + va + ", " + ul + " " + vb);
+}
+
+void Comparison::compare_frame_counts(const Manifest& ref, const Manifest& run) {
+  for (const auto& s : ref.sinks) {
+    const SinkInfo* o = run.sink(s.name);
+    if (o && o->frames != s.frames)
+      error("frame count differs for sink '" + s.name + "': " + ref_label_ + " has " + std::to_string(s.frames) +
+            " frames, " + run_label_ + " has " + std::to_string(o->frames) +
+            " (the frames both have are compared below)");
+  }
+}
+
+bool Comparison::note_digest_only(const Manifest& ref, const Manifest& run, const std::string& ref_dir,
+                                  const std::string& run_dir) {
+  if (opt_.tensor_tol.kind == TensorTolerance::Exact) return false;
+  bool tensors = false;
+  for (auto& s : ref.sinks)
+    if (s.kind == "tensor") tensors = true;
+  if (!tensors) return false;
+  std::string who;
+  if (ref.store == "digest") who = ref_label_ + " (" + ref_dir + ")";
+  if (run.store == "digest") who += (who.empty() ? "" : " and ") + run_label_ + " (" + run_dir + ")";
+  if (who.empty()) return false;
+  note("TOLERANCE NOT APPLIED: " + who + " stores tensor digests only (--store digest), so tensors can only be "
+       "compared exactly (SHA-256); --tensor-tol " + opt_.tensor_tol.text() +
+       " cannot be applied and any difference in a tensor counts as a regression. Record with --store full "
+       "to compare within a tolerance.");
+  return true;
+}
+
+void Comparison::add(uint64_t frame, const SinkResult& r) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (frames_.size() <= frame) {
+    const size_t old = frames_.size();
+    frames_.resize(frame + 1);
+    for (size_t i = old; i < frames_.size(); i++) frames_[i].index = i;
+  }
+  const bool was = frames_[frame].pass();
+  frames_[frame].sinks[r.sink] = r;
+  if (was && !frames_[frame].pass()) failing_++;
+}
+
+uint64_t Comparison::failing_frames() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return failing_;
+}
+
+int Comparison::exit_code() const {
+  if (!errors_.empty()) return 2;
+  return failing_frames() ? 1 : 0;
+}
+
+std::string Comparison::frame_line(const FrameResult& f, const SinkResult& r) const {
+  char head[96];
+  g_snprintf(head, sizeof head, "  %6" G_GUINT64_FORMAT "  %-18s  %-10s %-4s  ", f.index,
+             format_time(r.pts_ref >= 0 ? r.pts_ref : r.pts_run).c_str(), r.sink.c_str(), r.pass ? "ok" : "FAIL");
+  std::string s = head;
+  if (!r.ref_present || !r.run_present) {
+    return s + "only in " + (r.ref_present ? ref_label_ : run_label_);
+  }
+  if (r.kind == "tensor") {
+    if (r.ref_bytes != r.run_bytes) {
+      s += "size differs";
+    } else if (r.identical) {
+      s += "identical";
+    } else if (r.data_compared) {
+      s += "max-abs " + fmt(r.diff.max_abs) + " (element " + std::to_string(r.diff.worst_index) + "), PSNR " +
+           fmt(r.diff.psnr) + " dB, " + std::to_string(r.diff.differing) + " of " + std::to_string(r.diff.count) +
+           " values differ";
+    } else {
+      s += "SHA-256 differs; stats " + run_label_ + " - " + ref_label_ + ": min " +
+           fmt(r.run_stats.min - r.ref_stats.min) + ", max " + fmt(r.run_stats.max - r.ref_stats.max) + ", mean " +
+           fmt(r.run_stats.mean - r.ref_stats.mean) + ", L2 " + fmt(r.run_stats.l2 - r.ref_stats.l2);
+    }
+  } else {
+    s += std::to_string(r.match.n_ref) + " vs " + std::to_string(r.match.n_run) + " matches";
+    if (!r.match.pairs.empty())
+      s += ", max dpos " + fmt(r.match.max_dpos) + " px, max dscore " + fmt(r.match.max_dscore);
+  }
+  if (!r.pass) s += "  <- " + r.problem + (r.notes.empty() ? "" : "; " + r.notes);
+  return s;
+}
+
+std::string Comparison::render(bool all_frames, size_t max_frame_lines) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::ostringstream o;
+  o << "cudaprep-regress " << command_ << "\n";
+  for (auto& h : header_) {
+    std::string key = h.first + ":";
+    key.resize(std::max<size_t>(key.size(), 13), ' ');
+    o << "  " << key << h.second << "\n";
+  }
+  if (!notes_.empty()) {
+    o << "\nnotes:\n";
+    for (auto& n : notes_) o << "  - " << n << "\n";
+  }
+  if (!errors_.empty()) {
+    o << "\nsetup errors:\n";
+    for (auto& e : errors_) o << "  - " << e << "\n";
+    for (auto& h : hints_) o << "  " << h << "\n";
+  }
+
+  // per-frame lines; runs of frames that only one side has are folded into one line
+  size_t lines = 0, skipped = 0;
+  std::ostringstream fl;
+  auto only_side = [](const FrameResult& f) -> int {  // 1: reference only, 2: run only, 0: compared
+    int side = -1;
+    for (const auto& kv : f.sinks) {
+      const SinkResult& r = kv.second;
+      const int this_side = (r.ref_present && r.run_present) ? 0 : (r.ref_present ? 1 : 2);
+      if (side == -1) side = this_side;
+      else if (side != this_side) return 0;
+    }
+    return side < 0 ? 0 : side;
+  };
+  for (size_t i = 0; i < frames_.size(); i++) {
+    const FrameResult& f = frames_[i];
+    const int side = only_side(f);
+    if (side) {
+      size_t j = i;
+      while (j + 1 < frames_.size() && only_side(frames_[j + 1]) == side) j++;
+      if (all_frames || lines < max_frame_lines) {
+        fl << "  frames " << f.index << ".." << frames_[j].index << ": only in "
+           << (side == 1 ? ref_label_ : run_label_) << "\n";
+        lines++;
+      } else {
+        skipped++;
+      }
+      i = j;
+      continue;
+    }
+    for (const auto& kv : f.sinks) {
+      if (!all_frames && kv.second.pass) continue;
+      if (!all_frames && lines >= max_frame_lines) {
+        skipped++;
+        continue;
+      }
+      fl << frame_line(f, kv.second) << "\n";
+      lines++;
+    }
+  }
+  if (lines) {
+    o << "\n" << (all_frames ? "frames:" : "failing frames:") << "\n";
+    o << "   frame  pts                 sink       result\n";
+    o << fl.str();
+    if (skipped) o << "  ... " << skipped << " more failing lines (--report FILE or --verbose lists all)\n";
+  }
+
+  // per-sink summary
+  std::map<std::string, std::vector<const SinkResult*>> by_sink;
+  std::map<std::string, std::vector<uint64_t>> frames_of;
+  for (const auto& f : frames_)
+    for (const auto& kv : f.sinks) {
+      by_sink[kv.first].push_back(&kv.second);
+      frames_of[kv.first].push_back(f.index);
+    }
+  o << "\nsummary:\n";
+  const uint64_t compared_frames = frames_.size();
+  for (const auto& [name, list] : by_sink) {
+    const auto& idx = frames_of[name];
+    uint64_t both = 0, failing = 0, identical = 0, only_ref = 0, only_run = 0;
+    for (auto* r : list) {
+      if (r->ref_present && r->run_present) {
+        both++;
+        if (!r->pass) failing++;
+      } else if (r->ref_present) {
+        only_ref++;
+      } else {
+        only_run++;
+      }
+      if (r->identical) identical++;
+    }
+    std::string only;
+    if (only_ref) only += ", " + std::to_string(only_ref) + " only in " + ref_label_;
+    if (only_run) only += ", " + std::to_string(only_run) + " only in " + run_label_;
+    if (list.front()->kind == "tensor") {
+      bool figures = true;
+      double max_abs = 0, sum_sq = 0, lo = INFINITY, hi = -INFINITY;
+      uint64_t count = 0, worst = 0;
+      for (size_t i = 0; i < list.size(); i++) {
+        const SinkResult* r = list[i];
+        if (!r->ref_present || !r->run_present) continue;
+        lo = std::min(lo, r->ref_stats.min);
+        hi = std::max(hi, r->ref_stats.max);
+        if (r->identical) {
+          count += r->diff.count ? r->diff.count : 0;
+          continue;
+        }
+        if (!r->data_compared) {
+          figures = false;
+          continue;
+        }
+        count += r->diff.count;
+        sum_sq += r->diff.sum_sq;
+        if (r->diff.max_abs > max_abs || (std::isnan(r->diff.max_abs))) {
+          max_abs = r->diff.max_abs;
+          worst = idx[i];
+        }
+      }
+      o << "  sink '" << name << "' (tensor): " << both << " frames compared, " << identical << " identical, "
+        << failing << " failing" << only;
+      if (figures) {
+        o << "; max abs diff " << fmt(max_abs);
+        if (max_abs > 0) o << " (frame " << worst << ")";
+        o << ", PSNR " << (sum_sq == 0 ? std::string("inf") : fmt(psnr_db(sum_sq, count ? count : 1, psnr_peak(lo, hi))))
+          << " dB";
+      } else {
+        o << "; per-value figures n/a (digest-only recording)";
+      }
+      o << "\n";
+    } else {
+      uint64_t n_ref = 0, n_run = 0, count_mismatch = 0, wpos = 0, wscore = 0;
+      double max_dpos = 0, max_dscore = 0;
+      for (size_t i = 0; i < list.size(); i++) {
+        const SinkResult* r = list[i];
+        if (!r->ref_present || !r->run_present) continue;
+        n_ref += r->match.n_ref;
+        n_run += r->match.n_run;
+        if (r->match.n_ref != r->match.n_run) count_mismatch++;
+        if (r->match.max_dpos > max_dpos) {
+          max_dpos = r->match.max_dpos;
+          wpos = idx[i];
+        }
+        if (r->match.max_dscore > max_dscore) {
+          max_dscore = r->match.max_dscore;
+          wscore = idx[i];
+        }
+      }
+      o << "  sink '" << name << "' (matches): " << both << " frames compared, " << failing << " failing" << only << "; matches "
+        << ref_label_ << " " << n_ref << ", " << run_label_ << " " << n_run;
+      if (count_mismatch) o << " (" << count_mismatch << " frames with a different count)";
+      o << "; max position delta " << fmt(max_dpos) << " px";
+      if (max_dpos > 0) o << " (frame " << wpos << ")";
+      o << ", max score delta " << fmt(max_dscore);
+      if (max_dscore > 0) o << " (frame " << wscore << ")";
+      o << "\n";
+    }
+  }
+  std::string tol = "tensors " + opt_.tensor_tol.text() + ", match position " + fmt(opt_.pos_tol) +
+                    " px, match score " + fmt(opt_.score_tol);
+  o << "  tolerances: " << tol << "\n";
+
+  const FrameResult* first = nullptr;
+  for (const auto& f : frames_)
+    if (!f.pass()) {
+      first = &f;
+      break;
+    }
+  if (first) {
+    o << "  first failing frame: " << first->index << " (pts " << format_time(first->pts()) << ")";
+    const char* sep = ": ";
+    for (const auto& kv : first->sinks)
+      if (!kv.second.pass) {
+        o << sep << "sink '" << kv.first << "': " << kv.second.problem;
+        sep = "; ";
+      }
+    o << "\n";
+  }
+
+  const int code = errors_.empty() ? (failing_ ? 1 : 0) : 2;
+  o << "RESULT: ";
+  if (code == 0)
+    o << "PASS: " << compared_frames << " frames, all within tolerance";
+  else if (code == 1)
+    o << "REGRESSION: " << failing_ << " of " << compared_frames << " frames fail, first failing frame "
+      << first->index;
+  else {
+    o << "ERROR: " << errors_.front();
+    if (errors_.size() > 1) o << " (and " << errors_.size() - 1 << " more, see above)";
+    uint64_t failing_compared = 0;
+    for (const auto& f : frames_) {
+      bool bad = false;
+      for (const auto& kv : f.sinks)
+        if (kv.second.ref_present && kv.second.run_present && !kv.second.pass) bad = true;
+      if (bad) failing_compared++;
+    }
+    if (failing_compared) o << "; besides, " << failing_compared << (failing_compared == 1 ? " frame" : " frames")
+                           << " that both sides have " << (failing_compared == 1 ? "fails" : "fail");
+  }
+  o << " (exit " << code << ")\n";
+  return o.str();
+}
+
+
+void compare_recordings(const Recording& ra, const Recording& rb, Comparison* cmp) {
+  std::string err;
+  const size_t n = std::max(ra.frames.size(), rb.frames.size());
+  int corrupt = 0;
+  for (size_t i = 0; i < n; i++) {
+    static const FrameEntry empty;
+    const FrameEntry& fa = i < ra.frames.size() ? ra.frames[i] : empty;
+    const FrameEntry& fb = i < rb.frames.size() ? rb.frames[i] : empty;
+    for (const auto& s : ra.manifest.sinks) {
+      const SinkInfo* sb = rb.manifest.sink(s.name);
+      if (!sb || sb->kind != s.kind) continue;
+      SinkResult r;
+      r.sink = s.name;
+      r.kind = s.kind;
+      if (s.kind == "tensor") {
+        auto ia = fa.tensors.find(s.name), ib = fb.tensors.find(s.name);
+        const bool ha = ia != fa.tensors.end(), hb = ib != fb.tensors.end();
+        if (ha && hb) {
+          DType t = DType::U8;
+          dtype_from_name(s.dtype, &t);
+          std::vector<uint8_t> da, db;
+          const uint8_t *pa = nullptr, *pb = nullptr;
+          bool ok = true;
+          if (ra.full() && rb.full()) {
+            if (!ra.read_tensor(ia->second, &da, &err)) {
+              if (corrupt++ < 5) cmp->error(cmp->ref_label() + ": " + err);
+              ok = false;
+            } else if (!rb.read_tensor(ib->second, &db, &err)) {
+              if (corrupt++ < 5) cmp->error(cmp->run_label() + ": " + err);
+              ok = false;
+            }
+            pa = da.data();
+            pb = db.data();
+          }
+          if (ok)
+            cmp->add(i, compare_tensor(s.name, ia->second, pa, ib->second, pb, t, cmp->options(), cmp->ref_label(),
+                                       cmp->run_label()));
+          continue;
+        }
+        if (!ha && !hb) continue;
+        r.ref_present = ha;
+        r.run_present = hb;
+        r.pts_ref = ha ? ia->second.pts : -1;
+        r.pts_run = hb ? ib->second.pts : -1;
+      } else {
+        auto ia = fa.matches.find(s.name), ib = fb.matches.find(s.name);
+        const bool ha = ia != fa.matches.end(), hb = ib != fb.matches.end();
+        if (ha && hb) {
+          cmp->add(i, compare_matches(s.name, ia->second, ib->second, cmp->options(), cmp->ref_label(),
+                                      cmp->run_label()));
+          continue;
+        }
+        if (!ha && !hb) continue;
+        r.ref_present = ha;
+        r.run_present = hb;
+        r.pts_ref = ha ? ia->second.pts : -1;
+        r.pts_run = hb ? ib->second.pts : -1;
+      }
+      r.pass = false;
+      r.problem = "frame only in " + (r.ref_present ? cmp->ref_label() : cmp->run_label());
+      cmp->add(i, r);
+    }
+  }
+}
+
+}  // namespace regress

@@ -1,0 +1,110 @@
+// cudaprep-regress: frame-by-frame comparison of a run (or a second recording) with a reference
+// recording, the settings check, and the report a person reads.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "regress_math.h"
+#include "regress_store.h"
+
+namespace regress {
+
+// Affine transforms (GstCudaPrepTransformMeta) are computed on the host in double precision;
+// they may differ in the last bits between platforms (FMA contraction), not more than this.
+constexpr double kTransformTolerance = 1e-9;
+
+struct CompareOptions {
+  TensorTolerance tensor_tol;
+  double pos_tol = 0;    // match position, pixels (Euclidean distance of the sub-pixel positions)
+  double score_tol = 0;  // match score
+  bool allow_setting_changes = false;  // differing caps / properties: warn and compare anyway
+};
+
+struct SinkResult {
+  std::string sink, kind;  // kind: "tensor" or "matches"
+  bool ref_present = false, run_present = false;
+  bool pass = true;
+  std::string problem;  // why it fails (first reason)
+  std::string notes;    // further reasons
+  int64_t pts_ref = -1, pts_run = -1;
+  // tensor
+  uint64_t ref_bytes = 0, run_bytes = 0;
+  bool data_compared = false;  // element-wise figures available (both sides have the bytes)
+  bool identical = false;      // bitwise (SHA-256)
+  TensorDiff diff;
+  TensorStats ref_stats, run_stats;
+  double transform_delta = 0;
+  // matches
+  MatchDiff match;
+};
+
+struct FrameResult {
+  uint64_t index = 0;
+  std::map<std::string, SinkResult> sinks;
+  bool pass() const;
+  int64_t pts() const;
+};
+
+SinkResult compare_tensor(const std::string& sink, const TensorEntry& ref, const uint8_t* ref_data,
+                          const TensorEntry& run, const uint8_t* run_data, DType type, const CompareOptions& opt,
+                          const std::string& ref_label, const std::string& run_label);
+SinkResult compare_matches(const std::string& sink, const MatchesEntry& ref, const MatchesEntry& run,
+                           const CompareOptions& opt, const std::string& ref_label, const std::string& run_label);
+
+class Comparison {
+ public:
+  // labels: how the two sides are named in messages ("golden" / "this run", "A" / "B")
+  Comparison(std::string command, std::string ref_label, std::string run_label, CompareOptions opt);
+
+  const CompareOptions& options() const { return opt_; }
+  const std::string& ref_label() const { return ref_label_; }
+  const std::string& run_label() const { return run_label_; }
+
+  // Header lines ("clip", "golden", ...), printed in order.
+  void header(const std::string& key, const std::string& value);
+  void error(const std::string& message);  // setup error: exit 2
+  void note(const std::string& message);
+  void hint(const std::string& message);  // printed after the setup errors
+  bool has_errors() const;
+  const std::vector<std::string>& errors() const { return errors_; }
+
+  // Caps of the sinks, element properties, pipeline, versions. Differences that make the
+  // comparison meaningless are errors (or notes with allow_setting_changes).
+  void compare_manifests(const Manifest& ref, const Manifest& run);
+  // Frame counts per sink (errors; the common frames are still compared).
+  void compare_frame_counts(const Manifest& ref, const Manifest& run);
+  // The digest-only note, when a tolerance was asked for and a side has no tensor bytes.
+  // True when it applies (the caller also warns on stderr).
+  bool note_digest_only(const Manifest& ref, const Manifest& run, const std::string& ref_dir,
+                        const std::string& run_dir);
+
+  void add(uint64_t frame, const SinkResult& r);  // thread-safe
+  uint64_t failing_frames() const;                // thread-safe
+
+  // 0 pass, 1 regression, 2 setup error.
+  int exit_code() const;
+  // The report: header, notes, errors, per-frame lines (all, or failing ones up to
+  // max_frame_lines), per-sink summary, first failing frame, RESULT line.
+  std::string render(bool all_frames, size_t max_frame_lines) const;
+
+ private:
+  std::string frame_line(const FrameResult& f, const SinkResult& r) const;
+
+  std::string command_, ref_label_, run_label_;
+  CompareOptions opt_;
+  std::vector<std::pair<std::string, std::string>> header_;
+  std::vector<std::string> errors_, notes_, hints_;
+  mutable std::mutex mu_;
+  std::vector<FrameResult> frames_;
+  uint64_t failing_ = 0;
+};
+
+// Compares two recordings frame by frame (reads the tensor files of full recordings); corrupt
+// files become setup errors. The manifests are compared separately (compare_manifests).
+void compare_recordings(const Recording& a, const Recording& b, Comparison* cmp);
+
+}  // namespace regress

@@ -1,0 +1,95 @@
+// cudaprep-regress: the comparison maths (no GStreamer here, unit-tested on synthetic data).
+//
+// Tensors are compared element by element in double precision:
+//   max abs diff = max |a - b|
+//   PSNR         = 10 * log10(peak^2 / MSE), peak = max - min of the reference (the golden, or
+//                  the first set of `compare`), 1 where that range is 0; +inf when MSE = 0.
+// A NaN against a number counts as an infinite difference; two NaNs (any payload) as equal.
+// Exact comparison is bitwise: the SHA-256 of the bytes must agree.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace regress {
+
+enum class DType { F32, F16, F64, U8, I8, U16, I16, I32, U32, I64, U64 };
+
+// NNStreamer's type names ("float32", "float16", "uint8", ...).
+bool dtype_from_name(const std::string& name, DType* out);
+const char* dtype_name(DType t);
+const char* dtype_ext(DType t);  // file extension: f32, f16, f64, u8, ...
+size_t dtype_size(DType t);
+float half_to_float(uint16_t h);
+// Element i of little-endian data as a double.
+double element_value(const uint8_t* data, DType t, size_t i);
+
+struct TensorStats {
+  uint64_t count = 0;      // elements
+  uint64_t nonfinite = 0;  // NaN / inf elements, left out of min, max, mean and L2
+  double min = 0, max = 0, mean = 0, l2 = 0;
+};
+// Sequential accumulation in double: deterministic for the same bytes.
+TensorStats tensor_stats(const uint8_t* data, size_t bytes, DType t);
+
+std::string sha256_hex(const uint8_t* data, size_t bytes);
+
+struct TensorDiff {
+  bool same_size = true;
+  bool identical = true;     // bitwise
+  uint64_t count = 0;        // elements compared
+  uint64_t differing = 0;    // elements whose values differ
+  double max_abs = 0;        // over elements
+  uint64_t worst_index = 0;  // element of max_abs
+  double sum_sq = 0;         // sum of squared differences (inf when a NaN meets a number)
+  double peak = 1;           // reference range used for PSNR
+  double psnr = 0;           // dB; +inf when identical in value
+};
+// `ref` is the reference (golden). Sizes must match for figures; otherwise same_size=false.
+TensorDiff diff_tensors(const uint8_t* ref, size_t ref_bytes, const uint8_t* run, size_t run_bytes, DType t);
+double psnr_db(double sum_sq, uint64_t count, double peak);
+// peak from a reference's range
+double psnr_peak(double min, double max);
+
+struct TensorTolerance {
+  enum Kind { Exact, MaxAbs, Psnr } kind = Exact;
+  double value = 0;
+  std::string text() const;  // "exact", "max-abs=1e-05", "psnr=60"
+};
+// "exact" | "max-abs=X" | "psnr=DB"
+bool parse_tensor_tolerance(const std::string& s, TensorTolerance* out, std::string* error);
+// Whether a diff with full data passes the tolerance.
+bool tensor_diff_passes(const TensorDiff& d, const TensorTolerance& tol);
+
+struct MatchRec {
+  int x = 0, y = 0, w = 0, h = 0;  // integer box of the ROI meta
+  double score = 0;
+  double sub_x = 0, sub_y = 0;     // sub-pixel top-left ("template-match" param x, y)
+};
+
+struct MatchPair {
+  int ref = -1, run = -1;  // indices into the two lists
+  double dpos = 0;         // Euclidean distance of the sub-pixel positions
+  double dscore = 0;       // |score difference|
+};
+struct MatchDiff {
+  size_t n_ref = 0, n_run = 0;
+  std::vector<MatchPair> pairs;  // greedy nearest pairs, in reference order
+  double max_dpos = 0, max_dscore = 0;
+};
+// Pairs the matches of one frame by position: all (ref, run) pairs sorted by distance (ties by
+// indices), taken greedily; what is left unpaired shows as n_ref != n_run.
+MatchDiff diff_matches(const std::vector<MatchRec>& ref, const std::vector<MatchRec>& run);
+bool match_diff_passes(const MatchDiff& d, double pos_tol, double score_tol);
+
+// Shortest text that reads back to the same double ("0.1", "1e-05", "3"); "nan", "inf",
+// "-inf" for the non-finite.
+std::string format_double(double v);
+// Fixed, human-friendly: "%.*g" with `digits` significant digits ("inf" for +inf).
+std::string format_short(double v, int digits = 6);
+// "0:00:01.500000000" or "none"
+std::string format_time(int64_t ns);
+
+}  // namespace regress

@@ -1,0 +1,690 @@
+#include "regress_pipeline.h"
+
+#include <gst/app/gstappsink.h>
+#include <gst/video/gstvideometa.h>
+#include <gst/video/video.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <map>
+
+#include "config.h"
+#include "gstcudaprepmeta.h"
+#include "regress_device.h"
+
+namespace regress {
+
+const char* tool_version() { return VERSION; }
+
+std::string sink_kind(const std::string& name) {
+  return (name.rfind("match", 0) == 0 || name.rfind("roi", 0) == 0) ? "matches" : "tensor";
+}
+
+std::string substitute_clip(const std::string& description, const std::string& clip) {
+  std::string escaped;
+  for (char c : clip) {
+    if (c == '"' || c == '\\') escaped += '\\';
+    escaped += c;
+  }
+  std::string out;
+  size_t pos = 0;
+  for (;;) {
+    size_t at = description.find("{clip}", pos);
+    if (at == std::string::npos) break;
+    out += description.substr(pos, at - pos);
+    const bool quoted = at > 0 && (description[at - 1] == '"' || description[at - 1] == '\'');
+    out += quoted ? escaped : "\"" + escaped + "\"";
+    pos = at + 6;
+  }
+  out += description.substr(pos);
+  return out;
+}
+
+std::string normalize_description(const std::string& description) {
+  std::string out;
+  bool space = false;
+  for (char c : description) {
+    if (g_ascii_isspace(c)) {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += c;
+  }
+  return out;
+}
+
+/* ---- sinks ------------------------------------------------------------------------------ */
+
+struct SinkState {
+  std::string name, kind;
+  GstElement* appsink = nullptr;
+  SampleHandler* handler = nullptr;
+  std::atomic<uint64_t> count{0};
+  std::mutex mu;  // fields below
+  bool have_caps = false;
+  std::string caps, memory, dtype = "uint8";
+  DType type = DType::U8;
+  std::string error;
+};
+
+namespace {
+
+void describe_caps(GstCaps* caps, std::string* text, std::string* memory) {
+  GstCaps* c = gst_caps_copy(caps);
+  *memory = "system";
+  GstCapsFeatures* f = gst_caps_get_size(c) ? gst_caps_get_features(c, 0) : nullptr;
+  if (f && !gst_caps_features_is_any(f) && !gst_caps_features_is_equal(f, GST_CAPS_FEATURES_MEMORY_SYSTEM_MEMORY)) {
+    gchar* fs = gst_caps_features_to_string(f);
+    *memory = fs;
+    g_free(fs);
+  }
+  for (guint i = 0; i < gst_caps_get_size(c); i++) gst_caps_set_features(c, i, nullptr);
+  gchar* s = gst_caps_to_string(c);
+  *text = s;
+  g_free(s);
+  gst_caps_unref(c);
+}
+
+// Element type of a tensor stream: NNStreamer's "types" (or "type"), all tensors of one type;
+// anything else (video frames, mixed types) is kept as bytes.
+std::string tensor_dtype(GstCaps* caps) {
+  if (!caps || gst_caps_get_size(caps) == 0) return "uint8";
+  const GstStructure* s = gst_caps_get_structure(caps, 0);
+  const gchar* types = gst_structure_get_string(s, "types");
+  if (!types) types = gst_structure_get_string(s, "type");
+  if (!types) return "uint8";
+  gchar** parts = g_strsplit(types, ",", -1);
+  std::string first = parts[0] ? g_strstrip(parts[0]) : "uint8";
+  bool same = true;
+  for (gchar** p = parts; *p; p++)
+    if (first != g_strstrip(*p)) same = false;
+  g_strfreev(parts);
+  DType t;
+  return (same && dtype_from_name(first, &t)) ? first : "uint8";
+}
+
+void read_transform(GstBuffer* buf, Transform* out) {
+  if (!gst_meta_get_info(GST_CUDAPREP_TRANSFORM_META_NAME)) return;  // plugin not loaded
+  GstCudaPrepTransform t;
+  if (!gst_cudaprep_buffer_get_transform(buf, &t)) return;
+  out->present = true;
+  out->source_w = t.source_width;
+  out->source_h = t.source_height;
+  out->tensor_w = t.tensor_width;
+  out->tensor_h = t.tensor_height;
+  memcpy(out->src_to_tensor, t.src_to_tensor, sizeof t.src_to_tensor);
+  memcpy(out->tensor_to_src, t.tensor_to_src, sizeof t.tensor_to_src);
+  memcpy(out->active_rect, t.active_rect, sizeof t.active_rect);
+}
+
+std::vector<MatchRec> read_matches(GstBuffer* buf) {
+  std::vector<MatchRec> out;
+  const GQuark type = g_quark_from_static_string("template-match");
+  gpointer state = nullptr;
+  GstMeta* meta;
+  while ((meta = gst_buffer_iterate_meta_filtered(buf, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
+    auto* roi = (GstVideoRegionOfInterestMeta*)meta;
+    if (roi->roi_type != type) continue;
+    MatchRec r;
+    r.x = (int)roi->x;
+    r.y = (int)roi->y;
+    r.w = (int)roi->w;
+    r.h = (int)roi->h;
+    r.sub_x = r.x;
+    r.sub_y = r.y;
+    GstStructure* p = gst_video_region_of_interest_meta_get_param(roi, "template-match");
+    if (p) {
+      gst_structure_get_double(p, "score", &r.score);
+      gst_structure_get_double(p, "x", &r.sub_x);
+      gst_structure_get_double(p, "y", &r.sub_y);
+    }
+    out.push_back(r);
+  }
+  // best first, ties by position: independent of the order metas are kept in
+  std::stable_sort(out.begin(), out.end(), [](const MatchRec& a, const MatchRec& b) {
+    if (a.score != b.score) return a.score > b.score;
+    if (a.y != b.y) return a.y < b.y;
+    return a.x < b.x;
+  });
+  return out;
+}
+
+int64_t clock_or_none(GstClockTime t) { return GST_CLOCK_TIME_IS_VALID(t) ? (int64_t)t : -1; }
+
+GstFlowReturn on_new_sample(GstAppSink* appsink, gpointer user) {
+  SinkState* s = (SinkState*)user;
+  GstSample* sample = gst_app_sink_pull_sample(appsink);
+  if (!sample) return GST_FLOW_FLUSHING;
+  GstCaps* caps = gst_sample_get_caps(sample);
+  GstBuffer* buf = gst_sample_get_buffer(sample);
+  const uint64_t index = s->count.load();
+  DType type;
+  {
+    std::lock_guard<std::mutex> lock(s->mu);
+    std::string text, memory;
+    if (caps) describe_caps(caps, &text, &memory);
+    if (!s->have_caps) {
+      s->have_caps = true;
+      s->caps = text;
+      s->memory = memory;
+      if (s->kind == "tensor") {
+        s->dtype = tensor_dtype(caps);
+        dtype_from_name(s->dtype, &s->type);
+      }
+    } else if (text != s->caps && s->error.empty()) {
+      s->error = "sink '" + s->name + "': caps changed at frame " + std::to_string(index) + " from " + s->caps +
+                 " to " + text + " (a recording holds one caps per sink)";
+    }
+    type = s->type;
+  }
+  if (buf) {
+    if (s->kind == "matches") {
+      MatchesEntry e;
+      e.pts = clock_or_none(GST_BUFFER_PTS(buf));
+      e.duration = clock_or_none(GST_BUFFER_DURATION(buf));
+      e.items = read_matches(buf);
+      s->handler->on_matches(s->name, index, e);
+    } else {
+      GstMapInfo map;
+      if (!gst_buffer_map(buf, &map, GST_MAP_READ)) {
+        std::lock_guard<std::mutex> lock(s->mu);
+        if (s->error.empty()) s->error = "sink '" + s->name + "': cannot map frame " + std::to_string(index);
+        gst_sample_unref(sample);
+        return GST_FLOW_ERROR;
+      }
+      TensorEntry e;
+      e.pts = clock_or_none(GST_BUFFER_PTS(buf));
+      e.duration = clock_or_none(GST_BUFFER_DURATION(buf));
+      const size_t usable = map.size - map.size % dtype_size(type);
+      e.bytes = map.size;
+      e.sha256 = sha256_hex(map.data, map.size);
+      e.stats = tensor_stats(map.data, usable, type);
+      read_transform(buf, &e.transform);
+      s->handler->on_tensor(s->name, index, e, type, map.data);
+      gst_buffer_unmap(buf, &map);
+    }
+  }
+  s->count.store(index + 1);
+  gst_sample_unref(sample);
+  return GST_FLOW_OK;
+}
+
+/* ---- element description ---------------------------------------------------------------- */
+
+// GStreamer's default object name prefix: the type name without "Gst", lowercased.
+std::string default_name_prefix(GstElement* e) {
+  std::string t = G_OBJECT_TYPE_NAME(e);
+  if (t.rfind("Gst", 0) == 0) t = t.substr(3);
+  for (auto& c : t) c = g_ascii_tolower(c);
+  return t;
+}
+
+// Whether `name` is an automatic name ("queue3", "avdec_h264-0"); sets its number.
+bool auto_name_number(const std::string& name, const std::string& prefix, long* number) {
+  if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) return false;
+  std::string rest = name.substr(prefix.size());
+  const bool digit_end = !prefix.empty() && g_ascii_isdigit(prefix.back());
+  if (digit_end) {
+    if (rest[0] != '-') return false;
+    rest = rest.substr(1);
+  }
+  if (rest.empty() || rest.size() > 9) return false;
+  for (char c : rest)
+    if (!g_ascii_isdigit(c)) return false;
+  *number = std::stol(rest);
+  return true;
+}
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  if (from.empty()) return s;
+  size_t pos = 0;
+  while ((pos = s.find(from, pos)) != std::string::npos) {
+    s.replace(pos, from.size(), to);
+    pos += to.size();
+  }
+  return s;
+}
+
+bool serialize_value(const GValue* v, std::string* out) {
+  if (G_VALUE_HOLDS_ENUM(v)) {
+    GEnumClass* klass = (GEnumClass*)g_type_class_ref(G_VALUE_TYPE(v));
+    GEnumValue* ev = g_enum_get_value(klass, g_value_get_enum(v));
+    *out = ev ? ev->value_nick : std::to_string(g_value_get_enum(v));
+    g_type_class_unref(klass);
+    return true;
+  }
+  if (G_VALUE_HOLDS_STRING(v)) {
+    const gchar* s = g_value_get_string(v);
+    *out = s ? s : "(null)";
+    return true;
+  }
+  gchar* s = gst_value_serialize(v);
+  if (!s) return false;
+  *out = s;
+  g_free(s);
+  return true;
+}
+
+bool is_cudaprep(GstElement* e) {
+  GstElementFactory* f = gst_element_get_factory(e);
+  if (!f) return false;
+  GstPlugin* p = gst_plugin_feature_get_plugin(GST_PLUGIN_FEATURE(f));
+  bool yes = p && g_strcmp0(gst_plugin_get_name(p), "cudaprep") == 0;
+  if (p) gst_object_unref(p);
+  return yes;
+}
+
+// Writable properties as strings: every one for the cudaprep elements, the non-default ones
+// for the others; the clip path is replaced by {clip}.
+std::vector<std::pair<std::string, std::string>> element_properties(GstElement* e, const std::string& clip,
+                                                                    bool all) {
+  std::vector<std::pair<std::string, std::string>> out;
+  guint n = 0;
+  GParamSpec** specs = g_object_class_list_properties(G_OBJECT_GET_CLASS(e), &n);
+  for (guint i = 0; i < n; i++) {
+    GParamSpec* p = specs[i];
+    const std::string name = p->name;
+    if (!(p->flags & G_PARAM_READABLE) || !(p->flags & G_PARAM_WRITABLE)) continue;
+    if (name == "name" || name == "parent" || name == "last-sample" || name == "stats") continue;
+    const GType vt = G_PARAM_SPEC_VALUE_TYPE(p);
+    if (G_TYPE_IS_OBJECT(vt) || G_TYPE_IS_INTERFACE(vt) || vt == G_TYPE_POINTER || vt == GST_TYPE_SAMPLE) continue;
+    GValue v = G_VALUE_INIT;
+    g_value_init(&v, vt);
+    g_object_get_property(G_OBJECT(e), p->name, &v);
+    const bool is_default = g_param_value_defaults(p, &v);
+    std::string text;
+    if ((all || !is_default) && serialize_value(&v, &text)) {
+      if (!clip.empty()) text = replace_all(text, clip, "{clip}");
+      out.emplace_back(name, text);
+    }
+    g_value_unset(&v);
+  }
+  g_free(specs);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool sink_pad_has_cuda_memory(GstElement* e) {
+  GstPad* pad = gst_element_get_static_pad(e, "sink");
+  if (!pad) return false;
+  GstCaps* caps = gst_pad_get_current_caps(pad);
+  bool cuda = false;
+  if (caps && gst_caps_get_size(caps) > 0) {
+    GstCapsFeatures* f = gst_caps_get_features(caps, 0);
+    cuda = f && gst_caps_features_contains(f, "memory:CUDAMemory");
+  }
+  if (caps) gst_caps_unref(caps);
+  gst_object_unref(pad);
+  return cuda;
+}
+
+std::string iso_date_now() {
+  GDateTime* now = g_date_time_new_now_utc();
+  gchar* s = g_date_time_format(now, "%Y-%m-%dT%H:%M:%SZ");
+  std::string out = s;
+  g_free(s);
+  g_date_time_unref(now);
+  return out;
+}
+
+bool valid_sink_name(const std::string& n) {
+  if (n.empty() || n == "frame") return false;
+  for (char c : n)
+    if (!g_ascii_isalnum(c) && c != '_' && c != '-' && c != '.') return false;
+  return true;
+}
+
+}  // namespace
+
+/* ---- PipelineRun ------------------------------------------------------------------------ */
+
+PipelineRun::PipelineRun() = default;
+
+PipelineRun::~PipelineRun() {
+  for (auto& eo : element_objects_) gst_object_unref(eo.first);
+  if (pipeline_) {
+    gst_element_set_state(pipeline_, GST_STATE_NULL);
+    gst_object_unref(pipeline_);
+  }
+}
+
+std::vector<std::string> PipelineRun::sink_names() const {
+  std::vector<std::string> out;
+  for (const auto& s : sinks_) out.push_back(s->name);
+  return out;
+}
+
+bool PipelineRun::prepare(const RunConfig& config, std::string* error) {
+  config_ = config;
+  if (config.description.find("{clip}") == std::string::npos) {
+    *error = "the pipeline description has no {clip} placeholder for the clip (e.g. filesrc location={clip})";
+    return false;
+  }
+  const std::string desc = substitute_clip(config.description, config.clip);
+  GError* err = nullptr;
+  GstParseContext* ctx = gst_parse_context_new();
+  GstElement* e = gst_parse_launch_full(desc.c_str(), ctx, GST_PARSE_FLAG_FATAL_ERRORS, &err);
+  if (err || !e) {
+    std::string msg = err ? err->message : "unknown error";
+    gchar** missing = gst_parse_context_get_missing_elements(ctx);
+    if (missing && missing[0]) {
+      msg += " (missing element:";
+      for (gchar** m = missing; *m; m++) msg += std::string(" ") + *m;
+      msg += ")";
+    }
+    g_strfreev(missing);
+    *error = "the pipeline does not parse: " + msg + "\n  pipeline: " + config.description;
+    g_clear_error(&err);
+    if (e) gst_object_unref(e);
+    gst_parse_context_free(ctx);
+    return false;
+  }
+  gst_parse_context_free(ctx);
+  if (!GST_IS_PIPELINE(e)) {
+    *error = "the pipeline description is a single element: it needs a source and appsink elements";
+    gst_object_unref(e);
+    return false;
+  }
+  pipeline_ = e;
+
+  // every element, with GStreamer's automatic names renumbered by creation order
+  std::vector<GstElement*> all;
+  GstIterator* it = gst_bin_iterate_recurse(GST_BIN(pipeline_));
+  GValue item = G_VALUE_INIT;
+  bool done = false;
+  while (!done) {
+    switch (gst_iterator_next(it, &item)) {
+      case GST_ITERATOR_OK:
+        all.push_back((GstElement*)gst_object_ref(g_value_get_object(&item)));
+        g_value_reset(&item);
+        break;
+      case GST_ITERATOR_RESYNC:
+        for (GstElement* x : all) gst_object_unref(x);
+        all.clear();
+        gst_iterator_resync(it);
+        break;
+      default: done = true; break;
+    }
+  }
+  g_value_unset(&item);
+  gst_iterator_free(it);
+
+  std::map<std::string, std::vector<std::pair<long, GstElement*>>> autos;
+  std::map<GstElement*, std::string> canonical;
+  for (GstElement* x : all) {
+    gchar* n = gst_element_get_name(x);
+    const std::string name = n;
+    g_free(n);
+    const std::string prefix = default_name_prefix(x);
+    long number;
+    if (auto_name_number(name, prefix, &number))
+      autos[prefix].emplace_back(number, x);
+    else
+      canonical[x] = name;
+  }
+  for (auto& [prefix, list] : autos) {
+    std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    const bool digit_end = !prefix.empty() && g_ascii_isdigit(prefix.back());
+    for (size_t i = 0; i < list.size(); i++)
+      canonical[list[i].second] = prefix + (digit_end ? "-" : "") + std::to_string(i);
+  }
+
+  std::string abs_clip;
+  {
+    gchar* a = g_canonicalize_filename(config.clip.c_str(), nullptr);
+    abs_clip = a;
+    g_free(a);
+  }
+  for (GstElement* x : all) {
+    ElementInfo info;
+    info.name = canonical[x];
+    GstElementFactory* f = gst_element_get_factory(x);
+    info.factory = f ? GST_OBJECT_NAME(f) : G_OBJECT_TYPE_NAME(x);
+    if (f) {
+      GstPlugin* p = gst_plugin_feature_get_plugin(GST_PLUGIN_FEATURE(f));
+      if (p) {
+        info.plugin = gst_plugin_get_name(p);
+        info.plugin_version = gst_plugin_get_version(p);
+        gst_object_unref(p);
+      }
+    }
+    std::vector<std::pair<std::string, std::string>> props = element_properties(x, config.clip, is_cudaprep(x));
+    for (auto& kv : props)
+      if (abs_clip != config.clip) kv.second = replace_all(kv.second, abs_clip, "{clip}");
+    info.properties = props;
+    elements_.push_back(info);
+    element_objects_.emplace_back(x, info.name);
+  }
+  std::sort(elements_.begin(), elements_.end(), [](const ElementInfo& a, const ElementInfo& b) { return a.name < b.name; });
+
+  // the appsinks, in name order
+  std::vector<std::pair<std::string, GstElement*>> appsinks;
+  for (auto& eo : element_objects_) {
+    GstElementFactory* f = gst_element_get_factory(eo.first);
+    if (f && g_strcmp0(GST_OBJECT_NAME(f), "appsink") == 0) {
+      gchar* n = gst_element_get_name(eo.first);
+      appsinks.emplace_back(n, eo.first);
+      g_free(n);
+    }
+  }
+  std::sort(appsinks.begin(), appsinks.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  if (appsinks.empty()) {
+    *error = "the pipeline has no appsink: end each branch in an appsink named after what it carries "
+             "(... ! cudatensorize ! appsink name=tensor, ... ! cudatemplatematch ! appsink name=matches)";
+    return false;
+  }
+  for (auto& [name, sink] : appsinks) {
+    if (!valid_sink_name(name)) {
+      *error = "appsink name '" + name + "' cannot name files: use letters, digits, '_', '-', '.' (and not 'frame')";
+      return false;
+    }
+    auto s = std::make_unique<SinkState>();
+    s->name = name;
+    s->kind = sink_kind(name);
+    s->appsink = sink;
+    sinks_.push_back(std::move(s));
+  }
+  return true;
+}
+
+bool PipelineRun::run(SampleHandler* handler, std::string* error) {
+  for (auto& s : sinks_) {
+    s->handler = handler;
+    GstAppSinkCallbacks cb = {};
+    cb.new_sample = on_new_sample;
+    gst_app_sink_set_callbacks(GST_APP_SINK(s->appsink), &cb, s.get(), nullptr);
+    // as fast as the pipeline goes; the data does not depend on the clock
+    g_object_set(s->appsink, "sync", FALSE, "enable-last-sample", FALSE, NULL);
+  }
+
+  GstBus* bus = gst_element_get_bus(pipeline_);
+  std::string failure;
+  bool decode_error = false;
+  auto take_error = [&](GstMessage* msg) {
+    GError* err = nullptr;
+    gchar* debug = nullptr;
+    gst_message_parse_error(msg, &err, &debug);
+    gchar* src = gst_object_get_name(GST_MESSAGE_SRC(msg));
+    // errors of sources, demuxers, parsers and decoders, or stream-format errors: the clip
+    if (GST_IS_ELEMENT(GST_MESSAGE_SRC(msg))) {
+      GstElementFactory* f = gst_element_get_factory(GST_ELEMENT(GST_MESSAGE_SRC(msg)));
+      const gchar* klass = f ? gst_element_factory_get_metadata(f, GST_ELEMENT_METADATA_KLASS) : nullptr;
+      if (klass && (strstr(klass, "Demux") || strstr(klass, "Decoder") || strstr(klass, "Parser") ||
+                    strstr(klass, "Source")))
+        decode_error = true;
+    }
+    if (err && (err->domain == GST_STREAM_ERROR &&
+                (err->code == GST_STREAM_ERROR_DEMUX || err->code == GST_STREAM_ERROR_DECODE ||
+                 err->code == GST_STREAM_ERROR_TYPE_NOT_FOUND || err->code == GST_STREAM_ERROR_WRONG_TYPE ||
+                 err->code == GST_STREAM_ERROR_CODEC_NOT_FOUND)))
+      decode_error = true;
+    failure = std::string("error from ") + (src ? src : "?") + ": " + (err ? err->message : "?");
+    if (debug) failure += std::string("\n  (debug: ") + debug + ")";
+    g_free(src);
+    g_free(debug);
+    g_clear_error(&err);
+  };
+
+  const bool tty = isatty(2);
+  const bool show = config_.progress || tty;
+  const auto start = std::chrono::steady_clock::now();
+  auto last = start - std::chrono::hours(1);
+  bool printed = false;
+  uint64_t printed_n = UINT64_MAX;
+  auto frames_now = [&]() {
+    uint64_t n = 0;
+    for (auto& s : sinks_) n = std::max(n, s->count.load());
+    return n;
+  };
+  auto progress = [&](bool final) {
+    if (!show) return;
+    const auto now = std::chrono::steady_clock::now();
+    const double interval = tty ? 0.25 : 2.0;
+    if (!final && std::chrono::duration<double>(now - last).count() < interval) return;
+    if (final && !printed) return;
+    const uint64_t n = frames_now();
+    if (final && !tty && n == printed_n) return;
+    if (!final && !tty && n == 0) return;
+    last = now;
+    printed_n = n;
+    const double secs = std::chrono::duration<double>(now - start).count();
+    std::string line = config_.label + ": frame " + std::to_string(n);
+    if (config_.expected_frames) {
+      line += "/" + std::to_string(config_.expected_frames) + " (" +
+              std::to_string(std::min<uint64_t>(100, n * 100 / config_.expected_frames)) + "%)";
+    } else {
+      gint64 pos = 0, dur = 0;
+      if (gst_element_query_position(pipeline_, GST_FORMAT_TIME, &pos) &&
+          gst_element_query_duration(pipeline_, GST_FORMAT_TIME, &dur) && dur > 0)
+        line += " (" + std::to_string(std::min<gint64>(100, pos * 100 / dur)) + "%)";
+    }
+    if (secs > 0) line += ", " + format_short(n / secs, 3) + " fps";
+    std::string note = handler->progress_note();
+    if (!note.empty()) line += ", " + note;
+    if (tty)
+      fprintf(stderr, "\r%s\033[K%s", line.c_str(), final ? "\n" : "");
+    else
+      fprintf(stderr, "%s\n", line.c_str());
+    fflush(stderr);
+    printed = true;
+  };
+
+  GstStateChangeReturn r = gst_element_set_state(pipeline_, GST_STATE_PLAYING);
+  bool eos = false;
+  if (r == GST_STATE_CHANGE_FAILURE) {
+    GstMessage* msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+    if (msg) {
+      take_error(msg);
+      gst_message_unref(msg);
+    } else {
+      failure = "the pipeline could not start";
+    }
+  }
+  while (failure.empty() && !eos) {
+    GstMessage* msg = gst_bus_timed_pop_filtered(bus, 100 * GST_MSECOND,
+                                                 (GstMessageType)(GST_MESSAGE_ERROR | GST_MESSAGE_EOS));
+    if (msg) {
+      if (GST_MESSAGE_TYPE(msg) == GST_MESSAGE_ERROR)
+        take_error(msg);
+      else
+        eos = true;
+      gst_message_unref(msg);
+    }
+    progress(false);
+  }
+  progress(true);
+
+  // which device the cudaprep elements used: backend, and CUDA memory at their input
+  bool any_cuda = false;
+  int cuda_index = 0;
+  for (auto& eo : element_objects_) {
+    if (!is_cudaprep(eo.first)) continue;
+    std::string backend = "auto";
+    for (auto& info : elements_)
+      if (info.name == eo.second)
+        for (auto& kv : info.properties)
+          if (kv.first == "backend") backend = kv.second;
+    bool cuda;
+    if (backend == "cpu")
+      cuda = false;
+    else if (backend == "cuda")
+      cuda = true;
+    else
+      cuda = sink_pad_has_cuda_memory(eo.first) || cuda_device_count() > 0;
+    for (auto& info : elements_)
+      if (info.name == eo.second) {
+        info.device = cuda ? "cuda" : "cpu";
+        for (auto& kv : info.properties)
+          if (kv.first == "device-id" && cuda) cuda_index = std::max(0, atoi(kv.second.c_str()));
+      }
+    any_cuda = any_cuda || cuda;
+  }
+  gst_element_set_state(pipeline_, GST_STATE_NULL);
+  gst_object_unref(bus);
+
+  device_ = DeviceInfo();
+  device_.arch = host_arch();
+  if (any_cuda) {
+    device_.kind = "cuda";
+    if (!cuda_device_describe(cuda_index, &device_.name, &device_.driver, &device_.runtime))
+      device_.name = "CUDA device " + std::to_string(cuda_index) + " (name unknown)";
+  } else {
+    device_.kind = "cpu";
+    device_.name = host_cpu_model();
+  }
+
+  if (!failure.empty()) {
+    *error = "the pipeline failed on the clip " + config_.clip + " after " + std::to_string(frames_now()) +
+             " frames" + (decode_error ? " (the clip does not decode?)" : "") + ": " + failure;
+    return false;
+  }
+  if (frames_now() == 0) {
+    *error = "the clip " + config_.clip + " gave no frames (does it decode? is it empty?)";
+    return false;
+  }
+  return true;
+}
+
+std::vector<std::string> PipelineRun::sink_errors() const {
+  std::vector<std::string> out;
+  for (auto& s : sinks_) {
+    std::lock_guard<std::mutex> lock(s->mu);
+    if (!s->error.empty()) out.push_back(s->error);
+  }
+  return out;
+}
+
+Manifest PipelineRun::manifest(const std::string& store) const {
+  Manifest m;
+  m.tool_version = tool_version();
+  m.date = iso_date_now();
+  m.pipeline = config_.description;
+  gchar* base = g_path_get_basename(config_.clip.c_str());
+  m.clip = base;
+  g_free(base);
+  m.store = store;
+  gchar* v = gst_version_string();
+  m.gstreamer_version = v;
+  g_free(v);
+  m.device = device_;
+  for (auto& s : sinks_) {
+    std::lock_guard<std::mutex> lock(s->mu);
+    SinkInfo si;
+    si.name = s->name;
+    si.kind = s->kind;
+    si.caps = s->caps;
+    si.memory = s->memory;
+    si.dtype = s->kind == "tensor" ? s->dtype : "";
+    si.frames = s->count.load();
+    m.frames = std::max(m.frames, si.frames);
+    m.sinks.push_back(si);
+  }
+  m.elements = elements_;
+  return m;
+}
+
+}  // namespace regress

@@ -1,0 +1,78 @@
+// cudaprep-regress: runs a gst-launch description over a clip and hands every appsink sample
+// to a handler, already digested (tensor bytes + SHA-256 + stats + transform meta, or the
+// template-match ROI metas). Also describes the pipeline for the manifest.
+#pragma once
+
+#include <gst/gst.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "regress_store.h"
+
+namespace regress {
+
+// Receives samples from the streaming threads: one thread per sink, never two at once for the
+// same sink, but different sinks concurrently.
+class SampleHandler {
+ public:
+  virtual ~SampleHandler() = default;
+  virtual void on_tensor(const std::string& sink, uint64_t index, const TensorEntry& entry, DType type,
+                         const uint8_t* data) = 0;
+  virtual void on_matches(const std::string& sink, uint64_t index, const MatchesEntry& entry) = 0;
+  // Appended to the progress line ("2 failing").
+  virtual std::string progress_note() { return ""; }
+};
+
+struct RunConfig {
+  std::string clip;         // path as given
+  std::string description;  // gst-launch syntax with {clip}
+  std::string label = "run";
+  bool progress = false;          // print progress on stderr (also when not a tty)
+  uint64_t expected_frames = 0;   // for the progress display; 0 = unknown
+};
+
+// Replaces every {clip} by the path, quoted for gst-launch where it is not already quoted.
+std::string substitute_clip(const std::string& description, const std::string& clip);
+// Collapses whitespace runs, trims: descriptions are compared in this form.
+std::string normalize_description(const std::string& description);
+// What an appsink carries, from its name: "matches" for names starting with "match" or "roi",
+// "tensor" otherwise.
+std::string sink_kind(const std::string& appsink_name);
+// The tool's own version ("0.1.0").
+const char* tool_version();
+
+struct SinkState;
+
+class PipelineRun {
+ public:
+  PipelineRun();
+  ~PipelineRun();
+  PipelineRun(const PipelineRun&) = delete;
+  PipelineRun& operator=(const PipelineRun&) = delete;
+
+  // Parses the description and finds the appsinks. False with a message on any error.
+  bool prepare(const RunConfig& config, std::string* error);
+  // Element settings as read after parsing (for the manifest and the settings check).
+  const std::vector<ElementInfo>& elements() const { return elements_; }
+  std::vector<std::string> sink_names() const;
+  // Plays the clip to its end. False with a message when the pipeline fails or gives no frame.
+  bool run(SampleHandler* handler, std::string* error);
+  // The manifest of this run (after run()): store is "full" or "digest".
+  Manifest manifest(const std::string& store) const;
+  // Sink problems found while running (caps changing mid-stream, ...), empty if none.
+  std::vector<std::string> sink_errors() const;
+
+ private:
+  RunConfig config_;
+  GstElement* pipeline_ = nullptr;
+  std::vector<std::unique_ptr<SinkState>> sinks_;
+  std::vector<ElementInfo> elements_;
+  std::vector<std::pair<GstElement*, std::string>> element_objects_;  // canonical names
+  DeviceInfo device_;
+};
+
+}  // namespace regress

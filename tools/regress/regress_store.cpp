@@ -1,0 +1,524 @@
+#include "regress_store.h"
+
+#include <glib.h>
+#include <glib/gstdio.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <sstream>
+
+namespace regress {
+
+const SinkInfo* Manifest::sink(const std::string& name) const {
+  for (const auto& s : sinks)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+const ElementInfo* Manifest::element(const std::string& name) const {
+  for (const auto& e : elements)
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+std::string tensor_file_name(const std::string& sink, uint64_t frame, DType t) {
+  char buf[32];
+  g_snprintf(buf, sizeof buf, "%05" G_GUINT64_FORMAT, frame);
+  return "tensors/" + sink + "-" + buf + "." + dtype_ext(t);
+}
+
+/* ---- manifest --------------------------------------------------------------------------- */
+
+Json manifest_to_json(const Manifest& m) {
+  Json j = Json::object();
+  j.set("layout", Json::integer(m.layout));
+  j.set("tool", Json::string("cudaprep-regress"));
+  j.set("tool_version", Json::string(m.tool_version));
+  j.set("date", Json::string(m.date));
+  j.set("clip", Json::string(m.clip));
+  j.set("pipeline", Json::string(m.pipeline));
+  j.set("store", Json::string(m.store));
+  j.set("frames", Json::integer((int64_t)m.frames));
+  Json dev = Json::object();
+  dev.set("kind", Json::string(m.device.kind));
+  dev.set("name", Json::string(m.device.name));
+  dev.set("driver", Json::string(m.device.driver));
+  dev.set("runtime", Json::string(m.device.runtime));
+  dev.set("arch", Json::string(m.device.arch));
+  j.set("device", dev);
+  j.set("gstreamer_version", Json::string(m.gstreamer_version));
+  Json sinks = Json::array();
+  for (const auto& s : m.sinks) {
+    Json o = Json::object();
+    o.set("name", Json::string(s.name));
+    o.set("kind", Json::string(s.kind));
+    o.set("caps", Json::string(s.caps));
+    o.set("memory", Json::string(s.memory));
+    if (s.kind == "tensor") o.set("dtype", Json::string(s.dtype));
+    o.set("frames", Json::integer((int64_t)s.frames));
+    sinks.push(o);
+  }
+  j.set("sinks", sinks);
+  Json elements = Json::array();
+  for (const auto& e : m.elements) {
+    Json o = Json::object();
+    o.set("name", Json::string(e.name));
+    o.set("factory", Json::string(e.factory));
+    o.set("plugin", Json::string(e.plugin));
+    o.set("plugin_version", Json::string(e.plugin_version));
+    if (!e.device.empty()) o.set("device", Json::string(e.device));
+    Json props = Json::object();
+    for (const auto& p : e.properties) props.set(p.first, Json::string(p.second));
+    o.set("properties", props);
+    elements.push(o);
+  }
+  j.set("elements", elements);
+  return j;
+}
+
+namespace {
+
+bool need_string(const Json& j, const char* key, std::string* out, std::string* error) {
+  if (!j[key].get_string(out)) {
+    *error = std::string("field \"") + key + "\" missing or not a string";
+    return false;
+  }
+  return true;
+}
+
+bool need_uint(const Json& j, const char* key, uint64_t* out, std::string* error) {
+  int64_t v;
+  if (!j[key].get_int(&v) || v < 0) {
+    *error = std::string("field \"") + key + "\" missing or not a count";
+    return false;
+  }
+  *out = (uint64_t)v;
+  return true;
+}
+
+bool opt_string(const Json& j, const char* key, std::string* out) {
+  if (j[key].is_null()) return true;
+  return j[key].get_string(out);
+}
+
+bool need_double(const Json& j, const char* key, double* out, std::string* error) {
+  if (!j[key].get_double(out)) {
+    *error = std::string("field \"") + key + "\" missing or not a number";
+    return false;
+  }
+  return true;
+}
+
+bool opt_time(const Json& j, const char* key, int64_t* out, std::string* error) {
+  if (j[key].is_null()) {
+    *out = -1;
+    return true;
+  }
+  if (!j[key].get_int(out) || *out < 0) {
+    *error = std::string("field \"") + key + "\" is not a time in ns";
+    return false;
+  }
+  return true;
+}
+
+bool doubles(const Json& j, size_t n, double* out) {
+  if (!j.is_array() || j.size() != n) return false;
+  for (size_t i = 0; i < n; i++)
+    if (!j.at(i).get_double(&out[i])) return false;
+  return true;
+}
+
+Json doubles_json(const double* v, size_t n) {
+  Json a = Json::array();
+  for (size_t i = 0; i < n; i++) a.push(Json::number(v[i]));
+  return a;
+}
+
+}  // namespace
+
+bool manifest_from_json(const Json& j, Manifest* m, std::string* error) {
+  if (!j.is_object()) {
+    *error = "not a JSON object";
+    return false;
+  }
+  int64_t layout;
+  if (!j["layout"].get_int(&layout)) {
+    *error = "field \"layout\" missing";
+    return false;
+  }
+  if (layout != kLayoutVersion) {
+    *error = "layout version " + std::to_string(layout) + " is not supported (this tool reads version " +
+             std::to_string(kLayoutVersion) + ")";
+    return false;
+  }
+  m->layout = (int)layout;
+  if (!need_string(j, "tool_version", &m->tool_version, error) || !need_string(j, "pipeline", &m->pipeline, error) ||
+      !need_string(j, "store", &m->store, error) || !need_uint(j, "frames", &m->frames, error))
+    return false;
+  opt_string(j, "date", &m->date);
+  opt_string(j, "clip", &m->clip);
+  opt_string(j, "gstreamer_version", &m->gstreamer_version);
+  if (m->store != "full" && m->store != "digest") {
+    *error = "field \"store\" is \"" + m->store + "\", expected \"full\" or \"digest\"";
+    return false;
+  }
+  const Json& dev = j["device"];
+  opt_string(dev, "kind", &m->device.kind);
+  opt_string(dev, "name", &m->device.name);
+  opt_string(dev, "driver", &m->device.driver);
+  opt_string(dev, "runtime", &m->device.runtime);
+  opt_string(dev, "arch", &m->device.arch);
+  const Json& sinks = j["sinks"];
+  if (!sinks.is_array() || sinks.size() == 0) {
+    *error = "field \"sinks\" missing or empty";
+    return false;
+  }
+  m->sinks.clear();
+  for (size_t i = 0; i < sinks.size(); i++) {
+    SinkInfo s;
+    const Json& o = sinks.at(i);
+    if (!need_string(o, "name", &s.name, error) || !need_string(o, "kind", &s.kind, error) ||
+        !need_string(o, "caps", &s.caps, error) || !need_uint(o, "frames", &s.frames, error)) {
+      *error = "sinks[" + std::to_string(i) + "]: " + *error;
+      return false;
+    }
+    opt_string(o, "memory", &s.memory);
+    opt_string(o, "dtype", &s.dtype);
+    DType t;
+    if (s.kind == "tensor" && !dtype_from_name(s.dtype, &t)) {
+      *error = "sinks[" + std::to_string(i) + "]: unknown dtype \"" + s.dtype + "\"";
+      return false;
+    }
+    if (s.kind != "tensor" && s.kind != "matches") {
+      *error = "sinks[" + std::to_string(i) + "]: kind \"" + s.kind + "\" is neither tensor nor matches";
+      return false;
+    }
+    m->sinks.push_back(s);
+  }
+  m->elements.clear();
+  const Json& elements = j["elements"];
+  for (size_t i = 0; elements.is_array() && i < elements.size(); i++) {
+    ElementInfo e;
+    const Json& o = elements.at(i);
+    if (!need_string(o, "name", &e.name, error) || !need_string(o, "factory", &e.factory, error)) {
+      *error = "elements[" + std::to_string(i) + "]: " + *error;
+      return false;
+    }
+    opt_string(o, "plugin", &e.plugin);
+    opt_string(o, "plugin_version", &e.plugin_version);
+    opt_string(o, "device", &e.device);
+    for (const auto& p : o["properties"].members()) {
+      std::string v;
+      if (!p.second.get_string(&v)) {
+        *error = "elements[" + std::to_string(i) + "].properties." + p.first + " is not a string";
+        return false;
+      }
+      e.properties.emplace_back(p.first, v);
+    }
+    m->elements.push_back(e);
+  }
+  return true;
+}
+
+/* ---- frames ----------------------------------------------------------------------------- */
+
+Json frame_to_json(const FrameEntry& f) {
+  Json j = Json::object();
+  j.set("frame", Json::integer((int64_t)f.index));
+  // sinks in name order, whatever their kind
+  std::map<std::string, Json> sinks;
+  for (const auto& [name, t] : f.tensors) {
+    Json o = Json::object();
+    o.set("pts", t.pts < 0 ? Json::null() : Json::integer(t.pts));
+    o.set("duration", t.duration < 0 ? Json::null() : Json::integer(t.duration));
+    o.set("bytes", Json::integer((int64_t)t.bytes));
+    o.set("sha256", Json::string(t.sha256));
+    o.set("min", Json::number(t.stats.min));
+    o.set("max", Json::number(t.stats.max));
+    o.set("mean", Json::number(t.stats.mean));
+    o.set("l2", Json::number(t.stats.l2));
+    o.set("nonfinite", Json::integer((int64_t)t.stats.nonfinite));
+    if (!t.file.empty()) o.set("file", Json::string(t.file));
+    if (t.transform.present) {
+      const Transform& tr = t.transform;
+      Json x = Json::object();
+      Json src = Json::array(), ten = Json::array();
+      src.push(Json::integer(tr.source_w)).push(Json::integer(tr.source_h));
+      ten.push(Json::integer(tr.tensor_w)).push(Json::integer(tr.tensor_h));
+      x.set("source", src);
+      x.set("tensor", ten);
+      x.set("src_to_tensor", doubles_json(tr.src_to_tensor, 6));
+      x.set("tensor_to_src", doubles_json(tr.tensor_to_src, 6));
+      x.set("active_rect", doubles_json(tr.active_rect, 4));
+      o.set("transform", x);
+    }
+    sinks[name] = o;
+  }
+  for (const auto& [name, m] : f.matches) {
+    Json o = Json::object();
+    o.set("pts", m.pts < 0 ? Json::null() : Json::integer(m.pts));
+    o.set("duration", m.duration < 0 ? Json::null() : Json::integer(m.duration));
+    Json items = Json::array();
+    for (const MatchRec& r : m.items) {
+      Json it = Json::object();
+      it.set("score", Json::number(r.score));
+      it.set("x", Json::number(r.sub_x));
+      it.set("y", Json::number(r.sub_y));
+      Json box = Json::array();
+      box.push(Json::integer(r.x)).push(Json::integer(r.y)).push(Json::integer(r.w)).push(Json::integer(r.h));
+      it.set("box", box);
+      items.push(it);
+    }
+    o.set("matches", items);
+    sinks[name] = o;
+  }
+  for (auto& [name, o] : sinks) j.set(name, o);
+  return j;
+}
+
+bool frame_from_json(const Json& j, FrameEntry* f, std::string* error) {
+  if (!j.is_object()) {
+    *error = "not a JSON object";
+    return false;
+  }
+  if (!need_uint(j, "frame", &f->index, error)) return false;
+  for (const auto& [name, o] : j.members()) {
+    if (name == "frame") continue;
+    if (!o.is_object()) {
+      *error = "sink \"" + name + "\" is not an object";
+      return false;
+    }
+    if (o.has("matches")) {
+      MatchesEntry m;
+      if (!opt_time(o, "pts", &m.pts, error) || !opt_time(o, "duration", &m.duration, error)) {
+        *error = name + ": " + *error;
+        return false;
+      }
+      const Json& items = o["matches"];
+      if (!items.is_array()) {
+        *error = name + ": \"matches\" is not a list";
+        return false;
+      }
+      for (size_t i = 0; i < items.size(); i++) {
+        const Json& it = items.at(i);
+        MatchRec r;
+        double box[4];
+        if (!need_double(it, "score", &r.score, error) || !need_double(it, "x", &r.sub_x, error) ||
+            !need_double(it, "y", &r.sub_y, error) || !doubles(it["box"], 4, box)) {
+          *error = name + ": match " + std::to_string(i) + ": " + (error->empty() ? "bad box" : *error);
+          return false;
+        }
+        r.x = (int)box[0];
+        r.y = (int)box[1];
+        r.w = (int)box[2];
+        r.h = (int)box[3];
+        m.items.push_back(r);
+      }
+      f->matches[name] = m;
+    } else {
+      TensorEntry t;
+      if (!opt_time(o, "pts", &t.pts, error) || !opt_time(o, "duration", &t.duration, error) ||
+          !need_uint(o, "bytes", &t.bytes, error) || !need_string(o, "sha256", &t.sha256, error) ||
+          !need_double(o, "min", &t.stats.min, error) || !need_double(o, "max", &t.stats.max, error) ||
+          !need_double(o, "mean", &t.stats.mean, error) || !need_double(o, "l2", &t.stats.l2, error)) {
+        *error = name + ": " + *error;
+        return false;
+      }
+      if (t.sha256.size() != 64) {
+        *error = name + ": sha256 is not 64 hex digits";
+        return false;
+      }
+      uint64_t nonfinite = 0;
+      if (o.has("nonfinite") && !need_uint(o, "nonfinite", &nonfinite, error)) return false;
+      t.stats.nonfinite = nonfinite;
+      opt_string(o, "file", &t.file);
+      const Json& x = o["transform"];
+      if (x.is_object()) {
+        double src[2], ten[2];
+        if (!doubles(x["source"], 2, src) || !doubles(x["tensor"], 2, ten) ||
+            !doubles(x["src_to_tensor"], 6, t.transform.src_to_tensor) ||
+            !doubles(x["tensor_to_src"], 6, t.transform.tensor_to_src) ||
+            !doubles(x["active_rect"], 4, t.transform.active_rect)) {
+          *error = name + ": malformed \"transform\"";
+          return false;
+        }
+        t.transform.present = true;
+        t.transform.source_w = (int)src[0];
+        t.transform.source_h = (int)src[1];
+        t.transform.tensor_w = (int)ten[0];
+        t.transform.tensor_h = (int)ten[1];
+      }
+      f->tensors[name] = t;
+    }
+  }
+  return true;
+}
+
+/* ---- files ------------------------------------------------------------------------------ */
+
+bool read_file(const std::string& path, std::string* out, std::string* error) {
+  gchar* contents = nullptr;
+  gsize len = 0;
+  GError* err = nullptr;
+  if (!g_file_get_contents(path.c_str(), &contents, &len, &err)) {
+    *error = err->message;
+    g_clear_error(&err);
+    return false;
+  }
+  out->assign(contents, len);
+  g_free(contents);
+  return true;
+}
+
+bool write_file(const std::string& path, const void* data, size_t size, std::string* error) {
+  FILE* f = fopen(path.c_str(), "wb");
+  if (!f) {
+    *error = "cannot write " + path + ": " + g_strerror(errno);
+    return false;
+  }
+  bool ok = fwrite(data, 1, size, f) == size;
+  ok = (fclose(f) == 0) && ok;
+  if (!ok) *error = "cannot write " + path + ": " + g_strerror(errno);
+  return ok;
+}
+
+bool remove_tree(const std::string& path) {
+  if (g_file_test(path.c_str(), G_FILE_TEST_IS_SYMLINK) || !g_file_test(path.c_str(), G_FILE_TEST_IS_DIR))
+    return g_remove(path.c_str()) == 0 || !g_file_test(path.c_str(), G_FILE_TEST_EXISTS);
+  GDir* dir = g_dir_open(path.c_str(), 0, nullptr);
+  if (dir) {
+    const gchar* name;
+    while ((name = g_dir_read_name(dir))) remove_tree(path + "/" + name);
+    g_dir_close(dir);
+  }
+  return g_rmdir(path.c_str()) == 0;
+}
+
+/* ---- a recording ------------------------------------------------------------------------ */
+
+bool Recording::load(const std::string& d, std::string* error) {
+  dir = d;
+  frames.clear();
+  if (!g_file_test(d.c_str(), G_FILE_TEST_IS_DIR)) {
+    *error = d + ": no such directory";
+    return false;
+  }
+  std::string text, err;
+  const std::string mpath = d + "/manifest.json";
+  if (!g_file_test(mpath.c_str(), G_FILE_TEST_EXISTS)) {
+    *error = mpath + ": missing (not a recording made by cudaprep-regress record)";
+    return false;
+  }
+  if (!read_file(mpath, &text, &err)) {
+    *error = mpath + ": " + err;
+    return false;
+  }
+  Json j;
+  if (!Json::parse(text, &j, &err)) {
+    *error = mpath + ": corrupt: " + err;
+    return false;
+  }
+  if (!manifest_from_json(j, &manifest, &err)) {
+    *error = mpath + ": corrupt: " + err;
+    return false;
+  }
+
+  const std::string fpath = d + "/frames.jsonl";
+  if (!g_file_test(fpath.c_str(), G_FILE_TEST_EXISTS)) {
+    *error = fpath + ": missing";
+    return false;
+  }
+  if (!read_file(fpath, &text, &err)) {
+    *error = fpath + ": " + err;
+    return false;
+  }
+  std::istringstream in(text);
+  std::string line;
+  uint64_t lineno = 0;
+  std::map<std::string, uint64_t> counts;
+  while (std::getline(in, line)) {
+    lineno++;
+    if (line.empty()) continue;
+    FrameEntry f;
+    if (!Json::parse(line, &j, &err) || !frame_from_json(j, &f, &err)) {
+      *error = fpath + " line " + std::to_string(lineno) + ": corrupt: " + err;
+      return false;
+    }
+    if (f.index != frames.size()) {
+      *error = fpath + " line " + std::to_string(lineno) + ": corrupt: frame " + std::to_string(f.index) +
+               " where frame " + std::to_string(frames.size()) + " was expected";
+      return false;
+    }
+    for (const auto& [name, t] : f.tensors) {
+      const SinkInfo* s = manifest.sink(name);
+      if (!s || s->kind != "tensor") {
+        *error = fpath + " line " + std::to_string(lineno) + ": corrupt: tensor sink \"" + name +
+                 "\" is not in the manifest";
+        return false;
+      }
+      counts[name]++;
+      if (full()) {
+        if (t.file.empty()) {
+          *error = fpath + " line " + std::to_string(lineno) + ": corrupt: sink \"" + name +
+                   "\" names no tensor file in a full recording";
+          return false;
+        }
+        const std::string p = d + "/" + t.file;
+        GStatBuf st;
+        if (g_stat(p.c_str(), &st) != 0) {
+          *error = p + ": missing (frame " + std::to_string(f.index) + ", sink " + name + ")";
+          return false;
+        }
+        if ((uint64_t)st.st_size != t.bytes) {
+          *error = p + ": corrupt: " + std::to_string((uint64_t)st.st_size) + " bytes, frames.jsonl says " +
+                   std::to_string(t.bytes);
+          return false;
+        }
+      }
+    }
+    for (const auto& [name, m] : f.matches) {
+      const SinkInfo* s = manifest.sink(name);
+      if (!s || s->kind != "matches") {
+        *error = fpath + " line " + std::to_string(lineno) + ": corrupt: matches sink \"" + name +
+                 "\" is not in the manifest";
+        return false;
+      }
+      counts[name]++;
+    }
+    frames.push_back(std::move(f));
+  }
+  if (frames.size() != manifest.frames) {
+    *error = fpath + ": corrupt: " + std::to_string(frames.size()) + " frames, manifest.json says " +
+             std::to_string(manifest.frames);
+    return false;
+  }
+  for (const auto& s : manifest.sinks) {
+    if (counts[s.name] != s.frames) {
+      *error = fpath + ": corrupt: sink \"" + s.name + "\" has " + std::to_string(counts[s.name]) +
+               " frames, manifest.json says " + std::to_string(s.frames);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool Recording::read_tensor(const TensorEntry& e, std::vector<uint8_t>* data, std::string* error) const {
+  const std::string p = dir + "/" + e.file;
+  std::string text, err;
+  if (!read_file(p, &text, &err)) {
+    *error = p + ": " + err;
+    return false;
+  }
+  if (text.size() != e.bytes) {
+    *error = p + ": corrupt: " + std::to_string(text.size()) + " bytes, frames.jsonl says " + std::to_string(e.bytes);
+    return false;
+  }
+  data->assign(text.begin(), text.end());
+  if (sha256_hex(data->data(), data->size()) != e.sha256) {
+    *error = p + ": corrupt: its SHA-256 differs from the one in frames.jsonl";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace regress

@@ -1,0 +1,116 @@
+// cudaprep-regress: what a recording holds, and its layout on disk.
+//
+//   DIR/manifest.json   how it was recorded (pipeline, caps, element properties, versions, device)
+//   DIR/frames.jsonl    one line per frame: {"frame":N,"<sink>":{...},...}, sinks in name order
+//   DIR/tensors/<sink>-<frame %05d>.<ext>   raw little-endian tensor bytes (store "full" only)
+//
+// tools/regress/README.md documents every field.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "regress_json.h"
+#include "regress_math.h"
+
+namespace regress {
+
+constexpr int kLayoutVersion = 1;
+
+struct SinkInfo {
+  std::string name;
+  std::string kind;     // "tensor" or "matches"
+  std::string caps;     // negotiated caps of the first sample, without caps features
+  std::string memory;   // "system" or the caps feature ("memory:CUDAMemory")
+  std::string dtype;    // tensor sinks: element type name ("float32", ...)
+  uint64_t frames = 0;  // samples received
+};
+
+struct ElementInfo {
+  std::string name;     // canonical: auto names renumbered by creation order (cudatensorize0)
+  std::string factory;
+  std::string plugin, plugin_version;
+  std::string device;   // cudaprep elements: "cuda" or "cpu"; empty otherwise
+  std::vector<std::pair<std::string, std::string>> properties;  // serialized, in name order
+};
+
+struct DeviceInfo {
+  std::string kind = "cpu";  // "cuda" when a cudaprep element ran on the GPU
+  std::string name;          // GPU name, or the host CPU model for "cpu"
+  std::string driver;        // CUDA driver version ("13.0"), "" for cpu
+  std::string runtime;       // CUDA runtime version of the tool's build, "" for cpu
+  std::string arch;          // host architecture (x86_64, aarch64)
+};
+
+struct Manifest {
+  int layout = kLayoutVersion;
+  std::string tool_version;
+  std::string date;           // ISO 8601, UTC
+  std::string pipeline;       // with "{clip}" for the clip path
+  std::string clip;           // the clip's file name (no directory)
+  std::string store = "full"; // "full" or "digest"
+  std::string gstreamer_version;
+  DeviceInfo device;
+  std::vector<SinkInfo> sinks;        // in name order
+  std::vector<ElementInfo> elements;  // in name order
+  uint64_t frames = 0;                // frames.jsonl lines (the largest sink count)
+
+  const SinkInfo* sink(const std::string& name) const;
+  const ElementInfo* element(const std::string& name) const;
+};
+
+struct Transform {
+  bool present = false;
+  int source_w = 0, source_h = 0, tensor_w = 0, tensor_h = 0;
+  double src_to_tensor[6] = {0}, tensor_to_src[6] = {0}, active_rect[4] = {0};
+};
+
+struct TensorEntry {
+  int64_t pts = -1, duration = -1;  // ns; -1 = none
+  uint64_t bytes = 0;
+  std::string sha256;
+  TensorStats stats;
+  std::string file;  // relative to the recording's directory; empty for digest-only
+  Transform transform;
+};
+
+struct MatchesEntry {
+  int64_t pts = -1, duration = -1;
+  std::vector<MatchRec> items;
+};
+
+struct FrameEntry {
+  uint64_t index = 0;
+  std::map<std::string, TensorEntry> tensors;   // by sink name
+  std::map<std::string, MatchesEntry> matches;  // by sink name
+};
+
+Json manifest_to_json(const Manifest& m);
+bool manifest_from_json(const Json& j, Manifest* m, std::string* error);
+Json frame_to_json(const FrameEntry& f);
+bool frame_from_json(const Json& j, FrameEntry* f, std::string* error);
+
+// A recording on disk.
+struct Recording {
+  std::string dir;
+  Manifest manifest;
+  std::vector<FrameEntry> frames;  // frames[i].index == i
+
+  // Reads manifest.json and frames.jsonl and checks that every tensor file named there exists
+  // with the recorded size. Errors name the file (and line) at fault.
+  bool load(const std::string& dir, std::string* error);
+  // Reads a tensor file and checks it against its recorded size and SHA-256.
+  bool read_tensor(const TensorEntry& e, std::vector<uint8_t>* data, std::string* error) const;
+  bool full() const { return manifest.store == "full"; }
+};
+
+std::string tensor_file_name(const std::string& sink, uint64_t frame, DType t);
+
+// Filesystem helpers.
+bool read_file(const std::string& path, std::string* out, std::string* error);
+bool write_file(const std::string& path, const void* data, size_t size, std::string* error);
+bool remove_tree(const std::string& path);
+
+}  // namespace regress
