@@ -130,9 +130,20 @@ static GstCaps *
 gst_cuda_template_match_transform_caps (GstBaseTransform * trans, GstPadDirection direction,
     GstCaps * caps, GstCaps * filter)
 {
-  /* Frames pass through: the same caps on both sides. CUDA memory is kept even without a GPU so
-   * that set_caps can say clearly why such a stream cannot be processed. */
-  GstCaps *result = gst_caps_ref (caps);
+  /* Frames pass through: the same caps on both sides. Without a GPU, CUDA memory is kept but
+   * listed last: peers that can do both pick system memory, and a CUDA-only peer gets a clear
+   * error from set_caps rather than a bare not-negotiated. */
+  GstCaps *result;
+  if (gst_cuda_prep_base_gpu_possible (GST_CUDA_PREP_BASE (trans))) {
+    result = gst_caps_ref (caps);
+  } else {
+    GstCaps *sys = gst_caps_new_empty (), *dev = gst_caps_new_empty ();
+    for (guint i = 0; i < gst_caps_get_size (caps); i++)
+      gst_caps_append_structure_full (gst_cuda_prep_caps_has_cuda_feature (caps, i) ? dev : sys,
+          gst_structure_copy (gst_caps_get_structure (caps, i)),
+          gst_caps_features_copy (gst_caps_get_features (caps, i)));
+    result = gst_caps_merge (sys, dev);
+  }
   if (filter) {
     GstCaps *tmp = gst_caps_intersect_full (filter, result, GST_CAPS_INTERSECT_FIRST);
     gst_caps_unref (result);

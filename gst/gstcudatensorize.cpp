@@ -333,7 +333,10 @@ gst_cuda_tensorize_transform_caps (GstBaseTransform * trans, GstPadDirection dir
       gst_caps_unref (dev);     /* no GPU: tensors can only be in system memory */
       dev = gst_caps_new_empty ();
     }
-    if (in_cuda) {
+    /* Without a GPU, CUDA input is still listed (last) so that a CUDA-only upstream gets a clear
+     * error from set_caps rather than a bare not-negotiated; peers that can do both pick
+     * system memory. */
+    if (in_cuda && gpu) {
       result = gst_caps_merge (result, dev);
       result = gst_caps_merge (result, sys);
     } else {

@@ -33,6 +33,7 @@ enum class YuvMatrix : int { BT601, BT709, BT2020 };
 
 constexpr int kMaxTensorSide = 16384;
 constexpr int kMaxSourceSide = 32768;
+constexpr uint64_t kMaxTensorBytes = uint64_t(1) << 31;  // one GstBuffer / pool allocation
 
 // What the user asked for. Validated by make_tensorize_plan().
 struct TensorizeConfig {

@@ -129,6 +129,14 @@ Status make_tensorize_plan(const TensorizeConfig& c, TensorizePlan* out) {
   if (c.dst_height <= 0 || c.dst_height > kMaxTensorSide)
     return fail("tensor height " + std::to_string(c.dst_height) + " is out of range (1.." +
                 std::to_string(kMaxTensorSide) + ")");
+  {
+    const uint64_t elem = c.dtype == DType::Float16 ? 2 : 4;
+    const uint64_t bytes = uint64_t(c.dst_width) * uint64_t(c.dst_height) * 3 * elem;
+    if (bytes > kMaxTensorBytes)
+      return fail("tensor " + std::to_string(c.dst_width) + "x" + std::to_string(c.dst_height) + "x3 needs " +
+                  std::to_string(bytes) + " bytes, more than the " + std::to_string(kMaxTensorBytes) +
+                  "-byte limit of one buffer");
+  }
   if (static_cast<int>(c.mode) < 0 || static_cast<int>(c.mode) > static_cast<int>(ResizeMode::Ultralytics))
     return fail("unknown resize mode (" + std::to_string(static_cast<int>(c.mode)) + ")");
   if (static_cast<int>(c.align) < 0 || static_cast<int>(c.align) > static_cast<int>(Align::TopLeft))

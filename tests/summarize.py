@@ -26,7 +26,7 @@ for name in os.listdir(results_dir) if os.path.isdir(results_dir) else []:
 with open(testlog) as f:
     for line in f:
         t = json.loads(line)
-        exe = os.path.basename(t["cmd"][0]) if t.get("cmd") else t["name"]
+        exe = os.path.basename(t["command"][0]) if t.get("command") else t["name"]
         if exe in reported:
             if t["result"] in ("FAIL", "TIMEOUT", "ERROR") and t.get("returncode", 0) not in (0, 1):
                 failed += 1  # crashed after writing a partial report

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <gst/cuda/gstcudamemory.h>
+
 #include "gstcudaprepmeta.h"
 #include "harness_util.h"
 #include "cuda_device.h"
@@ -138,6 +140,52 @@ INSTANTIATE_TEST_SUITE_P(Formats, TensorizeGpuElement,
                                            GpuFormat{GST_VIDEO_FORMAT_BGR, "BGR"}, GpuFormat{GST_VIDEO_FORMAT_RGBA, "RGBA"},
                                            GpuFormat{GST_VIDEO_FORMAT_BGRx, "BGRx"}, GpuFormat{GST_VIDEO_FORMAT_GRAY8, "GRAY8"}),
                          [](const auto& i) { return std::string(i.param.name); });
+
+// The element shares the upstream CUDA context (GstContext): its output memory belongs to the
+// same GstCudaContext as the frames cudaupload gave it.
+TEST(ContextGpu, SharesUpstreamCudaContext) {
+  GstHarness* h = gst_harness_new_parse("cudaupload ! cudatensorize backend=cuda width=32 height=32");
+  gst_harness_set_src_caps_str(h, video_caps("NV12", 64, 48).c_str());
+  gst_harness_set_sink_caps_str(h, "other/tensors(memory:CUDAMemory)");
+  GstElement* tz = test::element_of(h, "cudatensorize");
+  GstPad* sink = gst_element_get_static_pad(tz, "sink");
+  GstCudaContext* upstream_ctx = nullptr;
+  gst_pad_add_probe(sink, GST_PAD_PROBE_TYPE_BUFFER, [](GstPad*, GstPadProbeInfo* info, gpointer data) {
+        GstMemory* mem = gst_buffer_peek_memory(GST_PAD_PROBE_INFO_BUFFER(info), 0);
+        if (gst_is_cuda_memory(mem)) *static_cast<GstCudaContext**>(data) = GST_CUDA_MEMORY_CAST(mem)->context;
+        return GST_PAD_PROBE_OK;
+      }, &upstream_ctx, nullptr);
+  auto f = make_frame(GST_VIDEO_FORMAT_NV12, 64, 48, 3);
+  GstBuffer* out = gst_harness_push_and_pull(h, f.buffer);
+  ASSERT_NE(out, nullptr);
+  GstMemory* mem = gst_buffer_peek_memory(out, 0);
+  ASSERT_TRUE(gst_is_cuda_memory(mem));
+  ASSERT_NE(upstream_ctx, nullptr);
+  EXPECT_EQ(GST_CUDA_MEMORY_CAST(mem)->context, upstream_ctx);
+  EXPECT_EQ(gst_buffer_get_size(out), 32u * 32 * 3 * 4);
+  gst_buffer_unref(out);
+  gst_object_unref(sink);
+  gst_harness_teardown(h);
+}
+
+// A device that does not exist is a clear error at start, not a crash.
+TEST(ContextGpu, MissingDeviceIsAClearError) {
+  GstElement* e = gst_element_factory_make("cudatensorize", nullptr);
+  g_object_set(e, "backend", 1 /* cuda */, "device-id", 99, NULL);
+  GstBus* bus = gst_bus_new();
+  gst_element_set_bus(e, bus);
+  EXPECT_EQ(gst_element_set_state(e, GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
+  GstMessage* msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+  ASSERT_NE(msg, nullptr);
+  GError* err = nullptr;
+  gst_message_parse_error(msg, &err, nullptr);
+  EXPECT_STREQ(err->message, "No usable CUDA device");
+  g_error_free(err);
+  gst_message_unref(msg);
+  gst_element_set_state(e, GST_STATE_NULL);
+  gst_object_unref(bus);
+  gst_object_unref(e);
+}
 
 // ---- a real clip through NVDEC ------------------------------------------------------------
 

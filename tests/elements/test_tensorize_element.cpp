@@ -321,7 +321,26 @@ INSTANTIATE_TEST_SUITE_P(
                       BadSetting{"std=<1,1,1,1>", "std needs 1 or 3 values (one per output channel), got 4"},
                       BadSetting{"roi=<0,0,10>", "roi needs 4 values"},
                       BadSetting{"roi=<60,0,10,10>", "roi"}, BadSetting{"roi=<0,0,0,10>", "roi"},
-                      BadSetting{"roi=<-1,0,10,10>", "roi"}));
+                      BadSetting{"roi=<-1,0,10,10>", "roi"},
+                      BadSetting{"width=16384 height=16384", "more than the 2147483648-byte limit"}));
+
+// Zero-sized frames cannot even be described by caps: negotiation fails, nothing is processed.
+TEST(TensorizeElement, ZeroSizedInputIsNotNegotiated) {
+  GstHarness* h = new_tensorize("");
+  gst_harness_set_src_caps_str(h, video_caps("BGR", 0, 48).c_str());
+  EXPECT_EQ(gst_harness_push(h, gst_buffer_new_allocate(nullptr, 16, nullptr)), GST_FLOW_NOT_NEGOTIATED);
+  EXPECT_EQ(gst_harness_buffers_received(h), 0u);
+  gst_harness_teardown(h);
+}
+
+// Sizes the property accepts are bounded: 0 and more than 16384 are refused by the param spec.
+TEST(TensorizeElement, SizePropertiesAreBounded) {
+  GParamSpec* w = g_object_class_find_property(
+      G_OBJECT_CLASS(g_type_class_peek(g_type_from_name("GstCudaTensorize"))), "width");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(G_PARAM_SPEC_UINT(w)->minimum, 1u);
+  EXPECT_EQ(G_PARAM_SPEC_UINT(w)->maximum, 16384u);
+}
 
 TEST(TensorizeElement, CudaCapsWithoutGpuIsANegotiationError) {
   if (cudaprep::cuda::device_count() > 0) GTEST_SKIP() << "a GPU is present";

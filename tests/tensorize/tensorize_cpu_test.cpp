@@ -287,6 +287,11 @@ TEST(TensorizePlan, AcceptsEdgeValues) {
   c.pad_value = 255;
   c.roi = {kMaxSourceSide - 1, kMaxSourceSide - 1, 1, 1};
   TensorizePlan plan;
+  // the largest tensor side in fp32 is over the one-buffer byte limit; in fp16 it fits
+  Status too_big = make_tensorize_plan(c, &plan);
+  EXPECT_FALSE(too_big.ok());
+  EXPECT_EQ(too_big.message(), "tensor 16384x16384x3 needs 3221225472 bytes, more than the 2147483648-byte limit of one buffer");
+  c.dtype = DType::Float16;
   EXPECT_TRUE(make_tensorize_plan(c, &plan).ok());
   c.pad_value = 0;
   c.scale = 0;  // allowed: a constant tensor
