@@ -114,4 +114,22 @@ class BusWatch {
   GstBus* bus_;
 };
 
+// Takes `element` to PAUSED, which must fail, and returns the message of the error it posted.
+inline std::string start_error(GstElement* element) {
+  GstBus* bus = gst_bus_new();
+  gst_element_set_bus(element, bus);
+  EXPECT_EQ(gst_element_set_state(element, GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
+  std::string text;
+  if (GstMessage* msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR)) {
+    GError* err = nullptr;
+    gst_message_parse_error(msg, &err, nullptr);
+    text = err->message;
+    g_error_free(err);
+    gst_message_unref(msg);
+  }
+  gst_element_set_state(element, GST_STATE_NULL);
+  gst_object_unref(bus);
+  return text;
+}
+
 }  // namespace test
