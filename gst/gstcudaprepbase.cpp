@@ -338,6 +338,10 @@ gst_cuda_prep_base_map_input (GstCudaPrepBase * self, GstBuffer * buffer, gboole
 #if CUDAPREP_HAVE_CUDA
   if (priv->gpu && gst_buffer_n_memory (buffer) == 1 &&
       gst_cuda_prep_base_buffer_is_usable_cuda (self, buffer)) {
+#if GST_CHECK_VERSION(1, 24, 0)
+    /* Since 1.24 CUDA memory can carry pending work on its producer's stream. */
+    gst_cuda_memory_sync (GST_CUDA_MEMORY_CAST (gst_buffer_peek_memory (buffer, 0)));
+#endif
     if (!gst_video_frame_map (frame, &priv->in_info, buffer, (GstMapFlags) (access | GST_MAP_CUDA))) {
       GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Could not map the input CUDA frame"), (NULL));
       return FALSE;
