@@ -1,15 +1,22 @@
 // CUDA path of the tensorize transform: one fused kernel per frame.
 //
-// Each thread produces PPT consecutive pixels of one tensor row (PPT = 16 bytes of one channel:
-// 4 fp32 or 8 fp16) and writes them with 16-byte stores where the address allows (scalar stores
-// otherwise, e.g. odd tensor widths). Pad pixels are written without reading the source.
-// Bilinear samples of the interior are fetched with aligned 32-bit __ldg loads and funnel
-// shifts (one 2x2 neighbourhood of a BGR pixel = 6 loads instead of 12 byte loads); pixels whose
-// taps are clamped, or whose load window would leave the row, use the byte loads of
-// tensorize_pixel.h. Both feed the same bytes to the same arithmetic, so results equal the CPU
-// path bit for bit.
+// Work split. A warp owns one segment of one tensor row: 32 lanes x Q adjacent pixels (Q = 4 for
+// YUV sources, 2 for packed and gray ones: the faster of the shapes measured, see
+// bench/NOTES-tensorize.md), written with one Q-wide vector store per channel plane (three for
+// NHWC). Blocks are two warps, and warp w of block b takes segment w * gridDim.x + b, so each
+// block pairs a row of the upper half of the tensor with one of the lower half.
 //
-// Runtime enums become template parameters through one dispatch table (kKernels): source
+// Sampling. Every tap is read with a byte load at its clamped position: no load window can leave
+// a row, so there are no window checks and no second (divergent) path for the lanes at the row
+// ends, which made whole warps run twice in the word-load design. A byte becomes the float
+// 2^23 + byte by one OR, and the interpolation subtracts 2^23 exactly. Tap positions are
+// floored with the 2^23 rounding trick on the FP32/ALU pipes rather than floorf + float->int
+// conversions on the conversion pipe (16 per clock per SM). Nearest neighbour, and pixels of a
+// lane that straddles the active rectangle, go through the same per-pixel code or
+// tz::sample_pixel. All of it feeds the same source bytes into the same float operations as
+// tensorize_pixel.h, so the result equals the CPU path bit for bit.
+//
+// Runtime enums become template parameters through one dispatch table (kernels()): source
 // family x interpolation x layout x dtype. Channel order and packing are runtime byte maps.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -26,289 +33,254 @@ namespace {
 using tz::PixelParams;
 using tz::RowCtx;
 using tz::SourceFamily;
-using tz::Taps;
 
-constexpr int kBlock = 256;
+constexpr int kWarpsPerBlock = 2;
+constexpr int kBlockThreads = 32 * kWarpsPerBlock;
 
 struct KernelArgs {
   PixelParams p;
   void* dst;
-  int chunks_per_row;
-  int total_chunks;
-  uint32_t sel_a, sel_b;  // __byte_perm selectors of a packed 2-pixel window, see sample_fast
+  int segs_per_row;  // warp segments per tensor row
+  int total_segs;    // segs_per_row * H
 };
 
-template <DType D>
-struct Pixels {
-  static constexpr int kPerThread = D == DType::Float32 ? 4 : 8;  // 16 bytes of one channel
-};
-
-// ---- wide loads ----------------------------------------------------------------------------
-
-// True when the aligned words [align4(q), align4(q) + bytes) lie inside the row's valid bytes.
-__device__ __forceinline__ bool window_ok(const uint8_t* row, int row_bytes, const uint8_t* q, int bytes) {
-  const uintptr_t a = reinterpret_cast<uintptr_t>(q) & ~uintptr_t(3);
-  const uintptr_t r = reinterpret_cast<uintptr_t>(row);
-  return a >= r && a + uintptr_t(bytes) <= r + uintptr_t(row_bytes);
+// Pixels per lane (adjacent, one vector store per channel).
+constexpr int pixels_per_lane(SourceFamily f) {
+  return f == SourceFamily::NV12 || f == SourceFamily::I420 ? 4 : 2;
 }
 
-// 4 bytes starting at q (any alignment) from two aligned words.
-__device__ __forceinline__ uint32_t fetch4(const uint8_t* q) {
-  const uintptr_t u = reinterpret_cast<uintptr_t>(q);
-  const unsigned int* w = reinterpret_cast<const unsigned int*>(u & ~uintptr_t(3));
-  const unsigned sh = unsigned(u & 3) * 8u;
-  return __funnelshift_r(__ldg(w), __ldg(w + 1), sh);
+// ---- sampling ----------------------------------------------------------------------------------
+
+// Source bytes as "magic" floats 2^23 + byte (exact): one OR instead of a conversion.
+constexpr uint32_t kMagicBits = 0x4B000000u;
+constexpr float kMagic = 8388608.0f;
+
+__device__ __forceinline__ float mload(const uint8_t* q) { return __uint_as_float(kMagicBits | uint32_t(__ldg(q))); }
+
+// tz::lerp1(a, b, f) for A = 2^23 + a, B = 2^23 + b: A - 2^23 and B - A are exact, so the
+// operands and operations are those of lerp1.
+__device__ __forceinline__ float mlerp(float A, float B, float f) {
+  const float a = A - kMagic;
+  return a + (B - A) * f;
 }
 
-// 8 bytes starting at q (any alignment) from three aligned words.
-__device__ __forceinline__ void fetch8(const uint8_t* q, uint32_t& lo, uint32_t& hi) {
-  const uintptr_t u = reinterpret_cast<uintptr_t>(q);
-  const unsigned int* w = reinterpret_cast<const unsigned int*>(u & ~uintptr_t(3));
-  const unsigned sh = unsigned(u & 3) * 8u;
-  const uint32_t w0 = __ldg(w), w1 = __ldg(w + 1), w2 = __ldg(w + 2);
-  lo = __funnelshift_r(w0, w1, sh);
-  hi = __funnelshift_r(w1, w2, sh);
+// tz::bilerp on magic floats.
+__device__ __forceinline__ float mbilerp(float A00, float A01, float A10, float A11, float fx, float fy) {
+  return tz::lerp1(mlerp(A00, A01, fx), mlerp(A10, A11, fx), fy);
 }
 
-template <int K>
-__device__ __forceinline__ float byte_f(uint32_t w) {
-  return static_cast<float>((w >> (8 * K)) & 0xffu);
-}
-
-// One tensor pixel (active). Same arithmetic as tz::sample_pixel; only the loads differ.
-template <SourceFamily F, Interpolation I>
-__device__ __forceinline__ void sample_fast(const KernelArgs& a, const RowCtx& r, int x, float out[3]) {
-  const PixelParams& p = a.p;
-  if (I == Interpolation::Bilinear) {
-    const float xs = tz::src_coord(p.inv_sx, p.off_x, x);
-    const Taps t = tz::bilinear_taps(xs, p.lx0, p.lx1);
-    if (F == SourceFamily::Packed3 || F == SourceFamily::Packed4) {
-      const int o = t.i0 * p.bpp;
-      const uint8_t* q0 = r.r0 + o;
-      const uint8_t* q1 = r.r1 + o;
-      if (t.i1 == t.i0 + 1 && window_ok(r.r0, p.row_bytes[0], q0, 12) && window_ok(r.r1, p.row_bytes[0], q1, 12)) {
-        uint32_t lo0, hi0, lo1, hi1;
-        fetch8(q0, lo0, hi0);
-        fetch8(q1, lo1, hi1);
-        // A = [c0 tap0, c1 tap0, c2 tap0, c0 tap1], B = [c1 tap1, c2 tap1, -, -]
-        const uint32_t A0 = __byte_perm(lo0, hi0, a.sel_a), B0 = __byte_perm(lo0, hi0, a.sel_b);
-        const uint32_t A1 = __byte_perm(lo1, hi1, a.sel_a), B1 = __byte_perm(lo1, hi1, a.sel_b);
-        const float v0 = tz::bilerp(byte_f<0>(A0), byte_f<3>(A0), byte_f<0>(A1), byte_f<3>(A1), t.f, r.fy);
-        const float v1 = tz::bilerp(byte_f<1>(A0), byte_f<0>(B0), byte_f<1>(A1), byte_f<0>(B1), t.f, r.fy);
-        const float v2 = tz::bilerp(byte_f<2>(A0), byte_f<1>(B0), byte_f<2>(A1), byte_f<1>(B1), t.f, r.fy);
-        tz::finish_rgb(p, v0, v1, v2, out);
-        return;
-      }
-    } else {
-      const uint8_t* q0 = r.r0 + t.i0;
-      const uint8_t* q1 = r.r1 + t.i0;
-      const bool luma_ok = t.i1 == t.i0 + 1 && window_ok(r.r0, p.row_bytes[0], q0, 8) &&
-                           window_ok(r.r1, p.row_bytes[0], q1, 8);
-      if (F == SourceFamily::Gray) {
-        if (luma_ok) {
-          const uint32_t l0 = fetch4(q0), l1 = fetch4(q1);
-          tz::finish_gray(p, tz::bilerp(byte_f<0>(l0), byte_f<1>(l0), byte_f<0>(l1), byte_f<1>(l1), t.f, r.fy), out);
-          return;
-        }
-      } else {
-        const Taps c = tz::bilinear_taps(tz::chroma_coord(xs), p.cx0, p.cx1);
-        if (F == SourceFamily::NV12) {
-          const uint8_t* u0 = r.a0 + 2 * c.i0;
-          const uint8_t* u1 = r.a1 + 2 * c.i0;
-          if (luma_ok && c.i1 == c.i0 + 1 && window_ok(r.a0, p.row_bytes[1], u0, 8) &&
-              window_ok(r.a1, p.row_bytes[1], u1, 8)) {
-            const uint32_t l0 = fetch4(q0), l1 = fetch4(q1);
-            const uint32_t c0 = fetch4(u0), c1 = fetch4(u1);  // U0 V0 U1 V1
-            const float Y = tz::bilerp(byte_f<0>(l0), byte_f<1>(l0), byte_f<0>(l1), byte_f<1>(l1), t.f, r.fy);
-            const float U = tz::bilerp(byte_f<0>(c0), byte_f<2>(c0), byte_f<0>(c1), byte_f<2>(c1), c.f, r.cfy);
-            const float V = tz::bilerp(byte_f<1>(c0), byte_f<3>(c0), byte_f<1>(c1), byte_f<3>(c1), c.f, r.cfy);
-            tz::finish_yuv(p, Y, U, V, out);
-            return;
-          }
-        } else {
-          const uint8_t* u0 = r.a0 + c.i0;
-          const uint8_t* u1 = r.a1 + c.i0;
-          const uint8_t* v0 = r.b0 + c.i0;
-          const uint8_t* v1 = r.b1 + c.i0;
-          if (luma_ok && c.i1 == c.i0 + 1 && window_ok(r.a0, p.row_bytes[1], u0, 8) &&
-              window_ok(r.a1, p.row_bytes[1], u1, 8) && window_ok(r.b0, p.row_bytes[2], v0, 8) &&
-              window_ok(r.b1, p.row_bytes[2], v1, 8)) {
-            const uint32_t l0 = fetch4(q0), l1 = fetch4(q1);
-            const uint32_t cu0 = fetch4(u0), cu1 = fetch4(u1), cv0 = fetch4(v0), cv1 = fetch4(v1);
-            const float Y = tz::bilerp(byte_f<0>(l0), byte_f<1>(l0), byte_f<0>(l1), byte_f<1>(l1), t.f, r.fy);
-            const float U = tz::bilerp(byte_f<0>(cu0), byte_f<1>(cu0), byte_f<0>(cu1), byte_f<1>(cu1), c.f, r.cfy);
-            const float V = tz::bilerp(byte_f<0>(cv0), byte_f<1>(cv0), byte_f<0>(cv1), byte_f<1>(cv1), c.f, r.cfy);
-            tz::finish_yuv(p, Y, U, V, out);
-            return;
-          }
-        }
-      }
-    }
+// floorf(s) and (int)floorf(s) on the FP32/ALU pipes (2^23 rounding trick, exact for
+// |s| < 2^22: source coordinates stay far below) instead of two conversions on the slow
+// conversion pipe. Equal to the floor and the int that tz::bilinear_taps computes.
+__device__ __forceinline__ float floor_alu(float s, int& i) {
+  constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: s + kRound rounds s to an integer
+  const float t = s + kRound;
+  float r = t - kRound;  // exact: round-to-nearest(s)
+  int n = __float_as_int(t) - 0x4B400000;
+  if (r > s) {
+    r -= 1.0f;
+    --n;
   }
-  tz::sample_pixel<F, I>(p, r, x, out);
+  i = n;
+  return r;
 }
 
-// ---- stores --------------------------------------------------------------------------------
+// tz::bilinear_taps.
+__device__ __forceinline__ tz::Taps clamped_taps(float s, int lo, int hi) {
+  int i;
+  const float fl = floor_alu(s, i);
+  tz::Taps t;
+  t.f = s - fl;
+  t.i0 = tz::clampi(i, lo, hi);
+  t.i1 = tz::clampi(i + 1, lo, hi);
+  return t;
+}
+
+// One active tensor pixel, bilinear, with byte loads at clamped taps; xf is float(x), exactly.
+// Same operands and operations as tz::sample_pixel<F, Bilinear>.
+template <SourceFamily F>
+__device__ __forceinline__ void sample_bytes(const PixelParams& p, const RowCtx& r, float xf, float out[3]) {
+  const float xs = p.inv_sx * xf + p.off_x;  // tz::src_coord
+  const tz::Taps t = clamped_taps(xs, p.lx0, p.lx1);
+  if (F == SourceFamily::Packed3 || F == SourceFamily::Packed4) {
+    constexpr int bpp = F == SourceFamily::Packed3 ? 3 : 4;
+    const uint8_t* q00 = r.r0 + t.i0 * bpp;
+    const uint8_t* q01 = r.r0 + t.i1 * bpp;
+    const uint8_t* q10 = r.r1 + t.i0 * bpp;
+    const uint8_t* q11 = r.r1 + t.i1 * bpp;
+    float v[3];
+#pragma unroll
+    for (int c = 0; c < 3; ++c) {
+      const int b = p.byte_of[c];
+      v[c] = mbilerp(mload(q00 + b), mload(q01 + b), mload(q10 + b), mload(q11 + b), t.f, r.fy);
+    }
+    tz::finish_rgb(p, v[0], v[1], v[2], out);
+  } else {
+    const float Y = mbilerp(mload(r.r0 + t.i0), mload(r.r0 + t.i1), mload(r.r1 + t.i0), mload(r.r1 + t.i1), t.f, r.fy);
+    if (F == SourceFamily::Gray) {
+      tz::finish_gray(p, Y, out);
+      return;
+    }
+    const tz::Taps c = clamped_taps(tz::chroma_coord(xs), p.cx0, p.cx1);
+    float U, V;
+    if (F == SourceFamily::NV12) {
+      const uint8_t* u00 = r.a0 + 2 * c.i0;
+      const uint8_t* u01 = r.a0 + 2 * c.i1;
+      const uint8_t* u10 = r.a1 + 2 * c.i0;
+      const uint8_t* u11 = r.a1 + 2 * c.i1;
+      U = mbilerp(mload(u00), mload(u01), mload(u10), mload(u11), c.f, r.cfy);
+      V = mbilerp(mload(u00 + 1), mload(u01 + 1), mload(u10 + 1), mload(u11 + 1), c.f, r.cfy);
+    } else {
+      U = mbilerp(mload(r.a0 + c.i0), mload(r.a0 + c.i1), mload(r.a1 + c.i0), mload(r.a1 + c.i1), c.f, r.cfy);
+      V = mbilerp(mload(r.b0 + c.i0), mload(r.b0 + c.i1), mload(r.b1 + c.i0), mload(r.b1 + c.i1), c.f, r.cfy);
+    }
+    tz::finish_yuv(p, Y, U, V, out);
+  }
+}
+
+// ---- stores ------------------------------------------------------------------------------------
 
 __device__ __forceinline__ uint32_t pack_half2(float a, float b) {
   return uint32_t(__half_as_ushort(__float2half_rn(a))) | (uint32_t(__half_as_ushort(__float2half_rn(b))) << 16);
 }
 
-__device__ __forceinline__ bool aligned16(const void* q) { return (reinterpret_cast<uintptr_t>(q) & 15) == 0; }
-
-template <Layout L, DType D, int N>
-__device__ __forceinline__ void store_chunk(void* dst, int W, int H, int y, int xc, int n, const float (&v)[3][N]) {
-  const int64_t plane = int64_t(W) * H;
-  const int64_t pix = int64_t(y) * W + xc;
+// N consecutive output elements from e[0..N) in one store (q aligned to N elements).
+template <DType D, int N>
+__device__ __forceinline__ void store_vec(void* q, const float* e) {
   if (D == DType::Float32) {
-    float* o = static_cast<float*>(dst);
-    if (L == Layout::NCHW) {
+    if (N == 1) *static_cast<float*>(q) = e[0];
+    if (N == 2) *static_cast<float2*>(q) = make_float2(e[0], e[1]);
+    if (N == 4) *static_cast<float4*>(q) = make_float4(e[0], e[1], e[2], e[3]);
+  } else {
+    if (N == 1) *static_cast<__half*>(q) = __float2half_rn(e[0]);
+    if (N == 2) *static_cast<uint32_t*>(q) = pack_half2(e[0], e[1]);
+    if (N == 4) *static_cast<uint2*>(q) = make_uint2(pack_half2(e[0], e[1]), pack_half2(e[2], e[3]));
+    if (N == 8)
+      *static_cast<uint4*>(q) = make_uint4(pack_half2(e[0], e[1]), pack_half2(e[2], e[3]), pack_half2(e[4], e[5]),
+                                           pack_half2(e[6], e[7]));
+  }
+}
+
+template <DType D>
+__device__ __forceinline__ void store_one(void* base, int64_t i, float e) {
+  if (D == DType::Float32)
+    static_cast<float*>(base)[i] = e;
+  else
+    static_cast<__half*>(base)[i] = __float2half_rn(e);
+}
+
+// Q pixels from x (n of them inside the tensor), values v[c][j]: vector stores where the whole
+// group is inside and the address is aligned, element stores otherwise (odd widths, odd offsets).
+template <Layout L, DType D, int Q>
+__device__ __forceinline__ void store_group(void* dst, int W, int H, int y, int x, int n, const float (&v)[3][Q]) {
+  constexpr int esize = D == DType::Float32 ? 4 : 2;
+  const int64_t pix = int64_t(y) * W + x;
+  char* const o = static_cast<char*>(dst);
+  if (L == Layout::NCHW) {
+    const int64_t plane = int64_t(W) * H;
 #pragma unroll
-      for (int c = 0; c < 3; ++c) {
-        float* q = o + c * plane + pix;
-        if (n == N && aligned16(q)) {
-          *reinterpret_cast<float4*>(q) = make_float4(v[c][0], v[c][1], v[c][2], v[c][3]);
-        } else {
-#pragma unroll
-          for (int i = 0; i < N; ++i)
-            if (i < n) q[i] = v[c][i];
-        }
-      }
-    } else {
-      float* q = o + pix * 3;
-      if (n == N && aligned16(q)) {
-        float4* q4 = reinterpret_cast<float4*>(q);
-        q4[0] = make_float4(v[0][0], v[1][0], v[2][0], v[0][1]);
-        q4[1] = make_float4(v[1][1], v[2][1], v[0][2], v[1][2]);
-        q4[2] = make_float4(v[2][2], v[0][3], v[1][3], v[2][3]);
+    for (int c = 0; c < 3; ++c) {
+      char* q = o + (c * plane + pix) * esize;
+      if (n == Q && (reinterpret_cast<uintptr_t>(q) & (Q * esize - 1)) == 0) {
+        store_vec<D, Q>(q, &v[c][0]);
       } else {
 #pragma unroll
-        for (int i = 0; i < N; ++i)
-          if (i < n) {
-            q[3 * i] = v[0][i];
-            q[3 * i + 1] = v[1][i];
-            q[3 * i + 2] = v[2][i];
-          }
+        for (int j = 0; j < Q; ++j)
+          if (j < n) store_one<D>(o, c * plane + pix + j, v[c][j]);
       }
     }
   } else {
-    __half* o = static_cast<__half*>(dst);
-    if (L == Layout::NCHW) {
+    float e[3 * Q];
 #pragma unroll
-      for (int c = 0; c < 3; ++c) {
-        __half* q = o + c * plane + pix;
-        if (n == N && aligned16(q)) {
-          uint4 w;
-          w.x = pack_half2(v[c][0], v[c][1]);
-          w.y = pack_half2(v[c][2], v[c][3]);
-          w.z = pack_half2(v[c][4], v[c][5]);
-          w.w = pack_half2(v[c][6], v[c][7]);
-          *reinterpret_cast<uint4*>(q) = w;
-        } else {
+    for (int j = 0; j < Q; ++j) {
+      e[3 * j] = v[0][j];
+      e[3 * j + 1] = v[1][j];
+      e[3 * j + 2] = v[2][j];
+    }
+    char* q = o + pix * 3 * esize;
+    if (n == Q && (reinterpret_cast<uintptr_t>(q) & (Q * esize - 1)) == 0) {
 #pragma unroll
-          for (int i = 0; i < N; ++i)
-            if (i < n) q[i] = __float2half_rn(v[c][i]);
-        }
-      }
+      for (int k = 0; k < 3; ++k) store_vec<D, Q>(q + k * Q * esize, &e[k * Q]);
     } else {
-      __half* q = o + pix * 3;
-      if (n == N && aligned16(q)) {
-        // 8 pixels x 3 channels = 24 halves = three 16-byte words, interleaved.
-        float f[3 * N];
 #pragma unroll
-        for (int i = 0; i < N; ++i) {
-          f[3 * i] = v[0][i];
-          f[3 * i + 1] = v[1][i];
-          f[3 * i + 2] = v[2][i];
-        }
-        uint4* q4 = reinterpret_cast<uint4*>(q);
-#pragma unroll
-        for (int k = 0; k < 3; ++k) {
-          uint4 w;
-          w.x = pack_half2(f[8 * k + 0], f[8 * k + 1]);
-          w.y = pack_half2(f[8 * k + 2], f[8 * k + 3]);
-          w.z = pack_half2(f[8 * k + 4], f[8 * k + 5]);
-          w.w = pack_half2(f[8 * k + 6], f[8 * k + 7]);
-          q4[k] = w;
-        }
-      } else {
-#pragma unroll
-        for (int i = 0; i < N; ++i)
-          if (i < n) {
-            q[3 * i] = __float2half_rn(v[0][i]);
-            q[3 * i + 1] = __float2half_rn(v[1][i]);
-            q[3 * i + 2] = __float2half_rn(v[2][i]);
-          }
-      }
+      for (int j = 0; j < 3 * Q; ++j)
+        if (j < 3 * n) store_one<D>(o, pix * 3 + j, e[j]);
     }
   }
 }
 
-// ---- the kernel ----------------------------------------------------------------------------
+// ---- the kernel --------------------------------------------------------------------------------
 
 template <SourceFamily F, Interpolation I, Layout L, DType D>
-__global__ void __launch_bounds__(kBlock) tensorize_kernel(const __grid_constant__ KernelArgs a) {
-  constexpr int N = Pixels<D>::kPerThread;
-  const int t = blockIdx.x * kBlock + threadIdx.x;
-  if (t >= a.total_chunks) return;
+__global__ void __launch_bounds__(kBlockThreads) tensorize_kernel(const __grid_constant__ KernelArgs a) {
+  constexpr int Q = pixels_per_lane(F);
   const PixelParams& p = a.p;
-  const int y = t / a.chunks_per_row;
-  const int xc = (t - y * a.chunks_per_row) * N;
-  const int n = min(N, p.W - xc);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int seg = warp * gridDim.x + blockIdx.x;
+  if (seg >= a.total_segs) return;
+  const int y = seg / a.segs_per_row;
+  const int x0 = (seg - y * a.segs_per_row) * (32 * Q) + lane * Q;  // this lane's pixels: x0 .. x0 + Q - 1
+  const int x_last = x0 + Q - 1;
+  const float xf0 = static_cast<float>(x0);  // float(x) = xf0 + (x - x0), exactly (x < 2^24)
 
-  float v[3][N];
-  if (!tz::y_active(p, y) || xc >= p.ax1 || xc + n <= p.ax0) {
+  float v[3][Q];
+  if (!tz::y_active(p, y) || x0 >= p.ax1 || x_last < p.ax0) {
 #pragma unroll
-    for (int i = 0; i < N; ++i) {
+    for (int i = 0; i < Q; ++i) {
       v[0][i] = p.pad[0];
       v[1][i] = p.pad[1];
       v[2][i] = p.pad[2];
     }
   } else {
     const RowCtx r = tz::make_row<F, I>(p, y);
-    if (xc >= p.ax0 && xc + N <= p.ax1) {  // the whole chunk samples the source
+    constexpr bool bilinear = I == Interpolation::Bilinear;
+    if (bilinear && x0 >= p.ax0 && x_last < p.ax1) {
 #pragma unroll
-      for (int i = 0; i < N; ++i) {
+      for (int j = 0; j < Q; ++j) {
         float o[3];
-        sample_fast<F, I>(a, r, xc + i, o);
-        v[0][i] = o[0];
-        v[1][i] = o[1];
-        v[2][i] = o[2];
+        sample_bytes<F>(p, r, xf0 + static_cast<float>(j), o);
+        v[0][j] = o[0];
+        v[1][j] = o[1];
+        v[2][j] = o[2];
       }
     } else {
 #pragma unroll
-      for (int i = 0; i < N; ++i) {
+      for (int j = 0; j < Q; ++j) {
         float o[3];
-        const int x = xc + i;
-        if (i < n && tz::x_active(p, x))
-          sample_fast<F, I>(a, r, x, o);
-        else
+        const int x = x0 + j;
+        if (x < p.W && tz::x_active(p, x)) {
+          if (bilinear)
+            sample_bytes<F>(p, r, xf0 + static_cast<float>(j), o);
+          else
+            tz::sample_pixel<F, I>(p, r, x, o);
+        } else {
           tz::pad_pixel(p, o);
-        v[0][i] = o[0];
-        v[1][i] = o[1];
-        v[2][i] = o[2];
+        }
+        v[0][j] = o[0];
+        v[1][j] = o[1];
+        v[2][j] = o[2];
       }
     }
   }
-  store_chunk<L, D, N>(a.dst, p.W, p.H, y, xc, n, v);
+  if (x0 < p.W) store_group<L, D, Q>(a.dst, p.W, p.H, y, x0, min(Q, p.W - x0), v);
 }
 
-// ---- the dispatch table ----------------------------------------------------------------------
+// ---- the dispatch table ------------------------------------------------------------------------
 
 using KernelFn = void (*)(KernelArgs);
 
 // Index = ((family * 2 + interpolation) * 2 + layout) * 2 + dtype.
 constexpr int kKernelCount = tz::kSourceFamilyCount * 2 * 2 * 2;
 
-template <int K>
+template <int I>
 KernelFn kernel_entry() {
-  return &tensorize_kernel<static_cast<SourceFamily>(K / 8), static_cast<Interpolation>((K / 4) % 2),
-                           static_cast<Layout>((K / 2) % 2), static_cast<DType>(K % 2)>;
+  return &tensorize_kernel<static_cast<SourceFamily>(I / 8), static_cast<Interpolation>((I / 4) % 2),
+                           static_cast<Layout>((I / 2) % 2), static_cast<DType>(I % 2)>;
 }
 
-template <int... K>
-const KernelFn* make_table(std::integer_sequence<int, K...>) {
-  static const KernelFn table[] = {kernel_entry<K>()...};
+template <int... I>
+const KernelFn* make_table(std::integer_sequence<int, I...>) {
+  static const KernelFn table[] = {kernel_entry<I>()...};
   return table;
 }
 
@@ -325,21 +297,17 @@ Status tensorize_cuda(const TensorizePlan& plan, const ImageView& src, void* dst
   CUDAPREP_RETURN_IF_ERROR(tz::tensorize_check_plan(plan));
   if (!dst) return Status::error("tensorize: null output");
 
+  const SourceFamily family = tz::source_family(plan.format);
   KernelArgs a;
   a.p = tz::make_pixel_params(plan, src);
   a.dst = dst;
-  const int N = plan.dtype == DType::Float32 ? Pixels<DType::Float32>::kPerThread : Pixels<DType::Float16>::kPerThread;
-  a.chunks_per_row = (plan.dst_width + N - 1) / N;
-  a.total_chunks = a.chunks_per_row * plan.dst_height;
-  const int bpp = a.p.bpp;
-  const uint32_t b0 = a.p.byte_of[0], b1 = a.p.byte_of[1], b2 = a.p.byte_of[2];
-  a.sel_a = b0 | (b1 << 4) | (b2 << 8) | ((bpp + b0) << 12);
-  a.sel_b = (bpp + b1) | ((bpp + b2) << 4);
+  const int seg_px = 32 * pixels_per_lane(family);
+  a.segs_per_row = (plan.dst_width + seg_px - 1) / seg_px;
+  a.total_segs = a.segs_per_row * plan.dst_height;
 
-  const KernelFn fn = kernels()[kernel_index(tz::source_family(plan.format), plan.interpolation, plan.layout,
-                                             plan.dtype)];
-  const unsigned blocks = static_cast<unsigned>((a.total_chunks + kBlock - 1) / kBlock);
-  fn<<<blocks, kBlock, 0, static_cast<cudaStream_t>(stream)>>>(a);
+  const KernelFn fn = kernels()[kernel_index(family, plan.interpolation, plan.layout, plan.dtype)];
+  const unsigned blocks = static_cast<unsigned>((a.total_segs + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  fn<<<blocks, kBlockThreads, 0, static_cast<cudaStream_t>(stream)>>>(a);
   const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess)
     return Status::error(std::string("tensorize kernel launch failed: ") + cudaGetErrorName(err) + " (" +
