@@ -1,11 +1,15 @@
 // Template matching benchmark: TemplateMatcherCuda::match() (scores + peaks + NMS, one sync) on a
-// 1920x1080 frame, side by side with a naive one-thread-per-position texture kernel and with NPP's
-// nppiCrossCorrValid_NormLevel_8u32f_C1R_Ctx (loaded at run time when the library is present; NPP
-// computes the score map only, no peaks). CUDA events, medians; a markdown table last.
+// 1920x1080 frame, for each variant that configure() can be switched to by environment variables
+// (kVariants; the default first and again last), side by side with a naive one-thread-per-position
+// texture kernel and with NPP's nppiCrossCorrValid_NormLevel_8u32f_C1R_Ctx (loaded at run time when
+// the library is present; NPP computes the score map only, no peaks). Host wall time of match() and
+// the kernels' GPU time (CUDA events), medians; every variant's score map is compared bit for bit
+// with the default's. A markdown table last.
 //
 //   templatematch_bench [iterations]
 #include <cuda_runtime.h>
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -174,9 +178,69 @@ void launch_overhead(cudaStream_t s) {
   cudaFree(dev);
 }
 
+// Variants of TemplateMatcherCuda, chosen by the environment variables configure() reads; the
+// first is the default, timed again last to show the run-to-run spread.
+struct Variant {
+  const char* name;
+  const char* env[2][2];
+};
+const char* const kEnvNames[] = {"CUDAPREP_TM_KERNEL", "CUDAPREP_TM_TILE", "CUDAPREP_TM_KSPLIT", "CUDAPREP_TM_KZ",
+                                 "CUDAPREP_TM_GRAPHS", "CUDAPREP_TM_PIPE", "CUDAPREP_TM_PROFILE"};
+const Variant kVariants[] = {
+    {"default", {{nullptr, nullptr}, {nullptr, nullptr}}},
+    {"plain launches", {{"CUDAPREP_TM_GRAPHS", "0"}, {nullptr, nullptr}}},
+    {"pipelined", {{"CUDAPREP_TM_PIPE", "1"}, {"CUDAPREP_TM_TILE", "64"}}},
+    {"not pipelined", {{"CUDAPREP_TM_PIPE", "0"}, {"CUDAPREP_TM_TILE", "64"}}},
+    {"128 wide", {{"CUDAPREP_TM_TILE", "128"}, {nullptr, nullptr}}},
+    {"128 wide, not pipelined", {{"CUDAPREP_TM_TILE", "128"}, {"CUDAPREP_TM_PIPE", "0"}}},
+    {"ks 1", {{"CUDAPREP_TM_KSPLIT", "1"}, {nullptr, nullptr}}},
+    {"ks 2", {{"CUDAPREP_TM_KSPLIT", "2"}, {nullptr, nullptr}}},
+    {"kz 1", {{"CUDAPREP_TM_KZ", "1"}, {nullptr, nullptr}}},
+    {"kz 4", {{"CUDAPREP_TM_KZ", "4"}, {nullptr, nullptr}}},
+    {"dp4a", {{"CUDAPREP_TM_KERNEL", "dp4a"}, {nullptr, nullptr}}},
+    {"default again", {{nullptr, nullptr}, {nullptr, nullptr}}},
+};
+constexpr int kNumVariants = sizeof(kVariants) / sizeof(kVariants[0]);
+
+void select_variant(const Variant& v) {
+  for (const char* n : kEnvNames) unsetenv(n);
+  for (const auto& e : v.env)
+    if (e[0]) setenv(e[0], e[1], 1);
+}
+
+// Median kernel time of `calls` match() calls with CUDAPREP_TM_PROFILE=1 (events around the
+// launch; the profile lines go to stderr, captured here through a temporary file).
+template <class F>
+double profiled_kernel_ms(int calls, F&& call) {
+  std::fflush(stderr);
+  char path[] = "/tmp/tm_profile_XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0) return NAN;
+  const int saved = dup(2);
+  dup2(fd, 2);
+  for (int i = 0; i < calls; ++i) call();
+  std::fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  close(fd);
+  std::vector<double> t;
+  if (FILE* f = std::fopen(path, "r")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, f)) {
+      float k;
+      if (std::sscanf(line, "tm profile (ms): kernel %f", &k) == 1) t.push_back(k);
+    }
+    std::fclose(f);
+  }
+  unlink(path);
+  return median(t);
+}
+
 struct Row {
   std::string name;
-  double ours_wall = NAN, ours_gpu = NAN, dp4a_wall = NAN, graph_wall = NAN, tile64_wall = NAN, naive = NAN, npp = NAN;
+  double wall[kNumVariants], kernel[kNumVariants];
+  size_t mismatches[kNumVariants];
+  double naive = NAN, npp = NAN;
   double naive_diff = NAN, npp_diff = NAN;
   bool found = false;
 };
@@ -267,78 +331,56 @@ int main(int argc, char** argv) {
     ms.max_matches = 8;
     GrayView fv{frame, static_cast<int64_t>(pitch), W, H};
 
-    // Ours, both correlation kernels.
+    // Ours: every variant; score maps compared with the default's, bit for bit.
     std::vector<float> ours_map;
-    for (int path = 0; path < 4; ++path) {
-      if (path == 3) {  // the first version: 128-wide tiles, no template-row split
-        setenv("CUDAPREP_TM_TILE", "128", 1);
-        setenv("CUDAPREP_TM_KSPLIT", "1", 1);
-      } else {
-        unsetenv("CUDAPREP_TM_TILE");
-        unsetenv("CUDAPREP_TM_KSPLIT");
-      }
-      if (path == 1)
-        setenv("CUDAPREP_TM_KERNEL", "dp4a", 1);
-      else
-        unsetenv("CUDAPREP_TM_KERNEL");
-      if (path == 2)
-        setenv("CUDAPREP_TM_GRAPHS", "1", 1);
-      else
-        unsetenv("CUDAPREP_TM_GRAPHS");
+    for (int vi = 0; vi < kNumVariants; ++vi) {
+      row.wall[vi] = row.kernel[vi] = NAN;
+      row.mismatches[vi] = 0;
+      select_variant(kVariants[vi]);
       TemplateMatcherCuda m;
       Status s = m.configure(W, H, stream);
       if (s.ok()) s = m.set_template(tv);
       if (!s.ok()) {
-        std::printf("%s: %s\n", k.name.c_str(), s.message().c_str());
-        break;
+        std::printf("%s, %s: %s\n", k.name.c_str(), kVariants[vi].name, s.message().c_str());
+        continue;
       }
       std::vector<Match> out;
       for (int i = 0; i < 3; ++i) m.match(fv, ms, &out);
-      std::vector<double> wall, gpu;
+      std::vector<double> wall;
       for (int i = 0; i < iters; ++i) {
         const auto t0 = std::chrono::steady_clock::now();
-        CK(cudaEventRecord(e0, stream));
         s = m.match(fv, ms, &out);
-        CK(cudaEventRecord(e1, stream));
         const auto t1 = std::chrono::steady_clock::now();
         if (!s.ok()) {
           std::printf("match: %s\n", s.message().c_str());
           return 1;
         }
-        CK(cudaEventSynchronize(e1));
-        float ms_gpu = 0;
-        CK(cudaEventElapsedTime(&ms_gpu, e0, e1));
         wall.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-        gpu.push_back(ms_gpu);
       }
-      if (path == 0) {
-        row.ours_wall = median(wall);
-        row.ours_gpu = median(gpu);
-        row.found = !out.empty() && out[0].x == tx && out[0].y == ty;
-        int w2, h2;
-        m.score_map(fv, k.search, &ours_map, &w2, &h2);
-      } else if (path == 1) {
-        row.dp4a_wall = median(wall);
-      } else if (path == 2) {
-        row.graph_wall = median(wall);
+      row.wall[vi] = median(wall);
+      const bool found = !out.empty() && out[0].x == tx && out[0].y == ty;
+      if (vi == 0) row.found = found;
+      else if (found != row.found) std::printf("%s, %s: found=%d differs\n", k.name.c_str(), kVariants[vi].name, found);
+      std::vector<float> map;
+      int w2 = 0, h2 = 0;
+      s = m.score_map(fv, k.search, &map, &w2, &h2);
+      if (!s.ok()) std::printf("score_map: %s\n", s.message().c_str());
+      if (vi == 0) {
+        ours_map = map;
       } else {
-        row.tile64_wall = median(wall);
+        for (size_t i = 0; i < map.size() && map.size() == ours_map.size(); ++i)
+          row.mismatches[vi] += std::memcmp(&map[i], &ours_map[i], 4) != 0;
+        if (map.size() != ours_map.size()) row.mismatches[vi] = size_t(-1);
+      }
+      {  // the kernel alone (profiling launches it without a graph)
+        setenv("CUDAPREP_TM_PROFILE", "1", 1);
+        TemplateMatcherCuda mp;
+        if (mp.configure(W, H, stream).ok() && mp.set_template(tv).ok())
+          row.kernel[vi] = profiled_kernel_ms(21, [&] { mp.match(fv, ms, &out); });
+        unsetenv("CUDAPREP_TM_PROFILE");
       }
     }
-    unsetenv("CUDAPREP_TM_TILE");
-    unsetenv("CUDAPREP_TM_KSPLIT");
-    unsetenv("CUDAPREP_TM_KERNEL");
-    unsetenv("CUDAPREP_TM_GRAPHS");
-    {  // where the time goes: events between the stages (plain launches)
-      setenv("CUDAPREP_TM_PROFILE", "1", 1);
-      TemplateMatcherCuda m;
-      if (m.configure(W, H, stream).ok() && m.set_template(tv).ok()) {
-        std::vector<Match> out;
-        std::fprintf(stderr, "%s:\n", k.name.c_str());
-        for (int i = 0; i < 3; ++i) m.match(fv, ms, &out);
-      }
-      unsetenv("CUDAPREP_TM_PROFILE");
-    }
+    select_variant(kVariants[0]);
 
     // Naive texture kernel.
     {
@@ -418,23 +460,33 @@ int main(int argc, char** argv) {
       cudaFree(dt);
     }
     rows.push_back(row);
-    std::printf("%-24s ours %.4f ms (gpu %.4f, dp4a %.4f)  naive %.3f ms  npp %.3f ms  found=%d  |naive-ours| %.2g  |npp-ours| %.2g\n",
-                row.name.c_str(), row.ours_wall, row.ours_gpu, row.dp4a_wall, row.naive, row.npp, row.found,
+    std::printf("%-24s", row.name.c_str());
+    for (int vi = 0; vi < kNumVariants; ++vi)
+      std::printf(" | %s %.4f (k %.4f, diff %zu)", kVariants[vi].name, row.wall[vi], row.kernel[vi], row.mismatches[vi]);
+    std::printf(" | naive %.3f npp %.3f found=%d |naive-ours| %.2g |npp-ours| %.2g\n", row.naive, row.npp, row.found,
                 row.naive_diff, row.npp_diff);
   }
 
   std::printf("\n### Template matching, %s, median of %d (ms)\n\n", prop.name, iters);
-  std::printf("| case | match(), tensor cores | same, GPU events | match(), 128-wide tiles, no row split | match(), dp4a | match(), CUDA graph | naive texture kernel | NPP CrossCorrValid_NormLevel | vs naive | vs NPP |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("match(): scores + peaks + candidates + one sync + NMS on the host, host wall time. In brackets: the "
+              "GPU time of the kernel alone (events, CUDAPREP_TM_PROFILE). Naive and NPP: score map only, events.\n\n");
+  std::printf("| case |");
+  for (int vi = 0; vi < kNumVariants; ++vi) std::printf(" %s |", kVariants[vi].name);
+  std::printf(" naive | NPP |\n|---|");
+  for (int vi = 0; vi < kNumVariants; ++vi) std::printf("---|");
+  std::printf("---|---|\n");
   for (const Row& r : rows) {
-    char npp_s[32] = "n/a", vs_npp[32] = "n/a";
-    if (!std::isnan(r.npp)) {
-      std::snprintf(npp_s, sizeof npp_s, "%.3f", r.npp);
-      std::snprintf(vs_npp, sizeof vs_npp, "%.0fx", r.npp / r.ours_wall);
+    std::printf("| %s |", r.name.c_str());
+    for (int vi = 0; vi < kNumVariants; ++vi) {
+      if (std::isnan(r.kernel[vi])) std::printf(" %.4f |", r.wall[vi]);
+      else std::printf(" %.4f (%.4f) |", r.wall[vi], r.kernel[vi]);
     }
-    std::printf("| %s | %.4f | %.4f | %.4f | %.4f | %.4f | %.3f | %s | %.0fx | %s |\n", r.name.c_str(), r.ours_wall,
-                r.ours_gpu, r.tile64_wall, r.dp4a_wall, r.graph_wall, r.naive, npp_s, r.naive / r.ours_wall, vs_npp);
+    std::printf(" %.3f | %s |\n", r.naive, std::isnan(r.npp) ? "n/a" : std::to_string(r.npp).substr(0, 5).c_str());
   }
-  std::printf("\nmatch(): scores + peaks + candidate copy + one sync + NMS on the host, host wall time; naive and NPP: score map only, CUDA events.\n");
+  bool all_same = true;
+  for (const Row& r : rows)
+    for (int vi = 1; vi < kNumVariants; ++vi) all_same = all_same && r.mismatches[vi] == 0;
+  std::printf("\nscore maps of all variants bit-identical to the default's: %s; best match found in every case: %s\n",
+              all_same ? "yes" : "NO", std::all_of(rows.begin(), rows.end(), [](const Row& r) { return r.found; }) ? "yes" : "NO");
   return 0;
 }

@@ -1,14 +1,15 @@
-// CUDA template matcher. Per frame, on the caller's stream, with no allocation and one sync:
-//   1. box_sums_kernel: window sums S1 = sum I and S2 = sum I^2 of every position (u32, exact),
-//      from a shared-memory tile (vertical running sums, then horizontal sliding sums).
-//   2. corr_kernel: sum T * I, exact in 32 bits, on the tensor cores (int8 mma, u8 x u8 -> s32,
-//      sm_80+) or with dp4a (older GPUs, or CUDAPREP_TM_KERNEL=dp4a); the score in double from
-//      the exact sums (the formula the CPU path uses), stored as float.
-//   3. peaks_kernel: one warp per cell, best position above the threshold + sub-pixel fit,
-//      appended to a small candidate list with an atomic counter.
-//   4. one cudaMemcpyAsync of the list to pinned memory, one stream sync, host NMS (shared code).
-// The frame is read through texture objects (pitch 2D, 16-byte texels, point filtering, clamped)
-// cached per (pointer, pitch): a buffer pool's frames reuse theirs.
+// CUDA template matcher. Per frame, on the caller's stream, with no allocation: ONE kernel launch
+// (frame_kernel; replayed as a CUDA graph on the caller's own stream) and one stream sync, then the
+// host NMS (shared code). The kernel
+//   - stages the template rows and the frame rows of a 64 x 64 (or 128 x 64) tile of positions in
+//     shared memory; the frame is read through texture objects (pitch 2D, 16-byte texels, point
+//     filtering, clamped) cached per (pointer, pitch): a buffer pool's frames reuse theirs;
+//   - sums T * I, exact in 32 bits, on the tensor cores (int8 mma, u8 x u8 -> s32, sm_80+) or with
+//     dp4a (older GPUs, or CUDAPREP_TM_KERNEL=dp4a);
+//   - computes the exact window sums S1 = sum I, S2 = sum I^2 from the same staged rows, and the
+//     score in double from the exact sums (the formula the CPU path uses), stored as float;
+//   - finds each cell's best position (merged over tiles with a 64-bit atomicMax), and the last
+//     block writes the candidates with their sub-pixel offsets straight into pinned host memory.
 //
 // Tensor-core formulation. For one image row r and the 16 output rows y0..y0+15 of a warp's
 // M-group, A[m][k] = T(k, r - y0 - m) (template row by row, zero outside the template) and
@@ -18,18 +19,24 @@
 // from aligned 32-bit words. No work is wasted along k beyond padding the template width to 32;
 // along r an M-group spends th + 15 row steps for th rows of the template.
 //
-// Tuning (measured on an H200): the tensor-core kernel is latency-bound (a warp's serial chain of
-// row steps sets its time when all blocks are resident), so blocks are 64 positions wide and the
-// template rows may be split between 2 or 4 groups of warps (choose_ks). Diagnostics and
-// variants, read by configure(): CUDAPREP_TM_KERNEL=dp4a, CUDAPREP_TM_TILE=128,
-// CUDAPREP_TM_KSPLIT=1|2|4, CUDAPREP_TM_GRAPHS=1 (replay the frame as a CUDA graph),
-// CUDAPREP_TM_PROFILE=1 (stage times on stderr).
+// Launch shape (plan(); measured on an H200, see bench/NOTES-templatematch.md): 64-wide tiles,
+// 128-wide for templates 65..128 px wide on grids that fill the GPU; where the tiles fill less
+// than half the GPU, the template rows are split over a thread-block cluster of up to 8 blocks per
+// tile (sm_90), summed through distributed shared memory; ks warp groups per block split the rows
+// again where the occupancy allows (choose_ks). The tensor-core loop is software-pipelined (next
+// step's fragments loaded during the current step's mma) where a row step has one 32-column
+// chunk or the grid is small; otherwise the compiler's own unrolling of the chunk loop is faster.
+// Diagnostics and variants, read by configure(): CUDAPREP_TM_KERNEL=dp4a, CUDAPREP_TM_TILE=64|128,
+// CUDAPREP_TM_KSPLIT=1|2|4, CUDAPREP_TM_KZ=1|2|4|8, CUDAPREP_TM_PIPE=0|1, CUDAPREP_TM_GRAPHS=0
+// (plain launches), CUDAPREP_TM_PROFILE=1 (kernel time on stderr).
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -40,23 +47,10 @@ namespace cudaprep {
 
 namespace {
 
-// corr_kernel: a block is 2 x 2 warps; a warp computes 32 rows x 32 * PP positions, so a block
-// tile is (64 * PP) x 64. PP = 2 amortises the A fragments over more mma; PP = 1 gives twice the
-// blocks (better balance on small grids).
-constexpr int kTileH = 64;   // and along y (2 warps x 32)
-constexpr int kCorrThreads = 128;
-__host__ __device__ constexpr int tile_w(int pp) { return 64 * pp; }
-__host__ __device__ constexpr int corr_pitch(int pp) { return tile_w(pp) + 1; }  // odd: distinct banks
-constexpr int kBoxTileW = 64, kBoxTileH = 16, kBoxThreads = 256;
-constexpr int kPeakWarps = 8;
-constexpr int kFirstCopy = 1024;  // candidates fetched with the counter in the one copy
-constexpr int kTexCacheSize = 16;
+namespace cg = cooperative_groups;
 
-struct alignas(32) Header {
-  unsigned count;
-  unsigned pad[7];
-};
-static_assert(sizeof(Header) == 32, "header");
+constexpr int kGroupThreads = 128;  // threads of one warp group (4 warps: a 64-row tile)
+constexpr int kTexCacheSize = 16;
 
 Status cuda_status(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return Status();
@@ -65,104 +59,11 @@ Status cuda_status(cudaError_t e, const char* what) {
 
 __host__ __device__ inline int round_up(int v, int m) { return (v + m - 1) / m * m; }
 
-// Shared-memory sizes of the kernels for one template.
-__host__ __device__ inline int box_smem_bytes(int tw, int th) {
-  const int rw = round_up(15 + kBoxTileW + tw - 1, 16);
-  const int vp = kBoxTileW + tw;  // 63 + tw column sums, then the total
-  return rw * (kBoxTileH + th - 1) + 2 * kBoxTileH * vp * 4;
-}
-__host__ __device__ inline int corr_region_bytes(int kp, int th, int pp) {
-  const int region = (tile_w(pp) + kp) * (kTileH + th - 1);
-  const int corr = kTileH * corr_pitch(pp) * 4;
-  return round_up(region > corr ? region : corr, 128);
-}
-__host__ __device__ inline int corr_smem_bytes(int kp, int th, int pp) {
-  return corr_region_bytes(kp, th, pp) + (th + 1) * (kp + 16);
-}
-
 // ------------------------------------------------------------------------------------------
-// Kernels
+// Kernel
 
 __device__ __forceinline__ uint4 fetch16(cudaTextureObject_t tex, int xe, int y) {
   return tex2D<uint4>(tex, static_cast<float>(xe) + 0.5f, static_cast<float>(y) + 0.5f);
-}
-
-// S1, S2 of the map positions [u0, u0 + 64) x [v0, v0 + 16); block (0, 0) also resets the
-// candidate counter for this frame's peaks_kernel.
-__global__ void __launch_bounds__(kBoxThreads) box_sums_kernel(cudaTextureObject_t tex, int sx, int sy, int mw,
-                                                               int mh, int tw, int th, uint32_t* __restrict s1,
-                                                               uint32_t* __restrict s2, int64_t spitch,
-                                                               Header* __restrict header) {
-  extern __shared__ __align__(16) uint8_t smem[];
-  const int tid = threadIdx.x;
-  if (header && blockIdx.x == 0 && blockIdx.y == 0 && tid == 0) header->count = 0;
-  const int u0 = blockIdx.x * kBoxTileW, v0 = blockIdx.y * kBoxTileH;
-  const int fx = sx + u0, x0 = fx & ~15, d = fx - x0, fy = sy + v0;
-  const int rw = round_up(15 + kBoxTileW + tw - 1, 16);  // row pitch of the staged region
-  const int rh = kBoxTileH + th - 1;
-  const int vp = kBoxTileW + tw;
-  uint8_t* region = smem;
-  uint32_t* v1 = reinterpret_cast<uint32_t*>(smem + rw * rh);
-  uint32_t* v2 = v1 + kBoxTileH * vp;
-
-  const int texels = round_up(d + kBoxTileW + tw - 1, 16) / 16;
-  for (int i = tid; i < texels * rh; i += kBoxThreads) {
-    const int e = i % texels, r = i / texels;
-    *reinterpret_cast<uint4*>(region + r * rw + 16 * e) = fetch16(tex, x0 / 16 + e, fy + r);
-  }
-  __syncthreads();
-
-  // Vertical running sums over th rows, for each column and each of the 16 output rows.
-  const int ncols = kBoxTileW + tw - 1;
-  for (int c = tid; c < ncols; c += kBoxThreads) {
-    const uint8_t* col = region + d + c;
-    uint32_t a = 0, b = 0;
-    for (int j = 0; j < th; ++j) {
-      const uint32_t p = col[j * rw];
-      a += p;
-      b += p * p;
-    }
-    v1[c] = a;
-    v2[c] = b;
-    for (int yy = 1; yy < kBoxTileH; ++yy) {
-      const uint32_t out = col[(yy - 1) * rw], in = col[(yy + th - 1) * rw];
-      a += in - out;
-      b += in * in - out * out;
-      v1[yy * vp + c] = a;
-      v2[yy * vp + c] = b;
-    }
-  }
-  __syncthreads();
-
-  // Exclusive prefix sums along each row (mod 2^32: the differences below are exact since every
-  // window sum is below 2^32), one warp per row and array.
-  const int lane = tid & 31, warp = tid >> 5;
-  for (int row = warp; row < 2 * kBoxTileH; row += kBoxThreads / 32) {
-    uint32_t* a = (row < kBoxTileH ? v1 : v2) + (row % kBoxTileH) * vp;
-    uint32_t carry = 0;
-    for (int base = 0; base < ncols; base += 32) {
-      const uint32_t x = base + lane < ncols ? a[base + lane] : 0u;
-      uint32_t incl = x;
-#pragma unroll
-      for (int off = 1; off < 32; off <<= 1) {
-        const uint32_t y = __shfl_up_sync(0xffffffffu, incl, off);
-        if (lane >= off) incl += y;
-      }
-      if (base + lane < ncols) a[base + lane] = carry + incl - x;
-      carry += __shfl_sync(0xffffffffu, incl, 31);
-    }
-    if (lane == 0) a[ncols] = carry;
-  }
-  __syncthreads();
-
-  // Window sums: a warp writes 32 consecutive positions of one row.
-  for (int i = tid; i < kBoxTileW * kBoxTileH; i += kBoxThreads) {
-    const int yy = i / kBoxTileW, u = i % kBoxTileW;
-    const int v = v0 + yy, uu = u0 + u;
-    if (v >= mh || uu >= mw) continue;
-    s1[v * spitch + uu] = v1[yy * vp + u + tw] - v1[yy * vp + u];
-    s2[v * spitch + uu] = v2[yy * vp + u + tw] - v2[yy * vp + u];
-  }
 }
 
 __device__ __forceinline__ void ldmatrix_x4(uint32_t (&a)[4], uint32_t addr) {
@@ -180,91 +81,386 @@ __device__ __forceinline__ void mma_u8(uint32_t (&d)[4], const uint32_t (&a)[4],
 #endif
 }
 
-struct CorrParams {
+// ------------------------------------------------------------------------------------------
+// The frame kernel.
+//
+// A block owns a tile of 64 * PP x 64 positions (frame coordinates, x aligned to the tile width)
+// and, with a cluster split (kz > 1, sm_90), template rows [JA, JB) of it; the kz blocks of one
+// tile form a thread-block cluster. Per block:
+//   1. stage the template rows and the frame rows the tile needs (texture, 16-byte texels);
+//   2. sum T * I over its template rows: tensor cores (4 warps of 32 x 32 * PP positions, times
+//      ks groups that split the rows again) or dp4a; partial sums into a shared tile;
+//   3. kz > 1: each block adds up rows [r0, r0 + 64 / kz) of the tile over the cluster (DSMEM);
+//   4. exact window sums S1, S2 of its rows from the staged frame rows (vertical running sums per
+//      column, 16 rows at a time, then horizontal sums of 8 consecutive positions per thread), the
+//      score of each position (the CPU's formula), written into the shared tile and then, row by
+//      row, into the map;
+//   5. peaks: the best position of each cell part inside the tile (a warp per cell part); where it
+//      reaches the threshold, merged over blocks with a 64-bit atomicMax on (score, -position);
+//      the first block to reach a cell records it in a list. The last block to finish (a ticket) reads the listed cells,
+//      fits the sub-pixel offsets from the map and writes the candidates straight into pinned
+//      host memory, then resets the cell keys, the list and the ticket for the next frame.
+// The host then synchronises once and runs the shared NMS: one launch, no copy.
+
+constexpr int kRows = 64;    // tile height in positions
+constexpr int kChunk = 16;   // rows of window sums per pass
+constexpr int kSeg = 8;      // consecutive positions per thread in the horizontal pass
+constexpr int kMaxKz = 8;    // cluster split (portable cluster size)
+
+struct alignas(32) OutHeader {
+  unsigned count;
+  unsigned pad[7];
+};
+static_assert(sizeof(OutHeader) == 32, "header");
+
+struct FrameParams {
   cudaTextureObject_t tex;
   const uint8_t* templ;  // th rows of kp bytes, zero beyond tw
   int tw, th, kp;
   int64_t n, st, var_t;
   int sx, sy, mw, mh;
   int x_first;  // frame x of the first tile (a multiple of the tile width)
-  const uint32_t* s1;
-  const uint32_t* s2;
-  int64_t spitch;
+  int kz;       // template-row split over a cluster (1: none)
   float* map;
   int64_t mpitch;
+  // Peaks; peaks == 0: score map only.
+  int peaks;
+  int cw, ch, ncx;
+  double threshold;
+  unsigned long long* keys;  // per cell, 0 between frames
+  unsigned* touched;         // cells with a key, in no particular order
+  unsigned* counters;        // [0] ticket, [1] touched cells; 0 between frames
+  OutHeader* out;            // pinned host memory: header, then the candidates
 };
 
-// One block: output frame positions [X0, X0 + 64 * PP) x [Y0, Y0 + 64), 4 warps of (32 * PP) x 32.
-// One row step of a warp's MMA loop: image row rr (relative to the warp's first output row)
-// against the template rows that meet it in M-group 0 (output rows 0..15) and / or M-group 1
-// (rows 16..31). A lane's ldmatrix row address points at its template row, or at the zero row
-// where that row lies outside this warp's share [ja, jb) of the template rows.
-template <int PP, bool M0, bool M1>
-__device__ __forceinline__ void mma_row_step(uint32_t (&acc)[2][PP][4][4], const uint32_t* rowp, uint32_t tsm_addr,
-                                             int rr, int lrow, int lcol, int ja, int jb, int tp, int nc, int zero_row) {
-  const int j0 = rr - lrow, j1 = rr - 16 - lrow;
-  const uint32_t a0base = tsm_addr + ((j0 >= ja && j0 < jb) ? j0 : zero_row) * tp + lcol;
-  const uint32_t a1base = tsm_addr + ((j1 >= ja && j1 < jb) ? j1 : zero_row) * tp + lcol;
-  for (int c = 0; c < nc; ++c) {
-    uint32_t a0[4] = {0, 0, 0, 0}, a1[4] = {0, 0, 0, 0};
-    if (M0) ldmatrix_x4(a0, a0base + 32 * c);
-    if (M1) ldmatrix_x4(a1, a1base + 32 * c);
-#pragma unroll
-    for (int pp = 0; pp < PP; ++pp) {
-      const uint32_t* w = rowp + 8 * pp + 8 * c;
-      const uint32_t w0 = w[0], w1 = w[1], w4 = w[4], w5 = w[5];
-#pragma unroll
-      for (int s = 0; s < 4; ++s) {
-        const uint32_t b0 = s ? __funnelshift_r(w0, w1, 8 * s) : w0;
-        const uint32_t b1 = s ? __funnelshift_r(w4, w5, 8 * s) : w4;
-        if (M0) mma_u8(acc[0][pp][s], a0, b0, b1);
-        if (M1) mma_u8(acc[1][pp][s], a1, b0, b1);
+// Shared-memory layout of the frame kernel: the staged frame rows (th + 63 rows of rw bytes), then
+// one area that holds the template rows during the correlation and afterwards the 32-bit tile
+// (64 rows of cp words) and the vertical sums of one pass (2 x kChunk rows of vp words).
+struct FrameLayout {
+  int rw, tp, cp, vp, region, area, total;
+};
+__host__ __device__ inline FrameLayout frame_layout(int pp, int tw, int th, int kp, int rows) {
+  FrameLayout l;
+  l.rw = 64 * pp + kp;
+  l.tp = kp + 16;               // template row pitch (keeps ldmatrix conflict-free)
+  l.cp = 64 * pp + 1;           // odd: a warp's 16 rows x 2 segments hit distinct banks
+  l.vp = (64 * pp - 1 + tw) | 1;  // odd, as cp
+  l.region = round_up(l.rw * (th + kRows - 1), 128);
+  const int tmpl = (rows + 1) * l.tp;
+  const int work = kRows * l.cp * 4 + 2 * kChunk * l.vp * 4;
+  l.area = round_up(tmpl > work ? tmpl : work, 128);
+  l.total = l.region + l.area;
+  return l;
+}
+
+CUDAPREP_HD uint32_t float_bits(float f) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(f);
+#else
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+#endif
+}
+CUDAPREP_HD float bits_float(uint32_t u) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(u);
+#else
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+#endif
+}
+
+// Cell key: larger is better. High word: the score's bits, ordered like the floats; low word:
+// ~(v * mw + u), so that equal scores prefer the lowest y, then the lowest x (the CPU's scan).
+// Scores are never -0 or NaN (see ccoeff_normed), and every real key is nonzero.
+CUDAPREP_HD unsigned long long cell_key(float s, uint32_t at) {
+  const uint32_t b = float_bits(s);
+  const uint32_t o = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+  return (static_cast<unsigned long long>(o) << 32) | (0xffffffffu - at);
+}
+CUDAPREP_HD float key_score(unsigned long long k) {
+  const uint32_t o = static_cast<uint32_t>(k >> 32);
+  return bits_float((o & 0x80000000u) ? (o & 0x7fffffffu) : ~o);
+}
+CUDAPREP_HD uint32_t key_at(unsigned long long k) { return 0xffffffffu - static_cast<uint32_t>(k); }
+
+// The cells that meet map positions [ut0, ut1) x [vt0, vt1) of a block (its tile rows r0..).
+struct TileCells {
+  int ut0, ut1, vt0, vt1, cx0, cy0, lcx, count;
+};
+CUDAPREP_HD TileCells tile_cells(const FrameParams& p, int X0, int Y0, int r0, int nrows, int tile_w) {
+  TileCells t;
+  t.ut0 = X0 - p.sx > 0 ? X0 - p.sx : 0;
+  t.ut1 = X0 - p.sx + tile_w < p.mw ? X0 - p.sx + tile_w : p.mw;
+  t.vt0 = Y0 - p.sy + r0;
+  t.vt1 = t.vt0 + nrows < p.mh ? t.vt0 + nrows : p.mh;
+  t.cx0 = t.cy0 = t.lcx = t.count = 0;
+  if (t.ut0 >= t.ut1 || t.vt0 >= t.vt1) return t;
+  t.cx0 = t.ut0 / p.cw;
+  t.cy0 = t.vt0 / p.ch;
+  t.lcx = (t.ut1 - 1) / p.cw - t.cx0 + 1;
+  t.count = t.lcx * ((t.vt1 - 1) / p.ch - t.cy0 + 1);
+  return t;
+}
+
+// One lane's best key over its share (i = lane, lane + 32, ...) of the part of cell `lc` (local
+// index) inside the tile; the scores are float bits in the tile. *cell: the cell's global index.
+CUDAPREP_HD unsigned long long cell_part_best(const FrameParams& p, const TileCells& t, const uint32_t* tile, int cp,
+                                              int X0, int Y0, int lc, int lane, int* cell) {
+  const int cx = t.cx0 + lc % t.lcx, cy = t.cy0 + lc / t.lcx;
+  *cell = cy * p.ncx + cx;
+  const int u0 = t.ut0 > cx * p.cw ? t.ut0 : cx * p.cw, u1 = t.ut1 < (cx + 1) * p.cw ? t.ut1 : (cx + 1) * p.cw;
+  const int v0 = t.vt0 > cy * p.ch ? t.vt0 : cy * p.ch, v1 = t.vt1 < (cy + 1) * p.ch ? t.vt1 : (cy + 1) * p.ch;
+  const int w = u1 - u0, h = v1 - v0;
+  unsigned long long best = 0;
+  for (int i = lane; i < w * h; i += 32) {
+    const int u = u0 + i % w, v = v0 + i / w;
+    const float s = bits_float(tile[(v - (Y0 - p.sy)) * cp + (u - (X0 - p.sx))]);
+    const unsigned long long k = cell_key(s, static_cast<uint32_t>(v * p.mw + u));
+    best = k > best ? k : best;
+  }
+  return best;
+}
+
+// Step 4 for tile rows [r0, r0 + nrows): window sums, scores into the tile (as float bits), for
+// positions inside the map. `region` row i is frame row Y0 + i; `tile` holds sum T * I (64 rows of
+// cp words); vbuf holds 2 * kChunk rows of vp words. Threads tid of nthreads; `sync` is the block
+// barrier (a host test runs this with real threads).
+// Unrolling hints only where the device compiler reads them (box_scores also builds for a host test).
+#if defined(__CUDA_ARCH__)
+#define TM_DEVICE_PRAGMA(x) _Pragma(#x)
+#else
+#define TM_DEVICE_PRAGMA(x)
+#endif
+
+struct BlockSync {
+  __device__ void operator()() const { __syncthreads(); }
+};
+
+#pragma nv_exec_check_disable
+template <int TW, class Sync>
+__host__ __device__ inline void box_scores(const FrameParams& p, const uint8_t* region, int rw, uint32_t* tile, int cp,
+                                           uint32_t* vbuf, int vp, int X0, int Y0, int r0, int nrows, int tid,
+                                           int nthreads, Sync&& sync) {
+  const int tw = p.tw, th = p.th;
+  const int ncols = TW - 1 + tw;  // window columns of the tile's positions
+  constexpr int kCols = (TW - 1 + kMaxTemplateSide + 127) / 128;  // columns per thread (>= 128 threads)
+  uint32_t* v1 = vbuf;
+  uint32_t* v2 = vbuf + kChunk * vp;
+  // Vertical sums over th rows, running down the rows: column c = tid + k * nthreads.
+  uint32_t a1[kCols], a2[kCols];
+  TM_DEVICE_PRAGMA(unroll)
+  for (int k = 0; k < kCols; ++k) {
+    const int c = tid + k * nthreads;
+    uint32_t s = 0, s2 = 0;
+    if (c < ncols) {
+      const uint8_t* col = region + r0 * rw + c;
+  TM_DEVICE_PRAGMA(unroll 4)
+      for (int j = 0; j < th; ++j) {
+        const uint32_t v = col[j * rw];
+        s += v;
+        s2 += v * v;
       }
+    }
+    a1[k] = s;
+    a2[k] = s2;
+  }
+  // Horizontal tasks: a thread sums 8 consecutive positions of one row. Lanes 0-15 take rows 0-15
+  // of one segment, lanes 16-31 the same rows 16 columns further: with odd pitches, distinct banks.
+  constexpr int kTasks = kChunk * (TW / kSeg);
+  for (int rc = 0; rc < nrows; rc += kChunk) {
+    const int rows = nrows - rc < kChunk ? nrows - rc : kChunk;
+  TM_DEVICE_PRAGMA(unroll)
+    for (int k = 0; k < kCols; ++k) {
+      const int c = tid + k * nthreads;
+      if (c >= ncols) continue;
+      const uint8_t* col = region + (r0 + rc) * rw + c;
+      for (int i = 0; i < rows; ++i) {
+        v1[i * vp + c] = a1[k];
+        v2[i * vp + c] = a2[k];
+        if (rc + i + 1 < nrows) {  // slide down one row (never past the staged rows)
+          const uint32_t o = col[i * rw], n = col[(i + th) * rw];
+          a1[k] += n - o;
+          a2[k] += n * n - o * o;
+        }
+      }
+    }
+    sync();
+    for (int task = tid; task < kTasks; task += nthreads) {
+      const int lane = task & 31, grp = task >> 5;
+      const int i = lane & 15;
+      if (i >= rows) continue;
+      const int seg = (grp >> 1) * 4 + (grp & 1) + (lane >> 4) * 2;
+      const int x0 = seg * kSeg;
+      const uint32_t* w1 = v1 + i * vp + x0;
+      const uint32_t* w2 = v2 + i * vp + x0;
+      uint32_t s1 = 0, s2 = 0;
+  TM_DEVICE_PRAGMA(unroll 4)
+      for (int x = 0; x < tw; ++x) {
+        s1 += w1[x];
+        s2 += w2[x];
+      }
+      uint32_t S1[kSeg], S2[kSeg];
+      S1[0] = s1;
+      S2[0] = s2;
+  TM_DEVICE_PRAGMA(unroll)
+      for (int e = 1; e < kSeg; ++e) {
+        s1 += w1[e - 1 + tw] - w1[e - 1];
+        s2 += w2[e - 1 + tw] - w2[e - 1];
+        S1[e] = s1;
+        S2[e] = s2;
+      }
+      const int yy = r0 + rc + i;
+      const int v = Y0 - p.sy + yy;
+      uint32_t* trow = tile + yy * cp + x0;
+  TM_DEVICE_PRAGMA(unroll)
+      for (int e = 0; e < kSeg; ++e) {
+        const int u = X0 - p.sx + x0 + e;
+        if (u >= 0 && u < p.mw && v < p.mh) {
+          const float s = static_cast<float>(tm::ccoeff_normed(p.n, p.st, p.var_t, S1[e], S2[e], trow[e]));
+          trow[e] = float_bits(s);
+        }
+      }
+    }
+    sync();
+  }
+}
+
+// Fragments of one (image row, 32-column chunk) step of the tensor-core loop.
+template <int PP>
+struct Frag {
+  uint32_t a0[4], a1[4];
+  uint32_t w[PP][4];
+};
+
+struct MmaCtx {
+  const uint8_t* wbase;  // the warp's first staged row and column
+  int rw;
+  uint32_t tsm;  // shared address of the template rows (row 0 = template row JA)
+  int tp, lrow, lcol, ja, jb, JA, zrow, gt;
+};
+
+template <int PP, bool M0, bool M1>
+__device__ __forceinline__ void load_frag(Frag<PP>& f, const MmaCtx& x, int rr, int c) {
+  if (M0) {
+    const int j = rr - x.lrow;
+    ldmatrix_x4(f.a0, x.tsm + ((j >= x.ja && j < x.jb) ? j - x.JA : x.zrow) * x.tp + x.lcol + 32 * c);
+  }
+  if (M1) {
+    const int j = rr - 16 - x.lrow;
+    ldmatrix_x4(f.a1, x.tsm + ((j >= x.ja && j < x.jb) ? j - x.JA : x.zrow) * x.tp + x.lcol + 32 * c);
+  }
+  const uint32_t* w = reinterpret_cast<const uint32_t*>(x.wbase + rr * x.rw) + x.gt + 8 * c;
+#pragma unroll
+  for (int pp = 0; pp < PP; ++pp) {
+    f.w[pp][0] = w[8 * pp];
+    f.w[pp][1] = w[8 * pp + 1];
+    f.w[pp][2] = w[8 * pp + 4];
+    f.w[pp][3] = w[8 * pp + 5];
+  }
+}
+
+template <int PP, bool M0, bool M1>
+__device__ __forceinline__ void mma_frag(uint32_t (&acc)[2][PP][4][4], const Frag<PP>& f) {
+#pragma unroll
+  for (int pp = 0; pp < PP; ++pp) {
+#pragma unroll
+    for (int s = 0; s < 4; ++s) {
+      const uint32_t b0 = s ? __funnelshift_r(f.w[pp][0], f.w[pp][1], 8 * s) : f.w[pp][0];
+      const uint32_t b1 = s ? __funnelshift_r(f.w[pp][2], f.w[pp][3], 8 * s) : f.w[pp][2];
+      if (M0) mma_u8(acc[0][pp][s], f.a0, b0, b1);
+      if (M1) mma_u8(acc[1][pp][s], f.a1, b0, b1);
     }
   }
 }
 
-// One block: output frame positions [X0, X0 + 64 * PP) x [Y0, Y0 + 64). Tensor cores: 4 warps of
-// (32 * PP) x 32 positions, times KS = blockDim.x / 128 groups that split the template rows
-// between them (more warps in flight on the same shared tiles), summed at the end. dp4a: 128
-// threads, PP = 2.
-template <bool kMma, int PP>
-__global__ void __launch_bounds__(512) corr_kernel(const CorrParams p) {
-  constexpr int kTileW = tile_w(PP), kCorrPitch = corr_pitch(PP);
-  extern __shared__ __align__(16) uint8_t smem[];
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nthreads = blockDim.x;
-  const int X0 = p.x_first + blockIdx.x * kTileW, Y0 = p.sy + blockIdx.y * kTileH;
-  const int th = p.th, kp = p.kp;
-  const int rw = kTileW + kp, rh = kTileH + th - 1;  // staged region: bytes per row, rows
-  const int tp = kp + 16;                            // template row pitch (keeps ldmatrix conflict-free)
-  uint8_t* region = smem;
-  uint32_t* corr = reinterpret_cast<uint32_t*>(smem);  // reuses the region once it is consumed
-  uint8_t* tsm = smem + corr_region_bytes(kp, th, PP);
+// Image rows [rb, re) of one M-group phase, nc column chunks each. kPipe: the fragments of the next
+// step are loaded while the tensor cores work on the current one (two register sets).
+template <int PP, bool M0, bool M1, bool kPipe>
+__device__ __forceinline__ void mma_phase(uint32_t (&acc)[2][PP][4][4], const MmaCtx& x, int rb, int re, int nc) {
+  if (rb >= re) return;
+  if constexpr (!kPipe) {
+    for (int rr = rb; rr < re; ++rr)
+      for (int c = 0; c < nc; ++c) {
+        Frag<PP> f;
+        load_frag<PP, M0, M1>(f, x, rr, c);
+        mma_frag<PP, M0, M1>(acc, f);
+      }
+  } else {
+    const int total = (re - rb) * nc;
+    int lr = rb, lc = 0;  // the next step to load
+    Frag<PP> f0, f1;
+    load_frag<PP, M0, M1>(f0, x, lr, lc);
+    if (++lc == nc) lc = 0, ++lr;
+    for (int it = 0;;) {
+      if (it + 1 < total) {
+        load_frag<PP, M0, M1>(f1, x, lr, lc);
+        if (++lc == nc) lc = 0, ++lr;
+      }
+      mma_frag<PP, M0, M1>(acc, f0);
+      if (++it == total) break;
+      if (it + 1 < total) {
+        load_frag<PP, M0, M1>(f0, x, lr, lc);
+        if (++lc == nc) lc = 0, ++lr;
+      }
+      mma_frag<PP, M0, M1>(acc, f1);
+      if (++it == total) break;
+    }
+  }
+}
 
-  // Stage the template (plus one zero row) and the frame region.
+template <bool kMma, int PP, bool kPipe>
+__global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameParams p) {
+  constexpr int TW = 64 * PP;
+  extern __shared__ __align__(16) uint8_t smem[];  // no static shared memory: the limit is the opt-in size
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nthreads = blockDim.x;
+  const int X0 = p.x_first + blockIdx.x * TW, Y0 = p.sy + blockIdx.y * kRows;
+  const int th = p.th, kp = p.kp, kz = p.kz, q = blockIdx.z;
+  const int JA = q * th / kz, JB = (q + 1) * th / kz, J = JB - JA;  // this block's template rows
+  const int nrows = kRows / kz, r0 = q * nrows;                       // and tile rows of step 4
+  const FrameLayout L = frame_layout(PP, p.tw, th, kp, J);
+  uint8_t* region = smem;
+  uint8_t* tsm = smem + L.region;
+  uint32_t* tile = reinterpret_cast<uint32_t*>(smem + L.region);  // replaces the template rows
+  uint32_t* vbuf = tile + kRows * L.cp;
+
+  // 1. Stage the template rows (plus one zero row) and the frame rows.
   {
     const int per_row = kp / 16;
-    const uint4* src = reinterpret_cast<const uint4*>(p.templ);
-    for (int i = tid; i < th * per_row; i += nthreads)
-      *reinterpret_cast<uint4*>(tsm + (i / per_row) * tp + 16 * (i % per_row)) = src[i];
-    for (int i = tid; i < tp / 16; i += nthreads)
-      *reinterpret_cast<uint4*>(tsm + th * tp + 16 * i) = make_uint4(0, 0, 0, 0);
-    const int texels = rw / 16;
+    const uint4* src = reinterpret_cast<const uint4*>(p.templ + static_cast<size_t>(JA) * kp);
+    for (int i = tid; i < J * per_row; i += nthreads)
+      *reinterpret_cast<uint4*>(tsm + (i / per_row) * L.tp + 16 * (i % per_row)) = src[i];
+    for (int i = tid; i < L.tp / 16; i += nthreads)
+      *reinterpret_cast<uint4*>(tsm + J * L.tp + 16 * i) = make_uint4(0, 0, 0, 0);
+    const int texels = L.rw / 16, rh = th + kRows - 1;
+#pragma unroll 4
     for (int i = tid; i < texels * rh; i += nthreads) {
       const int e = i % texels, r = i / texels;
-      *reinterpret_cast<uint4*>(region + r * rw + 16 * e) = fetch16(p.tex, X0 / 16 + e, Y0 + r);
+      *reinterpret_cast<uint4*>(region + r * L.rw + 16 * e) = fetch16(p.tex, X0 / 16 + e, Y0 + r);
     }
   }
   __syncthreads();
 
+  // 2. sum T * I of the block's template rows into the tile.
   if constexpr (kMma) {
     const int wq = warp & 3, kgroup = warp >> 2, ks = nthreads >> 7;
     const int wx = wq & 1, wy = wq >> 1;
     const int g = lane >> 2, t = lane & 3;
-    const int lrow = (lane & 7) + 8 * ((lane >> 3) & 1), lcol = 16 * (lane >> 4);
-    const uint32_t tsm_addr = static_cast<uint32_t>(__cvta_generic_to_shared(tsm));
+    MmaCtx x;
+    x.wbase = region + (32 * wy) * L.rw + 32 * PP * wx;
+    x.rw = L.rw;
+    x.tsm = static_cast<uint32_t>(__cvta_generic_to_shared(tsm));
+    x.tp = L.tp;
+    x.lrow = (lane & 7) + 8 * ((lane >> 3) & 1);
+    x.lcol = 16 * (lane >> 4);
+    x.ja = JA + kgroup * J / ks;
+    x.jb = JA + (kgroup + 1) * J / ks;
+    x.JA = JA;
+    x.zrow = J;
+    x.gt = g + t;
     const int nc = kp / 32;
-    const int ja = kgroup * th / ks, jb = (kgroup + 1) * th / ks;  // this group's template rows
     uint32_t acc[2][PP][4][4];
 #pragma unroll
     for (int a = 0; a < 2; ++a)
@@ -274,22 +470,13 @@ __global__ void __launch_bounds__(512) corr_kernel(const CorrParams p) {
         for (int c = 0; c < 4; ++c)
 #pragma unroll
           for (int i = 0; i < 4; ++i) acc[a][b][c][i] = 0;
-
-    // Image rows rr in [ja, jb + 31): M-group 0 meets template rows in [ja, jb) for
-    // rr < jb + 15, M-group 1 for rr >= ja + 16. Three loops without per-step branches.
-    const uint8_t* wbase = region + (32 * wy) * rw + 32 * PP * wx;
-    const int e1 = min(ja + 16, jb + 15), e2 = jb + 15, e3 = jb + 31;
-    int rr = ja;
-    for (; rr < e1; ++rr)
-      mma_row_step<PP, true, false>(acc, reinterpret_cast<const uint32_t*>(wbase + rr * rw) + g + t, tsm_addr, rr,
-                                    lrow, lcol, ja, jb, tp, nc, th);
-    for (; rr < e2; ++rr)
-      mma_row_step<PP, true, true>(acc, reinterpret_cast<const uint32_t*>(wbase + rr * rw) + g + t, tsm_addr, rr,
-                                   lrow, lcol, ja, jb, tp, nc, th);
-    for (; rr < e3; ++rr)
-      mma_row_step<PP, false, true>(acc, reinterpret_cast<const uint32_t*>(wbase + rr * rw) + g + t, tsm_addr, rr,
-                                    lrow, lcol, ja, jb, tp, nc, th);
-    __syncthreads();  // every warp is done with the region: reuse it for the sums
+    // Image rows rr in [ja, jb + 31) relative to the warp's first output row: M-group 0 meets
+    // template rows in [ja, jb) for rr < jb + 15, M-group 1 for rr >= ja + 16.
+    const int e1 = min(x.ja + 16, x.jb + 15), e2 = x.jb + 15, e3 = x.jb + 31;
+    mma_phase<PP, true, false, kPipe>(acc, x, x.ja, e1, nc);
+    mma_phase<PP, true, true, kPipe>(acc, x, e1, e2, nc);
+    mma_phase<PP, false, true, kPipe>(acc, x, max(e1, e2), e3, nc);
+    __syncthreads();  // every warp is done with the template rows: the tile replaces them
     for (int k = 0; k < ks; ++k) {
       if (k == kgroup) {
 #pragma unroll
@@ -303,18 +490,18 @@ __global__ void __launch_bounds__(512) corr_kernel(const CorrParams p) {
                 const int row = 32 * wy + 16 * mg + g + 8 * (i >> 1);
                 const int col = 32 * PP * wx + 32 * pp + s + 8 * t + 4 * (i & 1);
                 if (k == 0)
-                  corr[row * kCorrPitch + col] = acc[mg][pp][s][i];
+                  tile[row * L.cp + col] = acc[mg][pp][s][i];
                 else
-                  corr[row * kCorrPitch + col] += acc[mg][pp][s][i];
+                  tile[row * L.cp + col] += acc[mg][pp][s][i];
               }
       }
-      if (ks > 1) __syncthreads();
+      __syncthreads();
     }
   } else {
     static_assert(PP == 2, "the dp4a kernel covers 128 positions: 32 threads x 4");
-    // dp4a: each thread 4 consecutive positions x 16 rows.
+    // dp4a (one block of 128 threads, kz = 1): each thread 4 consecutive positions x 16 rows.
     const int xq = tid & 31, rg = tid >> 5;
-    const int rw4 = rw / 4, tp4 = tp / 4, words = (p.tw + 3) / 4;
+    const int rw4 = L.rw / 4, tp4 = L.tp / 4, words = (p.tw + 3) / 4;
     const uint32_t* r32 = reinterpret_cast<const uint32_t*>(region);
     const uint32_t* t32 = reinterpret_cast<const uint32_t*>(tsm);
     uint32_t acc[16][4];
@@ -327,11 +514,11 @@ __global__ void __launch_bounds__(512) corr_kernel(const CorrParams p) {
       uint32_t carry[16];
 #pragma unroll
       for (int r = 0; r < 16; ++r) carry[r] = rowp[r * rw4];
-      for (int q = 0; q < words; ++q) {
-        const uint32_t tq = t32[j * tp4 + q];
+      for (int qq = 0; qq < words; ++qq) {
+        const uint32_t tq = t32[j * tp4 + qq];
 #pragma unroll
         for (int r = 0; r < 16; ++r) {
-          const uint32_t w = carry[r], wn = rowp[r * rw4 + q + 1];
+          const uint32_t w = carry[r], wn = rowp[r * rw4 + qq + 1];
           acc[r][0] = __dp4a(w, tq, acc[r][0]);
           acc[r][1] = __dp4a(__funnelshift_r(w, wn, 8), tq, acc[r][1]);
           acc[r][2] = __dp4a(__funnelshift_r(w, wn, 16), tq, acc[r][2]);
@@ -344,64 +531,84 @@ __global__ void __launch_bounds__(512) corr_kernel(const CorrParams p) {
 #pragma unroll
     for (int r = 0; r < 16; ++r)
 #pragma unroll
-      for (int s = 0; s < 4; ++s) corr[(16 * rg + r) * kCorrPitch + 4 * xq + s] = acc[r][s];
+      for (int s = 0; s < 4; ++s) tile[(16 * rg + r) * L.cp + 4 * xq + s] = acc[r][s];
+    __syncthreads();
+  }
+
+  // 3. Cluster split: rows [r0, r0 + nrows) summed over the kz blocks of the tile.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (kz > 1) {
+    cg::cluster_group cluster = cg::this_cluster();
+    cluster.sync();  // every block's partial tile is complete
+    for (int i = tid; i < nrows * TW; i += nthreads) {
+      const int off = (r0 + i / TW) * L.cp + i % TW;
+      uint32_t sum = 0;
+#pragma unroll
+      for (int k = 0; k < kMaxKz; ++k)
+        if (k < kz) sum += cluster.map_shared_rank(tile, k)[off];
+      tile[off] = sum;  // only this block reads or writes its own rows from here on
+    }
+    cluster.sync();  // no block leaves (or reuses) its shared memory while others read it
+  }
+#endif
+
+  // 4. Window sums and scores of rows [r0, r0 + nrows); then the map, row by row.
+  box_scores<TW>(p, region, L.rw, tile, L.cp, vbuf, L.vp, X0, Y0, r0, nrows, tid, nthreads, BlockSync());
+  for (int i = tid; i < nrows * TW; i += nthreads) {
+    const int yy = r0 + i / TW, xx = i % TW;
+    const int u = X0 - p.sx + xx, v = Y0 - p.sy + yy;
+    if (u >= 0 && u < p.mw && v < p.mh) p.map[v * p.mpitch + u] = bits_float(tile[yy * L.cp + xx]);
+  }
+  if (!p.peaks) return;
+
+  // 5. Cell maxima of the tile's positions (a warp per cell part), merged over blocks.
+  const TileCells tc = tile_cells(p, X0, Y0, r0, nrows, TW);
+  for (int lc = warp; lc < tc.count; lc += nthreads >> 5) {
+    int cell = 0;
+    unsigned long long best = cell_part_best(p, tc, tile, L.cp, X0, Y0, lc, lane, &cell);
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+      const unsigned long long o = __shfl_xor_sync(0xffffffffu, best, off);
+      best = o > best ? o : best;
+    }
+    if (lane == 0 && static_cast<double>(key_score(best)) >= p.threshold) {
+      if (atomicMax(&p.keys[cell], best) == 0ull) p.touched[atomicAdd(&p.counters[1], 1u)] = static_cast<unsigned>(cell);
+    }
+  }
+  // The last block to finish writes the candidates.
+  __threadfence();
+  __syncthreads();
+  unsigned* s_last = reinterpret_cast<unsigned*>(smem);  // the staged frame rows are no longer read
+  if (tid == 0) *s_last = atomicAdd(&p.counters[0], 1u) == gridDim.x * gridDim.y * gridDim.z - 1;
+  __syncthreads();
+  if (!*s_last) return;
+  __threadfence();
+  const unsigned count = __ldcg(&p.counters[1]);
+  tm::Candidate* out = reinterpret_cast<tm::Candidate*>(p.out + 1);
+  for (unsigned i = tid; i < count; i += nthreads) {
+    const unsigned cell = __ldcg(&p.touched[i]);
+    const unsigned long long key = __ldcg(&p.keys[cell]);
+    p.keys[cell] = 0ull;
+    const uint32_t at = key_at(key);
+    tm::Candidate c;
+    c.u = static_cast<int>(at % static_cast<uint32_t>(p.mw));
+    c.v = static_cast<int>(at / static_cast<uint32_t>(p.mw));
+    c.score = key_score(key);
+    // tm::subpixel_at, reading the other blocks' scores from L2.
+    const float* row = p.map + static_cast<int64_t>(c.v) * p.mpitch;
+    c.dx = (c.u > 0 && c.u < p.mw - 1) ? tm::parabola_offset(__ldcg(row + c.u - 1), c.score, __ldcg(row + c.u + 1))
+                                       : 0.0;
+    c.dy = (c.v > 0 && c.v < p.mh - 1)
+               ? tm::parabola_offset(__ldcg(row + c.u - p.mpitch), c.score, __ldcg(row + c.u + p.mpitch))
+               : 0.0;
+    out[i] = c;
   }
   __syncthreads();
-
-  // Scores: coalesced over the tile.
-  for (int i = tid; i < kTileW * kTileH; i += nthreads) {
-    const int yy = i / kTileW, xx = i % kTileW;
-    const int u = X0 + xx - p.sx, v = Y0 + yy - p.sy;
-    if (u < 0 || u >= p.mw || v >= p.mh) continue;
-    const int64_t si = p.s1[v * p.spitch + u], sii = p.s2[v * p.spitch + u];
-    const int64_t sti = corr[yy * kCorrPitch + xx];
-    p.map[v * p.mpitch + u] = static_cast<float>(tm::ccoeff_normed(p.n, p.st, p.var_t, si, sii, sti));
+  if (tid == 0) {
+    p.out->count = count;
+    p.counters[0] = 0;
+    p.counters[1] = 0;
   }
-}
-
-struct PeakParams {
-  const float* map;
-  int64_t mpitch;
-  int mw, mh, cw, ch, ncx, ncells;
-  double threshold;
-  Header* header;
-  tm::Candidate* out;
-};
-
-__global__ void __launch_bounds__(kPeakWarps * 32) peaks_kernel(const PeakParams p) {
-  const int lane = threadIdx.x & 31;
-  const int cell = blockIdx.x * kPeakWarps + (threadIdx.x >> 5);
-  if (cell >= p.ncells) return;
-  const int u0 = (cell % p.ncx) * p.cw, v0 = (cell / p.ncx) * p.ch;
-  const int w = min(p.cw, p.mw - u0), h = min(p.ch, p.mh - v0);
-  float best = -3.0f;
-  int best_at = 0x7fffffff;  // v * mw + u: the row-major order breaks ties
-  for (int i = lane; i < w * h; i += 32) {
-    const int u = u0 + i % w, v = v0 + i / w;
-    const float s = p.map[v * p.mpitch + u];
-    const int at = v * p.mw + u;
-    if (s > best || (s == best && at < best_at)) {
-      best = s;
-      best_at = at;
-    }
-  }
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) {
-    const float s = __shfl_xor_sync(0xffffffffu, best, off);
-    const int at = __shfl_xor_sync(0xffffffffu, best_at, off);
-    if (s > best || (s == best && at < best_at)) {
-      best = s;
-      best_at = at;
-    }
-  }
-  if (lane != 0 || !(static_cast<double>(best) >= p.threshold)) return;
-  tm::Candidate c;
-  c.u = best_at % p.mw;
-  c.v = best_at / p.mw;
-  c.score = best;
-  tm::subpixel_at(p.map, p.mpitch, p.mw, p.mh, c.u, c.v, &c.dx, &c.dy);
-  const unsigned slot = atomicAdd(&p.header->count, 1u);
-  p.out[slot] = c;  // capacity = cells of the full frame >= cells of any search region
 }
 
 struct TexEntry {
@@ -426,22 +633,27 @@ struct TemplateMatcherCuda::Impl {
   int smem_optin = 48 << 10;
   int tex_pitch_align = 32;
   int tex_align = 512;
-  bool use_mma = false;
-  int pp_tile = 1;  // tensor-core tile width / 64
-  int force_ks = 0;  // CUDAPREP_TM_KSPLIT: 1, 2 or 4 (0: chosen per template and grid)
-  int occupancy[3] = {1, 1, 1};
   int sm_count = 1;
+  bool use_mma = false;   // tensor cores (sm_80+); dp4a otherwise
+  bool clusters = false;  // sm_90+: template rows split over a cluster where the grid is small
+  // Overrides read from the environment by configure() (0 / -1: chosen per template and grid).
+  int force_pp = 0;     // CUDAPREP_TM_TILE: 1 (64 wide) or 2 (128 wide)
+  int force_ks = 0;     // CUDAPREP_TM_KSPLIT: 1, 2 or 4
+  int force_kz = 0;     // CUDAPREP_TM_KZ: 1, 2, 4 or 8
+  int force_pipe = -1;  // CUDAPREP_TM_PIPE: 0 or 1
+  int occ[2][4][3] = {};  // blocks per SM: [tile width / 64 - 1][log2 kz][log2 ks]; 0: does not fit
   // Per caps.
-  cuda::DeviceBuffer s1, s2, map, staging;
-  int64_t spitch = 0;  // elements per row of s1 / s2 / map
+  cuda::DeviceBuffer map, staging;
+  int64_t spitch = 0;  // floats per row of map
   // Per template.
   bool has_template = false;
   int tw = 0, th = 0, kp = 0;
   int64_t n = 0, st = 0, var_t = 0;
   cuda::DeviceBuffer templ;
-  cuda::DeviceBuffer candidates;  // Header, then capacity Candidates
-  cuda::PinnedBuffer host_candidates;
-  int capacity = 0;
+  cuda::DeviceBuffer state;     // ticket, touched count, cell keys, touched cells: zero between frames
+  cuda::PinnedBuffer host_out;  // OutHeader, then the candidates; written by the kernel (mapped)
+  OutHeader* out_dev = nullptr;  // host_out as the device sees it
+  int capacity = 0;              // cells of the full frame >= cells of any search region
   // Texture objects per (pointer, pitch), least recently used evicted.
   std::vector<TexEntry> textures;
   uint64_t tick = 0;
@@ -455,7 +667,7 @@ struct TemplateMatcherCuda::Impl {
   std::vector<GraphEntry> graphs;
   bool use_graphs = false;
   bool profile = false;
-  cudaEvent_t events[5] = {};
+  cudaEvent_t events[2] = {};
   TemplateMatcherCuda::TextureCacheStats stats;
 
   void destroy_textures() {
@@ -464,28 +676,37 @@ struct TemplateMatcherCuda::Impl {
     stats.entries = 0;
   }
 
-  Status alloc_candidates() {
-    candidates.reset();
-    host_candidates.reset();
+  // Per template and caps: the peak-search state and the pinned candidate buffer.
+  Status alloc_peaks() {
+    host_out.reset();
+    state.reset();
+    out_dev = nullptr;
     capacity = 0;
     if (!configured || !has_template || tw > width || th > height) return Status();
     const int mw = width - tw + 1, mh = height - th + 1;
     const int cw = tm::cell_side(tw), ch = tm::cell_side(th);
     capacity = ((mw + cw - 1) / cw) * ((mh + ch - 1) / ch);
-    const size_t bytes = sizeof(Header) + static_cast<size_t>(capacity) * sizeof(tm::Candidate);
-    CUDAPREP_RETURN_IF_ERROR(candidates.allocate(bytes));
-    CUDAPREP_RETURN_IF_ERROR(host_candidates.allocate(bytes));
+    CUDAPREP_RETURN_IF_ERROR(
+        host_out.allocate(sizeof(OutHeader) + static_cast<size_t>(capacity) * sizeof(tm::Candidate)));
+    void* dev = nullptr;
+    CUDAPREP_RETURN_IF_ERROR(
+        cuda_status(cudaHostGetDevicePointer(&dev, host_out.data(), 0), "cudaHostGetDevicePointer"));
+    out_dev = static_cast<OutHeader*>(dev);
+    const size_t state_bytes = 32 + static_cast<size_t>(capacity) * (sizeof(unsigned long long) + sizeof(unsigned));
+    CUDAPREP_RETURN_IF_ERROR(state.allocate(state_bytes));
+    CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaMemset(state.data(), 0, state_bytes), "cudaMemset"));
     return Status();
   }
 
-  // The kernels may use up to the device's opt-in limit: set once, to the maximum, so that
-  // matchers with different templates never fight over the attribute.
-  Status set_kernel_limits() {
-    const int box = box_smem_bytes(tw, th), corr = std::max(corr_smem_bytes(kp, th, 2), corr_smem_bytes(kp, th, 1));
-    if (box > smem_optin || corr > smem_optin)
+  // The kernels may use up to the device's opt-in limit (set once, to the maximum, so that
+  // matchers with different templates never fight over the attribute); the template must fit
+  // with the narrowest tile the path has.
+  Status set_kernel_limits() const {
+    const int need = frame_layout(use_mma ? 1 : 2, tw, th, kp, th).total;
+    if (need > smem_optin)
       return Status::error("template " + std::to_string(tw) + "x" + std::to_string(th) +
-                           " needs more shared memory than this GPU offers (" + std::to_string(std::max(box, corr)) +
-                           " > " + std::to_string(smem_optin) + " bytes)");
+                           " needs more shared memory than this GPU offers (" + std::to_string(need) + " > " +
+                           std::to_string(smem_optin) + " bytes)");
     return Status();
   }
 
@@ -553,20 +774,115 @@ struct TemplateMatcherCuda::Impl {
     return Status();
   }
 
-  // Kernels 1 and 2: the score map of the region into `map`.
-  Status enqueue_scores(cudaTextureObject_t tex, const Rect& r) {
-    const int mw = r.w - tw + 1, mh = r.h - th + 1;
-    Header* header = reinterpret_cast<Header*>(candidates.data());
-    uint32_t* d1 = reinterpret_cast<uint32_t*>(s1.data());
-    uint32_t* d2 = reinterpret_cast<uint32_t*>(s2.data());
-    {
-      const dim3 grid((mw + kBoxTileW - 1) / kBoxTileW, (mh + kBoxTileH - 1) / kBoxTileH);
-      box_sums_kernel<<<grid, kBoxThreads, box_smem_bytes(tw, th), stream>>>(tex, r.x, r.y, mw, mh, tw, th, d1, d2,
-                                                                             spitch, header);
-      CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaGetLastError(), "box_sums_kernel launch"));
+  static void (*frame_kernel_for(bool mma, int pp, bool pipelined))(const FrameParams) {
+    if (!mma) return frame_kernel<false, 2, false>;
+    if (pp == 1) return pipelined ? frame_kernel<true, 1, true> : frame_kernel<true, 1, false>;
+    return pipelined ? frame_kernel<true, 2, true> : frame_kernel<true, 2, false>;
+  }
+
+  // Resident blocks per SM for each tile width, cluster split and warp-group split (per template).
+  // The software-pipelined kernels use a few more registers: their occupancy bounds both.
+  Status compute_occupancy() {
+    for (int pp = 1; pp <= 2; ++pp)
+      for (int z = 0; z < 4; ++z)
+        for (int i = 0; i < 3; ++i) {
+          int& o = occ[pp - 1][z][i];
+          o = 0;
+          const int kz = 1 << z, ks = 1 << i;
+          if ((pp == 2 && ks > 2) || kz > th || (!use_mma && (pp == 1 || kz > 1 || ks > 1))) continue;
+          const int smem = frame_layout(pp, tw, th, kp, (th + kz - 1) / kz).total;
+          if (smem > smem_optin) continue;
+          CUDAPREP_RETURN_IF_ERROR(
+              cuda_status(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o, frame_kernel_for(use_mma, pp, true),
+                                                                        kGroupThreads * ks, smem),
+                          "cudaOccupancyMaxActiveBlocksPerMultiprocessor"));
+        }
+    return Status();
+  }
+
+  struct FramePlan {
+    int pp = 1, kz = 1, ks = 1, smem = 0, x_first = 0;
+    bool pipe = false;
+    dim3 grid;
+  };
+
+  // Launch shape for a search region (measured on an H200; bench/NOTES-templatematch.md):
+  //  - tile width: 64; 128 for templates 65..128 px wide on a grid that fills the GPU (half the
+  //    template loads per mma; faster at 128 px, slower at 64 and 256 px and on small grids);
+  //  - cluster split kz: where the tiles fill less than half the GPU, the template rows are split
+  //    over kz blocks per tile (up to 8, at least 8 rows each): small regions use more SMs and
+  //    shorter serial chains (256 x 256 region, 64 px: 42 -> 24 us of kernel time);
+  //  - ks warp groups per block (choose_ks);
+  //  - software pipelining of the tensor-core loop where a row step is one 32-column chunk, on
+  //    small grids and with 128-wide tiles; for wider templates on full frames the compiler's own
+  //    unrolling of the chunk loop is faster (64 px -4%, 128 px -13%, 256 px -19% at 64 wide).
+  FramePlan plan(const Rect& r) const {
+    FramePlan pl;
+    const int mw = r.w - tw + 1, mh = r.h - th + 1, nc = kp / 32;
+    auto tiles_for = [&](int pp, int* gx, int* gy) {
+      const int tile = 64 * pp;
+      *gx = (r.x + mw + tile - 1) / tile - r.x / tile;
+      *gy = (mh + kRows - 1) / kRows;
+      return *gx * *gy;
+    };
+    int gx = 0, gy = 0;
+    if (!use_mma) {
+      pl.pp = 2;  // the dp4a kernel covers 128 positions per row
+    } else {
+      pl.pp = force_pp ? force_pp : (nc >= 3 && nc <= 4 && tiles_for(2, &gx, &gy) >= sm_count) ? 2 : 1;
+      if (pl.pp == 2 && occ[1][0][0] == 0) pl.pp = 1;  // 128-wide tiles do not fit
     }
-    mark(1);
-    CorrParams p;
+    const int tiles = tiles_for(pl.pp, &gx, &gy);
+    pl.x_first = r.x / (64 * pl.pp) * (64 * pl.pp);
+    int z = 0;
+    if (use_mma && clusters) {
+      if (force_kz > 0) {
+        while ((2 << z) <= force_kz && (2 << z) <= th) ++z;
+      } else {
+        while (z < 3 && tiles * (2 << z) <= sm_count && th >= 8 * (2 << z)) ++z;
+      }
+      while (z > 0 && occ[pl.pp - 1][z][0] == 0) --z;  // does not fit
+    }
+    pl.kz = 1 << z;
+    pl.ks = use_mma ? choose_ks(pl.pp, z, tiles * pl.kz) : 1;
+    pl.pipe = use_mma && (force_pipe >= 0 ? force_pipe == 1 : (nc == 1 || pl.kz > 1 || pl.pp == 2));
+    pl.grid = dim3(gx, gy, pl.kz);
+    pl.smem = frame_layout(pl.pp, tw, th, kp, (th + pl.kz - 1) / pl.kz).total;
+    return pl;
+  }
+
+  // Template-row split between warp groups of a block. The tensor-core loop is latency-bound (a
+  // warp's serial chain of row steps, rows / ks + 31 of them, sets its time when all blocks are
+  // resident). Splitting shortens the chain but makes blocks larger, so fewer fit on an SM: pick
+  // the ks with the least waves x chain length. Equal: the smaller ks (less work).
+  int choose_ks(int pp, int z, int blocks) const {
+    const int rows = th >> z, max_i = pp == 1 ? 2 : 1;
+    if (force_ks > 0) {
+      int i = 0;
+      while (i < max_i && (2 << i) <= force_ks && (2 << i) <= rows && occ[pp - 1][z][i + 1] > 0) ++i;
+      return 1 << i;
+    }
+    int best = 1;
+    double best_cost = 0;
+    for (int i = 0; i <= max_i; ++i) {
+      const int ks = 1 << i;
+      if (ks > 1 && rows / ks < 16) break;  // below 16 rows a split mostly adds work
+      if (occ[pp - 1][z][i] == 0) break;
+      const int per_wave = occ[pp - 1][z][i] * sm_count;
+      const double cost = static_cast<double>((blocks + per_wave - 1) / per_wave) * (rows / ks + 31);
+      if (i == 0 || cost < best_cost) {
+        best = ks;
+        best_cost = cost;
+      }
+    }
+    return best;
+  }
+
+  // One launch: scores of the region into `map` and, with peaks, the candidates into the pinned
+  // buffer (count first).
+  Status launch_frame(cudaTextureObject_t tex, const Rect& r, bool peaks, double threshold) {
+    const FramePlan pl = plan(r);
+    FrameParams p;
     p.tex = tex;
     p.templ = templ.data();
     p.tw = tw;
@@ -577,102 +893,53 @@ struct TemplateMatcherCuda::Impl {
     p.var_t = var_t;
     p.sx = r.x;
     p.sy = r.y;
-    p.mw = mw;
-    p.mh = mh;
-    const int pp = use_mma ? pp_tile : 2;  // the dp4a kernel always works on 128-wide tiles
-    const int tile = tile_w(pp);
-    p.x_first = r.x / tile * tile;
-    p.s1 = d1;
-    p.s2 = d2;
-    p.spitch = spitch;
+    p.mw = r.w - tw + 1;
+    p.mh = r.h - th + 1;
+    p.x_first = pl.x_first;
+    p.kz = pl.kz;
     p.map = reinterpret_cast<float*>(map.data());
     p.mpitch = spitch;
-    const int gx = (r.x + mw + tile - 1) / tile - r.x / tile;
-    const dim3 grid(gx, (mh + kTileH - 1) / kTileH);
-    const int smem = corr_smem_bytes(kp, th, pp);
-    const int ks = use_mma ? choose_ks(static_cast<int>(grid.x * grid.y)) : 1;
-    if (!use_mma)
-      corr_kernel<false, 2><<<grid, kCorrThreads, smem, stream>>>(p);
-    else if (pp_tile == 1)
-      corr_kernel<true, 1><<<grid, kCorrThreads * ks, smem, stream>>>(p);
-    else
-      corr_kernel<true, 2><<<grid, kCorrThreads * ks, smem, stream>>>(p);
-    CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaGetLastError(), "corr_kernel launch"));
-    mark(2);
+    p.peaks = peaks ? 1 : 0;
+    p.cw = tm::cell_side(tw);
+    p.ch = tm::cell_side(th);
+    p.ncx = (p.mw + p.cw - 1) / p.cw;
+    p.threshold = threshold;
+    p.counters = reinterpret_cast<unsigned*>(state.data());
+    p.keys = reinterpret_cast<unsigned long long*>(state.data() + 32);
+    p.touched = reinterpret_cast<unsigned*>(state.data() + 32 + static_cast<size_t>(capacity) * 8);
+    p.out = out_dev;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = pl.grid;
+    cfg.blockDim = dim3(kGroupThreads * pl.ks);
+    cfg.dynamicSmemBytes = static_cast<size_t>(pl.smem);
+    cfg.stream = stream;
+    cudaLaunchAttribute attr[1];
+    if (pl.kz > 1) {
+      attr[0].id = cudaLaunchAttributeClusterDimension;
+      attr[0].val.clusterDim.x = 1;
+      attr[0].val.clusterDim.y = 1;
+      attr[0].val.clusterDim.z = static_cast<unsigned>(pl.kz);
+      cfg.attrs = attr;
+      cfg.numAttrs = 1;
+    }
+    mark(0);
+    const cudaError_t e = cudaLaunchKernelEx(&cfg, frame_kernel_for(use_mma, pl.pp, pl.pipe), p);
+    if (e != cudaSuccess && pl.kz > 1) {  // no cluster launch here: split nothing from now on
+      cudaGetLastError();
+      clusters = false;
+      return launch_frame(tex, r, peaks, threshold);
+    }
+    CUDAPREP_RETURN_IF_ERROR(cuda_status(e, "frame_kernel launch"));
+    mark(1);
     return Status();
   }
 
-  // Template-row split of the tensor-core kernel. Measured: the kernel is latency-bound (a
-  // warp's serial chain of row steps, th / ks + 31 of them, sets its time when all blocks are
-  // resident). Splitting shortens the chain but makes blocks larger, so fewer fit on an SM:
-  // pick the ks with the least waves x chain length. Equal: the smaller ks (less work).
-  int choose_ks(int blocks) const {
-    if (force_ks > 0) return std::min(force_ks, th);
-    int best = 1;
-    double best_cost = 0;
-    for (int i = 0; i < 3; ++i) {
-      const int ks = 1 << i;
-      if (ks > 1 && th / ks < 16) break;  // below 16 rows a split mostly adds work
-      const int per_wave = std::max(1, occupancy[i]) * sm_count;
-      const double cost = static_cast<double>((blocks + per_wave - 1) / per_wave) * (th / ks + 31);
-      if (i == 0 || cost < best_cost) {
-        best = ks;
-        best_cost = cost;
-      }
-    }
-    return best;
-  }
-
-  // Resident blocks per SM of the tensor-core kernel for ks = 1, 2, 4 (per template).
-  Status compute_occupancy() {
-    const int smem = corr_smem_bytes(kp, th, pp_tile);
-    const void* k = pp_tile == 1 ? reinterpret_cast<const void*>(corr_kernel<true, 1>)
-                                 : reinterpret_cast<const void*>(corr_kernel<true, 2>);
-    for (int i = 0; i < 3; ++i) {
-      occupancy[i] = 0;
-      CUDAPREP_RETURN_IF_ERROR(cuda_status(
-          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occupancy[i], k, kCorrThreads << i, smem),
-          "cudaOccupancyMaxActiveBlocksPerMultiprocessor"));
-    }
-    return Status();
-  }
-
-  // Kernel 3 and the copy of the counter and the first candidates.
-  Status enqueue_peaks(const Rect& r, double threshold) {
-    const int mw = r.w - tw + 1, mh = r.h - th + 1;
-    PeakParams pp;
-    pp.map = reinterpret_cast<const float*>(map.data());
-    pp.mpitch = spitch;
-    pp.mw = mw;
-    pp.mh = mh;
-    pp.cw = tm::cell_side(tw);
-    pp.ch = tm::cell_side(th);
-    pp.ncx = (mw + pp.cw - 1) / pp.cw;
-    pp.ncells = pp.ncx * ((mh + pp.ch - 1) / pp.ch);
-    pp.threshold = threshold;
-    pp.header = reinterpret_cast<Header*>(candidates.data());
-    pp.out = reinterpret_cast<tm::Candidate*>(candidates.data() + sizeof(Header));
-    peaks_kernel<<<(pp.ncells + kPeakWarps - 1) / kPeakWarps, kPeakWarps * 32, 0, stream>>>(pp);
-    CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaGetLastError(), "peaks_kernel launch"));
-    mark(3);
-    const int first = std::min(capacity, kFirstCopy);
-    CUDAPREP_RETURN_IF_ERROR(cuda_status(
-        cudaMemcpyAsync(host_candidates.data(), candidates.data(), sizeof(Header) + first * sizeof(tm::Candidate),
-                        cudaMemcpyDeviceToHost, stream),
-        "cudaMemcpyAsync (candidates)"));
-    mark(4);
-    return Status();
-  }
-
-  // The whole frame's work, optionally (CUDAPREP_TM_GRAPHS=1) as a CUDA graph replayed per
-  // (texture, region, threshold): one submission instead of four. Falls back to plain launches
-  // where capture is not possible (the legacy default stream) or fails.
-  Status enqueue_frame(cudaTextureObject_t tex, const Rect& r, double threshold) {
-    if (!use_graphs || profile) {
-      mark(0);
-      CUDAPREP_RETURN_IF_ERROR(enqueue_scores(tex, r));
-      return enqueue_peaks(r, threshold);
-    }
+  // The frame's launch, replayed as a CUDA graph per (texture, region, threshold) on the caller's
+  // own stream (measured: 2 us less per frame than a plain launch). Only for textures that were
+  // cached already (a buffer pool), so that a stream of new buffers never pays a capture per frame.
+  // Falls back to plain launches where capture is not possible or fails.
+  Status enqueue_frame(cudaTextureObject_t tex, const Rect& r, double threshold, bool reused_texture) {
+    if (!use_graphs || profile || !reused_texture) return launch_frame(tex, r, true, threshold);
     ++tick;
     for (GraphEntry& g : graphs) {
       if (g.tex == tex && g.r.x == r.x && g.r.y == r.y && g.r.w == r.w && g.r.h == r.h && g.threshold == threshold) {
@@ -683,8 +950,7 @@ struct TemplateMatcherCuda::Impl {
     cudaGraph_t graph = nullptr;
     CUDAPREP_RETURN_IF_ERROR(
         cuda_status(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture"));
-    Status s = enqueue_scores(tex, r);
-    if (s.ok()) s = enqueue_peaks(r, threshold);
+    Status s = launch_frame(tex, r, true, threshold);
     const cudaError_t end = cudaStreamEndCapture(stream, &graph);
     cudaGraphExec_t exec = nullptr;
     if (s.ok() && end == cudaSuccess) s = cuda_status(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
@@ -693,8 +959,7 @@ struct TemplateMatcherCuda::Impl {
       // Capture is not available here: plain launches from now on.
       cudaGetLastError();
       use_graphs = false;
-      CUDAPREP_RETURN_IF_ERROR(enqueue_scores(tex, r));
-      return enqueue_peaks(r, threshold);
+      return launch_frame(tex, r, true, threshold);
     }
     if (static_cast<int>(graphs.size()) >= kTexCacheSize) {
       auto lru = std::min_element(graphs.begin(), graphs.end(),
@@ -717,14 +982,14 @@ struct TemplateMatcherCuda::Impl {
     graphs.clear();
   }
 
-  // CUDAPREP_TM_PROFILE=1: events between the stages, printed after each match().
+  // CUDAPREP_TM_PROFILE=1: events around the kernel, its time printed after each match().
   void mark(int i) {
     if (profile) cudaEventRecord(events[i], stream);
   }
   void print_profile() {
-    float t[4] = {0, 0, 0, 0};
-    for (int i = 0; i < 4; ++i) cudaEventElapsedTime(&t[i], events[i], events[i + 1]);
-    std::fprintf(stderr, "tm profile (ms): box %.4f corr %.4f peaks %.4f copy %.4f\n", t[0], t[1], t[2], t[3]);
+    float k = 0;
+    cudaEventElapsedTime(&k, events[0], events[1]);
+    std::fprintf(stderr, "tm profile (ms): kernel %.4f\n", k);
   }
 
   Status check_frame(const GrayView& f) const {
@@ -745,12 +1010,11 @@ struct TemplateMatcherCuda::Impl {
       e = nullptr;
     }
     profile = false;
-    s1.reset();
-    s2.reset();
     map.reset();
     staging.reset();
-    candidates.reset();
-    host_candidates.reset();
+    state.reset();
+    host_out.reset();
+    out_dev = nullptr;
     capacity = 0;
     configured = false;
   }
@@ -770,6 +1034,18 @@ int TemplateMatcherCuda::template_height() const { return impl_->th; }
 
 TemplateMatcherCuda::TextureCacheStats TemplateMatcherCuda::texture_cache_stats() const { return impl_->stats; }
 
+namespace {
+// Environment overrides: the value if it is one of `allowed`, else 0.
+int env_choice(const char* name, std::initializer_list<int> allowed) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return 0;
+  const int x = std::atoi(v);
+  for (int a : allowed)
+    if (x == a && std::to_string(a) == v) return x;
+  return 0;
+}
+}  // namespace
+
 Status TemplateMatcherCuda::configure(int frame_width, int frame_height, void* stream) {
   Impl& m = *impl_;
   m.release();
@@ -788,32 +1064,30 @@ Status TemplateMatcherCuda::configure(int frame_width, int frame_height, void* s
   CUDAPREP_RETURN_IF_ERROR(cuda_status(
       cudaDeviceGetAttribute(&m.tex_align, cudaDevAttrTextureAlignment, dev), "cudaDeviceGetAttribute"));
   if (m.tex_align < m.tex_pitch_align) m.tex_align = m.tex_pitch_align;
-  const void* kernels[] = {reinterpret_cast<const void*>(box_sums_kernel),
-                           reinterpret_cast<const void*>(corr_kernel<true, 1>),
-                           reinterpret_cast<const void*>(corr_kernel<true, 2>),
-                           reinterpret_cast<const void*>(corr_kernel<false, 2>)};
+  CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaDeviceGetAttribute(&m.sm_count, cudaDevAttrMultiProcessorCount, dev),
+                                       "cudaDeviceGetAttribute"));
+  // The kernel has no static shared memory: its dynamic limit can be the whole opt-in size.
+  const void* kernels[] = {reinterpret_cast<const void*>(frame_kernel<true, 1, true>),
+                           reinterpret_cast<const void*>(frame_kernel<true, 1, false>),
+                           reinterpret_cast<const void*>(frame_kernel<true, 2, true>),
+                           reinterpret_cast<const void*>(frame_kernel<true, 2, false>),
+                           reinterpret_cast<const void*>(frame_kernel<false, 2, false>)};
   for (const void* k : kernels)
     CUDAPREP_RETURN_IF_ERROR(cuda_status(
         cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, m.smem_optin), "cudaFuncSetAttribute"));
   m.use_mma = m.cc_major >= 8;
-  m.pp_tile = 1;
-  if (const char* t = std::getenv("CUDAPREP_TM_TILE")) {
-    if (std::strcmp(t, "128") == 0) m.pp_tile = 2;
-  }
-  m.force_ks = 0;
-  if (const char* k = std::getenv("CUDAPREP_TM_KSPLIT")) {
-    const int v = std::atoi(k);
-    if (v == 1 || v == 2 || v == 4) m.force_ks = v;
-  }
-  CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaDeviceGetAttribute(&m.sm_count, cudaDevAttrMultiProcessorCount, dev),
-                                       "cudaDeviceGetAttribute"));
   if (const char* k = std::getenv("CUDAPREP_TM_KERNEL")) {
     if (std::strcmp(k, "dp4a") == 0) m.use_mma = false;
   }
+  m.clusters = m.cc_major >= 9;
+  m.force_pp = env_choice("CUDAPREP_TM_TILE", {64, 128}) / 64;
+  m.force_ks = env_choice("CUDAPREP_TM_KSPLIT", {1, 2, 4});
+  m.force_kz = env_choice("CUDAPREP_TM_KZ", {1, 2, 4, 8});
+  const char* pipe = std::getenv("CUDAPREP_TM_PIPE");
+  m.force_pipe = pipe && std::strcmp(pipe, "0") == 0 ? 0 : pipe && std::strcmp(pipe, "1") == 0 ? 1 : -1;
+  // Graphs need a stream of the caller's own (the legacy stream cannot be captured).
   const char* g = std::getenv("CUDAPREP_TM_GRAPHS");
-  // Measured on an H200: replaying the frame as a graph saved nothing (the GPU is busy while the
-  // host submits the next kernel), so plain launches are the default; CUDAPREP_TM_GRAPHS=1 opts in.
-  m.use_graphs = m.stream != nullptr && g && std::strcmp(g, "1") == 0;
+  m.use_graphs = m.stream != nullptr && !(g && std::strcmp(g, "0") == 0);
   const char* prof = std::getenv("CUDAPREP_TM_PROFILE");
   if (prof && std::strcmp(prof, "1") == 0) {
     for (cudaEvent_t& e : m.events) CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaEventCreate(&e), "cudaEventCreate"));
@@ -822,16 +1096,13 @@ Status TemplateMatcherCuda::configure(int frame_width, int frame_height, void* s
   m.width = frame_width;
   m.height = frame_height;
   m.spitch = round_up(frame_width, 4);
-  const size_t plane = static_cast<size_t>(m.spitch) * frame_height * 4;
-  CUDAPREP_RETURN_IF_ERROR(m.s1.allocate(plane));
-  CUDAPREP_RETURN_IF_ERROR(m.s2.allocate(plane));
-  CUDAPREP_RETURN_IF_ERROR(m.map.allocate(plane));
+  CUDAPREP_RETURN_IF_ERROR(m.map.allocate(static_cast<size_t>(m.spitch) * frame_height * sizeof(float)));
   CUDAPREP_RETURN_IF_ERROR(m.staging.allocate_pitched(round_up(frame_width, 16), frame_height));
   m.configured = true;
   if (m.has_template) {
     CUDAPREP_RETURN_IF_ERROR(m.set_kernel_limits());
     CUDAPREP_RETURN_IF_ERROR(m.compute_occupancy());
-    CUDAPREP_RETURN_IF_ERROR(m.alloc_candidates());
+    CUDAPREP_RETURN_IF_ERROR(m.alloc_peaks());
   }
   return Status();
 }
@@ -870,7 +1141,7 @@ Status TemplateMatcherCuda::set_template(const GrayView& t) {
   if (m.configured) {
     Status s = m.set_kernel_limits();
     if (s.ok()) s = m.compute_occupancy();
-    if (s.ok()) s = m.alloc_candidates();
+    if (s.ok()) s = m.alloc_peaks();
     if (!s.ok()) {
       m.has_template = false;
       return s;
@@ -887,21 +1158,14 @@ Status TemplateMatcherCuda::match(const GrayView& f, const MatchSettings& settin
   Rect r;
   CUDAPREP_RETURN_IF_ERROR(resolve_search_region(f.width, f.height, m.tw, m.th, settings.search, &r));
   cudaTextureObject_t tex = 0;
+  const int64_t hits = m.stats.hits;
   CUDAPREP_RETURN_IF_ERROR(m.texture_for(f, &tex));
-  CUDAPREP_RETURN_IF_ERROR(m.enqueue_frame(tex, r, settings.threshold));
-  const int first = std::min(m.capacity, kFirstCopy);
+  CUDAPREP_RETURN_IF_ERROR(m.enqueue_frame(tex, r, settings.threshold, m.stats.hits > hits));
   CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaStreamSynchronize(m.stream), "cudaStreamSynchronize"));
   if (m.profile) m.print_profile();
-  const int count = std::min<int>(reinterpret_cast<const Header*>(m.host_candidates.data())->count, m.capacity);
-  if (count > first) {  // many cells above a low threshold: fetch the rest
-    const size_t off = sizeof(Header) + first * sizeof(tm::Candidate);
-    CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaMemcpyAsync(m.host_candidates.data() + off, m.candidates.data() + off,
-                                                         (count - first) * sizeof(tm::Candidate),
-                                                         cudaMemcpyDeviceToHost, m.stream),
-                                         "cudaMemcpyAsync (candidates)"));
-    CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaStreamSynchronize(m.stream), "cudaStreamSynchronize"));
-  }
-  const tm::Candidate* c = reinterpret_cast<const tm::Candidate*>(m.host_candidates.data() + sizeof(Header));
+  // The kernel wrote the candidates (count first) into the pinned buffer.
+  const int count = std::min<int>(*reinterpret_cast<const volatile unsigned*>(m.host_out.data()), m.capacity);
+  const tm::Candidate* c = reinterpret_cast<const tm::Candidate*>(m.host_out.data() + sizeof(OutHeader));
   std::vector<tm::Candidate> list(c, c + count);
   tm::select_matches(list, r, m.tw, m.th, settings.max_matches, matches);
   return Status();
@@ -915,7 +1179,7 @@ Status TemplateMatcherCuda::score_map(const GrayView& f, const Rect& search, std
   CUDAPREP_RETURN_IF_ERROR(resolve_search_region(f.width, f.height, m.tw, m.th, search, &r));
   cudaTextureObject_t tex = 0;
   CUDAPREP_RETURN_IF_ERROR(m.texture_for(f, &tex));
-  CUDAPREP_RETURN_IF_ERROR(m.enqueue_scores(tex, r));
+  CUDAPREP_RETURN_IF_ERROR(m.launch_frame(tex, r, false, 0.0));
   const int mw = r.w - m.tw + 1, mh = r.h - m.th + 1;
   scores->resize(static_cast<size_t>(mw) * mh);
   CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaMemcpy2DAsync(scores->data(), mw * sizeof(float), m.map.data(),
