@@ -19,7 +19,7 @@ step() {  # name, command...
   local t0=$(date +%s)
   "$@" > "$LOG/$name.log" 2>&1
   local rc=$?
-  local line=$(grep -E '^\[  (PASSED|FAILED)  \]|tests? ran|ERROR SUMMARY|passed|failed' "$LOG/$name.log" | tail -2 | tr '\n' ' ')
+  local line=$(grep -E '^\[  (PASSED|FAILED)  \]|ERROR SUMMARY|RACECHECK SUMMARY|RESULT|tensors received' "$LOG/$name.log" | tail -2 | tr '\n' ' ')
   summary+=("$(printf '%-28s rc=%-3s %4ss  %s' "$name" "$rc" "$(( $(date +%s) - t0 ))" "$line")")
   [ $rc -eq 0 ] || tail -30 "$LOG/$name.log"
 }
