@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # On the GPU machine (after scripts/device-pack.sh here, with .carry and .gstbundle carried):
 # GPU tests, element tests on the GPU, compute-sanitizer, then benchmarks; a summary last.
-# Logs go to $OUT when set.  Usage: scripts/device-run.sh [tests|bench|all] [gtest filter]
+# Logs: $OUT/logs.tgz when $OUT is set (the device tool returns at most 8 files).  Usage: scripts/device-run.sh [tests|bench|all] [gtest filter]
 set -u
 cd "$(dirname "$0")/.."
 what=${1:-all}
 filter=${2:-*}
-LOG=${OUT:-/tmp}
+LOG=/tmp/cudaprep-logs
+rm -rf "$LOG" && mkdir -p "$LOG"
 B=.carry/build
 [ -e build/gst ] || { mkdir -p build && cp -r $B/* build/ 2>/dev/null; }
 source .gstbundle/env.sh
@@ -46,5 +47,6 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
     cat "$LOG/$(basename $b).log" | tail -25
   done
 fi
+[ -n "${OUT:-}" ] && tar -C /tmp -czf "$OUT/logs.tgz" cudaprep-logs
 echo "================ summary"
 printf '%s\n' "${summary[@]}"
