@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "pixel_format.h"
+#include "property_arrays.h"
 #include "template_loader.h"
 #include "templatematch.h"
 
@@ -458,26 +459,6 @@ gst_cuda_template_match_stop (GstBaseTransform * trans)
 
 /* ---- properties ----------------------------------------------------------------------- */
 
-static std::vector<int>
-ints_from_array (const GValue * value)
-{
-  std::vector<int> out;
-  for (guint i = 0; i < gst_value_array_get_size (value); i++)
-    out.push_back (g_value_get_int (gst_value_array_get_value (value, i)));
-  return out;
-}
-
-static void
-ints_to_array (const std::vector<int> &in, GValue * value)
-{
-  for (int v : in) {
-    GValue iv = G_VALUE_INIT;
-    g_value_init (&iv, G_TYPE_INT);
-    g_value_set_int (&iv, v);
-    gst_value_array_append_and_take_value (value, &iv);
-  }
-}
-
 static void
 gst_cuda_template_match_set_property (GObject * object, guint prop_id, const GValue * value,
     GParamSpec * pspec)
@@ -493,12 +474,12 @@ gst_cuda_template_match_set_property (GObject * object, guint prop_id, const GVa
       s.template_generation++;
       break;
     case PROP_TEMPLATE_RECT:
-      s.template_rect = ints_from_array (value);
+      s.template_rect = gst_cuda_prep_ints_from_array (value);
       s.template_from_rect = !s.template_rect.empty ();
       s.template_generation++;
       break;
     case PROP_SEARCH_REGION:
-      s.search_region = ints_from_array (value);
+      s.search_region = gst_cuda_prep_ints_from_array (value);
       s.template_generation++;  /* re-check that the template fits the new region */
       break;
     case PROP_THRESHOLD: s.threshold = g_value_get_double (value); break;
@@ -524,8 +505,8 @@ gst_cuda_template_match_get_property (GObject * object, guint prop_id, GValue * 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_TEMPLATE_LOCATION: g_value_set_string (value, s.template_location.c_str ()); break;
-    case PROP_TEMPLATE_RECT: ints_to_array (s.template_rect, value); break;
-    case PROP_SEARCH_REGION: ints_to_array (s.search_region, value); break;
+    case PROP_TEMPLATE_RECT: gst_cuda_prep_vector_to_array (s.template_rect, value); break;
+    case PROP_SEARCH_REGION: gst_cuda_prep_vector_to_array (s.search_region, value); break;
     case PROP_THRESHOLD: g_value_set_double (value, s.threshold); break;
     case PROP_MAX_MATCHES: g_value_set_uint (value, s.max_matches); break;
     case PROP_DRAW: g_value_set_boolean (value, s.draw); break;

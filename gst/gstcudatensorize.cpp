@@ -28,6 +28,7 @@
 
 #include "gstcudaprepmeta.h"
 #include "pixel_format.h"
+#include "property_arrays.h"
 #include "tensor_caps.h"
 #include "tensorize.h"
 
@@ -648,26 +649,6 @@ gst_cuda_tensorize_stop (GstBaseTransform * trans)
 
 /* ---- properties ----------------------------------------------------------------------- */
 
-static std::vector<double>
-doubles_from_array (const GValue * value)
-{
-  std::vector<double> out;
-  for (guint i = 0; i < gst_value_array_get_size (value); i++)
-    out.push_back (g_value_get_double (gst_value_array_get_value (value, i)));
-  return out;
-}
-
-static void
-doubles_to_array (const std::vector<double> &in, GValue * value)
-{
-  for (double d : in) {
-    GValue v = G_VALUE_INIT;
-    g_value_init (&v, G_TYPE_DOUBLE);
-    g_value_set_double (&v, d);
-    gst_value_array_append_and_take_value (value, &v);
-  }
-}
-
 static void
 gst_cuda_tensorize_set_property (GObject * object, guint prop_id, const GValue * value,
     GParamSpec * pspec)
@@ -686,15 +667,11 @@ gst_cuda_tensorize_set_property (GObject * object, guint prop_id, const GValue *
     case PROP_INTERPOLATION: s.interpolation = (Interpolation) g_value_get_enum (value); break;
     case PROP_CHANNEL_ORDER: s.channel_order = (ChannelOrder) g_value_get_enum (value); break;
     case PROP_SCALE: s.scale = g_value_get_double (value); break;
-    case PROP_MEAN: s.mean = doubles_from_array (value); break;
-    case PROP_STD: s.std = doubles_from_array (value); break;
+    case PROP_MEAN: s.mean = gst_cuda_prep_doubles_from_array (value); break;
+    case PROP_STD: s.std = gst_cuda_prep_doubles_from_array (value); break;
     case PROP_LAYOUT: geometry = s.layout != (Layout) g_value_get_enum (value); s.layout = (Layout) g_value_get_enum (value); break;
     case PROP_DTYPE: geometry = s.dtype != (DType) g_value_get_enum (value); s.dtype = (DType) g_value_get_enum (value); break;
-    case PROP_ROI:
-      s.roi.clear ();
-      for (guint i = 0; i < gst_value_array_get_size (value); i++)
-        s.roi.push_back (g_value_get_int (gst_value_array_get_value (value, i)));
-      break;
+    case PROP_ROI: s.roi = gst_cuda_prep_ints_from_array (value); break;
     case PROP_YUV_MATRIX: s.yuv_matrix = g_value_get_enum (value); break;
     case PROP_YUV_RANGE: s.yuv_range = g_value_get_enum (value); break;
     default:
@@ -727,18 +704,11 @@ gst_cuda_tensorize_get_property (GObject * object, guint prop_id, GValue * value
     case PROP_INTERPOLATION: g_value_set_enum (value, (gint) s.interpolation); break;
     case PROP_CHANNEL_ORDER: g_value_set_enum (value, (gint) s.channel_order); break;
     case PROP_SCALE: g_value_set_double (value, s.scale); break;
-    case PROP_MEAN: doubles_to_array (s.mean, value); break;
-    case PROP_STD: doubles_to_array (s.std, value); break;
+    case PROP_MEAN: gst_cuda_prep_vector_to_array (s.mean, value); break;
+    case PROP_STD: gst_cuda_prep_vector_to_array (s.std, value); break;
     case PROP_LAYOUT: g_value_set_enum (value, (gint) s.layout); break;
     case PROP_DTYPE: g_value_set_enum (value, (gint) s.dtype); break;
-    case PROP_ROI:
-      for (int v : s.roi) {
-        GValue iv = G_VALUE_INIT;
-        g_value_init (&iv, G_TYPE_INT);
-        g_value_set_int (&iv, v);
-        gst_value_array_append_and_take_value (value, &iv);
-      }
-      break;
+    case PROP_ROI: gst_cuda_prep_vector_to_array (s.roi, value); break;
     case PROP_YUV_MATRIX: g_value_set_enum (value, s.yuv_matrix); break;
     case PROP_YUV_RANGE: g_value_set_enum (value, s.yuv_range); break;
     default:

@@ -1,13 +1,8 @@
 // CPU path of the tensorize transform: the per-pixel code of tensorize_pixel.h over row bands.
 // Each tensor pixel is computed independently, so the result does not depend on the number of
 // threads.
-#if defined(__GNUC__) && !defined(__clang__)
-// No FMA contraction: the CUDA kernel (built with -fmad=false) must produce the same bits.
-#pragma GCC optimize("fp-contract=off")
-#endif
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT OFF
-#endif
+// No FMA contraction anywhere in the CPU path (-ffp-contract=off in kernels/meson.build): the CUDA
+// kernel, built with -fmad=false, must produce the same bits.
 
 #include <algorithm>
 #include <cstring>

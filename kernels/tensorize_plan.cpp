@@ -1,11 +1,7 @@
 // Validation and resolution of a TensorizeConfig into a TensorizePlan, plus the small helpers
 // of tensorize.h that do not touch pixels.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("fp-contract=off")  // pad_out must be computed exactly as the kernels do
-#endif
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT OFF
-#endif
+// pad_out is computed exactly as the kernels do (no FMA contraction: -ffp-contract=off in
+// kernels/meson.build).
 
 #include <algorithm>
 #include <cmath>

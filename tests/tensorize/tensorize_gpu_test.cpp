@@ -214,23 +214,7 @@ TEST_F(TensorizeGpu, EveryCombinationMatchesCpu) {
               c.interpolation = ip;
               c.dtype = d;
               c.layout = l;
-              c.channel_order = any(rng) % 2 ? ChannelOrder::BGR : ChannelOrder::RGB;
-              c.pad_value = any(rng) % 256;
-              c.yuv_matrix = static_cast<YuvMatrix>(any(rng) % 3);
-              c.yuv_full_range = any(rng) % 2;
-              if (any(rng) % 2) {
-                c.scale = 0.5 + u(rng);
-                for (int k = 0; k < 3; ++k) {
-                  c.mean[k] = 300 * u(rng) - 100;
-                  c.std[k] = (any(rng) % 2 ? 1 : -1) * (0.2 + 80 * u(rng));
-                }
-              }
-              if (any(rng) % 2 && sz[0] > 2 && sz[1] > 2) {
-                c.roi.x = any(rng) % (sz[0] - 1);
-                c.roi.y = any(rng) % (sz[1] - 1);
-                c.roi.w = 1 + any(rng) % (sz[0] - c.roi.x);
-                c.roi.h = 1 + any(rng) % (sz[1] - c.roi.y);
-              }
+              tztest::randomize_settings(c, rng);
               EXPECT_TRUE(check(c, im, stream_, mode == 2 ? 1 + any(rng) % 7 : mode));
             }
   std::printf("%d configurations compared\n", n);

@@ -111,6 +111,31 @@ inline void fill_random(HostImage& im, std::mt19937& rng) {
   }
 }
 
+// Randomises what the exhaustive tests do not enumerate: channel order, pad value, YUV matrix
+// and range, and (each half of the time) normalisation and an ROI.
+inline void randomize_settings(cudaprep::TensorizeConfig& c, std::mt19937& rng) {
+  using namespace cudaprep;
+  std::uniform_int_distribution<int> any(0, 1 << 30);
+  std::uniform_real_distribution<double> u(0, 1);
+  c.channel_order = any(rng) % 2 ? ChannelOrder::BGR : ChannelOrder::RGB;
+  c.pad_value = any(rng) % 256;
+  c.yuv_matrix = static_cast<YuvMatrix>(any(rng) % 3);
+  c.yuv_full_range = any(rng) % 2;
+  if (any(rng) % 2) {
+    c.scale = 0.5 + u(rng);
+    for (int k = 0; k < 3; ++k) {
+      c.mean[k] = 300 * u(rng) - 100;
+      c.std[k] = (any(rng) % 2 ? 1 : -1) * (0.2 + 80 * u(rng));
+    }
+  }
+  if (any(rng) % 2 && c.src_width > 2 && c.src_height > 2) {
+    c.roi.x = any(rng) % (c.src_width - 1);
+    c.roi.y = any(rng) % (c.src_height - 1);
+    c.roi.w = 1 + any(rng) % (c.src_width - c.roi.x);
+    c.roi.h = 1 + any(rng) % (c.src_height - c.roi.y);
+  }
+}
+
 inline const char* format_name(PixelFormat f) { return cudaprep::pixel_format_name(f); }
 
 }  // namespace tztest
