@@ -260,7 +260,7 @@ gst_cuda_prep_base_set_caps (GstBaseTransform * trans, GstCaps * incaps, GstCaps
         ("could not parse %" GST_PTR_FORMAT, incaps));
     return FALSE;
   }
-  cudaprep::PixelFormat fmt;
+  cudaprep::PixelFormat fmt = cudaprep::PixelFormat::GRAY8;
   if (!gst_cuda_prep_pixel_format_from_video (GST_VIDEO_INFO_FORMAT (&priv->in_info), &fmt)) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("Unsupported input format %s",
             gst_video_format_to_string (GST_VIDEO_INFO_FORMAT (&priv->in_info))), (NULL));
@@ -297,7 +297,7 @@ gst_cuda_prep_base_set_caps (GstBaseTransform * trans, GstCaps * incaps, GstCaps
 gboolean
 gst_cuda_prep_base_view_from_frame (const GstVideoFrame * frame, cudaprep::ImageView * view)
 {
-  cudaprep::PixelFormat fmt;
+  cudaprep::PixelFormat fmt = cudaprep::PixelFormat::GRAY8;
   if (!gst_cuda_prep_pixel_format_from_video (GST_VIDEO_FRAME_FORMAT (frame), &fmt))
     return FALSE;
   view->format = fmt;

@@ -160,7 +160,7 @@ gst_cuda_template_match_configure (GstCudaPrepBase * base, GstCaps * incaps, Gst
   MatchState *state = self->state;
   const GstVideoInfo *info = gst_cuda_prep_base_input_info (base);
   const int w = GST_VIDEO_INFO_WIDTH (info), h = GST_VIDEO_INFO_HEIGHT (info);
-  PixelFormat fmt;
+  PixelFormat fmt = PixelFormat::GRAY8;
   gst_cuda_prep_pixel_format_from_video (GST_VIDEO_INFO_FORMAT (info), &fmt);
 
   /* A new frame size invalidates the checks made against the old one: reload the template. */
