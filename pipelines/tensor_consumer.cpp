@@ -18,6 +18,10 @@
 
 #include "gstcudaprepmeta.h"
 
+// GST_MAP_CUDA from <gst/cuda/gstcudamemory.h>, spelled out so this example builds without the
+// CUDA headers: maps GstCudaMemory to its device pointer instead of downloading it.
+#define MAP_CUDA ((GstMapFlags)(GST_MAP_FLAG_LAST << 1))
+
 namespace {
 
 struct Options {
@@ -130,8 +134,14 @@ int main(int argc, char** argv) {
     if (frames == 0) {
       std::printf("tensor %s %s in %s memory (%zu bytes)\n", dims, type, in_cuda ? "CUDA" : "system",
                   (size_t)gst_buffer_get_size(buf));
-      // In CUDA memory, a detector would map with GST_MAP_READ | GST_MAP_CUDA and pass
-      // map.data (a CUdeviceptr) straight to TensorRT; the layout is contiguous.
+      // In CUDA memory the tensor is handed to the detector without a copy: map with
+      // GST_MAP_READ | GST_MAP_CUDA and pass map.data (a CUdeviceptr, contiguous tensor) to
+      // TensorRT's enqueue, keeping the mapping until the inference has consumed it.
+      GstMapInfo dmap;
+      if (in_cuda && gst_buffer_map(buf, &dmap, (GstMapFlags)(GST_MAP_READ | MAP_CUDA))) {
+        std::printf("device pointer %p, %zu bytes, ready for TensorRT\n", (void*)dmap.data, (size_t)dmap.size);
+        gst_buffer_unmap(buf, &dmap);
+      }
       if (have_meta) {
         std::printf("frame %dx%d -> tensor %dx%d, active rect (%.1f, %.1f, %.1f x %.1f)\n", t.source_width,
                     t.source_height, t.tensor_width, t.tensor_height, t.active_rect[0], t.active_rect[1],
