@@ -4,9 +4,10 @@
 // texture kernel and with NPP's nppiCrossCorrValid_NormLevel_8u32f_C1R_Ctx (loaded at run time when
 // the library is present; NPP computes the score map only, no peaks). Host wall time of match() and
 // the kernels' GPU time (CUDA events), medians; every variant's score map is compared bit for bit
-// with the default's. A markdown table last.
+// with the default's. Per case, three traced match() calls of the default (CUDAPREP_TM_TRACE=1:
+// per-block phase times on stderr). A markdown table last.
 //
-//   templatematch_bench [iterations]
+//   templatematch_bench [iterations] [case substring] [variant name]   (filters: e.g. for ncu)
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <unistd.h>
@@ -184,8 +185,9 @@ struct Variant {
   const char* name;
   const char* env[2][2];
 };
-const char* const kEnvNames[] = {"CUDAPREP_TM_KERNEL", "CUDAPREP_TM_TILE", "CUDAPREP_TM_KSPLIT", "CUDAPREP_TM_KZ",
-                                 "CUDAPREP_TM_GRAPHS", "CUDAPREP_TM_PIPE", "CUDAPREP_TM_PROFILE"};
+const char* const kEnvNames[] = {"CUDAPREP_TM_KERNEL", "CUDAPREP_TM_TILE",  "CUDAPREP_TM_KSPLIT",
+                                 "CUDAPREP_TM_KZ",     "CUDAPREP_TM_GRAPHS", "CUDAPREP_TM_PIPE",
+                                 "CUDAPREP_TM_PROFILE", "CUDAPREP_TM_TRACE",  "CUDAPREP_TM_M16"};
 const Variant kVariants[] = {
     {"default", {{nullptr, nullptr}, {nullptr, nullptr}}},
     {"plain launches", {{"CUDAPREP_TM_GRAPHS", "0"}, {nullptr, nullptr}}},
@@ -197,6 +199,7 @@ const Variant kVariants[] = {
     {"ks 2", {{"CUDAPREP_TM_KSPLIT", "2"}, {nullptr, nullptr}}},
     {"kz 1", {{"CUDAPREP_TM_KZ", "1"}, {nullptr, nullptr}}},
     {"kz 4", {{"CUDAPREP_TM_KZ", "4"}, {nullptr, nullptr}}},
+    {"two M-groups per warp", {{"CUDAPREP_TM_M16", "0"}, {nullptr, nullptr}}},
     {"dp4a", {{"CUDAPREP_TM_KERNEL", "dp4a"}, {nullptr, nullptr}}},
     {"default again", {{nullptr, nullptr}, {nullptr, nullptr}}},
 };
@@ -249,6 +252,7 @@ struct Row {
 
 int main(int argc, char** argv) {
   const int iters = argc > 1 ? std::max(5, std::atoi(argv[1])) : 50;
+  const std::string case_filter = argc > 2 ? argv[2] : "", variant_filter = argc > 3 ? argv[3] : "";
   int dev = 0;
   if (cudaGetDeviceCount(&dev) != cudaSuccess || dev == 0) {
     std::printf("no CUDA device\n");
@@ -316,6 +320,7 @@ int main(int argc, char** argv) {
                              {"1920x1080, 256 px", 256, {}}, {"256x256 region, 64 px", 64, {832, 412, 256, 256}}};
   std::vector<Row> rows;
   for (const Case& k : cases) {
+    if (!case_filter.empty() && k.name.find(case_filter) == std::string::npos) continue;
     Row row;
     row.name = k.name;
     const int tw = k.side, th = k.side;
@@ -336,6 +341,7 @@ int main(int argc, char** argv) {
     for (int vi = 0; vi < kNumVariants; ++vi) {
       row.wall[vi] = row.kernel[vi] = NAN;
       row.mismatches[vi] = 0;
+      if (!variant_filter.empty() && variant_filter != kVariants[vi].name) continue;
       select_variant(kVariants[vi]);
       TemplateMatcherCuda m;
       Status s = m.configure(W, H, stream);
@@ -378,6 +384,16 @@ int main(int argc, char** argv) {
         if (mp.configure(W, H, stream).ok() && mp.set_template(tv).ok())
           row.kernel[vi] = profiled_kernel_ms(21, [&] { mp.match(fv, ms, &out); });
         unsetenv("CUDAPREP_TM_PROFILE");
+      }
+      if (vi == 0 && variant_filter.empty()) {  // phase times per block, on stderr
+        setenv("CUDAPREP_TM_TRACE", "1", 1);
+        TemplateMatcherCuda mt;
+        std::fflush(stdout);
+        std::fprintf(stderr, "%s, default:\n", k.name.c_str());
+        if (mt.configure(W, H, stream).ok() && mt.set_template(tv).ok())
+          for (int i = 0; i < 3; ++i) mt.match(fv, ms, &out);
+        std::fflush(stderr);
+        unsetenv("CUDAPREP_TM_TRACE");
       }
     }
     select_variant(kVariants[0]);

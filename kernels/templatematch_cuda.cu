@@ -17,18 +17,22 @@
 // correlation of output (x0 + s + 4n, y0 + m). A comes from shared memory with ldmatrix; the
 // columns of B are 4-byte windows of the image row at a byte offset, built with funnel shifts
 // from aligned 32-bit words. No work is wasted along k beyond padding the template width to 32;
-// along r an M-group spends th + 15 row steps for th rows of the template.
+// along r an M-group spends th + 15 row steps for th rows of the template. The staged template rows
+// have 16 zero rows around each row segment, so a lane's ldmatrix row is linear in r (no per-lane
+// range test in the loop).
 //
 // Launch shape (plan(); measured on an H200, see bench/NOTES-templatematch.md): 64-wide tiles,
 // 128-wide for templates 65..128 px wide on grids that fill the GPU; where the tiles fill less
 // than half the GPU, the template rows are split over a thread-block cluster of up to 8 blocks per
-// tile (sm_90), summed through distributed shared memory; ks warp groups per block split the rows
+// tile (sm_90), summed through distributed shared memory, and such blocks run 8 warps of one
+// 16-row M-group each (shorter serial chains); otherwise ks warp groups per block split the rows
 // again where the occupancy allows (choose_ks). The tensor-core loop is software-pipelined (next
 // step's fragments loaded during the current step's mma) where a row step has one 32-column
 // chunk or the grid is small; otherwise the compiler's own unrolling of the chunk loop is faster.
 // Diagnostics and variants, read by configure(): CUDAPREP_TM_KERNEL=dp4a, CUDAPREP_TM_TILE=64|128,
-// CUDAPREP_TM_KSPLIT=1|2|4, CUDAPREP_TM_KZ=1|2|4|8, CUDAPREP_TM_PIPE=0|1, CUDAPREP_TM_GRAPHS=0
-// (plain launches), CUDAPREP_TM_PROFILE=1 (kernel time on stderr).
+// CUDAPREP_TM_KSPLIT=1|2|4, CUDAPREP_TM_KZ=1|2|4|8, CUDAPREP_TM_PIPE=0|1, CUDAPREP_TM_M16=0 (cluster
+// splits keep 4 warps of two M-groups), CUDAPREP_TM_GRAPHS=0 (plain launches), CUDAPREP_TM_PROFILE=1
+// (kernel time on stderr), CUDAPREP_TM_TRACE=1 (per-block phase times of each launch on stderr).
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
@@ -87,9 +91,10 @@ __device__ __forceinline__ void mma_u8(uint32_t (&d)[4], const uint32_t (&a)[4],
 // A block owns a tile of 64 * PP x 64 positions (frame coordinates, x aligned to the tile width)
 // and, with a cluster split (kz > 1, sm_90), template rows [JA, JB) of it; the kz blocks of one
 // tile form a thread-block cluster. Per block:
-//   1. stage the template rows and the frame rows the tile needs (texture, 16-byte texels);
+//   1. stage the template rows and the frame rows the block reads (texture, 16-byte texels);
 //   2. sum T * I over its template rows: tensor cores (4 warps of 32 x 32 * PP positions, times
-//      ks groups that split the rows again) or dp4a; partial sums into a shared tile;
+//      ks groups that split the rows again; or, with a cluster split, 8 warps of 16 x 32) or
+//      dp4a; partial sums into a shared tile;
 //   3. kz > 1: each block adds up rows [r0, r0 + 64 / kz) of the tile over the cluster (DSMEM);
 //   4. exact window sums S1, S2 of its rows from the staged frame rows (vertical running sums per
 //      column, 16 rows at a time, then horizontal sums of 8 consecutive positions per thread), the
@@ -97,9 +102,10 @@ __device__ __forceinline__ void mma_u8(uint32_t (&d)[4], const uint32_t (&a)[4],
 //      row, into the map;
 //   5. peaks: the best position of each cell part inside the tile (a warp per cell part); where it
 //      reaches the threshold, merged over blocks with a 64-bit atomicMax on (score, -position);
-//      the first block to reach a cell records it in a list. The last block to finish (a ticket) reads the listed cells,
-//      fits the sub-pixel offsets from the map and writes the candidates straight into pinned
-//      host memory, then resets the cell keys, the list and the ticket for the next frame.
+//      the first block to reach a cell records it in a list. The last block to finish (a ticket)
+//      reads the listed cells, fits the sub-pixel offsets from the map and writes the candidates
+//      straight into pinned host memory, then resets the cell keys, the list and the ticket for
+//      the next frame.
 // The host then synchronises once and runs the shared NMS: one launch, no copy.
 
 constexpr int kRows = 64;    // tile height in positions
@@ -131,23 +137,55 @@ struct FrameParams {
   unsigned* touched;         // cells with a key, in no particular order
   unsigned* counters;        // [0] ticket, [1] touched cells; 0 between frames
   OutHeader* out;            // pinned host memory: header, then the candidates
+  unsigned long long* trace;  // CUDAPREP_TM_TRACE=1: per block, kTraceSlots clock/timer values; else null
 };
 
+// Diagnostics (CUDAPREP_TM_TRACE=1): thread 0 of each block records clock64() at the phase
+// boundaries, %globaltimer at start and end, its SM and whether it was the last block.
+constexpr int kTraceSlots = 12;
+enum TraceSlot { kTrStart, kTrStaged, kTrMma, kTrCluster, kTrBox, kTrMap, kTrCells, kTrEnd, kTrGtStart, kTrGtEnd, kTrSm,
+                 kTrLast };
+__device__ __forceinline__ unsigned long long global_timer() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ __forceinline__ void trace_mark(const FrameParams& p, int slot) {
+  if (p.trace && threadIdx.x == 0) {
+    const unsigned b = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    unsigned long long* t = p.trace + static_cast<size_t>(b) * kTraceSlots;
+    t[slot] = clock64();
+    if (slot == kTrStart) {
+      t[kTrGtStart] = global_timer();
+      unsigned sm;
+      asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+      t[kTrSm] = sm;
+      t[kTrLast] = 0;
+    }
+    if (slot == kTrEnd) t[kTrGtEnd] = global_timer();
+  }
+}
+
 // Shared-memory layout of the frame kernel: the staged frame rows (th + 63 rows of rw bytes), then
-// one area that holds the template rows during the correlation and afterwards the 32-bit tile
-// (64 rows of cp words) and the vertical sums of one pass (2 x kChunk rows of vp words).
+// one area that holds the template rows during the correlation (`rows` rows in `groups` segments,
+// each between 16 zero rows: the warps' ldmatrix rows are linear in the image row, rows just
+// outside a segment read zeros) and afterwards the 32-bit tile
+// (64 rows of cp words) and the vertical sums of one pass: kChunk rows of vp words (sum I^2) and
+// kChunk rows of vh half-words (sum I <= 256 * 255 fits 16 bits; smaller blocks, more per SM).
 struct FrameLayout {
-  int rw, tp, cp, vp, region, area, total;
+  int rw, tp, cp, vp, vh, region, area, total;
 };
-__host__ __device__ inline FrameLayout frame_layout(int pp, int tw, int th, int kp, int rows) {
+__host__ __device__ inline FrameLayout frame_layout(int pp, int tw, int th, int kp, int rows, int groups) {
   FrameLayout l;
   l.rw = 64 * pp + kp;
   l.tp = kp + 16;               // template row pitch (keeps ldmatrix conflict-free)
   l.cp = 64 * pp + 1;           // odd: a warp's 16 rows x 2 segments hit distinct banks
-  l.vp = (64 * pp - 1 + tw) | 1;  // odd, as cp
+  const int ncols = 64 * pp - 1 + tw;
+  l.vp = ncols | 1;             // odd, as cp
+  l.vh = ((ncols + 1) & ~3) + 2;  // 2 mod 4 half-words: 16 rows x 2 segments in distinct banks too
   l.region = round_up(l.rw * (th + kRows - 1), 128);
-  const int tmpl = (rows + 1) * l.tp;
-  const int work = kRows * l.cp * 4 + 2 * kChunk * l.vp * 4;
+  const int tmpl = (rows + 16 * (groups + 1)) * l.tp;
+  const int work = kRows * l.cp * 4 + kChunk * l.vp * 4 + round_up(kChunk * l.vh * 2, 16);
   l.area = round_up(tmpl > work ? tmpl : work, 128);
   l.total = l.region + l.area;
   return l;
@@ -215,19 +253,30 @@ CUDAPREP_HD unsigned long long cell_part_best(const FrameParams& p, const TileCe
   const int v0 = t.vt0 > cy * p.ch ? t.vt0 : cy * p.ch, v1 = t.vt1 < (cy + 1) * p.ch ? t.vt1 : (cy + 1) * p.ch;
   const int w = u1 - u0, h = v1 - v0;
   unsigned long long best = 0;
-  for (int i = lane; i < w * h; i += 32) {
-    const int u = u0 + i % w, v = v0 + i / w;
-    const float s = bits_float(tile[(v - (Y0 - p.sy)) * cp + (u - (X0 - p.sx))]);
-    const unsigned long long k = cell_key(s, static_cast<uint32_t>(v * p.mw + u));
+  // Element i = lane + 32 k of the w x h part, row-major: (du, dv) = (i % w, i / w), stepped
+  // without a division per element.
+  const int sq = 32 / w, sr = 32 % w;
+  int du = lane % w, dv = lane / w;
+  const uint32_t* t0 = tile + (v0 - (Y0 - p.sy)) * cp + (u0 - (X0 - p.sx));
+  while (dv < h) {
+    const float s = bits_float(t0[dv * cp + du]);
+    const unsigned long long k = cell_key(s, static_cast<uint32_t>((v0 + dv) * p.mw + u0 + du));
     best = k > best ? k : best;
+    du += sr;
+    dv += sq;
+    if (du >= w) {
+      du -= w;
+      ++dv;
+    }
   }
   return best;
 }
 
 // Step 4 for tile rows [r0, r0 + nrows): window sums, scores into the tile (as float bits), for
 // positions inside the map. `region` row i is frame row Y0 + i; `tile` holds sum T * I (64 rows of
-// cp words); vbuf holds 2 * kChunk rows of vp words. Threads tid of nthreads; `sync` is the block
-// barrier (a host test runs this with real threads).
+// cp words); vbuf holds kChunk rows of vp words (vertical sums of I^2), then kChunk rows of vh
+// half-words (vertical sums of I). Threads tid of nthreads; `sync` is the block barrier (a host
+// test runs this with real threads).
 // Unrolling hints only where the device compiler reads them (box_scores also builds for a host test).
 #if defined(__CUDA_ARCH__)
 #define TM_DEVICE_PRAGMA(x) _Pragma(#x)
@@ -242,13 +291,13 @@ struct BlockSync {
 #pragma nv_exec_check_disable
 template <int TW, class Sync>
 __host__ __device__ inline void box_scores(const FrameParams& p, const uint8_t* region, int rw, uint32_t* tile, int cp,
-                                           uint32_t* vbuf, int vp, int X0, int Y0, int r0, int nrows, int tid,
+                                           uint32_t* vbuf, int vp, int vh, int X0, int Y0, int r0, int nrows, int tid,
                                            int nthreads, Sync&& sync) {
   const int tw = p.tw, th = p.th;
   const int ncols = TW - 1 + tw;  // window columns of the tile's positions
   constexpr int kCols = (TW - 1 + kMaxTemplateSide + 127) / 128;  // columns per thread (>= 128 threads)
-  uint32_t* v1 = vbuf;
-  uint32_t* v2 = vbuf + kChunk * vp;
+  uint32_t* v2 = vbuf;
+  uint16_t* v1 = reinterpret_cast<uint16_t*>(vbuf + kChunk * vp);
   // Vertical sums over th rows, running down the rows: column c = tid + k * nthreads.
   uint32_t a1[kCols], a2[kCols];
   TM_DEVICE_PRAGMA(unroll)
@@ -268,7 +317,8 @@ __host__ __device__ inline void box_scores(const FrameParams& p, const uint8_t* 
     a2[k] = s2;
   }
   // Horizontal tasks: a thread sums 8 consecutive positions of one row. Lanes 0-15 take rows 0-15
-  // of one segment, lanes 16-31 the same rows 16 columns further: with odd pitches, distinct banks.
+  // of one segment, lanes 16-31 the same rows 16 columns further: with odd word pitches (and
+  // half-word pitches of 2 mod 4), distinct banks.
   constexpr int kTasks = kChunk * (TW / kSeg);
   for (int rc = 0; rc < nrows; rc += kChunk) {
     const int rows = nrows - rc < kChunk ? nrows - rc : kChunk;
@@ -277,13 +327,25 @@ __host__ __device__ inline void box_scores(const FrameParams& p, const uint8_t* 
       const int c = tid + k * nthreads;
       if (c >= ncols) continue;
       const uint8_t* col = region + (r0 + rc) * rw + c;
-      for (int i = 0; i < rows; ++i) {
-        v1[i * vp + c] = a1[k];
-        v2[i * vp + c] = a2[k];
-        if (rc + i + 1 < nrows) {  // slide down one row (never past the staged rows)
-          const uint32_t o = col[i * rw], n = col[(i + th) * rw];
-          a1[k] += n - o;
-          a2[k] += n * n - o * o;
+      // The bytes that leave and enter the window first (the stores below may alias them for the
+      // compiler), then the chunk's rows; no slide past the last row (never past the staged rows).
+  TM_DEVICE_PRAGMA(unroll 1)
+      for (int i0 = 0; i0 < rows; i0 += 8) {
+        uint32_t out_px[8], in_px[8];
+  TM_DEVICE_PRAGMA(unroll)
+        for (int i = 0; i < 8; ++i) {
+          const bool slide = i0 + i < rows && rc + i0 + i + 1 < nrows;
+          out_px[i] = slide ? col[(i0 + i) * rw] : 0u;
+          in_px[i] = slide ? col[(i0 + i + th) * rw] : 0u;
+        }
+  TM_DEVICE_PRAGMA(unroll)
+        for (int i = 0; i < 8; ++i) {
+          if (i0 + i < rows) {
+            v1[(i0 + i) * vh + c] = static_cast<uint16_t>(a1[k]);  // <= 256 * 255
+            v2[(i0 + i) * vp + c] = a2[k];
+            a1[k] += in_px[i] - out_px[i];
+            a2[k] += in_px[i] * in_px[i] - out_px[i] * out_px[i];
+          }
         }
       }
     }
@@ -294,7 +356,7 @@ __host__ __device__ inline void box_scores(const FrameParams& p, const uint8_t* 
       if (i >= rows) continue;
       const int seg = (grp >> 1) * 4 + (grp & 1) + (lane >> 4) * 2;
       const int x0 = seg * kSeg;
-      const uint32_t* w1 = v1 + i * vp + x0;
+      const uint16_t* w1 = v1 + i * vh + x0;
       const uint32_t* w2 = v2 + i * vp + x0;
       uint32_t s1 = 0, s2 = 0;
   TM_DEVICE_PRAGMA(unroll 4)
@@ -307,7 +369,7 @@ __host__ __device__ inline void box_scores(const FrameParams& p, const uint8_t* 
       S2[0] = s2;
   TM_DEVICE_PRAGMA(unroll)
       for (int e = 1; e < kSeg; ++e) {
-        s1 += w1[e - 1 + tw] - w1[e - 1];
+        s1 += static_cast<uint32_t>(w1[e - 1 + tw]) - w1[e - 1];
         s2 += w2[e - 1 + tw] - w2[e - 1];
         S1[e] = s1;
         S2[e] = s2;
@@ -328,6 +390,26 @@ __host__ __device__ inline void box_scores(const FrameParams& p, const uint8_t* 
   }
 }
 
+// Step 1, template rows [JA, JA + J) (src: row JA, kp bytes a row) into the staged layout of
+// frame_layout (tp bytes a row): segment g (rows b[g] <= j < b[g + 1], b[g] = g J / ks) at staged
+// rows 16 (g + 1) + j, zero band k (16 rows) at 16 k + b[k], k = 0..ks. Threads tid of nthreads.
+#pragma nv_exec_check_disable
+__host__ __device__ inline void stage_template(uint8_t* tsm, int tp, const uint8_t* src, int kp, int J, int ks, int tid,
+                                               int nthreads) {
+  const int per_row = kp / 16;
+  const int b1 = J / ks, b2 = 2 * J / ks, b3 = 3 * J / ks;  // ks <= 4
+  const uint4* s16 = reinterpret_cast<const uint4*>(src);
+  for (int i = tid; i < J * per_row; i += nthreads) {
+    const int j = i / per_row, c16 = i - j * per_row;
+    const int g = (ks > 1 && j >= b1) + (ks > 2 && j >= b2) + (ks > 3 && j >= b3);
+    *reinterpret_cast<uint4*>(tsm + (16 * (g + 1) + j) * tp + 16 * c16) = s16[i];
+  }
+  for (int i = tid; i < 16 * (ks + 1) * per_row; i += nthreads) {
+    const int z = i / per_row, c16 = i - z * per_row, k = z >> 4;
+    *reinterpret_cast<uint4*>(tsm + (16 * k + k * J / ks + (z & 15)) * tp + 16 * c16) = make_uint4(0, 0, 0, 0);
+  }
+}
+
 // Fragments of one (image row, 32-column chunk) step of the tensor-core loop.
 template <int PP>
 struct Frag {
@@ -338,20 +420,14 @@ struct Frag {
 struct MmaCtx {
   const uint8_t* wbase;  // the warp's first staged row and column
   int rw;
-  uint32_t tsm;  // shared address of the template rows (row 0 = template row JA)
-  int tp, lrow, lcol, ja, jb, JA, zrow, gt;
+  uint32_t abase;  // this lane's ldmatrix row for image row rr: abase + rr * tp (M-group 0)
+  int tp, ja, jb, gt;
 };
 
 template <int PP, bool M0, bool M1>
 __device__ __forceinline__ void load_frag(Frag<PP>& f, const MmaCtx& x, int rr, int c) {
-  if (M0) {
-    const int j = rr - x.lrow;
-    ldmatrix_x4(f.a0, x.tsm + ((j >= x.ja && j < x.jb) ? j - x.JA : x.zrow) * x.tp + x.lcol + 32 * c);
-  }
-  if (M1) {
-    const int j = rr - 16 - x.lrow;
-    ldmatrix_x4(f.a1, x.tsm + ((j >= x.ja && j < x.jb) ? j - x.JA : x.zrow) * x.tp + x.lcol + 32 * c);
-  }
+  if (M0) ldmatrix_x4(f.a0, x.abase + rr * x.tp + 32 * c);
+  if (M1) ldmatrix_x4(f.a1, x.abase + (rr - 16) * x.tp + 32 * c);
   const uint32_t* w = reinterpret_cast<const uint32_t*>(x.wbase + rr * x.rw) + x.gt + 8 * c;
 #pragma unroll
   for (int pp = 0; pp < PP; ++pp) {
@@ -411,7 +487,9 @@ __device__ __forceinline__ void mma_phase(uint32_t (&acc)[2][PP][4][4], const Mm
   }
 }
 
-template <bool kMma, int PP, bool kPipe>
+// kM16: 8 warps of one 16-row M-group each (image rows [ja, jb + 15) per warp instead of
+// [ja, jb + 31) for two M-groups): the shorter serial chain of the small cluster-split grids.
+template <bool kMma, int PP, bool kPipe, bool kM16>
 __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameParams p) {
   constexpr int TW = 64 * PP;
   extern __shared__ __align__(16) uint8_t smem[];  // no static shared memory: the limit is the opt-in size
@@ -420,45 +498,67 @@ __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameP
   const int th = p.th, kp = p.kp, kz = p.kz, q = blockIdx.z;
   const int JA = q * th / kz, JB = (q + 1) * th / kz, J = JB - JA;  // this block's template rows
   const int nrows = kRows / kz, r0 = q * nrows;                       // and tile rows of step 4
-  const FrameLayout L = frame_layout(PP, p.tw, th, kp, J);
+  const int ks = kMma && !kM16 ? nthreads >> 7 : 1;                   // template-row segments
+  const FrameLayout L = frame_layout(PP, p.tw, th, kp, J, ks);
   uint8_t* region = smem;
   uint8_t* tsm = smem + L.region;
   uint32_t* tile = reinterpret_cast<uint32_t*>(smem + L.region);  // replaces the template rows
   uint32_t* vbuf = tile + kRows * L.cp;
+  trace_mark(p, kTrStart);
 
-  // 1. Stage the template rows (plus one zero row) and the frame rows.
+  // 1. Stage the template rows and the frame rows this block reads. Template: segment g (rows
+  //    [JA + g J / ks, JA + (g + 1) J / ks), one per warp group) at staged rows from
+  //    16 (g + 1) + g J / ks on, 16 zero rows before and after each. Frame: the correlation reads
+  //    rows [JA, JB + 63), the window sums rows [r0, r0 + nrows + th - 1) (with a cluster split
+  //    both are a slice of the th + 63 rows).
   {
-    const int per_row = kp / 16;
-    const uint4* src = reinterpret_cast<const uint4*>(p.templ + static_cast<size_t>(JA) * kp);
-    for (int i = tid; i < J * per_row; i += nthreads)
-      *reinterpret_cast<uint4*>(tsm + (i / per_row) * L.tp + 16 * (i % per_row)) = src[i];
-    for (int i = tid; i < L.tp / 16; i += nthreads)
-      *reinterpret_cast<uint4*>(tsm + J * L.tp + 16 * i) = make_uint4(0, 0, 0, 0);
-    const int texels = L.rw / 16, rh = th + kRows - 1;
-#pragma unroll 4
-    for (int i = tid; i < texels * rh; i += nthreads) {
-      const int e = i % texels, r = i / texels;
-      *reinterpret_cast<uint4*>(region + r * L.rw + 16 * e) = fetch16(p.tex, X0 / 16 + e, Y0 + r);
+    stage_template(tsm, L.tp, p.templ + static_cast<size_t>(JA) * kp, kp, J, ks, tid, nthreads);
+    const int texels = L.rw / 16;
+    const int s0 = min(JA, r0), s1 = min(th + kRows - 1, max(JB + kRows - 1, r0 + nrows + th - 1));
+    // Texel e of row r for i = tid, tid + nthreads, ...: (e, r) stepped without a division, 8
+    // fetches in flight per thread.
+    const int dq = nthreads / texels, dr = nthreads % texels;
+    int e = tid % texels, r = s0 + tid / texels;
+    while (r < s1) {
+      constexpr int kBatch = 8;
+      uint4 v[kBatch];
+      int at[kBatch];
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        at[b] = r < s1 ? r * L.rw + 16 * e : -1;
+        if (r < s1) v[b] = fetch16(p.tex, X0 / 16 + e, Y0 + r);
+        e += dr;
+        r += dq;
+        if (e >= texels) {
+          e -= texels;
+          ++r;
+        }
+      }
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b)
+        if (at[b] >= 0) *reinterpret_cast<uint4*>(region + at[b]) = v[b];
     }
   }
   __syncthreads();
+  trace_mark(p, kTrStaged);
 
   // 2. sum T * I of the block's template rows into the tile.
   if constexpr (kMma) {
-    const int wq = warp & 3, kgroup = warp >> 2, ks = nthreads >> 7;
-    const int wx = wq & 1, wy = wq >> 1;
+    // Warp: column half wx, first output row wrow of the tile, template-row segment kgroup.
+    const int wx = warp & 1;
+    const int wrow = kM16 ? 16 * (warp >> 1) : 32 * ((warp >> 1) & 1), kgroup = kM16 ? 0 : warp >> 2;
     const int g = lane >> 2, t = lane & 3;
     MmaCtx x;
-    x.wbase = region + (32 * wy) * L.rw + 32 * PP * wx;
+    x.wbase = region + wrow * L.rw + 32 * PP * wx;
     x.rw = L.rw;
-    x.tsm = static_cast<uint32_t>(__cvta_generic_to_shared(tsm));
     x.tp = L.tp;
-    x.lrow = (lane & 7) + 8 * ((lane >> 3) & 1);
-    x.lcol = 16 * (lane >> 4);
     x.ja = JA + kgroup * J / ks;
     x.jb = JA + (kgroup + 1) * J / ks;
-    x.JA = JA;
-    x.zrow = J;
+    // A row m of M-group 0 at image row rr is template row j = rr - m (m = lrow for ldmatrix),
+    // staged at row 16 (kgroup + 1) + j - JA; |j - segment| <= 15 where it is read.
+    const int lrow = (lane & 7) + 8 * ((lane >> 3) & 1);
+    x.abase = static_cast<uint32_t>(__cvta_generic_to_shared(tsm)) + (16 * (kgroup + 1) - JA - lrow) * L.tp +
+              16 * (lane >> 4);
     x.gt = g + t;
     const int nc = kp / 32;
     uint32_t acc[2][PP][4][4];
@@ -470,24 +570,28 @@ __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameP
         for (int c = 0; c < 4; ++c)
 #pragma unroll
           for (int i = 0; i < 4; ++i) acc[a][b][c][i] = 0;
-    // Image rows rr in [ja, jb + 31) relative to the warp's first output row: M-group 0 meets
-    // template rows in [ja, jb) for rr < jb + 15, M-group 1 for rr >= ja + 16.
-    const int e1 = min(x.ja + 16, x.jb + 15), e2 = x.jb + 15, e3 = x.jb + 31;
-    mma_phase<PP, true, false, kPipe>(acc, x, x.ja, e1, nc);
-    mma_phase<PP, true, true, kPipe>(acc, x, e1, e2, nc);
-    mma_phase<PP, false, true, kPipe>(acc, x, max(e1, e2), e3, nc);
+    if constexpr (kM16) {
+      mma_phase<PP, true, false, kPipe>(acc, x, x.ja, x.jb + 15, nc);
+    } else {
+      // Image rows rr in [ja, jb + 31) relative to the warp's first output row: M-group 0 meets
+      // template rows in [ja, jb) for rr < jb + 15, M-group 1 for rr >= ja + 16.
+      const int e1 = min(x.ja + 16, x.jb + 15), e2 = x.jb + 15, e3 = x.jb + 31;
+      mma_phase<PP, true, false, kPipe>(acc, x, x.ja, e1, nc);
+      mma_phase<PP, true, true, kPipe>(acc, x, e1, e2, nc);
+      mma_phase<PP, false, true, kPipe>(acc, x, max(e1, e2), e3, nc);
+    }
     __syncthreads();  // every warp is done with the template rows: the tile replaces them
     for (int k = 0; k < ks; ++k) {
       if (k == kgroup) {
 #pragma unroll
-        for (int mg = 0; mg < 2; ++mg)
+        for (int mg = 0; mg < (kM16 ? 1 : 2); ++mg)
 #pragma unroll
           for (int pp = 0; pp < PP; ++pp)
 #pragma unroll
             for (int s = 0; s < 4; ++s)
 #pragma unroll
               for (int i = 0; i < 4; ++i) {
-                const int row = 32 * wy + 16 * mg + g + 8 * (i >> 1);
+                const int row = wrow + 16 * mg + g + 8 * (i >> 1);
                 const int col = 32 * PP * wx + 32 * pp + s + 8 * t + 4 * (i & 1);
                 if (k == 0)
                   tile[row * L.cp + col] = acc[mg][pp][s][i];
@@ -515,7 +619,7 @@ __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameP
 #pragma unroll
       for (int r = 0; r < 16; ++r) carry[r] = rowp[r * rw4];
       for (int qq = 0; qq < words; ++qq) {
-        const uint32_t tq = t32[j * tp4 + qq];
+        const uint32_t tq = t32[(16 + j) * tp4 + qq];  // segment 0 starts at staged row 16
 #pragma unroll
         for (int r = 0; r < 16; ++r) {
           const uint32_t w = carry[r], wn = rowp[r * rw4 + qq + 1];
@@ -535,11 +639,16 @@ __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameP
     __syncthreads();
   }
 
-  // 3. Cluster split: rows [r0, r0 + nrows) summed over the kz blocks of the tile.
+  trace_mark(p, kTrMma);
+
+  // 3. Cluster split: rows [r0, r0 + nrows) summed over the kz blocks of the tile. A block then
+  //    only touches its own rows, so it needs the others only to stay resident while they read
+  //    its tile: it arrives at the cluster barrier now and waits for it just before leaving.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   if (kz > 1) {
     cg::cluster_group cluster = cg::this_cluster();
     cluster.sync();  // every block's partial tile is complete
+#pragma unroll 4
     for (int i = tid; i < nrows * TW; i += nthreads) {
       const int off = (r0 + i / TW) * L.cp + i % TW;
       uint32_t sum = 0;
@@ -548,18 +657,33 @@ __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameP
         if (k < kz) sum += cluster.map_shared_rank(tile, k)[off];
       tile[off] = sum;  // only this block reads or writes its own rows from here on
     }
-    cluster.sync();  // no block leaves (or reuses) its shared memory while others read it
+    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
   }
 #endif
+  // Every exit: no block leaves (and frees its shared memory) while others of its cluster read it.
+  auto leave = [&]() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (kz > 1) asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+#endif
+    trace_mark(p, kTrEnd);
+  };
+
+  trace_mark(p, kTrCluster);
 
   // 4. Window sums and scores of rows [r0, r0 + nrows); then the map, row by row.
-  box_scores<TW>(p, region, L.rw, tile, L.cp, vbuf, L.vp, X0, Y0, r0, nrows, tid, nthreads, BlockSync());
+  box_scores<TW>(p, region, L.rw, tile, L.cp, vbuf, L.vp, L.vh, X0, Y0, r0, nrows, tid, nthreads, BlockSync());
+  trace_mark(p, kTrBox);
   for (int i = tid; i < nrows * TW; i += nthreads) {
     const int yy = r0 + i / TW, xx = i % TW;
     const int u = X0 - p.sx + xx, v = Y0 - p.sy + yy;
     if (u >= 0 && u < p.mw && v < p.mh) p.map[v * p.mpitch + u] = bits_float(tile[yy * L.cp + xx]);
   }
-  if (!p.peaks) return;
+  trace_mark(p, kTrMap);
+  if (!p.peaks) {
+    trace_mark(p, kTrCells);
+    leave();
+    return;
+  }
 
   // 5. Cell maxima of the tile's positions (a warp per cell part), merged over blocks.
   const TileCells tc = tile_cells(p, X0, Y0, r0, nrows, TW);
@@ -578,10 +702,14 @@ __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameP
   // The last block to finish writes the candidates.
   __threadfence();
   __syncthreads();
+  trace_mark(p, kTrCells);
   unsigned* s_last = reinterpret_cast<unsigned*>(smem);  // the staged frame rows are no longer read
   if (tid == 0) *s_last = atomicAdd(&p.counters[0], 1u) == gridDim.x * gridDim.y * gridDim.z - 1;
   __syncthreads();
-  if (!*s_last) return;
+  if (!*s_last) {
+    leave();
+    return;
+  }
   __threadfence();
   const unsigned count = __ldcg(&p.counters[1]);
   tm::Candidate* out = reinterpret_cast<tm::Candidate*>(p.out + 1);
@@ -609,6 +737,9 @@ __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameP
     p.counters[0] = 0;
     p.counters[1] = 0;
   }
+  if (p.trace && tid == 0)
+    p.trace[(blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z)) * kTraceSlots + kTrLast] = 1;
+  leave();
 }
 
 struct TexEntry {
@@ -641,6 +772,7 @@ struct TemplateMatcherCuda::Impl {
   int force_ks = 0;     // CUDAPREP_TM_KSPLIT: 1, 2 or 4
   int force_kz = 0;     // CUDAPREP_TM_KZ: 1, 2, 4 or 8
   int force_pipe = -1;  // CUDAPREP_TM_PIPE: 0 or 1
+  bool m16_split = true;  // CUDAPREP_TM_M16=0: cluster-split blocks keep 4 warps of two M-groups
   int occ[2][4][3] = {};  // blocks per SM: [tile width / 64 - 1][log2 kz][log2 ks]; 0: does not fit
   // Per caps.
   cuda::DeviceBuffer map, staging;
@@ -668,6 +800,11 @@ struct TemplateMatcherCuda::Impl {
   bool use_graphs = false;
   bool profile = false;
   cudaEvent_t events[2] = {};
+  // CUDAPREP_TM_TRACE=1: per-block phase clocks of the last launch, summarised on stderr.
+  cuda::DeviceBuffer trace;
+  int trace_capacity = 0;   // blocks
+  unsigned trace_blocks = 0;  // of the last launch
+  int clock_khz = 0;
   TemplateMatcherCuda::TextureCacheStats stats;
 
   void destroy_textures() {
@@ -702,7 +839,7 @@ struct TemplateMatcherCuda::Impl {
   // matchers with different templates never fight over the attribute); the template must fit
   // with the narrowest tile the path has.
   Status set_kernel_limits() const {
-    const int need = frame_layout(use_mma ? 1 : 2, tw, th, kp, th).total;
+    const int need = frame_layout(use_mma ? 1 : 2, tw, th, kp, th, 1).total;
     if (need > smem_optin)
       return Status::error("template " + std::to_string(tw) + "x" + std::to_string(th) +
                            " needs more shared memory than this GPU offers (" + std::to_string(need) + " > " +
@@ -774,10 +911,11 @@ struct TemplateMatcherCuda::Impl {
     return Status();
   }
 
-  static void (*frame_kernel_for(bool mma, int pp, bool pipelined))(const FrameParams) {
-    if (!mma) return frame_kernel<false, 2, false>;
-    if (pp == 1) return pipelined ? frame_kernel<true, 1, true> : frame_kernel<true, 1, false>;
-    return pipelined ? frame_kernel<true, 2, true> : frame_kernel<true, 2, false>;
+  static void (*frame_kernel_for(bool mma, int pp, bool pipelined, bool m16))(const FrameParams) {
+    if (!mma) return frame_kernel<false, 2, false, false>;
+    if (m16) return pipelined ? frame_kernel<true, 1, true, true> : frame_kernel<true, 1, false, true>;
+    if (pp == 1) return pipelined ? frame_kernel<true, 1, true, false> : frame_kernel<true, 1, false, false>;
+    return pipelined ? frame_kernel<true, 2, true, false> : frame_kernel<true, 2, false, false>;
   }
 
   // Resident blocks per SM for each tile width, cluster split and warp-group split (per template).
@@ -790,10 +928,10 @@ struct TemplateMatcherCuda::Impl {
           o = 0;
           const int kz = 1 << z, ks = 1 << i;
           if ((pp == 2 && ks > 2) || kz > th || (!use_mma && (pp == 1 || kz > 1 || ks > 1))) continue;
-          const int smem = frame_layout(pp, tw, th, kp, (th + kz - 1) / kz).total;
+          const int smem = frame_layout(pp, tw, th, kp, (th + kz - 1) / kz, ks).total;
           if (smem > smem_optin) continue;
           CUDAPREP_RETURN_IF_ERROR(
-              cuda_status(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o, frame_kernel_for(use_mma, pp, true),
+              cuda_status(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o, frame_kernel_for(use_mma, pp, true, false),
                                                                         kGroupThreads * ks, smem),
                           "cudaOccupancyMaxActiveBlocksPerMultiprocessor"));
         }
@@ -802,7 +940,7 @@ struct TemplateMatcherCuda::Impl {
 
   struct FramePlan {
     int pp = 1, kz = 1, ks = 1, smem = 0, x_first = 0;
-    bool pipe = false;
+    bool pipe = false, m16 = false;
     dim3 grid;
   };
 
@@ -812,10 +950,12 @@ struct TemplateMatcherCuda::Impl {
   //  - cluster split kz: where the tiles fill less than half the GPU, the template rows are split
   //    over kz blocks per tile (up to 8, at least 8 rows each): small regions use more SMs and
   //    shorter serial chains (256 x 256 region, 64 px: 42 -> 24 us of kernel time);
-  //  - ks warp groups per block (choose_ks);
-  //  - software pipelining of the tensor-core loop where a row step is one 32-column chunk, on
-  //    small grids and with 128-wide tiles; for wider templates on full frames the compiler's own
-  //    unrolling of the chunk loop is faster (64 px -4%, 128 px -13%, 256 px -19% at 64 wide).
+  //  - with a cluster split (64-wide tiles): 8 warps of one 16-row M-group each (m16), whose
+  //    serial chains are th / kz + 15 row steps instead of th / kz + 31;
+  //  - otherwise ks warp groups per block (choose_ks);
+  //  - software pipelining of the tensor-core loop where a row step is one 32-column chunk and on
+  //    small grids; for wider templates on full frames the compiler's own unrolling of the chunk
+  //    loop is faster (64 px -4%, 128 px -13% at 128 wide, 256 px -19% at 64 wide).
   FramePlan plan(const Rect& r) const {
     FramePlan pl;
     const int mw = r.w - tw + 1, mh = r.h - th + 1, nc = kp / 32;
@@ -844,10 +984,11 @@ struct TemplateMatcherCuda::Impl {
       while (z > 0 && occ[pl.pp - 1][z][0] == 0) --z;  // does not fit
     }
     pl.kz = 1 << z;
-    pl.ks = use_mma ? choose_ks(pl.pp, z, tiles * pl.kz) : 1;
-    pl.pipe = use_mma && (force_pipe >= 0 ? force_pipe == 1 : (nc == 1 || pl.kz > 1 || pl.pp == 2));
+    pl.m16 = use_mma && pl.kz > 1 && pl.pp == 1 && m16_split;
+    pl.ks = use_mma && !pl.m16 ? choose_ks(pl.pp, z, tiles * pl.kz) : 1;
+    pl.pipe = use_mma && (force_pipe >= 0 ? force_pipe == 1 : (nc == 1 || pl.kz > 1));
     pl.grid = dim3(gx, gy, pl.kz);
-    pl.smem = frame_layout(pl.pp, tw, th, kp, (th + pl.kz - 1) / pl.kz).total;
+    pl.smem = frame_layout(pl.pp, tw, th, kp, (th + pl.kz - 1) / pl.kz, pl.ks).total;
     return pl;
   }
 
@@ -908,9 +1049,14 @@ struct TemplateMatcherCuda::Impl {
     p.keys = reinterpret_cast<unsigned long long*>(state.data() + 32);
     p.touched = reinterpret_cast<unsigned*>(state.data() + 32 + static_cast<size_t>(capacity) * 8);
     p.out = out_dev;
+    p.trace = nullptr;
+    if (trace.data() && pl.grid.x * pl.grid.y * pl.grid.z <= static_cast<unsigned>(trace_capacity)) {
+      p.trace = reinterpret_cast<unsigned long long*>(trace.data());
+      trace_blocks = pl.grid.x * pl.grid.y * pl.grid.z;
+    }
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = pl.grid;
-    cfg.blockDim = dim3(kGroupThreads * pl.ks);
+    cfg.blockDim = dim3(kGroupThreads * (pl.m16 ? 2 : pl.ks));
     cfg.dynamicSmemBytes = static_cast<size_t>(pl.smem);
     cfg.stream = stream;
     cudaLaunchAttribute attr[1];
@@ -923,7 +1069,7 @@ struct TemplateMatcherCuda::Impl {
       cfg.numAttrs = 1;
     }
     mark(0);
-    const cudaError_t e = cudaLaunchKernelEx(&cfg, frame_kernel_for(use_mma, pl.pp, pl.pipe), p);
+    const cudaError_t e = cudaLaunchKernelEx(&cfg, frame_kernel_for(use_mma, pl.pp, pl.pipe, pl.m16), p);
     if (e != cudaSuccess && pl.kz > 1) {  // no cluster launch here: split nothing from now on
       cudaGetLastError();
       clusters = false;
@@ -939,7 +1085,7 @@ struct TemplateMatcherCuda::Impl {
   // cached already (a buffer pool), so that a stream of new buffers never pays a capture per frame.
   // Falls back to plain launches where capture is not possible or fails.
   Status enqueue_frame(cudaTextureObject_t tex, const Rect& r, double threshold, bool reused_texture) {
-    if (!use_graphs || profile || !reused_texture) return launch_frame(tex, r, true, threshold);
+    if (!use_graphs || profile || trace.data() || !reused_texture) return launch_frame(tex, r, true, threshold);
     ++tick;
     for (GraphEntry& g : graphs) {
       if (g.tex == tex && g.r.x == r.x && g.r.y == r.y && g.r.w == r.w && g.r.h == r.h && g.threshold == threshold) {
@@ -992,6 +1138,45 @@ struct TemplateMatcherCuda::Impl {
     std::fprintf(stderr, "tm profile (ms): kernel %.4f\n", k);
   }
 
+  // One line per launch: the span (first block start to last block end, %globaltimer), the spread
+  // of block starts, blocks per SM, then per phase the median and maximum over blocks (us at the
+  // nominal SM clock), and the last block's ticket-to-end time.
+  void print_trace() {
+    if (!trace_blocks) return;
+    std::vector<unsigned long long> t(static_cast<size_t>(trace_blocks) * kTraceSlots);
+    if (cudaMemcpy(t.data(), trace.data(), t.size() * 8, cudaMemcpyDeviceToHost) != cudaSuccess) return;
+    const double cyc_us = clock_khz > 0 ? clock_khz / 1000.0 : 1980.0;
+    unsigned long long g0 = ~0ull, g1 = 0, gs = 0;
+    std::vector<int> per_sm(1024, 0);
+    int max_per_sm = 0;
+    for (unsigned b = 0; b < trace_blocks; ++b) {
+      const unsigned long long* r = &t[static_cast<size_t>(b) * kTraceSlots];
+      g0 = std::min(g0, r[kTrGtStart]);
+      g1 = std::max(g1, r[kTrGtEnd]);
+      gs = std::max(gs, r[kTrGtStart]);
+      if (r[kTrSm] < per_sm.size()) max_per_sm = std::max(max_per_sm, ++per_sm[r[kTrSm]]);
+    }
+    std::fprintf(stderr, "tm trace: %u blocks, <=%d per SM (cumulative), span %.2f us, starts spread %.2f us |", trace_blocks,
+                 max_per_sm, (g1 - g0) / 1000.0, (gs - g0) / 1000.0);
+    const char* names[] = {"stage", "mma", "cluster", "box", "map", "cells", "tail"};
+    for (int ph = 1; ph <= kTrEnd; ++ph) {
+      std::vector<double> d;
+      for (unsigned b = 0; b < trace_blocks; ++b) {
+        const unsigned long long* r = &t[static_cast<size_t>(b) * kTraceSlots];
+        d.push_back(static_cast<double>(static_cast<long long>(r[ph] - r[ph - 1])) / cyc_us);
+      }
+      std::sort(d.begin(), d.end());
+      std::fprintf(stderr, " %s %.2f/%.2f", names[ph - 1], d[d.size() / 2], d.back());
+    }
+    for (unsigned b = 0; b < trace_blocks; ++b) {
+      const unsigned long long* r = &t[static_cast<size_t>(b) * kTraceSlots];
+      if (r[kTrLast])
+        std::fprintf(stderr, " | last block: total %.2f, tail %.2f, ended at +%.2f us", (r[kTrEnd] - r[kTrStart]) / cyc_us,
+                     (r[kTrEnd] - r[kTrCells]) / cyc_us, (r[kTrGtEnd] - g0) / 1000.0);
+    }
+    std::fprintf(stderr, "\n");
+  }
+
   Status check_frame(const GrayView& f) const {
     if (!configured) return Status::error("TemplateMatcherCuda: configure() first");
     if (!has_template) return Status::error("no template set");
@@ -1005,6 +1190,9 @@ struct TemplateMatcherCuda::Impl {
   void release() {
     destroy_graphs();
     destroy_textures();
+    trace.reset();
+    trace_capacity = 0;
+    trace_blocks = 0;
     for (cudaEvent_t& e : events) {
       if (e) cudaEventDestroy(e);
       e = nullptr;
@@ -1067,11 +1255,13 @@ Status TemplateMatcherCuda::configure(int frame_width, int frame_height, void* s
   CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaDeviceGetAttribute(&m.sm_count, cudaDevAttrMultiProcessorCount, dev),
                                        "cudaDeviceGetAttribute"));
   // The kernel has no static shared memory: its dynamic limit can be the whole opt-in size.
-  const void* kernels[] = {reinterpret_cast<const void*>(frame_kernel<true, 1, true>),
-                           reinterpret_cast<const void*>(frame_kernel<true, 1, false>),
-                           reinterpret_cast<const void*>(frame_kernel<true, 2, true>),
-                           reinterpret_cast<const void*>(frame_kernel<true, 2, false>),
-                           reinterpret_cast<const void*>(frame_kernel<false, 2, false>)};
+  const void* kernels[] = {reinterpret_cast<const void*>(frame_kernel<true, 1, true, false>),
+                           reinterpret_cast<const void*>(frame_kernel<true, 1, false, false>),
+                           reinterpret_cast<const void*>(frame_kernel<true, 1, true, true>),
+                           reinterpret_cast<const void*>(frame_kernel<true, 1, false, true>),
+                           reinterpret_cast<const void*>(frame_kernel<true, 2, true, false>),
+                           reinterpret_cast<const void*>(frame_kernel<true, 2, false, false>),
+                           reinterpret_cast<const void*>(frame_kernel<false, 2, false, false>)};
   for (const void* k : kernels)
     CUDAPREP_RETURN_IF_ERROR(cuda_status(
         cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, m.smem_optin), "cudaFuncSetAttribute"));
@@ -1092,6 +1282,14 @@ Status TemplateMatcherCuda::configure(int frame_width, int frame_height, void* s
   if (prof && std::strcmp(prof, "1") == 0) {
     for (cudaEvent_t& e : m.events) CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaEventCreate(&e), "cudaEventCreate"));
     m.profile = true;
+  }
+  const char* m16 = std::getenv("CUDAPREP_TM_M16");
+  m.m16_split = !(m16 && std::strcmp(m16, "0") == 0);
+  const char* tr = std::getenv("CUDAPREP_TM_TRACE");
+  if (tr && std::strcmp(tr, "1") == 0) {
+    m.trace_capacity = ((frame_width + 63) / 64 + 1) * ((frame_height + 63) / 64) * kMaxKz;
+    CUDAPREP_RETURN_IF_ERROR(m.trace.allocate(static_cast<size_t>(m.trace_capacity) * kTraceSlots * 8));
+    CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaDeviceGetAttribute(&m.clock_khz, cudaDevAttrClockRate, dev), "cudaDeviceGetAttribute"));
   }
   m.width = frame_width;
   m.height = frame_height;
@@ -1163,6 +1361,7 @@ Status TemplateMatcherCuda::match(const GrayView& f, const MatchSettings& settin
   CUDAPREP_RETURN_IF_ERROR(m.enqueue_frame(tex, r, settings.threshold, m.stats.hits > hits));
   CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaStreamSynchronize(m.stream), "cudaStreamSynchronize"));
   if (m.profile) m.print_profile();
+  if (m.trace.data()) m.print_trace();
   // The kernel wrote the candidates (count first) into the pinned buffer.
   const int count = std::min<int>(*reinterpret_cast<const volatile unsigned*>(m.host_out.data()), m.capacity);
   const tm::Candidate* c = reinterpret_cast<const tm::Candidate*>(m.host_out.data() + sizeof(OutHeader));
