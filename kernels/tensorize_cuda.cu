@@ -1,10 +1,12 @@
 // CUDA path of the tensorize transform: one fused kernel per frame.
 //
-// Work split. A warp owns one segment of one tensor row: 32 lanes x Q adjacent pixels (Q = 4 for
-// YUV sources, 2 for packed and gray ones: the faster of the shapes measured, see
-// bench/NOTES-tensorize.md), written with one Q-wide vector store per channel plane (three for
-// NHWC). Blocks are two warps, and warp w of block b takes segment w * gridDim.x + b, so each
-// block pairs a row of the upper half of the tensor with one of the lower half.
+// Work split. A warp owns one segment of one tensor row: 32 lanes x Q adjacent pixels (Q = 2 for
+// YUV sources, 1 for packed and gray ones: the fastest shapes measured together with the
+// zero-weight skip below, see bench/NOTES-tensorize.md), written with one Q-wide vector store per
+// channel plane (three for NHWC). Blocks are 4 warps taking consecutive warp indices. The rows
+// that sample the source come first in that order, so their blocks are dispatched and their loads
+// issued first; every row that is all padding follows, one warp per row, written with 16-byte
+// stores.
 //
 // Sampling. Every tap is read with a byte load at its clamped position: no load window can leave
 // a row, so there are no window checks and no second (divergent) path for the lanes at the row
@@ -15,6 +17,20 @@
 // lane that straddles the active rectangle, go through the same per-pixel code or
 // tz::sample_pixel. All of it feeds the same source bytes into the same float operations as
 // tensorize_pixel.h, so the result equals the CPU path bit for bit.
+//
+// Zero weights. A tap whose weight is exactly 0 is not loaded: lerp(a, b, 0) = a + (b - a) * 0
+// = a bit for bit (a is finite and never -0), so the result does not change. A row weight of 0
+// (uniform over the warp's row) skips the second source row, and a column weight of 0 predicates
+// off the second column's loads. At a 3:1 scale with centred pixels, as 1080p -> 640 is, every
+// luma / packed tap lands on a pixel centre: one source row in three is read instead of two.
+//
+// Outputs. For NCHW bilinear with a channel map that is a permutation (all plans from
+// make_tensorize_plan), value slot k (colour component k of YUV, byte k of a packed pixel) goes
+// to the plane of the output channel that takes it, through a per-slot plane pointer, so no
+// per-pixel selects are needed and packed bytes load at immediate offsets. NCHW stores use 32-bit
+// offsets from those plane pointers, and the YUV clamps are fminf/fmaxf. On their own these
+// instruction savings did not change the measured time (the kernel is bound by memory latency
+// and dispatch, not by issue); they are part of the shape that was measured and tested.
 //
 // Runtime enums become template parameters through one dispatch table (kernels()): source
 // family x interpolation x layout x dtype. Channel order and packing are runtime byte maps.
@@ -34,19 +50,24 @@ using tz::PixelParams;
 using tz::RowCtx;
 using tz::SourceFamily;
 
-constexpr int kWarpsPerBlock = 2;
+constexpr int kWarpsPerBlock = 4;
 constexpr int kBlockThreads = 32 * kWarpsPerBlock;
 
 struct KernelArgs {
   PixelParams p;
   void* dst;
   int segs_per_row;  // warp segments per tensor row
-  int total_segs;    // segs_per_row * H
+  int a0, n_act;     // the rows that sample the source: [a0, a0 + n_act)
+  int pad_split;     // padding rows: warp k after the sampled ones takes row k (k < a0) or k + n_act
+  int total_warps;   // n_act * segs_per_row + (H - n_act)
+  int routed;         // values come in slot order (below); else in output channel order
+  char* base[3];      // NCHW: output plane of value slot k
+  float kmul[3], kadd[3], kpad[3];  // normalisation and pad value of value slot k
 };
 
 // Pixels per lane (adjacent, one vector store per channel).
 constexpr int pixels_per_lane(SourceFamily f) {
-  return f == SourceFamily::NV12 || f == SourceFamily::I420 ? 4 : 2;
+  return f == SourceFamily::NV12 || f == SourceFamily::I420 ? 2 : 1;
 }
 
 // ---- sampling ----------------------------------------------------------------------------------
@@ -64,8 +85,19 @@ __device__ __forceinline__ float mlerp(float A, float B, float f) {
   return a + (B - A) * f;
 }
 
-// tz::bilerp on magic floats.
-__device__ __forceinline__ float mbilerp(float A00, float A01, float A10, float A11, float fx, float fy) {
+// tz::bilerp of the taps at q00, q01 (row 0) and q10, q11 (row 1), read as magic floats. A column
+// tap with weight fx == 0 is not loaded; Two == false (row weight 0) skips row 1. Both give the
+// same bits as the full bilerp (see the top of the file).
+template <bool Two>
+__device__ __forceinline__ float taps4(const uint8_t* q00, const uint8_t* q01, const uint8_t* q10,
+                                       const uint8_t* q11, float fx, float fy) {
+  const float A00 = mload(q00);
+  float A01 = A00;
+  if (fx != 0.0f) A01 = mload(q01);
+  if (!Two) return mlerp(A00, A01, fx);
+  const float A10 = mload(q10);
+  float A11 = A10;
+  if (fx != 0.0f) A11 = mload(q11);
   return tz::lerp1(mlerp(A00, A01, fx), mlerp(A10, A11, fx), fy);
 }
 
@@ -96,10 +128,17 @@ __device__ __forceinline__ tz::Taps clamped_taps(float s, int lo, int hi) {
   return t;
 }
 
+// tz::clamp255 for values that are never NaN or -0: it differs only there. r, g and b are
+// neither when the colour coefficients are finite and the gains positive, as make_tensorize_plan
+// makes them (a difference that is +0 times a positive gain is +0, and x + (-0) = x).
+__device__ __forceinline__ float clamp255f(float v) { return fminf(fmaxf(v, 0.0f), 255.0f); }
+
 // One active tensor pixel, bilinear, with byte loads at clamped taps; xf is float(x), exactly.
-// Same operands and operations as tz::sample_pixel<F, Bilinear>.
-template <SourceFamily F>
-__device__ __forceinline__ void sample_bytes(const PixelParams& p, const RowCtx& r, float xf, float out[3]) {
+// Same operands and operations as tz::sample_pixel<F, Bilinear>. Two / TwoC: the luma (packed,
+// gray) / chroma row weight is not 0.
+template <SourceFamily F, bool Two, bool TwoC>
+__device__ __forceinline__ void sample_bytes(const KernelArgs& a, const RowCtx& r, float xf, float out[3]) {
+  const PixelParams& p = a.p;
   const float xs = p.inv_sx * xf + p.off_x;  // tz::src_coord
   const tz::Taps t = clamped_taps(xs, p.lx0, p.lx1);
   if (F == SourceFamily::Packed3 || F == SourceFamily::Packed4) {
@@ -109,14 +148,20 @@ __device__ __forceinline__ void sample_bytes(const PixelParams& p, const RowCtx&
     const uint8_t* q10 = r.r1 + t.i0 * bpp;
     const uint8_t* q11 = r.r1 + t.i1 * bpp;
     float v[3];
+    if (a.routed) {  // slot k = byte k: immediate load offsets
 #pragma unroll
-    for (int c = 0; c < 3; ++c) {
-      const int b = p.byte_of[c];
-      v[c] = mbilerp(mload(q00 + b), mload(q01 + b), mload(q10 + b), mload(q11 + b), t.f, r.fy);
+      for (int k = 0; k < 3; ++k) v[k] = taps4<Two>(q00 + k, q01 + k, q10 + k, q11 + k, t.f, r.fy);
+    } else {
+#pragma unroll
+      for (int c = 0; c < 3; ++c) {
+        const int b = p.byte_of[c];
+        v[c] = taps4<Two>(q00 + b, q01 + b, q10 + b, q11 + b, t.f, r.fy);
+      }
     }
-    tz::finish_rgb(p, v[0], v[1], v[2], out);
+#pragma unroll
+    for (int k = 0; k < 3; ++k) out[k] = v[k] * a.kmul[k] + a.kadd[k];  // tz::finish_rgb
   } else {
-    const float Y = mbilerp(mload(r.r0 + t.i0), mload(r.r0 + t.i1), mload(r.r1 + t.i0), mload(r.r1 + t.i1), t.f, r.fy);
+    const float Y = taps4<Two>(r.r0 + t.i0, r.r0 + t.i1, r.r1 + t.i0, r.r1 + t.i1, t.f, r.fy);
     if (F == SourceFamily::Gray) {
       tz::finish_gray(p, Y, out);
       return;
@@ -128,13 +173,27 @@ __device__ __forceinline__ void sample_bytes(const PixelParams& p, const RowCtx&
       const uint8_t* u01 = r.a0 + 2 * c.i1;
       const uint8_t* u10 = r.a1 + 2 * c.i0;
       const uint8_t* u11 = r.a1 + 2 * c.i1;
-      U = mbilerp(mload(u00), mload(u01), mload(u10), mload(u11), c.f, r.cfy);
-      V = mbilerp(mload(u00 + 1), mload(u01 + 1), mload(u10 + 1), mload(u11 + 1), c.f, r.cfy);
+      U = taps4<TwoC>(u00, u01, u10, u11, c.f, r.cfy);
+      V = taps4<TwoC>(u00 + 1, u01 + 1, u10 + 1, u11 + 1, c.f, r.cfy);
     } else {
-      U = mbilerp(mload(r.a0 + c.i0), mload(r.a0 + c.i1), mload(r.a1 + c.i0), mload(r.a1 + c.i1), c.f, r.cfy);
-      V = mbilerp(mload(r.b0 + c.i0), mload(r.b0 + c.i1), mload(r.b1 + c.i0), mload(r.b1 + c.i1), c.f, r.cfy);
+      U = taps4<TwoC>(r.a0 + c.i0, r.a0 + c.i1, r.a1 + c.i0, r.a1 + c.i1, c.f, r.cfy);
+      V = taps4<TwoC>(r.b0 + c.i0, r.b0 + c.i1, r.b1 + c.i0, r.b1 + c.i1, c.f, r.cfy);
     }
-    tz::finish_yuv(p, Y, U, V, out);
+    // tz::finish_yuv, with the outputs in slot order when routed.
+    const float y = (Y - p.y_offset) * p.y_gain;
+    const float u = (U - 128.0f) * p.c_gain;
+    const float v = (V - 128.0f) * p.c_gain;
+    const float cr = clamp255f(y + p.rv * v);
+    const float cg = clamp255f(y + p.gu * u + p.gv * v);
+    const float cb = clamp255f(y + p.bu * u);
+    if (a.routed) {
+      out[0] = cr * a.kmul[0] + a.kadd[0];
+      out[1] = cg * a.kmul[1] + a.kadd[1];
+      out[2] = cb * a.kmul[2] + a.kadd[2];
+    } else {
+#pragma unroll
+      for (int k = 0; k < 3; ++k) out[k] = tz::select3(cr, cg, cb, p.comp_of[k]) * p.mul[k] + p.add[k];
+    }
   }
 }
 
@@ -172,24 +231,26 @@ __device__ __forceinline__ void store_one(void* base, int64_t i, float e) {
 // Q pixels from x (n of them inside the tensor), values v[c][j]: vector stores where the whole
 // group is inside and the address is aligned, element stores otherwise (odd widths, odd offsets).
 template <Layout L, DType D, int Q>
-__device__ __forceinline__ void store_group(void* dst, int W, int H, int y, int x, int n, const float (&v)[3][Q]) {
+__device__ __forceinline__ void store_group(const KernelArgs& a, int y, int x, int n, const float (&v)[3][Q]) {
   constexpr int esize = D == DType::Float32 ? 4 : 2;
-  const int64_t pix = int64_t(y) * W + x;
-  char* const o = static_cast<char*>(dst);
+  const int W = a.p.W;
   if (L == Layout::NCHW) {
-    const int64_t plane = int64_t(W) * H;
+    // Plane pointers per value slot, 32-bit offsets (pix * esize < 2^30).
+    const uint32_t off = (uint32_t(y) * uint32_t(W) + uint32_t(x)) * uint32_t(esize);
 #pragma unroll
-    for (int c = 0; c < 3; ++c) {
-      char* q = o + (c * plane + pix) * esize;
+    for (int k = 0; k < 3; ++k) {
+      char* q = a.base[k] + off;
       if (n == Q && (reinterpret_cast<uintptr_t>(q) & (Q * esize - 1)) == 0) {
-        store_vec<D, Q>(q, &v[c][0]);
+        store_vec<D, Q>(q, &v[k][0]);
       } else {
 #pragma unroll
         for (int j = 0; j < Q; ++j)
-          if (j < n) store_one<D>(o, c * plane + pix + j, v[c][j]);
+          if (j < n) store_one<D>(q, j, v[k][j]);
       }
     }
   } else {
+    const int64_t pix = int64_t(y) * W + x;
+    char* const o = static_cast<char*>(a.dst);
     float e[3 * Q];
 #pragma unroll
     for (int j = 0; j < Q; ++j) {
@@ -211,58 +272,109 @@ __device__ __forceinline__ void store_group(void* dst, int W, int H, int y, int 
 
 // ---- the kernel --------------------------------------------------------------------------------
 
+// The Q pixels of one lane from x0 in a sampling row (bilinear).
+template <SourceFamily F, int Q, bool Two, bool TwoC>
+__device__ __forceinline__ void sample_group(const KernelArgs& a, const RowCtx& r, int x0, float (&v)[3][Q]) {
+  const PixelParams& p = a.p;
+  const float xf0 = static_cast<float>(x0);  // float(x) = xf0 + (x - x0), exactly (x < 2^24)
+  if (x0 >= p.ax0 && x0 + Q - 1 < p.ax1) {
+#pragma unroll
+    for (int j = 0; j < Q; ++j) {
+      float o[3];
+      sample_bytes<F, Two, TwoC>(a, r, xf0 + static_cast<float>(j), o);
+      v[0][j] = o[0];
+      v[1][j] = o[1];
+      v[2][j] = o[2];
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < Q; ++j) {
+      float o[3];
+      const int x = x0 + j;
+      if (x < p.W && tz::x_active(p, x)) {
+        sample_bytes<F, Two, TwoC>(a, r, xf0 + static_cast<float>(j), o);
+      } else {
+        o[0] = a.kpad[0];
+        o[1] = a.kpad[1];
+        o[2] = a.kpad[2];
+      }
+      v[0][j] = o[0];
+      v[1][j] = o[1];
+      v[2][j] = o[2];
+    }
+  }
+}
+
 template <SourceFamily F, Interpolation I, Layout L, DType D>
 __global__ void __launch_bounds__(kBlockThreads) tensorize_kernel(const __grid_constant__ KernelArgs a) {
   constexpr int Q = pixels_per_lane(F);
   const PixelParams& p = a.p;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int seg = warp * gridDim.x + blockIdx.x;
-  if (seg >= a.total_segs) return;
-  const int y = seg / a.segs_per_row;
-  const int x0 = (seg - y * a.segs_per_row) * (32 * Q) + lane * Q;  // this lane's pixels: x0 .. x0 + Q - 1
+  const float* pad = a.kpad;
+  const int w = blockIdx.x * kWarpsPerBlock + warp;
+  if (w >= a.total_warps) return;
+  const int sampled_warps = a.n_act * a.segs_per_row;
+  if (w >= sampled_warps) {
+    // A padding row: the whole row, P pixels per lane and store.
+    const int k = w - sampled_warps;
+    const int y = k < a.pad_split ? k : k + a.n_act;
+    constexpr int P = D == DType::Float32 ? 4 : 8;
+    float v[3][P];
+#pragma unroll
+    for (int j = 0; j < P; ++j) {
+      v[0][j] = pad[0];
+      v[1][j] = pad[1];
+      v[2][j] = pad[2];
+    }
+    for (int x = lane * P; x < p.W; x += 32 * P) store_group<L, D, P>(a, y, x, min(P, p.W - x), v);
+    return;
+  }
+  const int row = w / a.segs_per_row;
+  const int y = a.a0 + row;  // samples the source (tz::y_active)
+  const int x0 = (w - row * a.segs_per_row) * (32 * Q) + lane * Q;  // this lane's pixels: x0 .. x0 + Q - 1
+  if (x0 >= p.W) return;
   const int x_last = x0 + Q - 1;
-  const float xf0 = static_cast<float>(x0);  // float(x) = xf0 + (x - x0), exactly (x < 2^24)
 
   float v[3][Q];
-  if (!tz::y_active(p, y) || x0 >= p.ax1 || x_last < p.ax0) {
+  if (x0 >= p.ax1 || x_last < p.ax0) {
 #pragma unroll
     for (int i = 0; i < Q; ++i) {
-      v[0][i] = p.pad[0];
-      v[1][i] = p.pad[1];
-      v[2][i] = p.pad[2];
+      v[0][i] = pad[0];
+      v[1][i] = pad[1];
+      v[2][i] = pad[2];
     }
   } else {
     const RowCtx r = tz::make_row<F, I>(p, y);
-    constexpr bool bilinear = I == Interpolation::Bilinear;
-    if (bilinear && x0 >= p.ax0 && x_last < p.ax1) {
-#pragma unroll
-      for (int j = 0; j < Q; ++j) {
-        float o[3];
-        sample_bytes<F>(p, r, xf0 + static_cast<float>(j), o);
-        v[0][j] = o[0];
-        v[1][j] = o[1];
-        v[2][j] = o[2];
+    if (I == Interpolation::Bilinear) {
+      // The row weights are uniform over the warp: one branch picks the rows to read.
+      constexpr bool yuv = F == SourceFamily::NV12 || F == SourceFamily::I420;
+      if (r.fy != 0.0f) {
+        if (yuv && r.cfy != 0.0f)
+          sample_group<F, Q, true, true>(a, r, x0, v);
+        else
+          sample_group<F, Q, true, false>(a, r, x0, v);
+      } else {
+        if (yuv && r.cfy != 0.0f)
+          sample_group<F, Q, false, true>(a, r, x0, v);
+        else
+          sample_group<F, Q, false, false>(a, r, x0, v);
       }
     } else {
 #pragma unroll
       for (int j = 0; j < Q; ++j) {
         float o[3];
         const int x = x0 + j;
-        if (x < p.W && tz::x_active(p, x)) {
-          if (bilinear)
-            sample_bytes<F>(p, r, xf0 + static_cast<float>(j), o);
-          else
-            tz::sample_pixel<F, I>(p, r, x, o);
-        } else {
+        if (x < p.W && tz::x_active(p, x))
+          tz::sample_pixel<F, I>(p, r, x, o);
+        else
           tz::pad_pixel(p, o);
-        }
         v[0][j] = o[0];
         v[1][j] = o[1];
         v[2][j] = o[2];
       }
     }
   }
-  if (x0 < p.W) store_group<L, D, Q>(a.dst, p.W, p.H, y, x0, min(Q, p.W - x0), v);
+  store_group<L, D, Q>(a, y, x0, min(Q, p.W - x0), v);
 }
 
 // ---- the dispatch table ------------------------------------------------------------------------
@@ -302,11 +414,38 @@ Status tensorize_cuda(const TensorizePlan& plan, const ImageView& src, void* dst
   a.p = tz::make_pixel_params(plan, src);
   a.dst = dst;
   const int seg_px = 32 * pixels_per_lane(family);
+  const int H = plan.dst_height;
   a.segs_per_row = (plan.dst_width + seg_px - 1) / seg_px;
-  a.total_segs = a.segs_per_row * plan.dst_height;
+  // Sampling rows: [active_y0, active_y1) (check_plan keeps both in [0, H]; an empty range has none).
+  a.a0 = plan.active_y0;
+  a.n_act = plan.active_y1 > plan.active_y0 ? plan.active_y1 - plan.active_y0 : 0;
+  a.pad_split = a.n_act > 0 ? a.a0 : H;
+  const int total_warps = a.n_act * a.segs_per_row + (H - a.n_act);
+  a.total_warps = total_warps;
+  // Routing (NCHW, bilinear): slot k -> the output channel whose map entry is k, if the channel
+  // map (YUV components, packed bytes) is a permutation of {0, 1, 2}; else slots are channels.
+  const bool yuv = family == SourceFamily::NV12 || family == SourceFamily::I420;
+  const int* map = yuv ? a.p.comp_of : a.p.byte_of;
+  int chan_of_slot[3] = {-1, -1, -1};
+  bool perm = family != SourceFamily::Gray;
+  for (int c = 0; c < 3 && perm; ++c) {
+    if (map[c] < 0 || map[c] > 2 || chan_of_slot[map[c]] >= 0)
+      perm = false;
+    else
+      chan_of_slot[map[c]] = c;
+  }
+  a.routed = perm && plan.layout == Layout::NCHW && plan.interpolation == Interpolation::Bilinear;
+  const size_t plane_bytes = size_t(plan.dst_width) * size_t(H) * (plan.dtype == DType::Float32 ? 4 : 2);
+  for (int k = 0; k < 3; ++k) {
+    const int c = a.routed ? chan_of_slot[k] : k;
+    a.base[k] = static_cast<char*>(dst) + size_t(c) * plane_bytes;
+    a.kmul[k] = a.p.mul[c];
+    a.kadd[k] = a.p.add[c];
+    a.kpad[k] = a.p.pad[c];
+  }
 
   const KernelFn fn = kernels()[kernel_index(family, plan.interpolation, plan.layout, plan.dtype)];
-  const unsigned blocks = static_cast<unsigned>((a.total_segs + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  const unsigned blocks = static_cast<unsigned>((total_warps + kWarpsPerBlock - 1) / kWarpsPerBlock);
   fn<<<blocks, kBlockThreads, 0, static_cast<cudaStream_t>(stream)>>>(a);
   const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess)
