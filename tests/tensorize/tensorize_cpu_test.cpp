@@ -203,15 +203,7 @@ HostImage from_bgr(const cv::Mat& bgr, PixelFormat f, int row_pad, int plane_gap
   return im;
 }
 
-TensorizeConfig base_config(PixelFormat f, int w, int h, int tw, int th) {
-  TensorizeConfig c;
-  c.format = f;
-  c.src_width = w;
-  c.src_height = h;
-  c.dst_width = tw;
-  c.dst_height = th;
-  return c;
-}
+using tztest::base_config;
 
 // ---- plan validation ---------------------------------------------------------------------------
 

@@ -178,15 +178,7 @@ std::string describe(const TensorizeConfig& c) {
   return r;
 }
 
-TensorizeConfig base_config(PixelFormat f, int w, int h, int tw, int th) {
-  TensorizeConfig c;
-  c.format = f;
-  c.src_width = w;
-  c.src_height = h;
-  c.dst_width = tw;
-  c.dst_height = th;
-  return c;
-}
+using tztest::base_config;
 
 // Every format x mode x align x interpolation x dtype x layout on random images.
 TEST_F(TensorizeGpu, EveryCombinationMatchesCpu) {

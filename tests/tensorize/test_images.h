@@ -111,6 +111,17 @@ inline void fill_random(HostImage& im, std::mt19937& rng) {
   }
 }
 
+// A default configuration for a format and sizes; tests change what they exercise.
+inline cudaprep::TensorizeConfig base_config(cudaprep::PixelFormat f, int w, int h, int tw, int th) {
+  cudaprep::TensorizeConfig c;
+  c.format = f;
+  c.src_width = w;
+  c.src_height = h;
+  c.dst_width = tw;
+  c.dst_height = th;
+  return c;
+}
+
 // Randomises what the exhaustive tests do not enumerate: channel order, pad value, YUV matrix
 // and range, and (each half of the time) normalisation and an ROI.
 inline void randomize_settings(cudaprep::TensorizeConfig& c, std::mt19937& rng) {
