@@ -1,12 +1,14 @@
 // CUDA path of the tensorize transform: one fused kernel per frame.
 //
 // Work split. A warp owns one segment of one tensor row: 32 lanes x Q adjacent pixels (Q = 2 for
-// YUV sources, 1 for packed and gray ones: the fastest shapes measured together with the
-// zero-weight skip below, see bench/NOTES-tensorize.md), written with one Q-wide vector store per
-// channel plane (three for NHWC). Blocks are 4 warps taking consecutive warp indices. The rows
-// that sample the source come first in that order, so their blocks are dispatched and their loads
-// issued first; every row that is all padding follows, one warp per row, written with 16-byte
-// stores.
+// every source family by default: with 4-warp blocks and the plane routing below, the fastest
+// tested shape for both NV12 and BGR, see bench/NOTES-tensorize.md; the environment variables
+// CUDAPREP_TZ_QYUV / _QPACK (1, 2, 4), _WPB (1, 2, 4) and _ROUTE (0, 1) override the YUV and the
+// packed/gray Q, warps per block and the routing, for experiments), written with one Q-wide vector
+// store per channel plane (three for NHWC). Blocks are 4 warps taking consecutive warp indices.
+// The rows that sample the source come first in that order, so their blocks are dispatched and
+// their loads issued first; every row that is all padding follows, one warp per row, written with
+// 16-byte stores.
 //
 // Sampling. Every tap is read with a byte load at its clamped position: no load window can leave
 // a row, so there are no window checks and no second (divergent) path for the lanes at the row
@@ -37,6 +39,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <cstdlib>
 #include <string>
 #include <utility>
 
@@ -50,8 +53,8 @@ using tz::PixelParams;
 using tz::RowCtx;
 using tz::SourceFamily;
 
-constexpr int kWarpsPerBlock = 4;
-constexpr int kBlockThreads = 32 * kWarpsPerBlock;
+constexpr int kWarpsPerBlock = 4;  // default; CUDAPREP_TZ_WPB overrides (1, 2 or 4)
+constexpr int kBlockThreads = 128;  // largest block
 
 struct KernelArgs {
   PixelParams p;
@@ -61,13 +64,39 @@ struct KernelArgs {
   int pad_split;     // padding rows: warp k after the sampled ones takes row k (k < a0) or k + n_act
   int total_warps;   // n_act * segs_per_row + (H - n_act)
   int routed;         // values come in slot order (below); else in output channel order
+  int wpb;            // warps per block
   char* base[3];      // NCHW: output plane of value slot k
   float kmul[3], kadd[3], kpad[3];  // normalisation and pad value of value slot k
 };
 
 // Pixels per lane (adjacent, one vector store per channel).
 constexpr int pixels_per_lane(SourceFamily f) {
-  return f == SourceFamily::NV12 || f == SourceFamily::I420 ? 2 : 1;
+  return f == SourceFamily::NV12 || f == SourceFamily::I420 ? 2 : 2;  // YUV : packed, gray
+}
+
+// Experiment knobs (environment, read once): Q for YUV / packed+gray, warps per block, routing.
+struct Knobs {
+  int q_yuv = pixels_per_lane(SourceFamily::NV12), q_other = pixels_per_lane(SourceFamily::Packed3);
+  int wpb = kWarpsPerBlock, route = 1;
+};
+int knob(const char* name, int def) {
+  const char* e = std::getenv(name);
+  return e && *e ? std::atoi(e) : def;
+}
+const Knobs& knobs() {
+  static const Knobs k = [] {
+    Knobs r;
+    r.q_yuv = knob("CUDAPREP_TZ_QYUV", r.q_yuv);
+    r.q_other = knob("CUDAPREP_TZ_QPACK", r.q_other);
+    r.wpb = knob("CUDAPREP_TZ_WPB", r.wpb);
+    r.route = knob("CUDAPREP_TZ_ROUTE", r.route);
+    auto okq = [](int q) { return q == 1 || q == 2 || q == 4 ? q : 2; };
+    r.q_yuv = okq(r.q_yuv);
+    r.q_other = okq(r.q_other);
+    if (r.wpb != 1 && r.wpb != 2 && r.wpb != 4) r.wpb = kWarpsPerBlock;
+    return r;
+  }();
+  return k;
 }
 
 // ---- sampling ----------------------------------------------------------------------------------
@@ -305,13 +334,12 @@ __device__ __forceinline__ void sample_group(const KernelArgs& a, const RowCtx& 
   }
 }
 
-template <SourceFamily F, Interpolation I, Layout L, DType D>
+template <SourceFamily F, Interpolation I, Layout L, DType D, int Q>
 __global__ void __launch_bounds__(kBlockThreads) tensorize_kernel(const __grid_constant__ KernelArgs a) {
-  constexpr int Q = pixels_per_lane(F);
   const PixelParams& p = a.p;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const float* pad = a.kpad;
-  const int w = blockIdx.x * kWarpsPerBlock + warp;
+  const int w = blockIdx.x * a.wpb + warp;
   if (w >= a.total_warps) return;
   const int sampled_warps = a.n_act * a.segs_per_row;
   if (w >= sampled_warps) {
@@ -381,13 +409,14 @@ __global__ void __launch_bounds__(kBlockThreads) tensorize_kernel(const __grid_c
 
 using KernelFn = void (*)(KernelArgs);
 
-// Index = ((family * 2 + interpolation) * 2 + layout) * 2 + dtype.
-constexpr int kKernelCount = tz::kSourceFamilyCount * 2 * 2 * 2;
+// Index = (((family * 2 + interpolation) * 2 + layout) * 2 + dtype) * 3 + q index (Q = 1, 2, 4).
+constexpr int kKernelCount = tz::kSourceFamilyCount * 2 * 2 * 2 * 3;
 
-template <int I>
+template <int J>
 KernelFn kernel_entry() {
+  constexpr int I = J / 3;
   return &tensorize_kernel<static_cast<SourceFamily>(I / 8), static_cast<Interpolation>((I / 4) % 2),
-                           static_cast<Layout>((I / 2) % 2), static_cast<DType>(I % 2)>;
+                           static_cast<Layout>((I / 2) % 2), static_cast<DType>(I % 2), 1 << (J % 3)>;
 }
 
 template <int... I>
@@ -398,8 +427,10 @@ const KernelFn* make_table(std::integer_sequence<int, I...>) {
 
 const KernelFn* kernels() { return make_table(std::make_integer_sequence<int, kKernelCount>{}); }
 
-int kernel_index(SourceFamily f, Interpolation i, Layout l, DType d) {
-  return ((static_cast<int>(f) * 2 + static_cast<int>(i)) * 2 + static_cast<int>(l)) * 2 + static_cast<int>(d);
+int kernel_index(SourceFamily f, Interpolation i, Layout l, DType d, int q) {
+  const int qi = q == 1 ? 0 : q == 2 ? 1 : 2;
+  return (((static_cast<int>(f) * 2 + static_cast<int>(i)) * 2 + static_cast<int>(l)) * 2 + static_cast<int>(d)) * 3 +
+         qi;
 }
 
 }  // namespace
@@ -413,7 +444,11 @@ Status tensorize_cuda(const TensorizePlan& plan, const ImageView& src, void* dst
   KernelArgs a;
   a.p = tz::make_pixel_params(plan, src);
   a.dst = dst;
-  const int seg_px = 32 * pixels_per_lane(family);
+  const Knobs& kn = knobs();
+  const bool yuv = family == SourceFamily::NV12 || family == SourceFamily::I420;
+  const int q = yuv ? kn.q_yuv : kn.q_other;
+  a.wpb = kn.wpb;
+  const int seg_px = 32 * q;
   const int H = plan.dst_height;
   a.segs_per_row = (plan.dst_width + seg_px - 1) / seg_px;
   // Sampling rows: [active_y0, active_y1) (check_plan keeps both in [0, H]; an empty range has none).
@@ -424,7 +459,6 @@ Status tensorize_cuda(const TensorizePlan& plan, const ImageView& src, void* dst
   a.total_warps = total_warps;
   // Routing (NCHW, bilinear): slot k -> the output channel whose map entry is k, if the channel
   // map (YUV components, packed bytes) is a permutation of {0, 1, 2}; else slots are channels.
-  const bool yuv = family == SourceFamily::NV12 || family == SourceFamily::I420;
   const int* map = yuv ? a.p.comp_of : a.p.byte_of;
   int chan_of_slot[3] = {-1, -1, -1};
   bool perm = family != SourceFamily::Gray;
@@ -434,7 +468,7 @@ Status tensorize_cuda(const TensorizePlan& plan, const ImageView& src, void* dst
     else
       chan_of_slot[map[c]] = c;
   }
-  a.routed = perm && plan.layout == Layout::NCHW && plan.interpolation == Interpolation::Bilinear;
+  a.routed = kn.route && perm && plan.layout == Layout::NCHW && plan.interpolation == Interpolation::Bilinear;
   const size_t plane_bytes = size_t(plan.dst_width) * size_t(H) * (plan.dtype == DType::Float32 ? 4 : 2);
   for (int k = 0; k < 3; ++k) {
     const int c = a.routed ? chan_of_slot[k] : k;
@@ -444,9 +478,9 @@ Status tensorize_cuda(const TensorizePlan& plan, const ImageView& src, void* dst
     a.kpad[k] = a.p.pad[c];
   }
 
-  const KernelFn fn = kernels()[kernel_index(family, plan.interpolation, plan.layout, plan.dtype)];
-  const unsigned blocks = static_cast<unsigned>((total_warps + kWarpsPerBlock - 1) / kWarpsPerBlock);
-  fn<<<blocks, kBlockThreads, 0, static_cast<cudaStream_t>(stream)>>>(a);
+  const KernelFn fn = kernels()[kernel_index(family, plan.interpolation, plan.layout, plan.dtype, q)];
+  const unsigned blocks = static_cast<unsigned>((total_warps + a.wpb - 1) / a.wpb);
+  fn<<<blocks, 32 * a.wpb, 0, static_cast<cudaStream_t>(stream)>>>(a);
   const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess)
     return Status::error(std::string("tensorize kernel launch failed: ") + cudaGetErrorName(err) + " (" +
