@@ -125,6 +125,19 @@ gray_is_plane0 (PixelFormat f)
   return f == PixelFormat::NV12 || f == PixelFormat::I420 || f == PixelFormat::GRAY8;
 }
 
+/* The search-region property as a Rect (empty = whole frame); returns how many values the
+ * property holds, so callers can refuse anything but 0 or 4. No allocation: called per frame. */
+static guint
+read_search_region (GstCudaTemplateMatch * self, Rect * search)
+{
+  GST_OBJECT_LOCK (self);
+  const std::vector<int> &r = self->settings->search_region;
+  const guint n = (guint) r.size ();
+  *search = n == 4 ? Rect {r[0], r[1], r[2], r[3]} : Rect {};
+  GST_OBJECT_UNLOCK (self);
+  return n;
+}
+
 /* ---- caps ----------------------------------------------------------------------------- */
 
 static GstCaps *
@@ -198,13 +211,7 @@ set_template (GstCudaTemplateMatch * self, const GrayView & host_templ)
   GstCudaPrepBase *base = GST_CUDA_PREP_BASE (self);
   const GstVideoInfo *info = gst_cuda_prep_base_input_info (base);
   Rect search;
-  std::vector<int> region;
-
-  GST_OBJECT_LOCK (self);
-  region = self->settings->search_region;
-  GST_OBJECT_UNLOCK (self);
-  if (region.size () == 4)
-    search = Rect {region[0], region[1], region[2], region[3]};
+  read_search_region (self, &search);
   Rect resolved;
   CUDAPREP_RETURN_IF_ERROR (resolve_search_region (GST_VIDEO_INFO_WIDTH (info),
           GST_VIDEO_INFO_HEIGHT (info), host_templ.width, host_templ.height, search, &resolved));
@@ -341,12 +348,10 @@ gst_cuda_template_match_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
   MatchSettings settings;
   gboolean draw, post;
   BoxStyle style;
-  std::vector<int> region;
 
   GST_OBJECT_LOCK (self);
   settings.threshold = self->settings->threshold;
   settings.max_matches = self->settings->max_matches;
-  region = self->settings->search_region;
   draw = self->settings->draw;
   post = self->settings->post_messages;
   style.r = (self->settings->color >> 16) & 0xff;
@@ -354,11 +359,10 @@ gst_cuda_template_match_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
   style.b = self->settings->color & 0xff;
   style.thickness = self->settings->thickness;
   GST_OBJECT_UNLOCK (self);
-  if (region.size () == 4)
-    settings.search = Rect {region[0], region[1], region[2], region[3]};
-  else if (!region.empty ()) {
+  const guint region_values = read_search_region (self, &settings.search);
+  if (region_values != 0 && region_values != 4) {
     GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, ("search-region needs 4 values <x, y, width, height>, got %u",
-            (guint) region.size ()), (NULL));
+            region_values), (NULL));
     return GST_FLOW_ERROR;
   }
 

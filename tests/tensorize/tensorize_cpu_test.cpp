@@ -169,17 +169,7 @@ HostImage from_bgr(const cv::Mat& bgr, PixelFormat f, int row_pad, int plane_gap
     const uint8_t* Y = yuv.ptr<uint8_t>(0);
     const uint8_t* U = Y + size_t(ew) * eh;
     const uint8_t* V = U + size_t(cw) * chh;
-    for (int y = 0; y < h; ++y) std::memcpy(im.plane(0) + y * im.stride(0), Y + size_t(y) * ew, w);
-    for (int y = 0; y < chh; ++y)
-      for (int x = 0; x < cw; ++x) {
-        if (f == PixelFormat::NV12) {
-          im.at_byte(1, y, 2 * x) = U[y * cw + x];
-          im.at_byte(1, y, 2 * x + 1) = V[y * cw + x];
-        } else {
-          im.at_byte(1, y, x) = U[y * cw + x];
-          im.at_byte(2, y, x) = V[y * cw + x];
-        }
-      }
+    tztest::put_yuv(im, f, Y, ew, U, V, w, h, cw, chh);
     return im;
   }
   cv::Mat gray;
@@ -940,17 +930,7 @@ TEST(TensorizeVsOpenCV, YuvEqualsCvtColor) {
 
     for (PixelFormat f : {PixelFormat::I420, PixelFormat::NV12}) {
       HostImage im = tztest::make_image(f, w, h, 3, 5);
-      for (int y = 0; y < h; ++y) std::memcpy(im.plane(0) + y * im.stride(0), &Y[y * w], w);
-      for (int y = 0; y < ch; ++y)
-        for (int x = 0; x < cw; ++x) {
-          if (f == PixelFormat::NV12) {
-            im.at_byte(1, y, 2 * x) = U[y * cw + x];
-            im.at_byte(1, y, 2 * x + 1) = V[y * cw + x];
-          } else {
-            im.at_byte(1, y, x) = U[y * cw + x];
-            im.at_byte(2, y, x) = V[y * cw + x];
-          }
-        }
+      tztest::put_yuv(im, f, Y.data(), w, U.data(), V.data(), w, h, cw, ch);
       TensorizeConfig c = base_config(f, w, h, w, h);
       c.mode = ResizeMode::Stretch;
       for (Interpolation ip : {Interpolation::Nearest, Interpolation::Bilinear}) {

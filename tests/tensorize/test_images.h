@@ -111,6 +111,23 @@ inline void fill_random(HostImage& im, std::mt19937& rng) {
   }
 }
 
+// Writes separate Y (y_stride bytes a row), U and V (cw x ch, compact) planes into an NV12 or
+// I420 image, interleaving chroma for NV12.
+inline void put_yuv(HostImage& im, cudaprep::PixelFormat f, const uint8_t* Y, size_t y_stride, const uint8_t* U,
+                    const uint8_t* V, int w, int h, int cw, int ch) {
+  for (int y = 0; y < h; ++y) std::memcpy(im.plane(0) + y * im.stride(0), Y + size_t(y) * y_stride, w);
+  for (int y = 0; y < ch; ++y)
+    for (int x = 0; x < cw; ++x) {
+      if (f == cudaprep::PixelFormat::NV12) {
+        im.at_byte(1, y, 2 * x) = U[y * cw + x];
+        im.at_byte(1, y, 2 * x + 1) = V[y * cw + x];
+      } else {
+        im.at_byte(1, y, x) = U[y * cw + x];
+        im.at_byte(2, y, x) = V[y * cw + x];
+      }
+    }
+}
+
 // A default configuration for a format and sizes; tests change what they exercise.
 inline cudaprep::TensorizeConfig base_config(cudaprep::PixelFormat f, int w, int h, int tw, int th) {
   cudaprep::TensorizeConfig c;
