@@ -187,7 +187,9 @@ struct Variant {
 };
 const char* const kEnvNames[] = {"CUDAPREP_TM_KERNEL", "CUDAPREP_TM_TILE",  "CUDAPREP_TM_KSPLIT",
                                  "CUDAPREP_TM_KZ",     "CUDAPREP_TM_GRAPHS", "CUDAPREP_TM_PIPE",
-                                 "CUDAPREP_TM_PROFILE", "CUDAPREP_TM_TRACE",  "CUDAPREP_TM_M16"};
+                                 "CUDAPREP_TM_PROFILE", "CUDAPREP_TM_TRACE",  "CUDAPREP_TM_M16",
+                                 "CUDAPREP_TM_WAIT",   "CUDAPREP_TM_HOSTTIME",
+                                 "CUDAPREP_TM_NMS_HOST_UPTO"};
 const Variant kVariants[] = {
     {"default", {{nullptr, nullptr}, {nullptr, nullptr}}},
     {"plain launches", {{"CUDAPREP_TM_GRAPHS", "0"}, {nullptr, nullptr}}},
@@ -201,6 +203,8 @@ const Variant kVariants[] = {
     {"kz 4", {{"CUDAPREP_TM_KZ", "4"}, {nullptr, nullptr}}},
     {"two M-groups per warp", {{"CUDAPREP_TM_M16", "0"}, {nullptr, nullptr}}},
     {"dp4a", {{"CUDAPREP_TM_KERNEL", "dp4a"}, {nullptr, nullptr}}},
+    {"wait: stream sync", {{"CUDAPREP_TM_WAIT", "sync"}, {nullptr, nullptr}}},
+    {"suppression on the host", {{"CUDAPREP_TM_NMS_HOST_UPTO", "100000"}, {nullptr, nullptr}}},
     {"default again", {{nullptr, nullptr}, {nullptr, nullptr}}},
 };
 constexpr int kNumVariants = sizeof(kVariants) / sizeof(kVariants[0]);
@@ -211,14 +215,14 @@ void select_variant(const Variant& v) {
     if (e[0]) setenv(e[0], e[1], 1);
 }
 
-// Median kernel time of `calls` match() calls with CUDAPREP_TM_PROFILE=1 (events around the
-// launch; the profile lines go to stderr, captured here through a temporary file).
+// The stderr lines of `calls` calls (the matcher's diagnostics), captured through a temporary file.
 template <class F>
-double profiled_kernel_ms(int calls, F&& call) {
+std::vector<std::string> stderr_lines(int calls, F&& call) {
+  std::vector<std::string> lines;
   std::fflush(stderr);
-  char path[] = "/tmp/tm_profile_XXXXXX";
+  char path[] = "/tmp/tm_stderr_XXXXXX";
   const int fd = mkstemp(path);
-  if (fd < 0) return NAN;
+  if (fd < 0) return lines;
   const int saved = dup(2);
   dup2(fd, 2);
   for (int i = 0; i < calls; ++i) call();
@@ -226,17 +230,49 @@ double profiled_kernel_ms(int calls, F&& call) {
   dup2(saved, 2);
   close(saved);
   close(fd);
-  std::vector<double> t;
   if (FILE* f = std::fopen(path, "r")) {
     char line[256];
-    while (std::fgets(line, sizeof line, f)) {
-      float k;
-      if (std::sscanf(line, "tm profile (ms): kernel %f", &k) == 1) t.push_back(k);
-    }
+    while (std::fgets(line, sizeof line, f)) lines.emplace_back(line);
     std::fclose(f);
   }
   unlink(path);
+  return lines;
+}
+
+// Median kernel time of `calls` match() calls with CUDAPREP_TM_PROFILE=1 (events around the launch).
+template <class F>
+double profiled_kernel_ms(int calls, F&& call) {
+  std::vector<double> t;
+  for (const std::string& line : stderr_lines(calls, call)) {
+    float k;
+    if (std::sscanf(line.c_str(), "tm profile (ms): kernel %f", &k) == 1) t.push_back(k);
+  }
   return median(t);
+}
+
+// Medians of match()'s host-side phases with CUDAPREP_TM_HOSTTIME=1: launch call, wait, NMS.
+struct HostTimes {
+  double enqueue = NAN, wait = NAN, select = NAN;
+  int candidates = 0;
+};
+template <class F>
+HostTimes host_times(int calls, F&& call) {
+  std::vector<double> e, w, s;
+  HostTimes h;
+  for (const std::string& line : stderr_lines(calls, call)) {
+    float a, b, c;
+    int n;
+    if (std::sscanf(line.c_str(), "tm host (us): enqueue %f wait %f select %f candidates %d", &a, &b, &c, &n) == 4) {
+      e.push_back(a);
+      w.push_back(b);
+      s.push_back(c);
+      h.candidates = n;
+    }
+  }
+  h.enqueue = median(e);
+  h.wait = median(w);
+  h.select = median(s);
+  return h;
 }
 
 struct Row {
@@ -378,6 +414,17 @@ int main(int argc, char** argv) {
           row.mismatches[vi] += std::memcmp(&map[i], &ours_map[i], 4) != 0;
         if (map.size() != ours_map.size()) row.mismatches[vi] = size_t(-1);
       }
+      {  // match()'s host side: launch call, wait for the candidates, NMS (graphs as configured)
+        setenv("CUDAPREP_TM_HOSTTIME", "1", 1);
+        TemplateMatcherCuda mh;
+        if (mh.configure(W, H, stream).ok() && mh.set_template(tv).ok()) {
+          for (int i = 0; i < 3; ++i) mh.match(fv, ms, &out);
+          const HostTimes h = host_times(21, [&] { mh.match(fv, ms, &out); });
+          std::printf("host (us), %s, %s: enqueue %.2f, wait %.2f, select %.2f (%d candidates)\n", k.name.c_str(),
+                      kVariants[vi].name, h.enqueue, h.wait, h.select, h.candidates);
+        }
+        unsetenv("CUDAPREP_TM_HOSTTIME");
+      }
       {  // the kernel alone (profiling launches it without a graph)
         setenv("CUDAPREP_TM_PROFILE", "1", 1);
         TemplateMatcherCuda mp;
@@ -389,7 +436,7 @@ int main(int argc, char** argv) {
         setenv("CUDAPREP_TM_TRACE", "1", 1);
         TemplateMatcherCuda mt;
         std::fflush(stdout);
-        std::fprintf(stderr, "%s, default:\n", k.name.c_str());
+        std::fprintf(stderr, "%s, %s:\n", k.name.c_str(), kVariants[vi].name);
         if (mt.configure(W, H, stream).ok() && mt.set_template(tv).ok())
           for (int i = 0; i < 3; ++i) mt.match(fv, ms, &out);
         std::fflush(stderr);

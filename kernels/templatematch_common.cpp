@@ -95,35 +95,37 @@ void collect_candidates(const float* map, int64_t pitch, int mw, int mh, int tw,
   }
 }
 
-void select_matches(std::vector<Candidate>& candidates, const Rect& search, int tw, int th, int max_matches,
+void select_matches(Candidate* candidates, int count, const Rect& search, int tw, int th, int max_matches,
                     std::vector<Match>* matches) {
   matches->clear();
-  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+  // Best first: higher score, then lower v, then lower u (positions are unique: a strict order).
+  auto better = [](const Candidate& a, const Candidate& b) {
     if (a.score != b.score) return a.score > b.score;
     if (a.v != b.v) return a.v < b.v;
     return a.u < b.u;
-  });
+  };
   const int limit = std::min(max_matches, kMaxMatches);
-  for (const Candidate& c : candidates) {
-    if (static_cast<int>(matches->size()) >= limit) break;
-    const int x = search.x + c.u, y = search.y + c.v;
-    bool overlaps = false;
-    for (const Match& m : *matches) {
-      // Two boxes of the same size intersect (IoU > 0) iff they are closer than a side on both axes.
-      if (std::abs(m.x - x) < tw && std::abs(m.y - y) < th) {
-        overlaps = true;
-        break;
-      }
-    }
-    if (overlaps) continue;
+  int remaining = count;
+  while (remaining > 0 && static_cast<int>(matches->size()) < limit) {
+    int best = 0;
+    for (int i = 1; i < remaining; ++i)
+      if (better(candidates[i], candidates[best])) best = i;
+    const Candidate kept = candidates[best];
+    // Drop it and every candidate its box overlaps (two boxes of the same size intersect, IoU > 0,
+    // iff they are closer than a side on both axes): none of those could be kept later.
+    int w = 0;
+    for (int i = 0; i < remaining; ++i)
+      if (std::abs(candidates[i].u - kept.u) >= tw || std::abs(candidates[i].v - kept.v) >= th)
+        candidates[w++] = candidates[i];
+    remaining = w;
     Match m;
-    m.x = x;
-    m.y = y;
+    m.x = search.x + kept.u;
+    m.y = search.y + kept.v;
     m.width = tw;
     m.height = th;
-    m.sub_x = x + c.dx;
-    m.sub_y = y + c.dy;
-    m.score = c.score;
+    m.sub_x = m.x + kept.dx;
+    m.sub_y = m.y + kept.dy;
+    m.score = kept.score;
     matches->push_back(m);
   }
 }

@@ -167,7 +167,8 @@ Status TemplateMatcherCpu::match(const GrayView& frame, const MatchSettings& set
   CUDAPREP_RETURN_IF_ERROR(score_map(frame, r, &scratch_, &mw, &mh));
   std::vector<tm::Candidate> candidates;
   tm::collect_candidates(scratch_.data(), mw, mw, mh, width_, height_, settings.threshold, &candidates);
-  tm::select_matches(candidates, r, width_, height_, settings.max_matches, matches);
+  tm::select_matches(candidates.data(), static_cast<int>(candidates.size()), r, width_, height_,
+                    settings.max_matches, matches);
   return Status();
 }
 

@@ -37,6 +37,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -112,9 +114,14 @@ constexpr int kRows = 64;    // tile height in positions
 constexpr int kChunk = 16;   // rows of window sums per pass
 constexpr int kSeg = 8;      // consecutive positions per thread in the horizontal pass
 constexpr int kMaxKz = 8;    // cluster split (portable cluster size)
+constexpr unsigned long long kTouchedOne = 1ull << 32;  // one listed cell in FrameParams::progress
+constexpr int kNmsKeysPerThread = 8;  // the kernel's suppression holds this many keys per thread
+// Up to this many candidates, writing them all and suppressing on the host is cheaper than the
+// kernel's rounds (one barrier each); above it, the host's pass costs about 30 ns per candidate.
+constexpr unsigned kNmsHostUpTo = 64;
 
 struct alignas(32) OutHeader {
-  unsigned count;
+  unsigned done;  // 0 until the kernel has written the candidates, then their count + 1
   unsigned pad[7];
 };
 static_assert(sizeof(OutHeader) == 32, "header");
@@ -135,8 +142,10 @@ struct FrameParams {
   double threshold;
   unsigned long long* keys;  // per cell, 0 between frames
   unsigned* touched;         // cells with a key, in no particular order
-  unsigned* counters;        // [0] ticket, [1] touched cells; 0 between frames
+  unsigned long long* progress;  // blocks done (low word), cells listed (high word); 0 between frames
   OutHeader* out;            // pinned host memory: header, then the candidates
+  int max_matches;           // for the non-maximum suppression in the kernel
+  unsigned nms_host_up_to;   // candidate lists up to this long go to the host whole
   unsigned long long* trace;  // CUDAPREP_TM_TRACE=1: per block, kTraceSlots clock/timer values; else null
 };
 
@@ -223,6 +232,79 @@ CUDAPREP_HD float key_score(unsigned long long k) {
   return bits_float((o & 0x80000000u) ? (o & 0x7fffffffu) : ~o);
 }
 CUDAPREP_HD uint32_t key_at(unsigned long long k) { return 0xffffffffu - static_cast<uint32_t>(k); }
+
+// A cell's peak as a candidate, with tm::subpixel_at's offsets from the other blocks' scores (L2).
+__device__ tm::Candidate cell_candidate(const FrameParams& p, unsigned long long key) {
+  const uint32_t at = key_at(key);
+  tm::Candidate c;
+  c.u = static_cast<int>(at % static_cast<uint32_t>(p.mw));
+  c.v = static_cast<int>(at / static_cast<uint32_t>(p.mw));
+  c.score = key_score(key);
+  const float* row = p.map + static_cast<int64_t>(c.v) * p.mpitch;
+  c.dx = (c.u > 0 && c.u < p.mw - 1) ? tm::parabola_offset(__ldcg(row + c.u - 1), c.score, __ldcg(row + c.u + 1))
+                                     : 0.0;
+  c.dy = (c.v > 0 && c.v < p.mh - 1)
+             ? tm::parabola_offset(__ldcg(row + c.u - p.mpitch), c.score, __ldcg(row + c.u + p.mpitch))
+             : 0.0;
+  return c;
+}
+
+// tm::select_matches inside one block, on the listed cells' keys (larger key = better: score,
+// then lower y, then lower x), clearing the keys for the next frame. Each round takes the best
+// remaining key (one block-wide maximum, one barrier: the partial maxima alternate between two
+// buffers) and drops every remaining key whose box overlaps it. Keys stay in registers, up to
+// kNmsKeysPerThread per thread. Returns the number kept; their keys are in s_kept, best first.
+__device__ unsigned block_nms(const FrameParams& p, unsigned count, int tid, int nthreads,
+                              unsigned long long* s_kept, unsigned long long* s_partial /* 2 x 32 */) {
+  unsigned long long key[kNmsKeysPerThread];
+  int ku[kNmsKeysPerThread], kv[kNmsKeysPerThread];
+#pragma unroll
+  for (int j = 0; j < kNmsKeysPerThread; ++j) {
+    const unsigned i = static_cast<unsigned>(tid + j * nthreads);
+    key[j] = 0ull;
+    if (i < count) {
+      const unsigned cell = __ldcg(&p.touched[i]);
+      key[j] = __ldcg(&p.keys[cell]);
+      p.keys[cell] = 0ull;
+    }
+    const uint32_t at = key_at(key[j]);
+    ku[j] = static_cast<int>(at % static_cast<uint32_t>(p.mw));
+    kv[j] = static_cast<int>(at / static_cast<uint32_t>(p.mw));
+  }
+  const int lane = tid & 31, warp = tid >> 5, warps = nthreads >> 5;
+  const unsigned limit = static_cast<unsigned>(min(p.max_matches, kMaxMatches));
+  unsigned kept = 0;
+  for (unsigned round = 0; kept < limit; ++round) {
+    unsigned long long best = 0ull;
+#pragma unroll
+    for (int j = 0; j < kNmsKeysPerThread; ++j) best = key[j] > best ? key[j] : best;
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+      const unsigned long long o = __shfl_xor_sync(0xffffffffu, best, off);
+      best = o > best ? o : best;
+    }
+    unsigned long long* partial = s_partial + 32 * (round & 1u);
+    if (lane == 0) partial[warp] = best;
+    __syncthreads();
+    best = lane < warps ? partial[lane] : 0ull;  // every warp reduces the partial maxima itself
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+      const unsigned long long o = __shfl_xor_sync(0xffffffffu, best, off);
+      best = o > best ? o : best;
+    }
+    if (best == 0ull) break;
+    if (tid == 0) s_kept[kept] = best;
+    ++kept;
+    const uint32_t at = key_at(best);
+    const int bu = static_cast<int>(at % static_cast<uint32_t>(p.mw));
+    const int bv = static_cast<int>(at / static_cast<uint32_t>(p.mw));
+#pragma unroll
+    for (int j = 0; j < kNmsKeysPerThread; ++j)
+      if (abs(ku[j] - bu) < p.tw && abs(kv[j] - bv) < p.th) key[j] = 0ull;  // the kept one too
+  }
+  __syncthreads();  // s_kept complete
+  return kept;
+}
 
 // The cells that meet map positions [ut0, ut1) x [vt0, vt1) of a block (its tile rows r0..).
 struct TileCells {
@@ -696,46 +778,52 @@ __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameP
       best = o > best ? o : best;
     }
     if (lane == 0 && static_cast<double>(key_score(best)) >= p.threshold) {
-      if (atomicMax(&p.keys[cell], best) == 0ull) p.touched[atomicAdd(&p.counters[1], 1u)] = static_cast<unsigned>(cell);
+      if (atomicMax(&p.keys[cell], best) == 0ull)
+        p.touched[static_cast<unsigned>(atomicAdd(p.progress, kTouchedOne) >> 32)] = static_cast<unsigned>(cell);
     }
   }
   // The last block to finish writes the candidates.
   __threadfence();
   __syncthreads();
   trace_mark(p, kTrCells);
+  // The ticket comes with the number of listed cells (one word): every block listed its cells
+  // before taking its ticket, so the last one gets the final count without another L2 trip.
   unsigned* s_last = reinterpret_cast<unsigned*>(smem);  // the staged frame rows are no longer read
-  if (tid == 0) *s_last = atomicAdd(&p.counters[0], 1u) == gridDim.x * gridDim.y * gridDim.z - 1;
+  if (tid == 0) {
+    const unsigned long long before = atomicAdd(p.progress, 1ull);
+    s_last[0] = static_cast<unsigned>(before) == gridDim.x * gridDim.y * gridDim.z - 1;
+    s_last[1] = static_cast<unsigned>(before >> 32);
+  }
   __syncthreads();
-  if (!*s_last) {
+  if (!s_last[0]) {
     leave();
     return;
   }
   __threadfence();
-  const unsigned count = __ldcg(&p.counters[1]);
+  const unsigned count = s_last[1];
   tm::Candidate* out = reinterpret_cast<tm::Candidate*>(p.out + 1);
-  for (unsigned i = tid; i < count; i += nthreads) {
-    const unsigned cell = __ldcg(&p.touched[i]);
-    const unsigned long long key = __ldcg(&p.keys[cell]);
-    p.keys[cell] = 0ull;
-    const uint32_t at = key_at(key);
-    tm::Candidate c;
-    c.u = static_cast<int>(at % static_cast<uint32_t>(p.mw));
-    c.v = static_cast<int>(at / static_cast<uint32_t>(p.mw));
-    c.score = key_score(key);
-    // tm::subpixel_at, reading the other blocks' scores from L2.
-    const float* row = p.map + static_cast<int64_t>(c.v) * p.mpitch;
-    c.dx = (c.u > 0 && c.u < p.mw - 1) ? tm::parabola_offset(__ldcg(row + c.u - 1), c.score, __ldcg(row + c.u + 1))
-                                       : 0.0;
-    c.dy = (c.v > 0 && c.v < p.mh - 1)
-               ? tm::parabola_offset(__ldcg(row + c.u - p.mpitch), c.score, __ldcg(row + c.u + p.mpitch))
-               : 0.0;
-    out[i] = c;
+  unsigned written = count;
+  if (count > p.nms_host_up_to && count <= static_cast<unsigned>(kNmsKeysPerThread * nthreads)) {
+    // Long lists: non-maximum suppression here, so that only the kept matches (in best-first
+    // order, none overlapping) cross to the host, whose own pass then keeps them all.
+    unsigned long long* s_kept = reinterpret_cast<unsigned long long*>(smem) + 8;
+    written = block_nms(p, count, tid, nthreads, s_kept, s_kept + kMaxMatches);
+    if (static_cast<unsigned>(tid) < written) out[tid] = cell_candidate(p, s_kept[tid]);
+  } else {
+    for (unsigned i = tid; i < count; i += nthreads) {
+      const unsigned cell = __ldcg(&p.touched[i]);
+      const unsigned long long key = __ldcg(&p.keys[cell]);
+      p.keys[cell] = 0ull;
+      out[i] = cell_candidate(p, key);
+    }
   }
+  // Every writer's candidates are visible to the host before any thread passes the barrier, so
+  // the flag (the count + 1, one store) needs no fence of its own.
+  __threadfence_system();
   __syncthreads();
   if (tid == 0) {
-    p.out->count = count;
-    p.counters[0] = 0;
-    p.counters[1] = 0;
+    *p.progress = 0ull;
+    *reinterpret_cast<volatile unsigned*>(&p.out->done) = written + 1u;
   }
   if (p.trace && tid == 0)
     p.trace[(blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z)) * kTraceSlots + kTrLast] = 1;
@@ -773,6 +861,10 @@ struct TemplateMatcherCuda::Impl {
   int force_kz = 0;     // CUDAPREP_TM_KZ: 1, 2, 4 or 8
   int force_pipe = -1;  // CUDAPREP_TM_PIPE: 0 or 1
   bool m16_split = true;  // CUDAPREP_TM_M16=0: cluster-split blocks keep 4 warps of two M-groups
+  enum class Wait { kSync, kFlag } wait = Wait::kFlag;  // CUDAPREP_TM_WAIT=sync|flag
+  bool host_time = false;  // CUDAPREP_TM_HOSTTIME=1: host-side times of match() on stderr
+  bool in_flight = false;  // a frame kernel may still be running (see settle())
+  unsigned nms_host_up_to = kNmsHostUpTo;  // CUDAPREP_TM_NMS_HOST_UPTO=n (tests: 0 = always in the kernel)
   int occ[2][4][3] = {};  // blocks per SM: [tile width / 64 - 1][log2 kz][log2 ks]; 0: does not fit
   // Per caps.
   cuda::DeviceBuffer map, staging;
@@ -793,6 +885,7 @@ struct TemplateMatcherCuda::Impl {
     cudaTextureObject_t tex = 0;
     Rect r;
     double threshold = 0;
+    int max_matches = 0;
     cudaGraphExec_t exec = nullptr;
     uint64_t last_use = 0;
   };
@@ -804,6 +897,7 @@ struct TemplateMatcherCuda::Impl {
   cuda::DeviceBuffer trace;
   int trace_capacity = 0;   // blocks
   unsigned trace_blocks = 0;  // of the last launch
+  int trace_smem = 0;         // dynamic shared memory per block of the last launch
   int clock_khz = 0;
   TemplateMatcherCuda::TextureCacheStats stats;
 
@@ -815,6 +909,7 @@ struct TemplateMatcherCuda::Impl {
 
   // Per template and caps: the peak-search state and the pinned candidate buffer.
   Status alloc_peaks() {
+    settle();
     host_out.reset();
     state.reset();
     out_dev = nullptr;
@@ -885,7 +980,8 @@ struct TemplateMatcherCuda::Impl {
     TexEntry e;
     CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaCreateTextureObject(&e.tex, &res, &td, nullptr), "cudaCreateTextureObject"));
     if (static_cast<int>(textures.size()) >= kTexCacheSize) {
-      // Safe to destroy: every match() ends with a stream sync, so no kernel still reads it.
+      // Safe to destroy once no kernel of this matcher is still in flight.
+      settle();
       auto lru = std::min_element(textures.begin(), textures.end(),
                                   [](const TexEntry& a, const TexEntry& b) { return a.last_use < b.last_use; });
       for (size_t i = 0; i < graphs.size();) {
@@ -911,7 +1007,8 @@ struct TemplateMatcherCuda::Impl {
     return Status();
   }
 
-  static void (*frame_kernel_for(bool mma, int pp, bool pipelined, bool m16))(const FrameParams) {
+  using FrameKernel = void (*)(const FrameParams);
+  static FrameKernel frame_kernel_for(bool mma, int pp, bool pipelined, bool m16) {
     if (!mma) return frame_kernel<false, 2, false, false>;
     if (m16) return pipelined ? frame_kernel<true, 1, true, true> : frame_kernel<true, 1, false, true>;
     if (pp == 1) return pipelined ? frame_kernel<true, 1, true, false> : frame_kernel<true, 1, false, false>;
@@ -992,6 +1089,9 @@ struct TemplateMatcherCuda::Impl {
     return pl;
   }
 
+  static int block_threads(const FramePlan& pl) { return kGroupThreads * (pl.m16 ? 2 : pl.ks); }
+  FrameKernel kernel_of(const FramePlan& pl) const { return frame_kernel_for(use_mma, pl.pp, pl.pipe, pl.m16); }
+
   // Template-row split between warp groups of a block. The tensor-core loop is latency-bound (a
   // warp's serial chain of row steps, rows / ks + 31 of them, sets its time when all blocks are
   // resident). Splitting shortens the chain but makes blocks larger, so fewer fit on an SM: pick
@@ -1021,7 +1121,7 @@ struct TemplateMatcherCuda::Impl {
 
   // One launch: scores of the region into `map` and, with peaks, the candidates into the pinned
   // buffer (count first).
-  Status launch_frame(cudaTextureObject_t tex, const Rect& r, bool peaks, double threshold) {
+  Status launch_frame(cudaTextureObject_t tex, const Rect& r, bool peaks, double threshold, int max_matches) {
     const FramePlan pl = plan(r);
     FrameParams p;
     p.tex = tex;
@@ -1045,7 +1145,9 @@ struct TemplateMatcherCuda::Impl {
     p.ch = tm::cell_side(th);
     p.ncx = (p.mw + p.cw - 1) / p.cw;
     p.threshold = threshold;
-    p.counters = reinterpret_cast<unsigned*>(state.data());
+    p.max_matches = max_matches;
+    p.nms_host_up_to = nms_host_up_to;
+    p.progress = reinterpret_cast<unsigned long long*>(state.data());
     p.keys = reinterpret_cast<unsigned long long*>(state.data() + 32);
     p.touched = reinterpret_cast<unsigned*>(state.data() + 32 + static_cast<size_t>(capacity) * 8);
     p.out = out_dev;
@@ -1053,10 +1155,11 @@ struct TemplateMatcherCuda::Impl {
     if (trace.data() && pl.grid.x * pl.grid.y * pl.grid.z <= static_cast<unsigned>(trace_capacity)) {
       p.trace = reinterpret_cast<unsigned long long*>(trace.data());
       trace_blocks = pl.grid.x * pl.grid.y * pl.grid.z;
+      trace_smem = pl.smem;
     }
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = pl.grid;
-    cfg.blockDim = dim3(kGroupThreads * (pl.m16 ? 2 : pl.ks));
+    cfg.blockDim = dim3(block_threads(pl));
     cfg.dynamicSmemBytes = static_cast<size_t>(pl.smem);
     cfg.stream = stream;
     cudaLaunchAttribute attr[1];
@@ -1069,26 +1172,29 @@ struct TemplateMatcherCuda::Impl {
       cfg.numAttrs = 1;
     }
     mark(0);
-    const cudaError_t e = cudaLaunchKernelEx(&cfg, frame_kernel_for(use_mma, pl.pp, pl.pipe, pl.m16), p);
+    const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel_of(pl), p);
     if (e != cudaSuccess && pl.kz > 1) {  // no cluster launch here: split nothing from now on
       cudaGetLastError();
       clusters = false;
-      return launch_frame(tex, r, peaks, threshold);
+      return launch_frame(tex, r, peaks, threshold, max_matches);
     }
     CUDAPREP_RETURN_IF_ERROR(cuda_status(e, "frame_kernel launch"));
     mark(1);
     return Status();
   }
 
-  // The frame's launch, replayed as a CUDA graph per (texture, region, threshold) on the caller's
-  // own stream (measured: 2 us less per frame than a plain launch). Only for textures that were
+  // The frame's launch, replayed as a CUDA graph per (texture, region, threshold, max matches) on
+  // the caller's own stream (measured: 2 us less per frame than a plain launch). Only for textures that were
   // cached already (a buffer pool), so that a stream of new buffers never pays a capture per frame.
   // Falls back to plain launches where capture is not possible or fails.
-  Status enqueue_frame(cudaTextureObject_t tex, const Rect& r, double threshold, bool reused_texture) {
-    if (!use_graphs || profile || trace.data() || !reused_texture) return launch_frame(tex, r, true, threshold);
+  Status enqueue_frame(cudaTextureObject_t tex, const Rect& r, double threshold, int max_matches,
+                       bool reused_texture) {
+    if (!use_graphs || profile || trace.data() || !reused_texture)
+      return launch_frame(tex, r, true, threshold, max_matches);
     ++tick;
     for (GraphEntry& g : graphs) {
-      if (g.tex == tex && g.r.x == r.x && g.r.y == r.y && g.r.w == r.w && g.r.h == r.h && g.threshold == threshold) {
+      if (g.tex == tex && g.r.x == r.x && g.r.y == r.y && g.r.w == r.w && g.r.h == r.h && g.threshold == threshold &&
+          g.max_matches == max_matches) {
         g.last_use = tick;
         return cuda_status(cudaGraphLaunch(g.exec, stream), "cudaGraphLaunch");
       }
@@ -1096,7 +1202,7 @@ struct TemplateMatcherCuda::Impl {
     cudaGraph_t graph = nullptr;
     CUDAPREP_RETURN_IF_ERROR(
         cuda_status(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture"));
-    Status s = launch_frame(tex, r, true, threshold);
+    Status s = launch_frame(tex, r, true, threshold, max_matches);
     const cudaError_t end = cudaStreamEndCapture(stream, &graph);
     cudaGraphExec_t exec = nullptr;
     if (s.ok() && end == cudaSuccess) s = cuda_status(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
@@ -1105,7 +1211,7 @@ struct TemplateMatcherCuda::Impl {
       // Capture is not available here: plain launches from now on.
       cudaGetLastError();
       use_graphs = false;
-      return launch_frame(tex, r, true, threshold);
+      return launch_frame(tex, r, true, threshold, max_matches);
     }
     if (static_cast<int>(graphs.size()) >= kTexCacheSize) {
       auto lru = std::min_element(graphs.begin(), graphs.end(),
@@ -1117,6 +1223,7 @@ struct TemplateMatcherCuda::Impl {
     g.tex = tex;
     g.r = r;
     g.threshold = threshold;
+    g.max_matches = max_matches;
     g.exec = exec;
     g.last_use = tick;
     graphs.push_back(g);
@@ -1128,12 +1235,43 @@ struct TemplateMatcherCuda::Impl {
     graphs.clear();
   }
 
+  // The one host synchronisation of a frame. kFlag (default): spin on the flag that the kernel's
+  // last block sets in pinned memory after the candidates, asking the driver now and then, so
+  // that a failed launch ends the wait with its error instead of hanging. Measured on an H200:
+  // about 2 us sooner than kSync (cudaStreamSynchronize), which waits for the whole kernel to
+  // retire and for the driver to notice.
+  Status wait_for_candidates() {
+    if (wait == Wait::kSync) return cuda_status(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    const volatile unsigned* done = &reinterpret_cast<volatile OutHeader*>(host_out.data())->done;
+    for (unsigned spin = 0; !*done; ++spin) {
+      if ((spin & 255u) == 255u) {
+        const cudaError_t e = cudaStreamQuery(stream);
+        if (e == cudaSuccess) {
+          if (*done) break;
+          return Status::error("frame kernel finished without writing its candidates");
+        }
+        if (e != cudaErrorNotReady) return cuda_status(e, "frame kernel");
+      }
+    }
+    std::atomic_thread_fence(std::memory_order_acquire);
+    in_flight = true;  // its last block may still be leaving
+    return Status();
+  }
+
+  // Waits for this matcher's last kernel to end (before its resources are destroyed or reused
+  // outside the stream's order). Only the pinned-flag wait returns before the kernel has ended.
+  void settle() {
+    if (in_flight) cudaStreamSynchronize(stream);
+    in_flight = false;
+  }
+
   // CUDAPREP_TM_PROFILE=1: events around the kernel, its time printed after each match().
   void mark(int i) {
     if (profile) cudaEventRecord(events[i], stream);
   }
   void print_profile() {
     float k = 0;
+    cudaEventSynchronize(events[1]);  // the flag wait can return before the kernel has ended
     cudaEventElapsedTime(&k, events[0], events[1]);
     std::fprintf(stderr, "tm profile (ms): kernel %.4f\n", k);
   }
@@ -1156,8 +1294,8 @@ struct TemplateMatcherCuda::Impl {
       gs = std::max(gs, r[kTrGtStart]);
       if (r[kTrSm] < per_sm.size()) max_per_sm = std::max(max_per_sm, ++per_sm[r[kTrSm]]);
     }
-    std::fprintf(stderr, "tm trace: %u blocks, <=%d per SM (cumulative), span %.2f us, starts spread %.2f us |", trace_blocks,
-                 max_per_sm, (g1 - g0) / 1000.0, (gs - g0) / 1000.0);
+    std::fprintf(stderr, "tm trace: %u blocks of %d B shared, <=%d per SM over the launch, span %.2f us, starts spread %.2f us |",
+                 trace_blocks, trace_smem, max_per_sm, (g1 - g0) / 1000.0, (gs - g0) / 1000.0);
     const char* names[] = {"stage", "mma", "cluster", "box", "map", "cells", "tail"};
     for (int ph = 1; ph <= kTrEnd; ++ph) {
       std::vector<double> d;
@@ -1188,6 +1326,7 @@ struct TemplateMatcherCuda::Impl {
   }
 
   void release() {
+    settle();
     destroy_graphs();
     destroy_textures();
     trace.reset();
@@ -1285,6 +1424,12 @@ Status TemplateMatcherCuda::configure(int frame_width, int frame_height, void* s
   }
   const char* m16 = std::getenv("CUDAPREP_TM_M16");
   m.m16_split = !(m16 && std::strcmp(m16, "0") == 0);
+  const char* wait = std::getenv("CUDAPREP_TM_WAIT");
+  m.wait = wait && std::strcmp(wait, "sync") == 0 ? Impl::Wait::kSync : Impl::Wait::kFlag;
+  const char* nms = std::getenv("CUDAPREP_TM_NMS_HOST_UPTO");
+  m.nms_host_up_to = nms && *nms ? static_cast<unsigned>(std::strtoul(nms, nullptr, 10)) : kNmsHostUpTo;
+  const char* ht = std::getenv("CUDAPREP_TM_HOSTTIME");
+  m.host_time = ht && std::strcmp(ht, "1") == 0;
   const char* tr = std::getenv("CUDAPREP_TM_TRACE");
   if (tr && std::strcmp(tr, "1") == 0) {
     m.trace_capacity = ((frame_width + 63) / 64 + 1) * ((frame_height + 63) / 64) * kMaxKz;
@@ -1324,6 +1469,7 @@ Status TemplateMatcherCuda::set_template(const GrayView& t) {
     }
   const int64_t n = static_cast<int64_t>(t.width) * t.height;
   if (n * sum_sq - sum * sum <= 0) return Status::error(tm::kFlatTemplateMessage);
+  m.settle();
   m.has_template = false;
   m.destroy_graphs();
   CUDAPREP_RETURN_IF_ERROR(m.templ.allocate(padded.size()));
@@ -1358,15 +1504,25 @@ Status TemplateMatcherCuda::match(const GrayView& f, const MatchSettings& settin
   cudaTextureObject_t tex = 0;
   const int64_t hits = m.stats.hits;
   CUDAPREP_RETURN_IF_ERROR(m.texture_for(f, &tex));
-  CUDAPREP_RETURN_IF_ERROR(m.enqueue_frame(tex, r, settings.threshold, m.stats.hits > hits));
-  CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaStreamSynchronize(m.stream), "cudaStreamSynchronize"));
+  const auto t0 = std::chrono::steady_clock::now();
+  volatile OutHeader* header = reinterpret_cast<volatile OutHeader*>(m.host_out.data());
+  header->done = 0;  // before the launch: the kernel sets it once the candidates are written
+  CUDAPREP_RETURN_IF_ERROR(m.enqueue_frame(tex, r, settings.threshold, settings.max_matches, m.stats.hits > hits));
+  const auto t1 = std::chrono::steady_clock::now();
+  CUDAPREP_RETURN_IF_ERROR(m.wait_for_candidates());
+  const auto t2 = std::chrono::steady_clock::now();
   if (m.profile) m.print_profile();
   if (m.trace.data()) m.print_trace();
-  // The kernel wrote the candidates (count first) into the pinned buffer.
-  const int count = std::min<int>(*reinterpret_cast<const volatile unsigned*>(m.host_out.data()), m.capacity);
-  const tm::Candidate* c = reinterpret_cast<const tm::Candidate*>(m.host_out.data() + sizeof(OutHeader));
-  std::vector<tm::Candidate> list(c, c + count);
-  tm::select_matches(list, r, m.tw, m.th, settings.max_matches, matches);
+  // The kernel wrote the candidates into the pinned buffer, then their count + 1 as the flag.
+  const int count = std::min<int>(static_cast<int>(header->done) - 1, m.capacity);
+  tm::Candidate* c = reinterpret_cast<tm::Candidate*>(m.host_out.data() + sizeof(OutHeader));
+  tm::select_matches(c, std::max(count, 0), r, m.tw, m.th, settings.max_matches, matches);
+  if (m.host_time) {
+    const auto t3 = std::chrono::steady_clock::now();
+    using us = std::chrono::duration<double, std::micro>;
+    std::fprintf(stderr, "tm host (us): enqueue %.2f wait %.2f select %.2f candidates %d\n", us(t1 - t0).count(),
+                 us(t2 - t1).count(), us(t3 - t2).count(), count);
+  }
   return Status();
 }
 
@@ -1378,7 +1534,7 @@ Status TemplateMatcherCuda::score_map(const GrayView& f, const Rect& search, std
   CUDAPREP_RETURN_IF_ERROR(resolve_search_region(f.width, f.height, m.tw, m.th, search, &r));
   cudaTextureObject_t tex = 0;
   CUDAPREP_RETURN_IF_ERROR(m.texture_for(f, &tex));
-  CUDAPREP_RETURN_IF_ERROR(m.launch_frame(tex, r, false, 0.0));
+  CUDAPREP_RETURN_IF_ERROR(m.launch_frame(tex, r, false, 0.0, 0));
   const int mw = r.w - m.tw + 1, mh = r.h - m.th + 1;
   scores->resize(static_cast<size_t>(mw) * mh);
   CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaMemcpy2DAsync(scores->data(), mw * sizeof(float), m.map.data(),

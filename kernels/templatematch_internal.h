@@ -108,10 +108,13 @@ CUDAPREP_HD int outline_bands(const Rect& box, int thickness, int frame_w, int f
   return n;
 }
 
-// Host side of the peak search shared by both paths: best-first order with ties by position,
-// greedy non-maximum suppression (boxes of the template's size may not overlap), up to
-// max_matches results in frame coordinates.
-void select_matches(std::vector<Candidate>& candidates, const Rect& search, int tw, int th, int max_matches,
+// Host side of the peak search shared by both paths: greedy non-maximum suppression in best-first
+// order (higher score, then lower y, then lower x; boxes of the template's size may not overlap),
+// up to max_matches results in frame coordinates. Same result as sorting the candidates and
+// keeping each one that overlaps no kept one, in one linear pass per kept match instead of a sort
+// (a single pass for the default of one match). Reorders and overwrites `candidates`; allocates
+// nothing beyond the capacity `matches` already has.
+void select_matches(Candidate* candidates, int count, const Rect& search, int tw, int th, int max_matches,
                     std::vector<Match>* matches);
 
 // Candidates of a host score map (CPU path; the CUDA path finds the same ones on the device).

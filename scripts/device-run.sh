@@ -36,7 +36,9 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
   done
   t=build/tests/templatematch/test_templatematch_gpu
   [ -x $t ] && step racecheck-templatematch timeout 120 compute-sanitizer --tool racecheck --error-exitcode 9 $t \
-      --gtest_filter="${RACECHECK_FILTER:-*PastedCopies*:*GpuDraw*}"
+      --gtest_filter="${RACECHECK_FILTER:-*PastedCopies*:*Suppression*:*GpuDraw*}"
+  t=build/tests/templatematch/test_templatematch_gpu  # every candidate list through the kernel's suppression
+  [ -x $t ] && step templatematch-gpu-nms-in-kernel env CUDAPREP_TM_NMS_HOST_UPTO=0 $t --gtest_filter="$filter"
   step main-job-nvdec build/pipelines/tensor_consumer --preview $LOG/letterbox.png \
       "filesrc location=tests/data/vtest-h264.mp4 ! qtdemux ! h264parse ! nvh264dec ! cudatensorize ! appsink name=sink"
   [ -x tools/regress/gpu-check.sh ] && step regress-gpu-check bash tools/regress/gpu-check.sh

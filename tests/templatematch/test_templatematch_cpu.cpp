@@ -10,9 +10,12 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 #include <opencv2/videoio.hpp>
+#include <random>
+#include <set>
 #include <string>
 
 #include "templatematch.h"
+#include "templatematch_internal.h"
 #include "tm_test_util.h"
 
 using namespace cudaprep;
@@ -347,6 +350,55 @@ TEST(TemplateMatchCpu, NmsFindsEveryCopyOnce) {
     EXPECT_EQ(out[i].height, 20);
     EXPECT_NEAR(out[i].score, 1.0, 1e-6);
     EXPECT_NEAR(out[i].sub_x, out[i].x, 0.5);
+  }
+}
+
+// The pass-based NMS against its definition: sort best first (score, then y, then x) and keep each
+// candidate whose box overlaps no kept one. Few distinct scores, so ties are common.
+TEST(SelectMatches, EqualsSortThenGreedyOnRandomCandidates) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 500; ++trial) {
+    const int tw = 1 + static_cast<int>(rng() % 40), th = 1 + static_cast<int>(rng() % 40);
+    const int max_matches = 1 + static_cast<int>(rng() % 80);  // beyond kMaxMatches too
+    const int n = static_cast<int>(rng() % 400);
+    std::set<std::pair<int, int>> used;
+    std::vector<tm::Candidate> candidates;
+    while (static_cast<int>(candidates.size()) < n) {
+      tm::Candidate c;
+      c.u = static_cast<int>(rng() % 300);
+      c.v = static_cast<int>(rng() % 200);
+      if (!used.insert({c.u, c.v}).second) continue;
+      c.score = 0.5f + 0.1f * static_cast<float>(rng() % 5);
+      c.dx = (static_cast<int>(rng() % 101) - 50) / 100.0;
+      c.dy = (static_cast<int>(rng() % 101) - 50) / 100.0;
+      candidates.push_back(c);
+    }
+    const Rect search{7, 3, 400, 300};
+
+    std::vector<tm::Candidate> sorted = candidates;
+    std::sort(sorted.begin(), sorted.end(), [](const tm::Candidate& a, const tm::Candidate& b) {
+      return a.score != b.score ? a.score > b.score : a.v != b.v ? a.v < b.v : a.u < b.u;
+    });
+    std::vector<tm::Candidate> expect;
+    for (const tm::Candidate& c : sorted) {
+      if (static_cast<int>(expect.size()) == std::min(max_matches, kMaxMatches)) break;
+      bool overlaps = false;
+      for (const tm::Candidate& k : expect) overlaps = overlaps || (std::abs(k.u - c.u) < tw && std::abs(k.v - c.v) < th);
+      if (!overlaps) expect.push_back(c);
+    }
+
+    std::vector<Match> got;
+    tm::select_matches(candidates.data(), n, search, tw, th, max_matches, &got);
+    ASSERT_EQ(got.size(), expect.size()) << "trial " << trial;
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].x, search.x + expect[i].u) << "trial " << trial << " match " << i;
+      EXPECT_EQ(got[i].y, search.y + expect[i].v) << "trial " << trial << " match " << i;
+      EXPECT_EQ(got[i].width, tw);
+      EXPECT_EQ(got[i].height, th);
+      EXPECT_EQ(got[i].score, static_cast<double>(expect[i].score));
+      EXPECT_EQ(got[i].sub_x, got[i].x + expect[i].dx);
+      EXPECT_EQ(got[i].sub_y, got[i].y + expect[i].dy);
+    }
   }
 }
 

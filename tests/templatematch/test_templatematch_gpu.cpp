@@ -319,6 +319,51 @@ INSTANTIATE_TEST_SUITE_P(Streams, GpuCache, ::testing::Values(false, true),
                            return std::string(i.param ? "OwnStream" : "LegacyStream");
                          });
 
+// Both suppression paths give the CPU's matches: in the kernel (long candidate lists; a bound of 0
+// forces it for short ones too) and on the host (short lists, lists longer than the kernel keeps
+// in registers, or a large bound). Threshold -1 makes every cell a candidate.
+TEST(GpuMatchMisc, SuppressionInKernelOrOnHostEqualsCpu) {
+  Gray f = tmtest::random_gray(640, 360, 3, 40, 220);
+  const Gray templates[] = {tmtest::random_gray(8, 6, 4), tmtest::random_gray(40, 30, 5),
+                            tmtest::random_gray(64, 64, 6)};
+  tmtest::paste(f, templates[1], 100, 50);
+  tmtest::paste(f, templates[1], 400, 200);
+  DevGray dev;
+  dev.upload(f);
+  void* stream = nullptr;
+  ASSERT_TRUE(cuda::stream_create(&stream).ok());
+  for (const char* bound : {"0", "64", "100000"}) {
+    for (const Gray& t : templates) {
+      SCOPED_TRACE(std::string("bound ") + bound + ", template " + std::to_string(t.width) + "x" +
+                   std::to_string(t.height));
+      TemplateMatcherCpu cpu;
+      TemplateMatcherCuda gpu;
+      ASSERT_TRUE(cpu.set_template(t.view()).ok());
+      setenv("CUDAPREP_TM_NMS_HOST_UPTO", bound, 1);
+      ASSERT_TRUE(gpu.configure(640, 360, stream).ok());
+      unsetenv("CUDAPREP_TM_NMS_HOST_UPTO");
+      ASSERT_TRUE(gpu.set_template(t.view()).ok());
+      for (double thr : {-1.0, 0.2, 0.95}) {
+        for (int maxm : {1, 5, 64}) {
+          MatchSettings s;
+          s.threshold = thr;
+          s.max_matches = maxm;
+          std::vector<Match> a, b;
+          ASSERT_TRUE(cpu.match(f.view(), s, &a).ok());
+          for (int rep = 0; rep < 2; ++rep) {  // the second time from the cached graph
+            ASSERT_TRUE(gpu.match(dev.view(), s, &b).ok());
+            expect_same_matches(a, b);
+          }
+          if (thr == -1.0 && maxm <= 5) {
+            EXPECT_EQ(b.size(), size_t(maxm));
+          }
+        }
+      }
+    }
+  }
+  cuda::stream_destroy(stream);
+}
+
 TEST(GpuMatchMisc, Errors) {
   TemplateMatcherCuda gpu;
   Gray flat(16, 16);
