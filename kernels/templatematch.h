@@ -70,9 +70,12 @@ class TemplateMatcherCpu {
 };
 
 // CUDA path. configure() once per caps (allocates everything a frame needs); set_template()
-// once per template; match() per frame enqueues its kernels on the stream and synchronises
-// once, to read back the short candidate list. The frame is read through texture objects,
-// which are cached per plane pointer so a buffer pool's frames reuse them.
+// once per template; match() per frame enqueues one kernel on the stream and waits once, for
+// the flag the kernel sets in pinned memory after the short match list (non-maximum suppression
+// runs in the kernel when many cells qualify). The frame is read through texture objects, which
+// are cached per plane pointer so a buffer pool's frames reuse them. Work enqueued on the same
+// stream after match() runs after the kernel; the matcher syncs the stream itself before it
+// destroys anything the kernel may still use.
 class TemplateMatcherCuda {
  public:
   TemplateMatcherCuda();
