@@ -1,6 +1,7 @@
 // CUDA template matcher. Per frame, on the caller's stream, with no allocation: ONE kernel launch
-// (frame_kernel; replayed as a CUDA graph on the caller's own stream) and one stream sync, then the
-// host NMS (shared code). The kernel
+// (frame_kernel; replayed as a CUDA graph on the caller's own stream) and one wait, on a flag the
+// kernel sets in pinned memory (wait_for_candidates), then the host's final NMS pass (shared code).
+// The kernel
 //   - stages the template rows and the frame rows of a 64 x 64 (or 128 x 64) tile of positions in
 //     shared memory; the frame is read through texture objects (pitch 2D, 16-byte texels, point
 //     filtering, clamped) cached per (pointer, pitch): a buffer pool's frames reuse theirs;
@@ -9,7 +10,8 @@
 //   - computes the exact window sums S1 = sum I, S2 = sum I^2 from the same staged rows, and the
 //     score in double from the exact sums (the formula the CPU path uses), stored as float;
 //   - finds each cell's best position (merged over tiles with a 64-bit atomicMax), and the last
-//     block writes the candidates with their sub-pixel offsets straight into pinned host memory.
+//     block writes the candidates with their sub-pixel offsets straight into pinned host memory,
+//     after non-maximum suppression of its own when more than 64 cells qualify (block_nms).
 //
 // Tensor-core formulation. For one image row r and the 16 output rows y0..y0+15 of a warp's
 // M-group, A[m][k] = T(k, r - y0 - m) (template row by row, zero outside the template) and
@@ -32,7 +34,10 @@
 // Diagnostics and variants, read by configure(): CUDAPREP_TM_KERNEL=dp4a, CUDAPREP_TM_TILE=64|128,
 // CUDAPREP_TM_KSPLIT=1|2|4, CUDAPREP_TM_KZ=1|2|4|8, CUDAPREP_TM_PIPE=0|1, CUDAPREP_TM_M16=0 (cluster
 // splits keep 4 warps of two M-groups), CUDAPREP_TM_GRAPHS=0 (plain launches), CUDAPREP_TM_PROFILE=1
-// (kernel time on stderr), CUDAPREP_TM_TRACE=1 (per-block phase times of each launch on stderr).
+// (kernel time on stderr), CUDAPREP_TM_TRACE=1 (per-block phase times of each launch on stderr),
+// CUDAPREP_TM_HOSTTIME=1 (match()'s host-side phases on stderr), CUDAPREP_TM_WAIT=sync (a stream
+// sync instead of the flag), CUDAPREP_TM_NMS_HOST_UPTO=n (lists up to n candidates go to the host
+// whole; 0: every list that fits is suppressed in the kernel).
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
