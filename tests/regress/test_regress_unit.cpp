@@ -405,15 +405,21 @@ TEST(RegressStore, LoadAndCorruption) {
 
 /* ---- comparison of recordings ----------------------------------------------------------- */
 
+// Writes two synthetic sets to tmp/a (full tensors) and tmp/b (full or digests only) and loads
+// them back. Call through ASSERT_NO_FATAL_FAILURE.
+void write_and_load_pair(const TempDir& tmp, Synth& a, Synth& b, bool b_full, Recording* ra, Recording* rb) {
+  write_synth(a, tmp.path() + "/a", true);
+  write_synth(b, tmp.path() + "/b", b_full);
+  std::string err;
+  ASSERT_TRUE(ra->load(tmp.path() + "/a", &err)) << err;
+  ASSERT_TRUE(rb->load(tmp.path() + "/b", &err)) << err;
+}
+
 TEST(RegressCompare, IdenticalSetsPass) {
   TempDir tmp;
   Synth a = make_synth(5, 300), b = make_synth(5, 300);
-  write_synth(a, tmp.path() + "/a", true);
-  write_synth(b, tmp.path() + "/b", true);
   Recording ra, rb;
-  std::string err;
-  ASSERT_TRUE(ra.load(tmp.path() + "/a", &err)) << err;
-  ASSERT_TRUE(rb.load(tmp.path() + "/b", &err)) << err;
+  ASSERT_NO_FATAL_FAILURE(write_and_load_pair(tmp, a, b, true, &ra, &rb));
   Comparison cmp("compare", "A", "B", CompareOptions());
   cmp.compare_manifests(ra.manifest, rb.manifest);
   cmp.compare_frame_counts(ra.manifest, rb.manifest);
@@ -429,12 +435,8 @@ TEST(RegressCompare, PerturbedSetReportsMaxAbsDiffAndFirstFrame) {
   b.tensors[4][40] -= 0.0625f;
   b.matches[4][0].sub_x += 0.75;
   b.matches[4][0].score += 0.002;
-  write_synth(a, tmp.path() + "/a", true);
-  write_synth(b, tmp.path() + "/b", true);
   Recording ra, rb;
-  std::string err;
-  ASSERT_TRUE(ra.load(tmp.path() + "/a", &err)) << err;
-  ASSERT_TRUE(rb.load(tmp.path() + "/b", &err)) << err;
+  ASSERT_NO_FATAL_FAILURE(write_and_load_pair(tmp, a, b, true, &ra, &rb));
 
   Comparison exact("compare", "A", "B", CompareOptions());
   compare_recordings(ra, rb, &exact);
@@ -465,12 +467,8 @@ TEST(RegressCompare, DigestOnlyComparesExactlyAndSaysSo) {
   TempDir tmp;
   Synth a = make_synth(3, 50), b = make_synth(3, 50);
   b.tensors[1][0] += 1e-6f;
-  write_synth(a, tmp.path() + "/a", true);
-  write_synth(b, tmp.path() + "/b", false);
   Recording ra, rb;
-  std::string err;
-  ASSERT_TRUE(ra.load(tmp.path() + "/a", &err)) << err;
-  ASSERT_TRUE(rb.load(tmp.path() + "/b", &err)) << err;
+  ASSERT_NO_FATAL_FAILURE(write_and_load_pair(tmp, a, b, false, &ra, &rb));
   CompareOptions opt;
   opt.tensor_tol = TensorTolerance{TensorTolerance::MaxAbs, 1.0};
   Comparison cmp("compare", "A", "B", opt);
@@ -486,12 +484,8 @@ TEST(RegressCompare, DigestOnlyComparesExactlyAndSaysSo) {
 TEST(RegressCompare, FrameCountMismatchIsASetupErrorAndCommonFramesAreReported) {
   TempDir tmp;
   Synth a = make_synth(5, 20), b = make_synth(3, 20);
-  write_synth(a, tmp.path() + "/a", true);
-  write_synth(b, tmp.path() + "/b", true);
   Recording ra, rb;
-  std::string err;
-  ASSERT_TRUE(ra.load(tmp.path() + "/a", &err)) << err;
-  ASSERT_TRUE(rb.load(tmp.path() + "/b", &err)) << err;
+  ASSERT_NO_FATAL_FAILURE(write_and_load_pair(tmp, a, b, true, &ra, &rb));
   Comparison cmp("compare", "A", "B", CompareOptions());
   cmp.compare_frame_counts(ra.manifest, rb.manifest);
   compare_recordings(ra, rb, &cmp);
