@@ -22,6 +22,10 @@
 
 namespace cudaprep {
 
+namespace tm {
+struct Candidate;  // templatematch_internal.h
+}
+
 struct Match {
   int x = 0, y = 0;           // top-left of the template in frame pixels
   int width = 0, height = 0;  // template size
@@ -47,8 +51,19 @@ Status resolve_search_region(int frame_w, int frame_h, int templ_w, int templ_h,
 Status to_gray_cpu(const ImageView& src, uint8_t* dst, int64_t dst_stride);
 Status to_gray_cuda(const ImageView& src, uint8_t* dst, int64_t dst_stride, void* stream);
 
+// CPU path. Allocation-free per frame once a frame of the same size was matched: the score map,
+// the per-worker row sums and the candidate list are kept and only grown, and the helper threads
+// (created on the first frame that is worth splitting) wait for the next frame instead of being
+// started per frame. Calls may come from different threads, one at a time. Movable, not copyable.
 class TemplateMatcherCpu {
  public:
+  TemplateMatcherCpu();
+  ~TemplateMatcherCpu();  // joins the helper threads
+  TemplateMatcherCpu(TemplateMatcherCpu&&) noexcept;
+  TemplateMatcherCpu& operator=(TemplateMatcherCpu&&) noexcept;
+  TemplateMatcherCpu(const TemplateMatcherCpu&) = delete;
+  TemplateMatcherCpu& operator=(const TemplateMatcherCpu&) = delete;
+
   // Copies the template and computes its statistics once. Flat template -> error.
   Status set_template(const GrayView& templ);
   bool has_template() const { return width_ > 0; }
@@ -66,7 +81,11 @@ class TemplateMatcherCpu {
   std::vector<uint8_t> pixels_;
   int width_ = 0, height_ = 0;
   int64_t sum_ = 0, sum_sq_ = 0;
-  std::vector<float> scratch_;
+  std::vector<float> scratch_;           // match(): the score map
+  std::vector<uint32_t> row_sums_;       // column sums and correlation row, one slice per worker
+  std::vector<tm::Candidate> candidates_;
+  class WorkerPool;
+  std::unique_ptr<WorkerPool> pool_;     // on the heap: a move of the matcher leaves its threads be
 };
 
 // CUDA path. configure() once per caps (allocates everything a frame needs); set_template()

@@ -2,7 +2,9 @@
 // vectorises, window sums as running column sums), one double quotient per position. It is the
 // reference the CUDA path is checked against and the element's path where there is no GPU.
 #include <algorithm>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <thread>
 
 #include "templatematch_internal.h"
@@ -31,13 +33,25 @@ struct MapJob {
   int64_t n, st, var_t;
   float* out;
   int64_t out_pitch;
+  uint32_t* row_sums;  // one slice of row_sums_per_worker values per worker
+  int64_t row_sums_per_worker;
 };
 
-// Rows [v0, v1) of the score map.
-void map_rows(const MapJob& job, int v0, int v1) {
+// Values of one worker's slice: two column sums over the search width and one correlation row,
+// rounded up to a cache line so that neighbouring workers never write the same line.
+int64_t row_sums_per_worker(int mw, int tw) {
+  const int64_t values = 2 * static_cast<int64_t>(mw + tw - 1) + mw;
+  return (values + 15) / 16 * 16;
+}
+
+// Rows [v0, v1) of the score map, with the given worker's slice of job.row_sums.
+void map_rows(const MapJob& job, int worker, int v0, int v1) {
   const int mw = job.mw, tw = job.tw, th = job.th;
   const int cols = mw + tw - 1;
-  std::vector<uint32_t> col1(cols), col2(cols), acc(mw);
+  uint32_t* col1 = job.row_sums + worker * job.row_sums_per_worker;
+  uint32_t* col2 = col1 + cols;
+  uint32_t* acc = col2 + cols;
+  std::fill(col1, col2 + cols, 0u);  // the slice still holds the previous frame's sums
   // Column sums over the template's height for the window rows starting at v0.
   for (int j = 0; j < th; ++j) {
     const uint8_t* row = job.frame + (v0 + j) * job.stride;
@@ -56,12 +70,12 @@ void map_rows(const MapJob& job, int v0, int v1) {
       }
     }
     // Correlation of this map row.
-    std::fill(acc.begin(), acc.end(), 0u);
+    std::fill(acc, acc + mw, 0u);
     for (int j = 0; j < th; ++j) {
       const uint8_t* row = job.frame + (v + j) * job.stride;
       const uint8_t* trow = job.templ + static_cast<int64_t>(j) * tw;
       for (int i = 0; i < tw; ++i) {
-        if (trow[i]) mac_row(acc.data(), row + i, trow[i], mw);
+        if (trow[i]) mac_row(acc, row + i, trow[i], mw);
       }
     }
     // Window sums by sliding along the row, then the score.
@@ -82,7 +96,7 @@ void map_rows(const MapJob& job, int v0, int v1) {
 }
 
 int worker_count(int64_t work) {
-  const unsigned hw = std::thread::hardware_concurrency();
+  static const unsigned hw = std::thread::hardware_concurrency();  // a system query: once, not per frame
   const int max_threads = static_cast<int>(std::min(8u, std::max(1u, hw)));
   // Below ~8M multiply-adds a thread costs more than it saves.
   const int64_t by_work = work / (8ll << 20) + 1;
@@ -90,6 +104,87 @@ int worker_count(int64_t work) {
 }
 
 }  // namespace
+
+// Helper threads for the rows of a score map: started once (more only when a frame needs more),
+// woken per frame, joined on destruction. The calling thread does share 0 itself. Everything the
+// helpers touch lives here, on the heap, so moving the matcher does not disturb them; run() returns
+// only when every share is done, so the next call may come from another thread.
+class TemplateMatcherCpu::WorkerPool {
+ public:
+  WorkerPool() = default;
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  ~WorkerPool() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    for (auto& t : helpers_) t.join();
+  }
+
+  // task(share) for every share in [0, shares); returns when all are done. Allocates nothing
+  // once enough helpers exist (the task is passed by address, not as a std::function).
+  template <class Task>
+  void run(int shares, const Task& task) {
+    add_helpers(shares - 1);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      task_ = [](const void* t, int share) { (*static_cast<const Task*>(t))(share); };
+      task_arg_ = &task;
+      shares_ = shares;
+      pending_ = shares - 1;
+      ++round_;
+    }
+    wake_.notify_all();
+    task(0);
+    std::unique_lock<std::mutex> lock(mu_);
+    done_.wait(lock, [this] { return pending_ == 0; });
+  }
+
+ private:
+  void add_helpers(int wanted) {
+    std::lock_guard<std::mutex> lock(mu_);
+    while (static_cast<int>(helpers_.size()) < wanted) {
+      // Between rounds: a new helper waits for the round after the current one.
+      const int share = static_cast<int>(helpers_.size()) + 1;
+      helpers_.emplace_back([this, share, seen = round_] { serve(share, seen); });
+    }
+  }
+
+  void serve(int share, uint64_t seen_round) {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      wake_.wait(lock, [&] { return stopping_ || round_ != seen_round; });
+      if (stopping_) return;
+      seen_round = round_;
+      if (share >= shares_) continue;  // this frame is split into fewer shares
+      void (*const task)(const void*, int) = task_;
+      const void* const arg = task_arg_;
+      lock.unlock();
+      task(arg, share);
+      lock.lock();
+      if (--pending_ == 0) done_.notify_one();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable wake_, done_;
+  std::vector<std::thread> helpers_;  // helper i does share i + 1
+  // The current round, behind mu_.
+  uint64_t round_ = 0;
+  int shares_ = 0, pending_ = 0;
+  void (*task_)(const void*, int) = nullptr;
+  const void* task_arg_ = nullptr;
+  bool stopping_ = false;
+};
+
+// Out of line: the pool and tm::Candidate are complete only here.
+TemplateMatcherCpu::TemplateMatcherCpu() = default;
+TemplateMatcherCpu::~TemplateMatcherCpu() = default;
+TemplateMatcherCpu::TemplateMatcherCpu(TemplateMatcherCpu&&) noexcept = default;
+TemplateMatcherCpu& TemplateMatcherCpu::operator=(TemplateMatcherCpu&&) noexcept = default;
 
 Status TemplateMatcherCpu::set_template(const GrayView& templ) {
   CUDAPREP_RETURN_IF_ERROR(tm::check_gray(templ, "template"));
@@ -140,16 +235,20 @@ Status TemplateMatcherCpu::score_map(const GrayView& frame, const Rect& search, 
   job.out_pitch = mw;
 
   const int workers = std::min(worker_count(static_cast<int64_t>(mw) * mh * job.n), mh);
+  // Grown only: a smaller frame or template reuses the front of it.
+  job.row_sums_per_worker = row_sums_per_worker(mw, width_);
+  const size_t row_sums_needed = static_cast<size_t>(workers * job.row_sums_per_worker);
+  if (row_sums_.size() < row_sums_needed) row_sums_.resize(row_sums_needed);
+  job.row_sums = row_sums_.data();
   if (workers <= 1) {
-    map_rows(job, 0, mh);
+    map_rows(job, 0, 0, mh);
   } else {
-    std::vector<std::thread> threads;
-    for (int w = 0; w < workers; ++w) {
+    if (!pool_) pool_ = std::make_unique<WorkerPool>();
+    pool_->run(workers, [&job, mh, workers](int w) {
       const int v0 = static_cast<int>(static_cast<int64_t>(mh) * w / workers);
       const int v1 = static_cast<int>(static_cast<int64_t>(mh) * (w + 1) / workers);
-      threads.emplace_back([&job, v0, v1] { map_rows(job, v0, v1); });
-    }
-    for (auto& t : threads) t.join();
+      map_rows(job, w, v0, v1);
+    });
   }
   *map_w = mw;
   *map_h = mh;
@@ -165,9 +264,9 @@ Status TemplateMatcherCpu::match(const GrayView& frame, const MatchSettings& set
   CUDAPREP_RETURN_IF_ERROR(resolve_search_region(frame.width, frame.height, width_, height_, settings.search, &r));
   int mw = 0, mh = 0;
   CUDAPREP_RETURN_IF_ERROR(score_map(frame, r, &scratch_, &mw, &mh));
-  std::vector<tm::Candidate> candidates;
-  tm::collect_candidates(scratch_.data(), mw, mw, mh, width_, height_, settings.threshold, &candidates);
-  tm::select_matches(candidates.data(), static_cast<int>(candidates.size()), r, width_, height_,
+  // Cleared by collect_candidates, keeps its capacity from the previous frames.
+  tm::collect_candidates(scratch_.data(), mw, mw, mh, width_, height_, settings.threshold, &candidates_);
+  tm::select_matches(candidates_.data(), static_cast<int>(candidates_.size()), r, width_, height_,
                     settings.max_matches, matches);
   return Status();
 }

@@ -13,6 +13,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "templatematch.h"
 #include "templatematch_internal.h"
@@ -502,6 +503,81 @@ TEST(TemplateMatchCpu, PitchedFrameAndTemplate) {
   ASSERT_TRUE(a.score_map(f.view(), Rect{}, &ma, &w1, &h1).ok());
   ASSERT_TRUE(b.score_map(fd.view(), Rect{}, &mb, &w2, &h2).ok());
   EXPECT_EQ(ma, mb);
+}
+
+// The matcher keeps its row sums, candidate list and helper threads from frame to frame. Frames,
+// search regions (split over many workers, then over one) and templates that change between calls
+// must give exactly what a fresh matcher gives, also after a move and from another thread.
+TEST(TemplateMatchCpu, ReusedMatcherEqualsFreshOneFrameAfterFrame) {
+  Gray a = tmtest::structured_gray(640, 480, 31);
+  Gray b = tmtest::structured_gray(400, 300, 32, 416);
+  const Gray t1 = tmtest::crop(a, 300, 200, 32, 32), t2 = tmtest::crop(b, 200, 150, 48, 24);
+  tmtest::paste(b, t1, 50, 30);
+  const Rect whole{}, small{40, 24, 100, 70};  // small: little enough work for a single worker
+  struct Step {
+    const Gray* frame;
+    Rect search;
+    const Gray* templ;
+  };
+  const Step steps[] = {
+      {&a, whole, &t1}, {&b, small, &t1}, {&a, small, &t1}, {&b, whole, &t1},
+      {&a, whole, &t2}, {&b, small, &t2}, {&a, small, &t2}, {&b, whole, &t2},
+  };
+  struct Result {
+    std::vector<Match> matches;
+    std::vector<float> map;
+    int map_w = 0, map_h = 0;
+  };
+  MatchSettings s;
+  s.threshold = -1.0;  // every cell is a candidate: the candidate count changes with every step
+  s.max_matches = 8;
+  auto run_step = [&s](TemplateMatcherCpu& m, const Step& step, Result* out) {
+    s.search = step.search;
+    ASSERT_TRUE(m.match(step.frame->view(), s, &out->matches).ok());
+    ASSERT_TRUE(m.score_map(step.frame->view(), step.search, &out->map, &out->map_w, &out->map_h).ok());
+  };
+
+  TemplateMatcherCpu reused;
+  const Gray* reused_templ = nullptr;
+  for (int round = 0; round < 2; ++round) {
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; ++i) {
+      SCOPED_TRACE("round " + std::to_string(round) + ", step " + std::to_string(i));
+      const Step& step = steps[i];
+      if (reused_templ != step.templ) {
+        ASSERT_TRUE(reused.set_template(step.templ->view()).ok());
+        reused_templ = step.templ;
+      }
+      if (round == 1 && i == 4) {  // the helpers belong to the matcher: they move with it
+        TemplateMatcherCpu moved(std::move(reused));
+        reused = std::move(moved);
+      }
+      Result got;
+      if (round == 1 && i % 2 == 1) {  // a streaming thread that changed between frames
+        std::thread other([&] { run_step(reused, step, &got); });
+        other.join();
+      } else {
+        run_step(reused, step, &got);
+      }
+      TemplateMatcherCpu fresh;
+      ASSERT_TRUE(fresh.set_template(step.templ->view()).ok());
+      Result want;
+      run_step(fresh, step, &want);
+      ASSERT_FALSE(want.matches.empty());
+      ASSERT_EQ(got.matches.size(), want.matches.size());
+      for (size_t k = 0; k < want.matches.size(); ++k) {
+        EXPECT_EQ(got.matches[k].x, want.matches[k].x);
+        EXPECT_EQ(got.matches[k].y, want.matches[k].y);
+        EXPECT_EQ(got.matches[k].width, want.matches[k].width);
+        EXPECT_EQ(got.matches[k].height, want.matches[k].height);
+        EXPECT_EQ(got.matches[k].sub_x, want.matches[k].sub_x);
+        EXPECT_EQ(got.matches[k].sub_y, want.matches[k].sub_y);
+        EXPECT_EQ(got.matches[k].score, want.matches[k].score);
+      }
+      EXPECT_EQ(got.map_w, want.map_w);
+      EXPECT_EQ(got.map_h, want.map_h);
+      EXPECT_TRUE(got.map == want.map);
+    }
+  }
 }
 
 TEST(TemplateMatchCpu, FastEnoughFor640x480) {
