@@ -565,6 +565,26 @@ std::string Comparison::render(bool all_frames, size_t max_frame_lines) const {
   return o.str();
 }
 
+namespace {
+
+// A sink's frame that only one side recorded (its pts given, the other's null) fails; one that
+// neither side recorded adds nothing.
+void add_one_sided_frame(Comparison* cmp, uint64_t frame, const SinkInfo& sink, const int64_t* ref_pts,
+                         const int64_t* run_pts) {
+  if (!ref_pts && !run_pts) return;
+  SinkResult r;
+  r.sink = sink.name;
+  r.kind = sink.kind;
+  r.ref_present = ref_pts != nullptr;
+  r.run_present = run_pts != nullptr;
+  r.pts_ref = ref_pts ? *ref_pts : -1;
+  r.pts_run = run_pts ? *run_pts : -1;
+  r.pass = false;
+  r.problem = "frame only in " + (r.ref_present ? cmp->ref_label() : cmp->run_label());
+  cmp->add(frame, r);
+}
+
+}  // namespace
 
 void compare_recordings(const Recording& ra, const Recording& rb, Comparison* cmp) {
   std::string err;
@@ -577,9 +597,6 @@ void compare_recordings(const Recording& ra, const Recording& rb, Comparison* cm
     for (const auto& s : ra.manifest.sinks) {
       const SinkInfo* sb = rb.manifest.sink(s.name);
       if (!sb || sb->kind != s.kind) continue;
-      SinkResult r;
-      r.sink = s.name;
-      r.kind = s.kind;
       if (s.kind == "tensor") {
         auto ia = fa.tensors.find(s.name), ib = fb.tensors.find(s.name);
         const bool ha = ia != fa.tensors.end(), hb = ib != fb.tensors.end();
@@ -605,11 +622,7 @@ void compare_recordings(const Recording& ra, const Recording& rb, Comparison* cm
                                        cmp->run_label()));
           continue;
         }
-        if (!ha && !hb) continue;
-        r.ref_present = ha;
-        r.run_present = hb;
-        r.pts_ref = ha ? ia->second.pts : -1;
-        r.pts_run = hb ? ib->second.pts : -1;
+        add_one_sided_frame(cmp, i, s, ha ? &ia->second.pts : nullptr, hb ? &ib->second.pts : nullptr);
       } else {
         auto ia = fa.matches.find(s.name), ib = fb.matches.find(s.name);
         const bool ha = ia != fa.matches.end(), hb = ib != fb.matches.end();
@@ -618,15 +631,8 @@ void compare_recordings(const Recording& ra, const Recording& rb, Comparison* cm
                                       cmp->run_label()));
           continue;
         }
-        if (!ha && !hb) continue;
-        r.ref_present = ha;
-        r.run_present = hb;
-        r.pts_ref = ha ? ia->second.pts : -1;
-        r.pts_run = hb ? ib->second.pts : -1;
+        add_one_sided_frame(cmp, i, s, ha ? &ia->second.pts : nullptr, hb ? &ib->second.pts : nullptr);
       }
-      r.pass = false;
-      r.problem = "frame only in " + (r.ref_present ? cmp->ref_label() : cmp->run_label());
-      cmp->add(i, r);
     }
   }
 }
