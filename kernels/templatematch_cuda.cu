@@ -32,8 +32,9 @@
 // step's fragments loaded during the current step's mma) where a row step has one 32-column
 // chunk or the grid is small; otherwise the compiler's own unrolling of the chunk loop is faster.
 // Diagnostics and variants, read by configure(): CUDAPREP_TM_KERNEL=dp4a, CUDAPREP_TM_TILE=64|128,
-// CUDAPREP_TM_KSPLIT=1|2|4, CUDAPREP_TM_KZ=1|2|4|8, CUDAPREP_TM_PIPE=0|1, CUDAPREP_TM_M16=0 (cluster
-// splits keep 4 warps of two M-groups), CUDAPREP_TM_GRAPHS=0 (plain launches), CUDAPREP_TM_PROFILE=1
+// CUDAPREP_TM_KSPLIT=1|2|4, CUDAPREP_TM_KZ=1..8, CUDAPREP_TM_SOLO=0|1 (one block per SM in cluster
+// splits: never / wherever possible), CUDAPREP_TM_SCAN=0 (no prefix-sum window sums),
+// CUDAPREP_TM_PIPE=0|1, CUDAPREP_TM_M16=0 (cluster splits keep 4 warps of two M-groups), CUDAPREP_TM_GRAPHS=0 (plain launches), CUDAPREP_TM_PROFILE=1
 // (kernel time on stderr), CUDAPREP_TM_TRACE=1 (per-block phase times of each launch on stderr),
 // CUDAPREP_TM_HOSTTIME=1 (match()'s host-side phases on stderr), CUDAPREP_TM_WAIT=sync (a stream
 // sync instead of the flag), CUDAPREP_TM_NMS_HOST_UPTO=n (lists up to n candidates go to the host
@@ -102,7 +103,8 @@ __device__ __forceinline__ void mma_u8(uint32_t (&d)[4], const uint32_t (&a)[4],
 //   2. sum T * I over its template rows: tensor cores (4 warps of 32 x 32 * PP positions, times
 //      ks groups that split the rows again; or, with a cluster split, 8 warps of 16 x 32) or
 //      dp4a; partial sums into a shared tile;
-//   3. kz > 1: each block adds up rows [r0, r0 + 64 / kz) of the tile over the cluster (DSMEM);
+//   3. kz > 1: each block adds up rows [64 q / kz, 64 (q + 1) / kz) of the tile over the cluster
+//      (DSMEM), q = its rank;
 //   4. exact window sums S1, S2 of its rows from the staged frame rows (vertical running sums per
 //      column, 16 rows at a time, then horizontal sums of 8 consecutive positions per thread), the
 //      score of each position (the CPU's formula), written into the shared tile and then, row by
@@ -156,9 +158,10 @@ struct FrameParams {
 
 // Diagnostics (CUDAPREP_TM_TRACE=1): thread 0 of each block records clock64() at the phase
 // boundaries, %globaltimer at start and end, its SM and whether it was the last block.
-constexpr int kTraceSlots = 12;
-enum TraceSlot { kTrStart, kTrStaged, kTrMma, kTrCluster, kTrBox, kTrMap, kTrCells, kTrEnd, kTrGtStart, kTrGtEnd, kTrSm,
-                 kTrLast };
+// In the box phase, the first chunk's vertical sums (kTrBoxV) and prefix sums (kTrBoxP; kScan only).
+constexpr int kTraceSlots = 14;
+enum TraceSlot { kTrStart, kTrStaged, kTrMma, kTrCluster, kTrBoxV, kTrBoxP, kTrBox, kTrMap, kTrCells, kTrEnd, kTrGtStart,
+                 kTrGtEnd, kTrSm, kTrLast };
 __device__ __forceinline__ unsigned long long global_timer() {
   unsigned long long t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
@@ -186,10 +189,13 @@ __device__ __forceinline__ void trace_mark(const FrameParams& p, int slot) {
 // outside a segment read zeros) and afterwards the 32-bit tile
 // (64 rows of cp words) and the vertical sums of one pass: kChunk rows of vp words (sum I^2) and
 // kChunk rows of vh half-words (sum I <= 256 * 255 fits 16 bits; smaller blocks, more per SM).
+// With `scan` (box_scores' prefix-sum pass) the sums of I take kChunk rows of vp words instead:
+// their prefix sums need 32 bits.
 struct FrameLayout {
   int rw, tp, cp, vp, vh, region, area, total;
 };
-__host__ __device__ inline FrameLayout frame_layout(int pp, int tw, int th, int kp, int rows, int groups) {
+__host__ __device__ inline FrameLayout frame_layout(int pp, int tw, int th, int kp, int rows, int groups,
+                                                    bool scan = false) {
   FrameLayout l;
   l.rw = 64 * pp + kp;
   l.tp = kp + 16;               // template row pitch (keeps ldmatrix conflict-free)
@@ -199,7 +205,7 @@ __host__ __device__ inline FrameLayout frame_layout(int pp, int tw, int th, int 
   l.vh = ((ncols + 1) & ~3) + 2;  // 2 mod 4 half-words: 16 rows x 2 segments in distinct banks too
   l.region = round_up(l.rw * (th + kRows - 1), 128);
   const int tmpl = (rows + 16 * (groups + 1)) * l.tp;
-  const int work = kRows * l.cp * 4 + kChunk * l.vp * 4 + round_up(kChunk * l.vh * 2, 16);
+  const int work = kRows * l.cp * 4 + kChunk * l.vp * 4 + (scan ? kChunk * l.vp * 4 : round_up(kChunk * l.vh * 2, 16));
   l.area = round_up(tmpl > work ? tmpl : work, 128);
   l.total = l.region + l.area;
   return l;
@@ -375,8 +381,57 @@ struct BlockSync {
   __device__ void operator()() const { __syncthreads(); }
 };
 
+// The score of a position from its window sums, written over its sum T * I in the tile (float
+// bits); positions outside the map keep their value.
+__host__ __device__ inline void score_into(const FrameParams& p, uint32_t* t, int u, int v, uint32_t s1, uint32_t s2) {
+  if (u >= 0 && u < p.mw && v < p.mh) *t = float_bits(static_cast<float>(tm::ccoeff_normed(p.n, p.st, p.var_t, s1, s2, *t)));
+}
+
+#if defined(__CUDA_ARCH__)
+// kScan: each row of the chunk's vertical sums (v1 and v2, 32-bit, pitch vp) turned in place into
+// its inclusive prefix sums, a warp per row, 4 consecutive columns per lane (128 per pass). Sums
+// of I^2 may wrap: a window's difference is still exact, as its true value is below 2^32.
+__device__ inline void prefix_rows(uint32_t* v1, uint32_t* v2, int vp, int ncols, int rows, int tid, int nthreads) {
+  const int lane = tid & 31;
+  for (int i = tid >> 5; i < rows; i += nthreads >> 5) {
+    uint32_t carry1 = 0, carry2 = 0;
+    for (int c = 4 * lane; c - 4 * lane < ncols; c += 128) {
+      uint32_t a[4], b[4];
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        a[k] = c + k < ncols ? v1[i * vp + c + k] : 0u;
+        b[k] = c + k < ncols ? v2[i * vp + c + k] : 0u;
+      }
+#pragma unroll
+      for (int k = 1; k < 4; ++k) {
+        a[k] += a[k - 1];
+        b[k] += b[k - 1];
+      }
+      uint32_t s1 = a[3], s2 = b[3];  // inclusive over the lanes, then made exclusive
+#pragma unroll
+      for (int off = 1; off < 32; off <<= 1) {
+        const uint32_t t1 = __shfl_up_sync(0xffffffffu, s1, off), t2 = __shfl_up_sync(0xffffffffu, s2, off);
+        if (lane >= off) s1 += t1, s2 += t2;
+      }
+      const uint32_t e1 = carry1 + s1 - a[3], e2 = carry2 + s2 - b[3];
+#pragma unroll
+      for (int k = 0; k < 4; ++k)
+        if (c + k < ncols) {
+          v1[i * vp + c + k] = a[k] + e1;
+          v2[i * vp + c + k] = b[k] + e2;
+        }
+      carry1 += __shfl_sync(0xffffffffu, s1, 31);
+      carry2 += __shfl_sync(0xffffffffu, s2, 31);
+    }
+  }
+}
+#endif
+
+// kScan (blocks with few rows, e.g. cluster splits: 8 rows on 256 threads): window sums as
+// differences of row prefix sums, every thread scoring its own positions; otherwise a thread
+// re-sums tw columns for 8 consecutive positions of a row (fewer barriers, no 32-bit v1 rows).
 #pragma nv_exec_check_disable
-template <int TW, class Sync>
+template <int TW, bool kScan, class Sync>
 __host__ __device__ inline void box_scores(const FrameParams& p, const uint8_t* region, int rw, uint32_t* tile, int cp,
                                            uint32_t* vbuf, int vp, int vh, int X0, int Y0, int r0, int nrows, int tid,
                                            int nthreads, Sync&& sync) {
@@ -385,6 +440,7 @@ __host__ __device__ inline void box_scores(const FrameParams& p, const uint8_t* 
   constexpr int kCols = (TW - 1 + kMaxTemplateSide + 127) / 128;  // columns per thread (>= 128 threads)
   uint32_t* v2 = vbuf;
   uint16_t* v1 = reinterpret_cast<uint16_t*>(vbuf + kChunk * vp);
+  uint32_t* v1w = vbuf + kChunk * vp;  // kScan: 32-bit rows of pitch vp
   // Vertical sums over th rows, running down the rows: column c = tid + k * nthreads.
   uint32_t a1[kCols], a2[kCols];
   TM_DEVICE_PRAGMA(unroll)
@@ -428,7 +484,10 @@ __host__ __device__ inline void box_scores(const FrameParams& p, const uint8_t* 
   TM_DEVICE_PRAGMA(unroll)
         for (int i = 0; i < 8; ++i) {
           if (i0 + i < rows) {
-            v1[(i0 + i) * vh + c] = static_cast<uint16_t>(a1[k]);  // <= 256 * 255
+            if constexpr (kScan)
+              v1w[(i0 + i) * vp + c] = a1[k];
+            else
+              v1[(i0 + i) * vh + c] = static_cast<uint16_t>(a1[k]);  // <= 256 * 255
             v2[(i0 + i) * vp + c] = a2[k];
             a1[k] += in_px[i] - out_px[i];
             a2[k] += in_px[i] * in_px[i] - out_px[i] * out_px[i];
@@ -437,43 +496,61 @@ __host__ __device__ inline void box_scores(const FrameParams& p, const uint8_t* 
       }
     }
     sync();
-    for (int task = tid; task < kTasks; task += nthreads) {
-      const int lane = task & 31, grp = task >> 5;
-      const int i = lane & 15;
-      if (i >= rows) continue;
-      const int seg = (grp >> 1) * 4 + (grp & 1) + (lane >> 4) * 2;
-      const int x0 = seg * kSeg;
-      const uint16_t* w1 = v1 + i * vh + x0;
-      const uint32_t* w2 = v2 + i * vp + x0;
-      uint32_t s1 = 0, s2 = 0;
+#if defined(__CUDA_ARCH__)
+    if (rc == 0) trace_mark(p, kTrBoxV);
+#endif
+    if constexpr (kScan) {
+#if defined(__CUDA_ARCH__)
+      prefix_rows(v1w, v2, vp, ncols, rows, tid, nthreads);
+      sync();
+      if (rc == 0) trace_mark(p, kTrBoxP);
+      for (int task = tid; task < rows * TW; task += nthreads) {
+        const int i = task / TW, x = task % TW;
+        const uint32_t* q1 = v1w + i * vp;
+        const uint32_t* q2 = v2 + i * vp;
+        uint32_t s1 = q1[x + tw - 1], s2 = q2[x + tw - 1];
+        if (x > 0) s1 -= q1[x - 1], s2 -= q2[x - 1];
+        const int yy = r0 + rc + i;
+        score_into(p, tile + yy * cp + x, X0 - p.sx + x, Y0 - p.sy + yy, s1, s2);
+      }
+      sync();
+#endif
+    } else {
+#if defined(__CUDA_ARCH__)
+      if (rc == 0) trace_mark(p, kTrBoxP);
+#endif
+      for (int task = tid; task < kTasks; task += nthreads) {
+        const int lane = task & 31, grp = task >> 5;
+        const int i = lane & 15;
+        if (i >= rows) continue;
+        const int seg = (grp >> 1) * 4 + (grp & 1) + (lane >> 4) * 2;
+        const int x0 = seg * kSeg;
+        const uint16_t* w1 = v1 + i * vh + x0;
+        const uint32_t* w2 = v2 + i * vp + x0;
+        uint32_t s1 = 0, s2 = 0;
   TM_DEVICE_PRAGMA(unroll 4)
-      for (int x = 0; x < tw; ++x) {
-        s1 += w1[x];
-        s2 += w2[x];
-      }
-      uint32_t S1[kSeg], S2[kSeg];
-      S1[0] = s1;
-      S2[0] = s2;
-  TM_DEVICE_PRAGMA(unroll)
-      for (int e = 1; e < kSeg; ++e) {
-        s1 += static_cast<uint32_t>(w1[e - 1 + tw]) - w1[e - 1];
-        s2 += w2[e - 1 + tw] - w2[e - 1];
-        S1[e] = s1;
-        S2[e] = s2;
-      }
-      const int yy = r0 + rc + i;
-      const int v = Y0 - p.sy + yy;
-      uint32_t* trow = tile + yy * cp + x0;
-  TM_DEVICE_PRAGMA(unroll)
-      for (int e = 0; e < kSeg; ++e) {
-        const int u = X0 - p.sx + x0 + e;
-        if (u >= 0 && u < p.mw && v < p.mh) {
-          const float s = static_cast<float>(tm::ccoeff_normed(p.n, p.st, p.var_t, S1[e], S2[e], trow[e]));
-          trow[e] = float_bits(s);
+        for (int x = 0; x < tw; ++x) {
+          s1 += w1[x];
+          s2 += w2[x];
         }
+        uint32_t S1[kSeg], S2[kSeg];
+        S1[0] = s1;
+        S2[0] = s2;
+  TM_DEVICE_PRAGMA(unroll)
+        for (int e = 1; e < kSeg; ++e) {
+          s1 += static_cast<uint32_t>(w1[e - 1 + tw]) - w1[e - 1];
+          s2 += w2[e - 1 + tw] - w2[e - 1];
+          S1[e] = s1;
+          S2[e] = s2;
+        }
+        const int yy = r0 + rc + i;
+        const int v = Y0 - p.sy + yy;
+        uint32_t* trow = tile + yy * cp + x0;
+  TM_DEVICE_PRAGMA(unroll)
+        for (int e = 0; e < kSeg; ++e) score_into(p, trow + e, X0 - p.sx + x0 + e, v, S1[e], S2[e]);
       }
+      sync();
     }
-    sync();
   }
 }
 
@@ -576,7 +653,8 @@ __device__ __forceinline__ void mma_phase(uint32_t (&acc)[2][PP][4][4], const Mm
 
 // kM16: 8 warps of one 16-row M-group each (image rows [ja, jb + 15) per warp instead of
 // [ja, jb + 31) for two M-groups): the shorter serial chain of the small cluster-split grids.
-template <bool kMma, int PP, bool kPipe, bool kM16>
+// kScan: window sums from row prefix sums (box_scores), for blocks with few tile rows.
+template <bool kMma, int PP, bool kPipe, bool kM16, bool kScan>
 __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameParams p) {
   constexpr int TW = 64 * PP;
   extern __shared__ __align__(16) uint8_t smem[];  // no static shared memory: the limit is the opt-in size
@@ -584,9 +662,9 @@ __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameP
   const int X0 = p.x_first + blockIdx.x * TW, Y0 = p.sy + blockIdx.y * kRows;
   const int th = p.th, kp = p.kp, kz = p.kz, q = blockIdx.z;
   const int JA = q * th / kz, JB = (q + 1) * th / kz, J = JB - JA;  // this block's template rows
-  const int nrows = kRows / kz, r0 = q * nrows;                       // and tile rows of step 4
+  const int r0 = q * kRows / kz, nrows = (q + 1) * kRows / kz - r0;  // and tile rows of step 4
   const int ks = kMma && !kM16 ? nthreads >> 7 : 1;                   // template-row segments
-  const FrameLayout L = frame_layout(PP, p.tw, th, kp, J, ks);
+  const FrameLayout L = frame_layout(PP, p.tw, th, kp, J, ks, kScan);
   uint8_t* region = smem;
   uint8_t* tsm = smem + L.region;
   uint32_t* tile = reinterpret_cast<uint32_t*>(smem + L.region);  // replaces the template rows
@@ -758,7 +836,7 @@ __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameP
   trace_mark(p, kTrCluster);
 
   // 4. Window sums and scores of rows [r0, r0 + nrows); then the map, row by row.
-  box_scores<TW>(p, region, L.rw, tile, L.cp, vbuf, L.vp, L.vh, X0, Y0, r0, nrows, tid, nthreads, BlockSync());
+  box_scores<TW, kScan>(p, region, L.rw, tile, L.cp, vbuf, L.vp, L.vh, X0, Y0, r0, nrows, tid, nthreads, BlockSync());
   trace_mark(p, kTrBox);
   for (int i = tid; i < nrows * TW; i += nthreads) {
     const int yy = r0 + i / TW, xx = i % TW;
@@ -855,6 +933,7 @@ struct TemplateMatcherCuda::Impl {
   // Device properties.
   int cc_major = 0;
   int smem_optin = 48 << 10;
+  int smem_per_sm = 0, smem_reserved = 0;  // shared memory of an SM, and reserved per block
   int tex_pitch_align = 32;
   int tex_align = 512;
   int sm_count = 1;
@@ -863,14 +942,19 @@ struct TemplateMatcherCuda::Impl {
   // Overrides read from the environment by configure() (0 / -1: chosen per template and grid).
   int force_pp = 0;     // CUDAPREP_TM_TILE: 1 (64 wide) or 2 (128 wide)
   int force_ks = 0;     // CUDAPREP_TM_KSPLIT: 1, 2 or 4
-  int force_kz = 0;     // CUDAPREP_TM_KZ: 1, 2, 4 or 8
+  int force_kz = 0;     // CUDAPREP_TM_KZ: 1..8
+  int force_solo = -1;  // CUDAPREP_TM_SOLO: 0 or 1 (one block per SM in cluster-split launches)
+  bool scan_split = true;  // CUDAPREP_TM_SCAN=0: cluster-split blocks re-sum window columns
   int force_pipe = -1;  // CUDAPREP_TM_PIPE: 0 or 1
   bool m16_split = true;  // CUDAPREP_TM_M16=0: cluster-split blocks keep 4 warps of two M-groups
   enum class Wait { kSync, kFlag } wait = Wait::kFlag;  // CUDAPREP_TM_WAIT=sync|flag
   bool host_time = false;  // CUDAPREP_TM_HOSTTIME=1: host-side times of match() on stderr
   bool in_flight = false;  // a frame kernel may still be running (see settle())
   unsigned nms_host_up_to = kNmsHostUpTo;  // CUDAPREP_TM_NMS_HOST_UPTO=n (tests: 0 = always in the kernel)
-  int occ[2][4][3] = {};  // blocks per SM: [tile width / 64 - 1][log2 kz][log2 ks]; 0: does not fit
+  int occ[2][kMaxKz + 1][3] = {};  // blocks per SM: [tile width / 64 - 1][kz][log2 ks]; 0: does not fit
+  // Per cluster split kz (64-wide tiles): clusters that can be resident at once with one block per
+  // SM, and the dynamic shared memory that makes it one (0: not possible).
+  int solo_clusters[kMaxKz + 1] = {}, solo_smem[kMaxKz + 1] = {};
   // Per caps.
   cuda::DeviceBuffer map, staging;
   int64_t spitch = 0;  // floats per row of map
@@ -1013,36 +1097,77 @@ struct TemplateMatcherCuda::Impl {
   }
 
   using FrameKernel = void (*)(const FrameParams);
-  static FrameKernel frame_kernel_for(bool mma, int pp, bool pipelined, bool m16) {
-    if (!mma) return frame_kernel<false, 2, false, false>;
-    if (m16) return pipelined ? frame_kernel<true, 1, true, true> : frame_kernel<true, 1, false, true>;
-    if (pp == 1) return pipelined ? frame_kernel<true, 1, true, false> : frame_kernel<true, 1, false, false>;
-    return pipelined ? frame_kernel<true, 2, true, false> : frame_kernel<true, 2, false, false>;
+  // The one table from launch shape to kernel instantiation (scan only with m16).
+  static FrameKernel frame_kernel_for(bool mma, int pp, bool pipelined, bool m16, bool scan) {
+    if (!mma) return frame_kernel<false, 2, false, false, false>;
+    if (m16 && scan) return pipelined ? frame_kernel<true, 1, true, true, true> : frame_kernel<true, 1, false, true, true>;
+    if (m16) return pipelined ? frame_kernel<true, 1, true, true, false> : frame_kernel<true, 1, false, true, false>;
+    if (pp == 1) return pipelined ? frame_kernel<true, 1, true, false, false> : frame_kernel<true, 1, false, false, false>;
+    return pipelined ? frame_kernel<true, 2, true, false, false> : frame_kernel<true, 2, false, false, false>;
   }
 
   // Resident blocks per SM for each tile width, cluster split and warp-group split (per template).
   // The software-pipelined kernels use a few more registers: their occupancy bounds both.
   Status compute_occupancy() {
     for (int pp = 1; pp <= 2; ++pp)
-      for (int z = 0; z < 4; ++z)
+      for (int kz = 1; kz <= kMaxKz; ++kz)
         for (int i = 0; i < 3; ++i) {
-          int& o = occ[pp - 1][z][i];
+          int& o = occ[pp - 1][kz][i];
           o = 0;
-          const int kz = 1 << z, ks = 1 << i;
+          const int ks = 1 << i;
           if ((pp == 2 && ks > 2) || kz > th || (!use_mma && (pp == 1 || kz > 1 || ks > 1))) continue;
           const int smem = frame_layout(pp, tw, th, kp, (th + kz - 1) / kz, ks).total;
           if (smem > smem_optin) continue;
-          CUDAPREP_RETURN_IF_ERROR(
-              cuda_status(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o, frame_kernel_for(use_mma, pp, true, false),
-                                                                        kGroupThreads * ks, smem),
-                          "cudaOccupancyMaxActiveBlocksPerMultiprocessor"));
+          CUDAPREP_RETURN_IF_ERROR(cuda_status(
+              cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o, frame_kernel_for(use_mma, pp, true, false, false),
+                                                            kGroupThreads * ks, smem),
+              "cudaOccupancyMaxActiveBlocksPerMultiprocessor"));
         }
+    return compute_solo();
+  }
+
+  // Cluster-split launches are short chains of dependent phases, and a cluster waits for its
+  // slowest block: two blocks sharing an SM (the cluster scheduler packs them where shared memory
+  // allows) make the whole cluster wait. Asking for just over half an SM's shared memory keeps
+  // one block per SM; plan() does so where every cluster of the launch still fits at once.
+  Status compute_solo() {
+    for (int kz = 0; kz <= kMaxKz; ++kz) solo_clusters[kz] = solo_smem[kz] = 0;
+    if (!use_mma || !clusters || smem_per_sm <= 0) return Status();
+    const int threads = block_threads_of(m16_split, 1);
+    for (int kz = 2; kz <= std::min(kMaxKz, th); ++kz) {
+      const int need = frame_layout(1, tw, th, kp, (th + kz - 1) / kz, 1, scan_split && m16_split).total;
+      const int smem = std::max(need, round_up(smem_per_sm / 2 - smem_reserved + 1, 128));
+      if (smem > smem_optin) continue;
+      const FrameKernel k = frame_kernel_for(true, 1, true, m16_split, scan_split);
+      int per_sm = 0;
+      CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, threads, smem),
+                                           "cudaOccupancyMaxActiveBlocksPerMultiprocessor"));
+      if (per_sm != 1) continue;
+      cudaLaunchConfig_t cfg = {};
+      cfg.gridDim = dim3(1, 1, kz);
+      cfg.blockDim = dim3(threads);
+      cfg.dynamicSmemBytes = static_cast<size_t>(smem);
+      cudaLaunchAttribute attr[1];
+      attr[0].id = cudaLaunchAttributeClusterDimension;
+      attr[0].val.clusterDim.x = 1;
+      attr[0].val.clusterDim.y = 1;
+      attr[0].val.clusterDim.z = static_cast<unsigned>(kz);
+      cfg.attrs = attr;
+      cfg.numAttrs = 1;
+      int n = 0;
+      if (cudaOccupancyMaxActiveClusters(&n, k, &cfg) != cudaSuccess) {
+        cudaGetLastError();  // no answer: no padding for this split
+        continue;
+      }
+      solo_clusters[kz] = n;
+      solo_smem[kz] = smem;
+    }
     return Status();
   }
 
   struct FramePlan {
     int pp = 1, kz = 1, ks = 1, smem = 0, x_first = 0;
-    bool pipe = false, m16 = false;
+    bool pipe = false, m16 = false, scan = false, solo = false;
     dim3 grid;
   };
 
@@ -1051,7 +1176,8 @@ struct TemplateMatcherCuda::Impl {
   //    template loads per mma; faster at 128 px, slower at 64 and 256 px and on small grids);
   //  - cluster split kz: where the tiles fill less than half the GPU, the template rows are split
   //    over kz blocks per tile (up to 8, at least 8 rows each): small regions use more SMs and
-  //    shorter serial chains (256 x 256 region, 64 px: 42 -> 24 us of kernel time);
+  //    shorter serial chains (256 x 256 region, 64 px: 42 -> 24 us of kernel time); the largest kz
+  //    whose clusters all fit with one block per SM (compute_solo), else the largest that fits;
   //  - with a cluster split (64-wide tiles): 8 warps of one 16-row M-group each (m16), whose
   //    serial chains are th / kz + 15 row steps instead of th / kz + 31;
   //  - otherwise ks warp groups per block (choose_ks);
@@ -1076,36 +1202,53 @@ struct TemplateMatcherCuda::Impl {
     }
     const int tiles = tiles_for(pl.pp, &gx, &gy);
     pl.x_first = r.x / (64 * pl.pp) * (64 * pl.pp);
-    int z = 0;
+    int kz = 1;
+    bool solo = false;
     if (use_mma && clusters) {
+      auto fits_solo = [&](int k) { return pl.pp == 1 && solo_smem[k] > 0 && solo_clusters[k] >= tiles; };
       if (force_kz > 0) {
-        while ((2 << z) <= force_kz && (2 << z) <= th) ++z;
+        kz = std::min(force_kz, th);
+        solo = kz > 1 && (force_solo == 1 ? pl.pp == 1 && solo_smem[kz] > 0 : force_solo != 0 && fits_solo(kz));
       } else {
-        while (z < 3 && tiles * (2 << z) <= sm_count && th >= 8 * (2 << z)) ++z;
+        int packed = 1;
+        for (int k = 2; k <= kMaxKz; ++k) {
+          if (tiles * k > sm_count || th < 8 * k || occ[pl.pp - 1][k][0] == 0) continue;
+          packed = k;
+          if (force_solo != 0 && fits_solo(k)) kz = k;
+        }
+        solo = kz > 1;
+        if (kz == 1) kz = packed;
       }
-      while (z > 0 && occ[pl.pp - 1][z][0] == 0) --z;  // does not fit
+      while (kz > 1 && occ[pl.pp - 1][kz][0] == 0) --kz, solo = false;  // does not fit
     }
-    pl.kz = 1 << z;
+    pl.kz = kz;
+    pl.solo = solo;
     pl.m16 = use_mma && pl.kz > 1 && pl.pp == 1 && m16_split;
-    pl.ks = use_mma && !pl.m16 ? choose_ks(pl.pp, z, tiles * pl.kz) : 1;
+    pl.ks = use_mma && !pl.m16 ? choose_ks(pl.pp, pl.kz, tiles * pl.kz) : 1;
     pl.pipe = use_mma && (force_pipe >= 0 ? force_pipe == 1 : (nc == 1 || pl.kz > 1));
     pl.grid = dim3(gx, gy, pl.kz);
-    pl.smem = frame_layout(pl.pp, tw, th, kp, (th + pl.kz - 1) / pl.kz, pl.ks).total;
+    const int rows = (th + pl.kz - 1) / pl.kz;
+    pl.scan = pl.m16 && scan_split && frame_layout(pl.pp, tw, th, kp, rows, pl.ks, true).total <= smem_optin;
+    pl.smem = frame_layout(pl.pp, tw, th, kp, rows, pl.ks, pl.scan).total;
+    if (pl.solo) pl.smem = std::max(pl.smem, solo_smem[pl.kz]);
     return pl;
   }
 
-  static int block_threads(const FramePlan& pl) { return kGroupThreads * (pl.m16 ? 2 : pl.ks); }
-  FrameKernel kernel_of(const FramePlan& pl) const { return frame_kernel_for(use_mma, pl.pp, pl.pipe, pl.m16); }
+  static int block_threads_of(bool m16, int ks) { return kGroupThreads * (m16 ? 2 : ks); }
+  static int block_threads(const FramePlan& pl) { return block_threads_of(pl.m16, pl.ks); }
+  FrameKernel kernel_of(const FramePlan& pl) const {
+    return frame_kernel_for(use_mma, pl.pp, pl.pipe, pl.m16, pl.scan);
+  }
 
   // Template-row split between warp groups of a block. The tensor-core loop is latency-bound (a
   // warp's serial chain of row steps, rows / ks + 31 of them, sets its time when all blocks are
   // resident). Splitting shortens the chain but makes blocks larger, so fewer fit on an SM: pick
   // the ks with the least waves x chain length. Equal: the smaller ks (less work).
-  int choose_ks(int pp, int z, int blocks) const {
-    const int rows = th >> z, max_i = pp == 1 ? 2 : 1;
+  int choose_ks(int pp, int kz, int blocks) const {
+    const int rows = th / kz, max_i = pp == 1 ? 2 : 1;
     if (force_ks > 0) {
       int i = 0;
-      while (i < max_i && (2 << i) <= force_ks && (2 << i) <= rows && occ[pp - 1][z][i + 1] > 0) ++i;
+      while (i < max_i && (2 << i) <= force_ks && (2 << i) <= rows && occ[pp - 1][kz][i + 1] > 0) ++i;
       return 1 << i;
     }
     int best = 1;
@@ -1113,8 +1256,8 @@ struct TemplateMatcherCuda::Impl {
     for (int i = 0; i <= max_i; ++i) {
       const int ks = 1 << i;
       if (ks > 1 && rows / ks < 16) break;  // below 16 rows a split mostly adds work
-      if (occ[pp - 1][z][i] == 0) break;
-      const int per_wave = occ[pp - 1][z][i] * sm_count;
+      if (occ[pp - 1][kz][i] == 0) break;
+      const int per_wave = occ[pp - 1][kz][i] * sm_count;
       const double cost = static_cast<double>((blocks + per_wave - 1) / per_wave) * (rows / ks + 31);
       if (i == 0 || cost < best_cost) {
         best = ks;
@@ -1301,7 +1444,7 @@ struct TemplateMatcherCuda::Impl {
     }
     std::fprintf(stderr, "tm trace: %u blocks of %d B shared, <=%d per SM over the launch, span %.2f us, starts spread %.2f us |",
                  trace_blocks, trace_smem, max_per_sm, (g1 - g0) / 1000.0, (gs - g0) / 1000.0);
-    const char* names[] = {"stage", "mma", "cluster", "box", "map", "cells", "tail"};
+    const char* names[] = {"stage", "mma", "cluster", "box:vertical", "box:prefix", "box:scores", "map", "cells", "tail"};
     for (int ph = 1; ph <= kTrEnd; ++ph) {
       std::vector<double> d;
       for (unsigned b = 0; b < trace_blocks; ++b) {
@@ -1398,17 +1541,17 @@ Status TemplateMatcherCuda::configure(int frame_width, int frame_height, void* s
   if (m.tex_align < m.tex_pitch_align) m.tex_align = m.tex_pitch_align;
   CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaDeviceGetAttribute(&m.sm_count, cudaDevAttrMultiProcessorCount, dev),
                                        "cudaDeviceGetAttribute"));
+  CUDAPREP_RETURN_IF_ERROR(cuda_status(
+      cudaDeviceGetAttribute(&m.smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev), "cudaDeviceGetAttribute"));
+  CUDAPREP_RETURN_IF_ERROR(cuda_status(
+      cudaDeviceGetAttribute(&m.smem_reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev), "cudaDeviceGetAttribute"));
   // The kernel has no static shared memory: its dynamic limit can be the whole opt-in size.
-  const void* kernels[] = {reinterpret_cast<const void*>(frame_kernel<true, 1, true, false>),
-                           reinterpret_cast<const void*>(frame_kernel<true, 1, false, false>),
-                           reinterpret_cast<const void*>(frame_kernel<true, 1, true, true>),
-                           reinterpret_cast<const void*>(frame_kernel<true, 1, false, true>),
-                           reinterpret_cast<const void*>(frame_kernel<true, 2, true, false>),
-                           reinterpret_cast<const void*>(frame_kernel<true, 2, false, false>),
-                           reinterpret_cast<const void*>(frame_kernel<false, 2, false, false>)};
-  for (const void* k : kernels)
+  for (int i = 0; i < 32; ++i) {  // every (mma, pp, pipelined, m16, scan) of the table
+    const void* k = reinterpret_cast<const void*>(
+        Impl::frame_kernel_for(i & 1, 1 + ((i >> 1) & 1), (i >> 2) & 1, (i >> 3) & 1, (i >> 4) & 1));
     CUDAPREP_RETURN_IF_ERROR(cuda_status(
         cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, m.smem_optin), "cudaFuncSetAttribute"));
+  }
   m.use_mma = m.cc_major >= 8;
   if (const char* k = std::getenv("CUDAPREP_TM_KERNEL")) {
     if (std::strcmp(k, "dp4a") == 0) m.use_mma = false;
@@ -1416,7 +1559,11 @@ Status TemplateMatcherCuda::configure(int frame_width, int frame_height, void* s
   m.clusters = m.cc_major >= 9;
   m.force_pp = env_choice("CUDAPREP_TM_TILE", {64, 128}) / 64;
   m.force_ks = env_choice("CUDAPREP_TM_KSPLIT", {1, 2, 4});
-  m.force_kz = env_choice("CUDAPREP_TM_KZ", {1, 2, 4, 8});
+  m.force_kz = env_choice("CUDAPREP_TM_KZ", {1, 2, 3, 4, 5, 6, 7, 8});
+  const char* solo = std::getenv("CUDAPREP_TM_SOLO");
+  m.force_solo = solo && std::strcmp(solo, "0") == 0 ? 0 : solo && std::strcmp(solo, "1") == 0 ? 1 : -1;
+  const char* scan = std::getenv("CUDAPREP_TM_SCAN");
+  m.scan_split = !(scan && std::strcmp(scan, "0") == 0);
   const char* pipe = std::getenv("CUDAPREP_TM_PIPE");
   m.force_pipe = pipe && std::strcmp(pipe, "0") == 0 ? 0 : pipe && std::strcmp(pipe, "1") == 0 ? 1 : -1;
   // Graphs need a stream of the caller's own (the legacy stream cannot be captured).
