@@ -183,13 +183,13 @@ void launch_overhead(cudaStream_t s) {
 // first is the default, timed again last to show the run-to-run spread.
 struct Variant {
   const char* name;
-  const char* env[2][2];
+  const char* env[3][2];
 };
 const char* const kEnvNames[] = {"CUDAPREP_TM_KERNEL", "CUDAPREP_TM_TILE",  "CUDAPREP_TM_KSPLIT",
                                  "CUDAPREP_TM_KZ",     "CUDAPREP_TM_GRAPHS", "CUDAPREP_TM_PIPE",
                                  "CUDAPREP_TM_PROFILE", "CUDAPREP_TM_TRACE",  "CUDAPREP_TM_M16",
                                  "CUDAPREP_TM_WAIT",   "CUDAPREP_TM_HOSTTIME",
-                                 "CUDAPREP_TM_NMS_HOST_UPTO"};
+                                 "CUDAPREP_TM_NMS_HOST_UPTO", "CUDAPREP_TM_SOLO",   "CUDAPREP_TM_SCAN"};
 const Variant kVariants[] = {
     {"default", {{nullptr, nullptr}, {nullptr, nullptr}}},
     {"plain launches", {{"CUDAPREP_TM_GRAPHS", "0"}, {nullptr, nullptr}}},
@@ -201,6 +201,14 @@ const Variant kVariants[] = {
     {"ks 2", {{"CUDAPREP_TM_KSPLIT", "2"}, {nullptr, nullptr}}},
     {"kz 1", {{"CUDAPREP_TM_KZ", "1"}, {nullptr, nullptr}}},
     {"kz 4", {{"CUDAPREP_TM_KZ", "4"}, {nullptr, nullptr}}},
+    {"kz 8, packed, no prefix sums (before)",
+     {{"CUDAPREP_TM_KZ", "8"}, {"CUDAPREP_TM_SOLO", "0"}, {"CUDAPREP_TM_SCAN", "0"}}},
+    {"kz 8, packed", {{"CUDAPREP_TM_KZ", "8"}, {"CUDAPREP_TM_SOLO", "0"}}},
+    {"kz 8, solo (2 waves)", {{"CUDAPREP_TM_KZ", "8"}, {"CUDAPREP_TM_SOLO", "1"}}},
+    {"kz 7, packed", {{"CUDAPREP_TM_KZ", "7"}, {"CUDAPREP_TM_SOLO", "0"}}},
+    {"kz 6", {{"CUDAPREP_TM_KZ", "6"}, {nullptr, nullptr}}},
+    {"kz 5", {{"CUDAPREP_TM_KZ", "5"}, {nullptr, nullptr}}},
+    {"no prefix sums", {{"CUDAPREP_TM_SCAN", "0"}, {nullptr, nullptr}}},
     {"two M-groups per warp", {{"CUDAPREP_TM_M16", "0"}, {nullptr, nullptr}}},
     {"dp4a", {{"CUDAPREP_TM_KERNEL", "dp4a"}, {nullptr, nullptr}}},
     {"wait: stream sync", {{"CUDAPREP_TM_WAIT", "sync"}, {nullptr, nullptr}}},
@@ -432,7 +440,7 @@ int main(int argc, char** argv) {
           row.kernel[vi] = profiled_kernel_ms(21, [&] { mp.match(fv, ms, &out); });
         unsetenv("CUDAPREP_TM_PROFILE");
       }
-      if (vi == 0 && variant_filter.empty()) {  // phase times per block, on stderr
+      if ((vi == 0 || std::strstr(kVariants[vi].name, "(before)")) && variant_filter.empty()) {  // phase times per block
         setenv("CUDAPREP_TM_TRACE", "1", 1);
         TemplateMatcherCuda mt;
         std::fflush(stdout);
