@@ -22,8 +22,11 @@ step() {  # name, command...
   local rc=$?
   local line=$(grep -E '^\[  (PASSED|FAILED)  \]|ERROR SUMMARY|RACECHECK SUMMARY|RESULT|tensors received' "$LOG/$name.log" | tail -2 | tr '\n' ' ')
   summary+=("$(printf '%-28s rc=%-3s %4ss  %s' "$name" "$rc" "$(( $(date +%s) - t0 ))" "$line")")
+  echo "${summary[-1]}"  # as it happens: a run cut short still shows how far it got
   [ $rc -eq 0 ] || tail -30 "$LOG/$name.log"
 }
+# Order: everything quick first, benchmarks, then the sanitizers (slow; each under a timeout that
+# keeps the whole call within the device tool's 10 minutes).
 if [ "$what" = tests ] || [ "$what" = all ]; then
   for t in $(find build/tests -type f -perm -u+x -name '*gpu*' | sort); do
     step "$(basename $t)" "$t" --gtest_filter="$filter"
@@ -31,12 +34,6 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
   for t in $(find build/tests -type f -perm -u+x -name 'test_*element' | sort); do
     step "$(basename $t)" "$t" --gtest_filter="$filter"
   done
-  for t in $(find build/tests -type f -perm -u+x -name '*gpu*' ! -name '*elements*' | sort); do
-    step "memcheck-$(basename $t)" timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 "$t" --gtest_filter="$filter"
-  done
-  t=build/tests/templatematch/test_templatematch_gpu
-  [ -x $t ] && step racecheck-templatematch timeout 120 compute-sanitizer --tool racecheck --error-exitcode 9 $t \
-      --gtest_filter="${RACECHECK_FILTER:-*PastedCopies*:*Suppression*:*GpuDraw*}"
   t=build/tests/templatematch/test_templatematch_gpu  # every candidate list through the kernel's suppression
   [ -x $t ] && step templatematch-gpu-nms-in-kernel env CUDAPREP_TM_NMS_HOST_UPTO=0 $t --gtest_filter="$filter"
   step main-job-nvdec build/pipelines/tensor_consumer --preview $LOG/letterbox.png \
@@ -48,6 +45,14 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
     step "$(basename $b)" "$b"
     cat "$LOG/$(basename $b).log" | tail -25
   done
+fi
+if [ "$what" = tests ] || [ "$what" = all ]; then
+  for t in $(find build/tests -type f -perm -u+x -name '*gpu*' ! -name '*elements*' | sort); do
+    step "memcheck-$(basename $t)" timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 "$t" --gtest_filter="$filter"
+  done
+  t=build/tests/templatematch/test_templatematch_gpu
+  [ -x $t ] && step racecheck-templatematch timeout 120 compute-sanitizer --tool racecheck --error-exitcode 9 $t \
+      --gtest_filter="${RACECHECK_FILTER:-*PastedCopies*:*Suppression*:*GpuDraw*:*ClusterSplits*}"
 fi
 [ -n "${OUT:-}" ] && tar -C /tmp -czf "$OUT/logs.tgz" cudaprep-logs
 echo "================ summary"
