@@ -260,6 +260,16 @@ __device__ tm::Candidate cell_candidate(const FrameParams& p, unsigned long long
   return c;
 }
 
+// The largest of the warp's 32 values, in every lane.
+__device__ __forceinline__ unsigned long long warp_max(unsigned long long v) {
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) {
+    const unsigned long long o = __shfl_xor_sync(0xffffffffu, v, off);
+    v = o > v ? o : v;
+  }
+  return v;
+}
+
 // tm::select_matches inside one block, on the listed cells' keys (larger key = better: score,
 // then lower y, then lower x), clearing the keys for the next frame. Each round takes the best
 // remaining key (one block-wide maximum, one barrier: the partial maxima alternate between two
@@ -289,20 +299,12 @@ __device__ unsigned block_nms(const FrameParams& p, unsigned count, int tid, int
     unsigned long long best = 0ull;
 #pragma unroll
     for (int j = 0; j < kNmsKeysPerThread; ++j) best = key[j] > best ? key[j] : best;
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) {
-      const unsigned long long o = __shfl_xor_sync(0xffffffffu, best, off);
-      best = o > best ? o : best;
-    }
+    best = warp_max(best);
     unsigned long long* partial = s_partial + 32 * (round & 1u);
     if (lane == 0) partial[warp] = best;
     __syncthreads();
     best = lane < warps ? partial[lane] : 0ull;  // every warp reduces the partial maxima itself
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) {
-      const unsigned long long o = __shfl_xor_sync(0xffffffffu, best, off);
-      best = o > best ? o : best;
-    }
+    best = warp_max(best);
     if (best == 0ull) break;
     if (tid == 0) s_kept[kept] = best;
     ++kept;
@@ -855,11 +857,7 @@ __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameP
   for (int lc = warp; lc < tc.count; lc += nthreads >> 5) {
     int cell = 0;
     unsigned long long best = cell_part_best(p, tc, tile, L.cp, X0, Y0, lc, lane, &cell);
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) {
-      const unsigned long long o = __shfl_xor_sync(0xffffffffu, best, off);
-      best = o > best ? o : best;
-    }
+    best = warp_max(best);
     if (lane == 0 && static_cast<double>(key_score(best)) >= p.threshold) {
       if (atomicMax(&p.keys[cell], best) == 0ull)
         p.touched[static_cast<unsigned>(atomicAdd(p.progress, kTouchedOne) >> 32)] = static_cast<unsigned>(cell);
