@@ -1196,7 +1196,7 @@ struct TemplateMatcherCuda::Impl {
       pl.pp = 2;  // the dp4a kernel covers 128 positions per row
     } else {
       pl.pp = force_pp ? force_pp : (nc >= 3 && nc <= 4 && tiles_for(2, &gx, &gy) >= sm_count) ? 2 : 1;
-      if (pl.pp == 2 && occ[1][0][0] == 0) pl.pp = 1;  // 128-wide tiles do not fit
+      if (pl.pp == 2 && occ[1][1][0] == 0) pl.pp = 1;  // 128-wide tiles (kz 1, ks 1) do not fit
     }
     const int tiles = tiles_for(pl.pp, &gx, &gy);
     pl.x_first = r.x / (64 * pl.pp) * (64 * pl.pp);

@@ -217,7 +217,9 @@ INSTANTIATE_TEST_SUITE_P(Kernels, GpuMatch, ::testing::Values(Path::Mma, Path::M
 // Every cluster split (kz blocks per tile, non-powers of two too: uneven template-row and
 // tile-row shares), with and without one block per SM and the prefix-sum window sums, against the
 // CPU. Forced splits apply whatever the grid size (sm_90; elsewhere the default path runs).
-TEST(GpuMatchMisc, ClusterSplitsEqualCpu) {
+class GpuClusterSplit : public ::testing::TestWithParam<int> {};  // kz; one instance each for racecheck filters
+
+TEST_P(GpuClusterSplit, EqualsCpu) {
   struct Case {
     int w, h, tw, th, tx, ty;
     bool structured;
@@ -226,24 +228,27 @@ TEST(GpuMatchMisc, ClusterSplitsEqualCpu) {
   // a tall thin template (th = 8 kz at kz 8: 8 template rows a block).
   const Case cases[] = {{256, 256, 64, 64, 90, 70, true}, {203, 171, 37, 61, 101, 57, false},
                         {181, 150, 9, 64, 150, 40, true}};
-  uint32_t seed = 900;
-  for (int kz = 2; kz <= 8; ++kz)
-    for (const char* solo : {"0", "1"})
-      for (const char* scan : {"0", "1"}) {
-        setenv("CUDAPREP_TM_KZ", std::to_string(kz).c_str(), 1);
-        setenv("CUDAPREP_TM_SOLO", solo, 1);
-        setenv("CUDAPREP_TM_SCAN", scan, 1);
-        for (const Case& c : cases) {
-          Gray f = c.structured ? tmtest::structured_gray(c.w, c.h, seed++) : tmtest::random_gray(c.w, c.h, seed++);
-          compare_paths(f, tmtest::crop(f, c.tx, c.ty, c.tw, c.th),
-                        "kz " + std::to_string(kz) + " solo " + solo + " scan " + scan + " " + std::to_string(c.tw) +
-                            "x" + std::to_string(c.th));
-        }
+  const int kz = GetParam();
+  uint32_t seed = 900 + 100 * kz;
+  for (const char* solo : {"0", "1"})
+    for (const char* scan : {"0", "1"}) {
+      setenv("CUDAPREP_TM_KZ", std::to_string(kz).c_str(), 1);
+      setenv("CUDAPREP_TM_SOLO", solo, 1);
+      setenv("CUDAPREP_TM_SCAN", scan, 1);
+      for (const Case& c : cases) {
+        Gray f = c.structured ? tmtest::structured_gray(c.w, c.h, seed++) : tmtest::random_gray(c.w, c.h, seed++);
+        compare_paths(f, tmtest::crop(f, c.tx, c.ty, c.tw, c.th),
+                      "kz " + std::to_string(kz) + " solo " + solo + " scan " + scan + " " + std::to_string(c.tw) +
+                          "x" + std::to_string(c.th));
       }
+    }
   unsetenv("CUDAPREP_TM_KZ");
   unsetenv("CUDAPREP_TM_SOLO");
   unsetenv("CUDAPREP_TM_SCAN");
 }
+
+INSTANTIATE_TEST_SUITE_P(Kz, GpuClusterSplit, ::testing::Range(2, 9),
+                         [](const ::testing::TestParamInfo<int>& i) { return "Kz" + std::to_string(i.param); });
 
 TEST(GpuMatchMisc, PastedCopiesAndThresholds) {
   Gray f = tmtest::random_gray(640, 360, 1, 100, 140);
