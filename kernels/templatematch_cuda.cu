@@ -158,10 +158,11 @@ struct FrameParams {
 
 // Diagnostics (CUDAPREP_TM_TRACE=1): thread 0 of each block records clock64() at the phase
 // boundaries, %globaltimer at start and end, its SM and whether it was the last block.
-// In the box phase, the first chunk's vertical sums (kTrBoxV) and prefix sums (kTrBoxP; kScan only).
-constexpr int kTraceSlots = 14;
-enum TraceSlot { kTrStart, kTrStaged, kTrMma, kTrCluster, kTrBoxV, kTrBoxP, kTrBox, kTrMap, kTrCells, kTrEnd, kTrGtStart,
-                 kTrGtEnd, kTrSm, kTrLast };
+// (Marks inside the box phase were tried: they changed the kernels' register allocation, and 128 px
+// got 2 % slower with them.)
+constexpr int kTraceSlots = 12;
+enum TraceSlot { kTrStart, kTrStaged, kTrMma, kTrCluster, kTrBox, kTrMap, kTrCells, kTrEnd, kTrGtStart, kTrGtEnd, kTrSm,
+                 kTrLast };
 __device__ __forceinline__ unsigned long long global_timer() {
   unsigned long long t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
@@ -498,14 +499,10 @@ __host__ __device__ inline void box_scores(const FrameParams& p, const uint8_t* 
       }
     }
     sync();
-#if defined(__CUDA_ARCH__)
-    if (rc == 0) trace_mark(p, kTrBoxV);
-#endif
     if constexpr (kScan) {
 #if defined(__CUDA_ARCH__)
       prefix_rows(v1w, v2, vp, ncols, rows, tid, nthreads);
       sync();
-      if (rc == 0) trace_mark(p, kTrBoxP);
       for (int task = tid; task < rows * TW; task += nthreads) {
         const int i = task / TW, x = task % TW;
         const uint32_t* q1 = v1w + i * vp;
@@ -519,7 +516,6 @@ __host__ __device__ inline void box_scores(const FrameParams& p, const uint8_t* 
 #endif
     } else {
 #if defined(__CUDA_ARCH__)
-      if (rc == 0) trace_mark(p, kTrBoxP);
 #endif
       for (int task = tid; task < kTasks; task += nthreads) {
         const int lane = task & 31, grp = task >> 5;
@@ -1442,7 +1438,7 @@ struct TemplateMatcherCuda::Impl {
     }
     std::fprintf(stderr, "tm trace: %u blocks of %d B shared, <=%d per SM over the launch, span %.2f us, starts spread %.2f us |",
                  trace_blocks, trace_smem, max_per_sm, (g1 - g0) / 1000.0, (gs - g0) / 1000.0);
-    const char* names[] = {"stage", "mma", "cluster", "box:vertical", "box:prefix", "box:scores", "map", "cells", "tail"};
+    const char* names[] = {"stage", "mma", "cluster", "box", "map", "cells", "tail"};
     for (int ph = 1; ph <= kTrEnd; ++ph) {
       std::vector<double> d;
       for (unsigned b = 0; b < trace_blocks; ++b) {
