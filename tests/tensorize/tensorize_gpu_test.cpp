@@ -184,31 +184,18 @@ using tztest::base_config;
 TEST_F(TensorizeGpu, EveryCombinationMatchesCpu) {
   std::mt19937 rng(21);
   std::uniform_int_distribution<int> any(0, 1 << 30);
-  std::uniform_real_distribution<double> u(0, 1);
   const int sizes[][2] = {{333, 201}, {1, 1}, {2, 3}, {64, 48}, {641, 479}, {37, 23}, {3, 97}, {160, 90}};
   const int tensors[][2] = {{64, 64}, {29, 31}, {40, 24}, {1, 1}, {7, 33}, {96, 50}, {17, 8}};
-  int n = 0;
-  for (PixelFormat f : kAllFormats)
-    for (ResizeMode m : {ResizeMode::Letterbox, ResizeMode::Stretch, ResizeMode::Crop, ResizeMode::Ultralytics})
-      for (Align a : {Align::Center, Align::TopLeft})
-        for (Interpolation ip : {Interpolation::Bilinear, Interpolation::Nearest})
-          for (DType d : {DType::Float32, DType::Float16})
-            for (Layout l : {Layout::NCHW, Layout::NHWC}) {
-              const auto& sz = sizes[n % 8];
-              const auto& ts = tensors[(n / 8) % 7];
-              const int mode = n % 3;  // same layout / pitched / pitched at an odd offset
-              ++n;
-              HostImage im = tztest::make_image(f, sz[0], sz[1], any(rng) % 9, 1 + any(rng) % 11);
-              tztest::fill_random(im, rng);
-              TensorizeConfig c = base_config(f, sz[0], sz[1], ts[0], ts[1]);
-              c.mode = m;
-              c.align = a;
-              c.interpolation = ip;
-              c.dtype = d;
-              c.layout = l;
-              tztest::randomize_settings(c, rng);
-              EXPECT_TRUE(check(c, im, stream_, mode == 2 ? 1 + any(rng) % 7 : mode));
-            }
+  const int n = tztest::for_each_combination([&](TensorizeConfig c, int i) {
+    const auto& sz = sizes[i % 8];
+    const auto& ts = tensors[(i / 8) % 7];
+    const int mode = i % 3;  // same layout / pitched / pitched at an odd offset
+    HostImage im = tztest::make_image(c.format, sz[0], sz[1], any(rng) % 9, 1 + any(rng) % 11);
+    tztest::fill_random(im, rng);
+    tztest::set_sizes(c, sz[0], sz[1], ts[0], ts[1]);
+    tztest::randomize_settings(c, rng);
+    EXPECT_TRUE(check(c, im, stream_, mode == 2 ? 1 + any(rng) % 7 : mode));
+  });
   std::printf("%d configurations compared\n", n);
 }
 

@@ -128,15 +128,44 @@ inline void put_yuv(HostImage& im, cudaprep::PixelFormat f, const uint8_t* Y, si
     }
 }
 
-// A default configuration for a format and sizes; tests change what they exercise.
-inline cudaprep::TensorizeConfig base_config(cudaprep::PixelFormat f, int w, int h, int tw, int th) {
-  cudaprep::TensorizeConfig c;
-  c.format = f;
+inline void set_sizes(cudaprep::TensorizeConfig& c, int w, int h, int tw, int th) {
   c.src_width = w;
   c.src_height = h;
   c.dst_width = tw;
   c.dst_height = th;
+}
+
+// A default configuration for a format and sizes; tests change what they exercise.
+inline cudaprep::TensorizeConfig base_config(cudaprep::PixelFormat f, int w, int h, int tw, int th) {
+  cudaprep::TensorizeConfig c;
+  c.format = f;
+  set_sizes(c, w, h, tw, th);
   return c;
+}
+
+// The exhaustive tests' grid: every format x mode x align x interpolation x dtype x layout, in a
+// fixed order. f(config, n) gets a default configuration with those six set (sizes still to be
+// set) and its index n. Returns the number of combinations.
+template <class F>
+int for_each_combination(F&& f) {
+  using namespace cudaprep;
+  int n = 0;
+  for (PixelFormat fmt : kAllFormats)
+    for (ResizeMode m : {ResizeMode::Letterbox, ResizeMode::Stretch, ResizeMode::Crop, ResizeMode::Ultralytics})
+      for (Align a : {Align::Center, Align::TopLeft})
+        for (Interpolation ip : {Interpolation::Bilinear, Interpolation::Nearest})
+          for (DType d : {DType::Float32, DType::Float16})
+            for (Layout l : {Layout::NCHW, Layout::NHWC}) {
+              TensorizeConfig c;
+              c.format = fmt;
+              c.mode = m;
+              c.align = a;
+              c.interpolation = ip;
+              c.dtype = d;
+              c.layout = l;
+              f(c, n++);
+            }
+  return n;
 }
 
 // Randomises what the exhaustive tests do not enumerate: channel order, pad value, YUV matrix
