@@ -91,7 +91,10 @@ __device__ float naive_bilinear(const uint8_t* img, int64_t pitch, int w, int h,
   return (1 - fy) * ((1 - fx) * p00 + fx * p01) + fy * ((1 - fx) * p10 + fx * p11);
 }
 
-__global__ void naive_letterbox_bgr(NaiveArgs a) {
+// One thread per output pixel: the affine map, padding outside the source, else channel c of the
+// output (R, G, B) from sample(c, sx, sy) in [0, 255].
+template <class Sample>
+__device__ void naive_letterbox(const NaiveArgs& a, Sample sample) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= a.dw || y >= a.dh) return;
   const float sx = a.m[0] * x + a.m[1] * y + a.m[2], sy = a.m[3] * x + a.m[4] * y + a.m[5];
@@ -100,8 +103,12 @@ __global__ void naive_letterbox_bgr(NaiveArgs a) {
     a.dst[o] = a.dst[area + o] = a.dst[2 * area + o] = a.pad;
     return;
   }
-  for (int c = 0; c < 3; ++c)  // output R, G, B = source bytes 2, 1, 0
-    a.dst[c * area + o] = naive_bilinear(a.y, a.pitch_y, a.sw, a.sh, 3, 2 - c, sx, sy) * (1.0f / 255);
+  for (int c = 0; c < 3; ++c) a.dst[c * area + o] = sample(c, sx, sy) * (1.0f / 255);
+}
+
+__global__ void naive_letterbox_bgr(NaiveArgs a) {
+  // Output R, G, B = source bytes 2, 1, 0.
+  naive_letterbox(a, [&](int c, float sx, float sy) { return naive_bilinear(a.y, a.pitch_y, a.sw, a.sh, 3, 2 - c, sx, sy); });
 }
 
 __device__ float naive_yuv_channel(const NaiveArgs& a, int c, float sx, float sy) {
@@ -115,15 +122,7 @@ __device__ float naive_yuv_channel(const NaiveArgs& a, int c, float sx, float sy
 }
 
 __global__ void naive_letterbox_nv12(NaiveArgs a) {
-  const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
-  if (x >= a.dw || y >= a.dh) return;
-  const float sx = a.m[0] * x + a.m[1] * y + a.m[2], sy = a.m[3] * x + a.m[4] * y + a.m[5];
-  const size_t area = size_t(a.dw) * a.dh, o = size_t(y) * a.dw + x;
-  if (sx < -0.5f || sy < -0.5f || sx > a.sw - 0.5f || sy > a.sh - 0.5f) {
-    a.dst[o] = a.dst[area + o] = a.dst[2 * area + o] = a.pad;
-    return;
-  }
-  for (int c = 0; c < 3; ++c) a.dst[c * area + o] = naive_yuv_channel(a, c, sx, sy) * (1.0f / 255);
+  naive_letterbox(a, [&](int c, float sx, float sy) { return naive_yuv_channel(a, c, sx, sy); });
 }
 
 // ---- harness ---------------------------------------------------------------------------------
@@ -273,23 +272,23 @@ int main() {
     na.dh = DH;
     for (int k = 0; k < 6; ++k) na.m[k] = plan.inv[k];
     na.pad = plan.pad_out[0];
-    time_method(name, "naive 1 thread/pixel", in_bytes + out_bytes,
-                [&](int i) {
-                  NaiveArgs a = na;
-                  const ImageView v = view_of(i);
-                  a.y = v.planes[0].data;
-                  a.pitch_y = v.planes[0].stride;
-                  a.uv = v.planes[1].data;
-                  a.pitch_uv = v.planes[1].stride;
-                  a.dst = reinterpret_cast<float*>(out_of(i));
-                  const dim3 block(16, 16), grid((DW + 15) / 16, (DH + 15) / 16);
-                  if (nv12)
-                    naive_letterbox_nv12<<<grid, block, 0, s>>>(a);
-                  else
-                    naive_letterbox_bgr<<<grid, block, 0, s>>>(a);
-                  CK(cudaGetLastError());
-                },
-                s, &rows);
+    // The naive kernel on input frame i into output buffer `out_index`.
+    auto naive = [&](int i, int out_index) {
+      NaiveArgs a = na;
+      const ImageView v = view_of(i);
+      a.y = v.planes[0].data;
+      a.pitch_y = v.planes[0].stride;
+      a.uv = v.planes[1].data;
+      a.pitch_uv = v.planes[1].stride;
+      a.dst = reinterpret_cast<float*>(out_of(out_index));
+      const dim3 block(16, 16), grid((DW + 15) / 16, (DH + 15) / 16);
+      if (nv12)
+        naive_letterbox_nv12<<<grid, block, 0, s>>>(a);
+      else
+        naive_letterbox_bgr<<<grid, block, 0, s>>>(a);
+      CK(cudaGetLastError());
+    };
+    time_method(name, "naive 1 thread/pixel", in_bytes + out_bytes, [&](int i) { naive(i, i); }, s, &rows);
     // The floors: device-to-device copies of the output's bytes, of input + output bytes and of the
     // input's bytes (the issue's "copy of the same bytes" read either way); and a write-only pass
     // over the output's bytes (memset), the least a kernel that writes the tensor can take.
@@ -327,19 +326,7 @@ int main() {
       std::vector<float> a(out_bytes / 4), b(out_bytes / 4);
       Status r = tensorize_cuda(plan, view_of(0), out_of(0), s);
       if (!r.ok()) return 1;
-      NaiveArgs n = na;
-      const ImageView v = view_of(0);
-      n.y = v.planes[0].data;
-      n.pitch_y = v.planes[0].stride;
-      n.uv = v.planes[1].data;
-      n.pitch_uv = v.planes[1].stride;
-      n.dst = reinterpret_cast<float*>(out_of(1));
-      const dim3 block(16, 16), grid((DW + 15) / 16, (DH + 15) / 16);
-      if (nv12)
-        naive_letterbox_nv12<<<grid, block, 0, s>>>(n);
-      else
-        naive_letterbox_bgr<<<grid, block, 0, s>>>(n);
-      CK(cudaGetLastError());
+      naive(0, 1);
       CK(cudaMemcpyAsync(a.data(), out_of(0), out_bytes, cudaMemcpyDeviceToHost, s));
       CK(cudaMemcpyAsync(b.data(), out_of(1), out_bytes, cudaMemcpyDeviceToHost, s));
       CK(cudaStreamSynchronize(s));
