@@ -1161,7 +1161,7 @@ struct TemplateMatcherCuda::Impl {
 
   struct FramePlan {
     int pp = 1, kz = 1, ks = 1, smem = 0, x_first = 0;
-    bool pipe = false, m16 = false, scan = false, solo = false;
+    bool pipe = false, m16 = false, scan = false;
     dim3 grid;
   };
 
@@ -1216,7 +1216,6 @@ struct TemplateMatcherCuda::Impl {
       while (kz > 1 && occ[pl.pp - 1][kz][0] == 0) --kz, solo = false;  // does not fit
     }
     pl.kz = kz;
-    pl.solo = solo;
     pl.m16 = use_mma && pl.kz > 1 && pl.pp == 1 && m16_split;
     pl.ks = use_mma && !pl.m16 ? choose_ks(pl.pp, pl.kz, tiles * pl.kz) : 1;
     pl.pipe = use_mma && (force_pipe >= 0 ? force_pipe == 1 : (nc == 1 || pl.kz > 1));
@@ -1224,7 +1223,7 @@ struct TemplateMatcherCuda::Impl {
     const int rows = (th + pl.kz - 1) / pl.kz;
     pl.scan = pl.m16 && scan_split && frame_layout(pl.pp, tw, th, kp, rows, pl.ks, true).total <= smem_optin;
     pl.smem = frame_layout(pl.pp, tw, th, kp, rows, pl.ks, pl.scan).total;
-    if (pl.solo) pl.smem = std::max(pl.smem, solo_smem[pl.kz]);
+    if (solo) pl.smem = std::max(pl.smem, solo_smem[pl.kz]);  // one block per SM
     return pl;
   }
 
