@@ -7,15 +7,18 @@
 //   * cudaMemcpyAsync device-to-device of the output tensor's bytes: the floor as the issue
 //     defines it (the fused kernel writes those bytes and also reads most of the input: about
 //     2.4 MB of NV12, 4.1 MB of BGR at this 3:1 scale), and of (input + output) bytes;
-//     "vs floor" is the ratio of per-frame times.
+//     "vs floor" is the ratio of per-frame times; a copy kernel on the SMs, in case the copy engine
+//     that cudaMemcpyAsync may use is slower;
+//   * floors for the single frame: a letterbox-shaped kernel that reads one cold source byte per 4
+//     outputs and writes the whole tensor (the least any letterbox kernel does), a write-only memset
+//     of the output, and empty kernels on one block and on the fused kernel's grid.
 // Per-frame throughput: 100 frames back to back captured in a CUDA graph (so host launch cost
 // does not limit it), replayed 20 times, timed with CUDA events. Single frame: one launch +
 // cudaStreamSynchronize, host clock, median of 300; and the CUDA-event time of that one frame,
 // twice: with the events recorded around the launch call (the GPU may reach the first event
 // before the host has submitted the launch, so this includes part of the host's launch call),
 // and with the launch queued behind a 30 us spin kernel (the GPU side only: front end, block
-// dispatch, execution, drain). An empty one-block kernel is timed the same way, as the fixed
-// cost of a launch in each measurement.
+// dispatch, execution, drain). The host time of the launch call itself is reported too.
 // Inputs (and outputs) rotate over enough distinct buffers (>= 8, >= 3x the L2 size) that L2
 // never holds the next frame. NPP is not used: the toolkit here ships without it.
 // No OpenCV, no GStreamer.
@@ -66,6 +69,38 @@ __global__ void spin_kernel(long long cycles) {
 }
 
 __global__ void empty_kernel() {}
+
+// An empty kernel with an argument as large as the fused kernel's, launched on the fused kernel's
+// grid: what the launch itself (argument upload, block dispatch, drain) costs for that shape.
+// 328 = sizeof the fused kernel's argument struct (tensorize_cuda.cu) when this was written; argument
+// sizes from 0 to 328 bytes measured the same (bench/NOTES-tensorize.md, round 6).
+constexpr int kFusedArgBytes = 328;
+struct LargeArgs {
+  unsigned char bytes[kFusedArgBytes];
+};
+__global__ void empty_args_kernel(const __grid_constant__ LargeArgs) {}
+
+// The least a letterbox kernel can do, as a floor for the single frame: every thread writes four
+// consecutive elements of one output plane row (16-byte store, 256-thread blocks, the best
+// write-only shape measured); a thread in a sampled row first reads one byte of the cold source
+// row it maps to (3:1, one byte per 4 outputs) and writes that. Padding rows read nothing.
+__global__ void letterbox_floor_kernel(const uint8_t* src, int64_t pitch, int bpp, float* dst, int dw, int dh,
+                                       int a0, int a1, float pad) {
+  const size_t n4 = size_t(dw) * dh * 3 / 4, i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  if (i >= n4) return;
+  const size_t e = 4 * i;
+  const int y = int((e / dw) % dh), x = int(e % dw);
+  float v = pad;
+  if (y >= a0 && y < a1) v = src[int64_t(3 * (y - a0) + 1) * pitch + int64_t(3 * x + 1) * bpp];
+  reinterpret_cast<float4*>(dst)[i] = make_float4(v, v, v, v);
+}
+
+// A copy on the SMs (one 16-byte vector per thread, one wave): the copy floor without the copy
+// engine that cudaMemcpyAsync may use.
+__global__ void copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst, size_t n) {
+  const size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  if (i < n) dst[i] = src[i];
+}
 
 // ---- naive reference kernels (TensorRT-sample style) ------------------------------------------
 
@@ -129,7 +164,7 @@ __global__ void naive_letterbox_nv12(NaiveArgs a) {
 
 struct Row {
   std::string input, method;
-  double per_frame_us, gbps, single_gpu_us, queued_gpu_us, latency_us, vs_out_copy, vs_inout_copy, vs_in_copy;
+  double per_frame_us, gbps, single_gpu_us, queued_gpu_us, latency_us, call_us, vs_out_copy, vs_inout_copy, vs_in_copy;
 };
 
 double median(std::vector<double> v) {
@@ -164,11 +199,13 @@ void time_method(const char* input, const char* method, size_t moved_bytes, Laun
   CK(cudaEventElapsedTime(&ms, e0, e1));
   const double per_frame_us = 1000.0 * ms / (kFrames * kReplays);
   // Single frame: launch + sync (host clock) and the event time of that frame.
-  std::vector<double> lat, gpu;
+  std::vector<double> lat, gpu, call;
   for (int i = 0; i < 300; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     CK(cudaEventRecord(e0, s));
+    const auto c0 = std::chrono::steady_clock::now();
     launch(i);
+    call.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - c0).count());
     CK(cudaEventRecord(e1, s));
     CK(cudaStreamSynchronize(s));
     const auto t1 = std::chrono::steady_clock::now();
@@ -192,7 +229,7 @@ void time_method(const char* input, const char* method, size_t moved_bytes, Laun
   CK(cudaEventDestroy(e0));
   CK(cudaEventDestroy(e1));
   rows->push_back({input, method, per_frame_us, moved_bytes / (per_frame_us * 1e3), median(gpu), median(queued),
-                   median(lat), 0, 0, 0});
+                   median(lat), median(call), 0, 0, 0});
 }
 
 }  // namespace
@@ -307,6 +344,29 @@ int main() {
                   s, &rows);
       floor_us[f] = rows.back().per_frame_us;
     }
+    {
+      const size_t n = out_bytes / 16;
+      time_method(name, "copy kernel on the SMs (out bytes)", 2 * out_bytes,
+                  [&](int i) {
+                    copy_kernel<<<unsigned((n + 255) / 256), 256, 0, s>>>(
+                        reinterpret_cast<const uint4*>(copy_src + size_t((i + 3) % n_copy) * copy_bytes),
+                        reinterpret_cast<uint4*>(copy_dst + size_t(i % n_copy) * copy_bytes), n);
+                    CK(cudaGetLastError());
+                  },
+                  s, &rows);
+    }
+    {
+      const size_t n4 = out_bytes / 16;
+      time_method(name, "floor kernel: letterbox writes, 1 cold source byte per 4 outputs", in_bytes / 3 + out_bytes,
+                  [&](int i) {
+                    const ImageView v = view_of(i);
+                    letterbox_floor_kernel<<<unsigned((n4 + 255) / 256), 256, 0, s>>>(
+                        v.planes[0].data, v.planes[0].stride, nv12 ? 1 : 3, reinterpret_cast<float*>(out_of(i)), DW,
+                        DH, plan.active_y0, plan.active_y1, 0.5f);
+                    CK(cudaGetLastError());
+                  },
+                  s, &rows);
+    }
     time_method(name, "cudaMemsetAsync (out bytes, write only)", out_bytes,
                 [&](int i) { CK(cudaMemsetAsync(out_of(i), 0, out_bytes, s)); }, s, &rows);
     time_method(name, "empty kernel, 1 block (launch overhead)", 0,
@@ -315,6 +375,18 @@ int main() {
                   CK(cudaGetLastError());
                 },
                 s, &rows);
+    {
+      // The fused kernel's grid: 4-warp blocks, one warp per 64-pixel segment of a sampling row
+      // and one per padding row (tensorize_cuda.cu, default shape).
+      const int n_act = plan.active_y1 - plan.active_y0, warps = n_act * ((DW + 63) / 64) + (DH - n_act);
+      const LargeArgs args{};
+      time_method(name, "empty kernel, fused grid and argument size", 0,
+                  [&](int) {
+                    empty_args_kernel<<<unsigned((warps + 3) / 4), 128, 0, s>>>(args);
+                    CK(cudaGetLastError());
+                  },
+                  s, &rows);
+    }
     for (size_t k = first_row; k < rows.size(); ++k) {
       rows[k].vs_out_copy = rows[k].per_frame_us / floor_us[0];
       rows[k].vs_inout_copy = rows[k].per_frame_us / floor_us[1];
@@ -342,11 +414,11 @@ int main() {
   CK(cudaStreamDestroy(s));
 
   std::printf("\n%s, 1920x1080 -> 640x640x3 fp32 NCHW letterbox (bilinear, RGB, /255)\n\n", prop.name);
-  std::printf("| input | method | per frame, back to back (us) | GB/s moved | single frame, GPU (us) | single frame, GPU, launch queued (us) | single frame, launch+sync (us) | vs floor (out copy) | vs in+out copy | vs in copy |\n");
-  std::printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  std::printf("| input | method | per frame, back to back (us) | GB/s moved | single frame, GPU (us) | single frame, GPU, launch queued (us) | single frame, launch+sync (us) | launch call, host (us) | vs floor (out copy) | vs in+out copy | vs in copy |\n");
+  std::printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const Row& r : rows)
-    std::printf("| %s | %s | %.2f | %.0f | %.2f | %.2f | %.1f | %.2fx | %.2fx | %.2fx |\n", r.input.c_str(),
-                r.method.c_str(), r.per_frame_us, r.gbps, r.single_gpu_us, r.queued_gpu_us, r.latency_us,
+    std::printf("| %s | %s | %.2f | %.0f | %.2f | %.2f | %.1f | %.2f | %.2fx | %.2fx | %.2fx |\n", r.input.c_str(),
+                r.method.c_str(), r.per_frame_us, r.gbps, r.single_gpu_us, r.queued_gpu_us, r.latency_us, r.call_us,
                 r.vs_out_copy, r.vs_inout_copy, r.vs_in_copy);
   std::printf("\nGB/s moved: input + output bytes per frame (memcpy: 2 x its size, read + write) / time.\n");
   std::printf("Floor (the issue's): a device-to-device copy of the output tensor's bytes; target <= 1.3x, and a\n"
