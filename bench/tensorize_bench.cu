@@ -256,7 +256,8 @@ int main() {
     // CUDAPREP_BENCH_WARM=1: no rotation, so L2 holds the frame (as it may right after a decoder
     // wrote it); not the issue's method, for comparison only. Two outputs: the sanity check below
     // writes two different ones.
-    const bool warm = std::getenv("CUDAPREP_BENCH_WARM") != nullptr;
+    const char* warm_env = std::getenv("CUDAPREP_BENCH_WARM");
+    const bool warm = warm_env && *warm_env && std::string(warm_env) != "0";
     const int n_in = warm ? 1 : int(std::max<size_t>(8, (3 * l2 + in_bytes - 1) / in_bytes));
     const int n_out = warm ? 2 : int(std::max<size_t>(8, (3 * l2 + out_bytes - 1) / out_bytes));
     const size_t copy_bytes = in_bytes + out_bytes;  // the larger of the two copies
