@@ -478,12 +478,12 @@ gst_cuda_template_match_set_property (GObject * object, guint prop_id, const GVa
       s.template_generation++;
       break;
     case PROP_TEMPLATE_RECT:
-      s.template_rect = gst_cuda_prep_ints_from_array (value);
+      s.template_rect = gst_cuda_prep_vector_from_array<int> (value);
       s.template_from_rect = !s.template_rect.empty ();
       s.template_generation++;
       break;
     case PROP_SEARCH_REGION:
-      s.search_region = gst_cuda_prep_ints_from_array (value);
+      s.search_region = gst_cuda_prep_vector_from_array<int> (value);
       s.template_generation++;  /* re-check that the template fits the new region */
       break;
     case PROP_THRESHOLD: s.threshold = g_value_get_double (value); break;

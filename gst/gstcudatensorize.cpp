@@ -667,11 +667,11 @@ gst_cuda_tensorize_set_property (GObject * object, guint prop_id, const GValue *
     case PROP_INTERPOLATION: s.interpolation = (Interpolation) g_value_get_enum (value); break;
     case PROP_CHANNEL_ORDER: s.channel_order = (ChannelOrder) g_value_get_enum (value); break;
     case PROP_SCALE: s.scale = g_value_get_double (value); break;
-    case PROP_MEAN: s.mean = gst_cuda_prep_doubles_from_array (value); break;
-    case PROP_STD: s.std = gst_cuda_prep_doubles_from_array (value); break;
+    case PROP_MEAN: s.mean = gst_cuda_prep_vector_from_array<double> (value); break;
+    case PROP_STD: s.std = gst_cuda_prep_vector_from_array<double> (value); break;
     case PROP_LAYOUT: geometry = s.layout != (Layout) g_value_get_enum (value); s.layout = (Layout) g_value_get_enum (value); break;
     case PROP_DTYPE: geometry = s.dtype != (DType) g_value_get_enum (value); s.dtype = (DType) g_value_get_enum (value); break;
-    case PROP_ROI: s.roi = gst_cuda_prep_ints_from_array (value); break;
+    case PROP_ROI: s.roi = gst_cuda_prep_vector_from_array<int> (value); break;
     case PROP_YUV_MATRIX: s.yuv_matrix = g_value_get_enum (value); break;
     case PROP_YUV_RANGE: s.yuv_range = g_value_get_enum (value); break;
     default:

@@ -6,21 +6,19 @@
 #include <type_traits>
 #include <vector>
 
-static inline std::vector<double>
-gst_cuda_prep_doubles_from_array (const GValue * value)
+template <typename T>
+static inline std::vector<T>
+gst_cuda_prep_vector_from_array (const GValue * value)
 {
-  std::vector<double> out;
-  for (guint i = 0; i < gst_value_array_get_size (value); i++)
-    out.push_back (g_value_get_double (gst_value_array_get_value (value, i)));
-  return out;
-}
-
-static inline std::vector<int>
-gst_cuda_prep_ints_from_array (const GValue * value)
-{
-  std::vector<int> out;
-  for (guint i = 0; i < gst_value_array_get_size (value); i++)
-    out.push_back (g_value_get_int (gst_value_array_get_value (value, i)));
+  static_assert (std::is_same<T, double>::value || std::is_same<T, int>::value, "double or int");
+  std::vector<T> out;
+  for (guint i = 0; i < gst_value_array_get_size (value); i++) {
+    const GValue *item = gst_value_array_get_value (value, i);
+    if constexpr (std::is_same<T, double>::value)
+      out.push_back (g_value_get_double (item));
+    else
+      out.push_back (g_value_get_int (item));
+  }
   return out;
 }
 
