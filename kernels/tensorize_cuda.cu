@@ -209,19 +209,15 @@ __device__ __forceinline__ void sample_bytes(const KernelArgs& a, const RowCtx& 
       V = taps4<TwoC>(r.b0 + c.i0, r.b0 + c.i1, r.b1 + c.i0, r.b1 + c.i1, c.f, r.cfy);
     }
     // tz::finish_yuv, with the outputs in slot order when routed.
-    const float y = (Y - p.y_offset) * p.y_gain;
-    const float u = (U - 128.0f) * p.c_gain;
-    const float v = (V - 128.0f) * p.c_gain;
-    const float cr = clamp255f(y + p.rv * v);
-    const float cg = clamp255f(y + p.gu * u + p.gv * v);
-    const float cb = clamp255f(y + p.bu * u);
+    float rgb[3];
+    tz::yuv_to_rgb(p, Y, U, V, [](float x) { return clamp255f(x); }, rgb);
     if (a.routed) {
-      out[0] = cr * a.kmul[0] + a.kadd[0];
-      out[1] = cg * a.kmul[1] + a.kadd[1];
-      out[2] = cb * a.kmul[2] + a.kadd[2];
+      out[0] = rgb[0] * a.kmul[0] + a.kadd[0];
+      out[1] = rgb[1] * a.kmul[1] + a.kadd[1];
+      out[2] = rgb[2] * a.kmul[2] + a.kadd[2];
     } else {
 #pragma unroll
-      for (int k = 0; k < 3; ++k) out[k] = tz::select3(cr, cg, cb, p.comp_of[k]) * p.mul[k] + p.add[k];
+      for (int k = 0; k < 3; ++k) out[k] = tz::select3(rgb[0], rgb[1], rgb[2], p.comp_of[k]) * p.mul[k] + p.add[k];
     }
   }
 }

@@ -161,15 +161,23 @@ CUDAPREP_HD float clamp255(float v) { return v < 0.0f ? 0.0f : (v > 255.0f ? 255
 
 CUDAPREP_HD float select3(float a, float b, float c, int i) { return i == 0 ? a : (i == 1 ? b : c); }
 
-// YUV (interpolated samples) -> normalised output channels.
-CUDAPREP_HD void finish_yuv(const PixelParams& p, float Y, float U, float V, float out[3]) {
+// YUV (interpolated samples) -> R, G, B clamped to [0, 255] by `clamp` (clamp255, or an equivalent
+// that the CUDA kernel computes with fminf / fmaxf).
+template <class Clamp>
+CUDAPREP_HD void yuv_to_rgb(const PixelParams& p, float Y, float U, float V, Clamp clamp, float rgb[3]) {
   const float y = (Y - p.y_offset) * p.y_gain;
   const float u = (U - 128.0f) * p.c_gain;
   const float v = (V - 128.0f) * p.c_gain;
-  const float r = clamp255(y + p.rv * v);
-  const float g = clamp255(y + p.gu * u + p.gv * v);
-  const float b = clamp255(y + p.bu * u);
-  for (int c = 0; c < 3; ++c) out[c] = select3(r, g, b, p.comp_of[c]) * p.mul[c] + p.add[c];
+  rgb[0] = clamp(y + p.rv * v);
+  rgb[1] = clamp(y + p.gu * u + p.gv * v);
+  rgb[2] = clamp(y + p.bu * u);
+}
+
+// YUV (interpolated samples) -> normalised output channels.
+CUDAPREP_HD void finish_yuv(const PixelParams& p, float Y, float U, float V, float out[3]) {
+  float rgb[3];
+  yuv_to_rgb(p, Y, U, V, [](float x) { return clamp255(x); }, rgb);
+  for (int c = 0; c < 3; ++c) out[c] = select3(rgb[0], rgb[1], rgb[2], p.comp_of[c]) * p.mul[c] + p.add[c];
 }
 
 // Pixel values already in output channel order -> normalised output channels.
