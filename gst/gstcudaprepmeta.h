@@ -10,6 +10,13 @@
  *                                 coordinates: pixel i has its centre at i)
  *   active-rect                  (GstValueArray of 4 gdouble: x, y, w, h of the unpadded
  *                                 image inside the tensor)
+ *   source-rect                  (GstValueArray of 4 gdouble: x, y, w, h of the frame region
+ *                                 the tensor was made from: the roi, clipped to the frame)
+ *
+ * The mapping is between the tensor and the frame as it entered cudatensorize. The meta is
+ * tagged "video" and "size": a scaler that transforms video metas (videoscale,
+ * videoconvertscale) updates it to the scaled frame; other elements that transform buffers drop
+ * it rather than carry a mapping that may no longer hold.
  *
  * This header is self-contained (inline functions only): include it from an application
  * to map detector boxes back to the frame without linking the plugin.
@@ -30,6 +37,7 @@ typedef struct
   gdouble src_to_tensor[6];
   gdouble tensor_to_src[6];
   gdouble active_rect[4];
+  gdouble source_rect[4];
 } GstCudaPrepTransform;
 
 static inline gboolean
@@ -64,7 +72,8 @@ gst_cudaprep_buffer_get_transform (GstBuffer * buffer, GstCudaPrepTransform * t)
       gst_structure_get_int (s, "tensor-height", &t->tensor_height) &&
       gst_cudaprep_read_doubles_ (s, "src-to-tensor", t->src_to_tensor, 6) &&
       gst_cudaprep_read_doubles_ (s, "tensor-to-src", t->tensor_to_src, 6) &&
-      gst_cudaprep_read_doubles_ (s, "active-rect", t->active_rect, 4);
+      gst_cudaprep_read_doubles_ (s, "active-rect", t->active_rect, 4) &&
+      gst_cudaprep_read_doubles_ (s, "source-rect", t->source_rect, 4);
 }
 
 /* Maps an axis-aligned box (x, y, w, h) given in tensor pixels back into frame pixels,

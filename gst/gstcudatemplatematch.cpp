@@ -32,13 +32,14 @@
 
 #include <gst/video/gstvideometa.h>
 
-#include <mutex>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "pixel_format.h"
 #include "property_arrays.h"
 #include "template_loader.h"
+#include "match_engine.h"
 #include "templatematch.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_template_match_debug);
@@ -67,12 +68,16 @@ enum
 #define DEFAULT_THICKNESS 2
 #define DEFAULT_POST_MESSAGES TRUE
 
-/* Properties, behind the object lock. A template change bumps template_generation; the
- * streaming thread picks it up before the next frame. */
-struct MatchSettingsProps
+/* Properties, behind the object lock. Setting template-location or template-rect asks for a
+ * new template (template_request counts the requests, so re-setting the same rectangle cuts
+ * the template again); the streaming thread compares what it built with these before every
+ * frame. */
+struct MatchProps
 {
   std::string template_location;
   std::vector<int> template_rect;
+  gboolean template_from_rect = FALSE;  /* the newest template source is template-rect */
+  guint64 template_request = 0;
   std::vector<int> search_region;
   double threshold = DEFAULT_THRESHOLD;
   int max_matches = DEFAULT_MAX_MATCHES;
@@ -80,29 +85,33 @@ struct MatchSettingsProps
   guint color = DEFAULT_COLOR;
   int thickness = DEFAULT_THICKNESS;
   gboolean post_messages = DEFAULT_POST_MESSAGES;
-  guint64 template_generation = 0;
-  gboolean template_from_rect = FALSE;  /* the newest template source is template-rect */
 };
 
-/* Built per caps / per template, dropped in stop. */
+/* Streaming state: built in start / set_caps / on template requests, dropped in stop. */
 struct MatchState
 {
-  TemplateMatcherCpu cpu;
-  TemplateMatcherCuda gpu;
-  guint64 template_generation = 0;    /* generation the loaded template belongs to */
+  std::unique_ptr<MatchEngine> engine;
+  guint64 template_request = 0;       /* the request the loaded template answers */
   gboolean have_template = FALSE;
   gboolean warned_no_template = FALSE;
-  std::vector<uint8_t> host_gray;     /* CPU path, RGB-like input */
-  cuda::DeviceBuffer device_gray;     /* GPU path, RGB-like input */
+  std::vector<int> search_region;     /* the region last checked against the template */
+  gboolean search_region_ok = FALSE;
+  MatchSettings settings;             /* per frame, from the properties */
   std::vector<Match> matches;
   std::vector<Rect> boxes;
+};
+
+/* The element's C++ state (one object, created in init, deleted in finalize). */
+struct GstCudaTemplateMatchImpl
+{
+  MatchProps props;
+  MatchState state;
 };
 
 struct _GstCudaTemplateMatch
 {
   GstCudaPrepBase parent;
-  MatchSettingsProps *settings;
-  MatchState *state;
+  GstCudaTemplateMatchImpl *impl;
 };
 
 #define gst_cuda_template_match_parent_class parent_class
@@ -110,33 +119,15 @@ G_DEFINE_TYPE (GstCudaTemplateMatch, gst_cuda_template_match, GST_TYPE_CUDA_PREP
 GST_ELEMENT_REGISTER_DEFINE (cudatemplatematch, "cudatemplatematch", GST_RANK_NONE,
     GST_TYPE_CUDA_TEMPLATE_MATCH);
 
+static_assert (kMaxTemplateSide == 256, "the template-location docs state the limit");
+
 #define MATCH_CAPS \
-  GST_VIDEO_CAPS_MAKE_WITH_FEATURES ("memory:CUDAMemory", GST_CUDA_PREP_FORMATS) "; " \
-  GST_VIDEO_CAPS_MAKE (GST_CUDA_PREP_FORMATS)
+  GST_CUDA_PREP_VIDEO_CAPS ("(memory:CUDAMemory)") "; " GST_CUDA_PREP_VIDEO_CAPS ("")
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink", GST_PAD_SINK,
     GST_PAD_ALWAYS, GST_STATIC_CAPS (MATCH_CAPS));
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src", GST_PAD_SRC,
     GST_PAD_ALWAYS, GST_STATIC_CAPS (MATCH_CAPS));
-
-static bool
-gray_is_plane0 (PixelFormat f)
-{
-  return f == PixelFormat::NV12 || f == PixelFormat::I420 || f == PixelFormat::GRAY8;
-}
-
-/* The search-region property as a Rect (empty = whole frame); returns how many values the
- * property holds, so callers can refuse anything but 0 or 4. No allocation: called per frame. */
-static guint
-read_search_region (GstCudaTemplateMatch * self, Rect * search)
-{
-  GST_OBJECT_LOCK (self);
-  const std::vector<int> &r = self->settings->search_region;
-  const guint n = (guint) r.size ();
-  *search = n == 4 ? Rect {r[0], r[1], r[2], r[3]} : Rect {};
-  GST_OBJECT_UNLOCK (self);
-  return n;
-}
 
 /* ---- caps ----------------------------------------------------------------------------- */
 
@@ -170,131 +161,169 @@ static gboolean
 gst_cuda_template_match_configure (GstCudaPrepBase * base, GstCaps * incaps, GstCaps * outcaps)
 {
   GstCudaTemplateMatch *self = GST_CUDA_TEMPLATE_MATCH (base);
-  MatchState *state = self->state;
-  const GstVideoInfo *info = gst_cuda_prep_base_input_info (base);
-  const int w = GST_VIDEO_INFO_WIDTH (info), h = GST_VIDEO_INFO_HEIGHT (info);
+  MatchState &state = self->impl->state;
+  CudaPrepDevice &device = gst_cuda_prep_base_device (base);
+  const GstVideoInfo *info = gst_cuda_prep_base_input (base).info ();
   PixelFormat fmt = PixelFormat::GRAY8;
   gst_cuda_prep_pixel_format_from_video (GST_VIDEO_INFO_FORMAT (info), &fmt);
 
   /* A new frame size invalidates the checks made against the old one: reload the template. */
-  state->template_generation = 0;
-  state->have_template = FALSE;
-  state->host_gray.clear ();
+  state.template_request = 0;
+  state.have_template = FALSE;
+  state.search_region_ok = FALSE;
 
-  if (gst_cuda_prep_base_uses_gpu (base)) {
-    if (!gst_cuda_prep_base_push_context (base))
-      return FALSE;
-    Status st = state->gpu.configure (w, h, gst_cuda_prep_base_stream (base));
-    state->device_gray.reset ();
-    if (st.ok () && !gray_is_plane0 (fmt))
-      st = state->device_gray.allocate_pitched ((size_t) w, (size_t) h);
-    gst_cuda_prep_base_pop_context (base);
-    if (!st.ok ()) {
-      GST_ELEMENT_ERROR (self, RESOURCE, FAILED, ("Could not set up CUDA template matching"),
-          ("%s", st.message ().c_str ()));
-      return FALSE;
-    }
-  } else if (!gray_is_plane0 (fmt)) {
-    state->host_gray.assign ((size_t) w * h, 0);
+  CudaPrepScopedContext ctx (device, GST_ELEMENT (self));
+  if (!ctx.ok ())
+    return FALSE;
+  if (!state.engine)
+    state.engine = device.gpu () ? make_match_engine_cuda (device.stream ()) : make_match_engine_cpu ();
+  Status st = state.engine->configure (fmt, GST_VIDEO_INFO_WIDTH (info), GST_VIDEO_INFO_HEIGHT (info));
+  if (!st.ok ()) {
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED, ("Could not set up template matching"),
+        ("%s", st.message ().c_str ()));
+    return FALSE;
   }
-  state->matches.reserve (kMaxMatches);
-  state->boxes.reserve (kMaxMatches);
+  state.matches.reserve (kMaxMatches);
+  state.boxes.reserve (kMaxMatches);
   return TRUE;
 }
 
-/* ---- template ------------------------------------------------------------------------- */
+/* ---- template and search region ------------------------------------------------------- */
 
-static Status
-set_template (GstCudaTemplateMatch * self, const GrayView & host_templ)
+static std::string
+rect_text (const std::vector<int> &r)
 {
-  MatchState *state = self->state;
-  GstCudaPrepBase *base = GST_CUDA_PREP_BASE (self);
-  const GstVideoInfo *info = gst_cuda_prep_base_input_info (base);
-  Rect search;
-  read_search_region (self, &search);
-  Rect resolved;
-  CUDAPREP_RETURN_IF_ERROR (resolve_search_region (GST_VIDEO_INFO_WIDTH (info),
-          GST_VIDEO_INFO_HEIGHT (info), host_templ.width, host_templ.height, search, &resolved));
-
-  if (gst_cuda_prep_base_uses_gpu (base))
-    return state->gpu.set_template (host_templ);
-  return state->cpu.set_template (host_templ);
+  std::string out = "<";
+  for (size_t i = 0; i < r.size (); i++)
+    out += (i ? "," : "") + std::to_string (r[i]);
+  return out + ">";
 }
 
-/* Loads the template if a property changed it since the last frame. */
-static gboolean
-refresh_template (GstCudaTemplateMatch * self, const GrayView & frame_gray, gboolean frame_on_gpu)
+/* The search-region property as a rectangle of the frame that the template fits in. */
+static Status
+resolve_region (const std::vector<int> &region, const GrayView & frame, int tw, int th, Rect * out)
 {
-  MatchState *state = self->state;
-  std::string location;
-  std::vector<int> rect;
-  gboolean from_rect;
-  guint64 generation;
+  Rect requested;
+  if (!region.empty ()) {
+    if (region.size () != 4)
+      return Status::error ("search-region needs 4 values <x, y, width, height>, got " +
+          std::to_string (region.size ()));
+    requested = Rect {region[0], region[1], region[2], region[3]};
+    if (requested.empty ())
+      return Status::error ("search-region " + rect_text (region) +
+          ": width and height must be positive");
+  }
+  return resolve_search_region (frame.width, frame.height, tw, th, requested, out);
+}
+
+/* Cuts the template-rect from the frame (wherever the engine keeps its gray image). */
+static std::string
+cut_template (MatchEngine & engine, const std::vector<int> &rect, const GrayView & frame,
+    GrayImage * img)
+{
+  if (rect.size () != 4)
+    return "template-rect needs 4 values <x, y, width, height>, got " + std::to_string (rect.size ());
+  const Rect r {rect[0], rect[1], rect[2], rect[3]};
+  if (r.empty () || r.x < 0 || r.y < 0 || (int64_t) r.x + r.w > frame.width ||
+      (int64_t) r.y + r.h > frame.height)
+    return "template-rect " + rect_text (rect) + " is not inside the " +
+        std::to_string (frame.width) + "x" + std::to_string (frame.height) + " frame";
+  img->width = r.w;
+  img->height = r.h;
+  img->pixels.resize ((size_t) r.w * r.h);
+  Status st = engine.read_gray (frame, r, img->pixels.data ());
+  return st.ok () ? std::string () : st.message ();
+}
+
+/* Loads the template a property asked for since the last frame. */
+static gboolean
+refresh_template (GstCudaTemplateMatch * self, const GrayView & frame)
+{
+  MatchState &state = self->impl->state;
+  const MatchProps &props = self->impl->props;
 
   GST_OBJECT_LOCK (self);
-  generation = self->settings->template_generation;
-  location = self->settings->template_location;
-  rect = self->settings->template_rect;
-  from_rect = self->settings->template_from_rect;
+  const guint64 request = props.template_request;
+  const gboolean requested = request != state.template_request;
+  std::string location;
+  std::vector<int> rect;
+  const gboolean from_rect = props.template_from_rect;
+  if (requested) {
+    location = props.template_location;
+    rect = props.template_rect;
+  }
   GST_OBJECT_UNLOCK (self);
-
-  if (generation == state->template_generation)
+  if (!requested)
     return TRUE;
-  state->template_generation = generation;
-  state->have_template = FALSE;
+  state.template_request = request;
+  state.have_template = FALSE;
+  state.search_region_ok = FALSE;
 
   GrayImage img;
   std::string error;
-  if (from_rect) {
-    if (rect.size () != 4) {
-      error = "template-rect needs 4 values <x, y, width, height>, got " + std::to_string (rect.size ());
-    } else if (rect[2] <= 0 || rect[3] <= 0 || rect[0] < 0 || rect[1] < 0 ||
-        rect[0] + rect[2] > frame_gray.width || rect[1] + rect[3] > frame_gray.height) {
-      error = "template-rect <" + std::to_string (rect[0]) + "," + std::to_string (rect[1]) + "," +
-          std::to_string (rect[2]) + "," + std::to_string (rect[3]) + "> is not inside the " +
-          std::to_string (frame_gray.width) + "x" + std::to_string (frame_gray.height) + " frame";
-    } else {
-      img.width = rect[2];
-      img.height = rect[3];
-      img.pixels.resize ((size_t) img.width * img.height);
-      const uint8_t *src = frame_gray.data + (int64_t) rect[1] * frame_gray.stride + rect[0];
-      if (frame_on_gpu) {
-        Status st = cuda::copy_2d_async (img.pixels.data (), img.width, src, frame_gray.stride,
-            img.width, img.height, cuda::CopyKind::DeviceToHost,
-            gst_cuda_prep_base_stream (GST_CUDA_PREP_BASE (self)));
-        if (st.ok ())
-          st = cuda::stream_sync (gst_cuda_prep_base_stream (GST_CUDA_PREP_BASE (self)));
-        if (!st.ok ())
-          error = st.message ();
-      } else {
-        for (int y = 0; y < img.height; y++)
-          memcpy (&img.pixels[(size_t) y * img.width], src + (int64_t) y * frame_gray.stride, img.width);
-      }
-    }
-  } else if (!location.empty ()) {
-    error = gst_cuda_prep_load_gray_image (location, &img);
-  } else {
+  if (from_rect)
+    error = cut_template (*state.engine, rect, frame, &img);
+  else if (!location.empty ())
+    error = gst_cuda_prep_load_gray_image (location, kMaxTemplateSide, &img);
+  else
     return TRUE;                /* no template (yet): frames pass through */
-  }
 
   if (error.empty ()) {
-    GrayView view;
-    view.data = img.pixels.data ();
-    view.stride = img.width;
-    view.width = img.width;
-    view.height = img.height;
-    Status st = set_template (self, view);
+    Rect fits;
+    Status st = resolve_search_region (frame.width, frame.height, img.width, img.height, Rect {}, &fits);
+    if (st.ok ())
+      st = state.engine->set_template (GrayView {img.pixels.data (), img.width, img.width, img.height});
     if (!st.ok ())
       error = st.message ();
   }
   if (!error.empty ()) {
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("Cannot use the template: %s", error.c_str ()),
-        ("template-%s", from_rect ? "rect" : ("location=" + location).c_str ()));
+        ("template-%s", from_rect ? ("rect=" + rect_text (rect)).c_str () :
+            ("location=" + location).c_str ()));
     return FALSE;
   }
-  state->have_template = TRUE;
+  state.have_template = TRUE;
   GST_INFO_OBJECT (self, "template %dx%d from %s", img.width, img.height,
       from_rect ? "template-rect" : location.c_str ());
+  return TRUE;
+}
+
+/* Copies the per-frame settings; re-checks the search region against the template when it or
+ * the template changed. No allocation unless the region changed. */
+static gboolean
+refresh_settings (GstCudaTemplateMatch * self, const GrayView & frame, gboolean * draw,
+    gboolean * post, BoxStyle * style)
+{
+  MatchState &state = self->impl->state;
+  const MatchProps &props = self->impl->props;
+
+  GST_OBJECT_LOCK (self);
+  state.settings.threshold = props.threshold;
+  state.settings.max_matches = props.max_matches;
+  *draw = props.draw;
+  *post = props.post_messages;
+  style->r = (props.color >> 16) & 0xff;
+  style->g = (props.color >> 8) & 0xff;
+  style->b = props.color & 0xff;
+  style->thickness = props.thickness;
+  if (props.search_region != state.search_region) {
+    state.search_region = props.search_region;
+    state.search_region_ok = FALSE;
+  }
+  GST_OBJECT_UNLOCK (self);
+
+  if (state.search_region_ok || !state.have_template)
+    return TRUE;
+  Status st = resolve_region (state.search_region, frame, state.engine->template_width (),
+      state.engine->template_height (), &state.settings.search);
+  if (!st.ok ()) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("Invalid search-region: %s", st.message ().c_str ()),
+        ("search-region=%s, template %dx%d, frame %dx%d", rect_text (state.search_region).c_str (),
+            state.engine->template_width (), state.engine->template_height (), frame.width,
+            frame.height));
+    return FALSE;
+  }
+  state.search_region_ok = TRUE;
   return TRUE;
 }
 
@@ -343,95 +372,65 @@ gst_cuda_template_match_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
 {
   GstCudaTemplateMatch *self = GST_CUDA_TEMPLATE_MATCH (trans);
   GstCudaPrepBase *base = GST_CUDA_PREP_BASE (trans);
-  MatchState *state = self->state;
-  const gboolean gpu = gst_cuda_prep_base_uses_gpu (base);
-  MatchSettings settings;
-  gboolean draw, post;
-  BoxStyle style;
+  MatchState &state = self->impl->state;
+  CudaPrepDevice &device = gst_cuda_prep_base_device (base);
+  CudaPrepVideoInput &input = gst_cuda_prep_base_input (base);
 
   GST_OBJECT_LOCK (self);
-  settings.threshold = self->settings->threshold;
-  settings.max_matches = self->settings->max_matches;
-  draw = self->settings->draw;
-  post = self->settings->post_messages;
-  style.r = (self->settings->color >> 16) & 0xff;
-  style.g = (self->settings->color >> 8) & 0xff;
-  style.b = self->settings->color & 0xff;
-  style.thickness = self->settings->thickness;
+  const gboolean draw_requested = self->impl->props.draw;
   GST_OBJECT_UNLOCK (self);
-  const guint region_values = read_search_region (self, &settings.search);
-  if (region_values != 0 && region_values != 4) {
-    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, ("search-region needs 4 values <x, y, width, height>, got %u",
-            region_values), (NULL));
-    return GST_FLOW_ERROR;
-  }
 
+  CudaPrepScopedContext ctx (device, GST_ELEMENT (self));
+  if (!ctx.ok ())
+    return GST_FLOW_ERROR;
   GstVideoFrame frame;
   ImageView view;
-  if (!gst_cuda_prep_base_push_context (base))
+  if (!input.map (GST_ELEMENT (self), device, buf, draw_requested, &frame, &view))
     return GST_FLOW_ERROR;
-  if (!gst_cuda_prep_base_map_input (base, buf, draw, &frame, &view)) {
-    gst_cuda_prep_base_pop_context (base);
-    return GST_FLOW_ERROR;
-  }
 
-  /* luma / gray view of the frame, where the matcher reads it (host or device) */
   GrayView gray;
-  gray.width = view.width;
-  gray.height = view.height;
-  Status st;
-  if (gray_is_plane0 (view.format)) {
-    gray.data = view.planes[0].data;
-    gray.stride = view.planes[0].stride;
-  } else if (gpu) {
-    gray.data = state->device_gray.data ();
-    gray.stride = (int64_t) state->device_gray.pitch ();
-    st = to_gray_cuda (view, state->device_gray.data (), gray.stride, gst_cuda_prep_base_stream (base));
-  } else {
-    gray.data = state->host_gray.data ();
-    gray.stride = view.width;
-    st = to_gray_cpu (view, state->host_gray.data (), gray.stride);
-  }
-
+  gboolean draw = FALSE, post = FALSE, modified = FALSE;
+  BoxStyle style;
   GstFlowReturn ret = GST_FLOW_OK;
-  gboolean modified = FALSE;
-  state->matches.clear ();
+  state.matches.clear ();
+  Status st = state.engine->gray_of (view, &gray);
   if (!st.ok ()) {
     GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Gray conversion failed"), ("%s", st.message ().c_str ()));
     ret = GST_FLOW_ERROR;
-  } else if (!refresh_template (self, gray, gpu)) {
+  } else if (!refresh_template (self, gray) || !refresh_settings (self, gray, &draw, &post, &style)) {
     ret = GST_FLOW_ERROR;
-  } else if (state->have_template) {
-    st = gpu ? state->gpu.match (gray, settings, &state->matches)
-        : state->cpu.match (gray, settings, &state->matches);
+  } else if (state.have_template) {
+    st = state.engine->match (gray, state.settings, &state.matches);
     if (!st.ok ()) {
       GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Template matching failed: %s", st.message ().c_str ()), (NULL));
       ret = GST_FLOW_ERROR;
-    } else if (draw && !state->matches.empty ()) {
-      state->boxes.clear ();
-      for (const Match & m : state->matches)
-        state->boxes.push_back (Rect {m.x, m.y, m.width, m.height});
-      if (gpu)
-        st = draw_boxes_cuda (view, state->boxes.data (), (int) state->boxes.size (), style,
-            gst_cuda_prep_base_stream (base));
-      else
-        draw_boxes_cpu (view, state->boxes.data (), (int) state->boxes.size (), style);
+    } else if (draw && draw_requested && !state.matches.empty ()) {
+      state.boxes.clear ();
+      for (const Match & m : state.matches)
+        state.boxes.push_back (Rect {m.x, m.y, m.width, m.height});
+      st = state.engine->draw (view, state.boxes.data (), (int) state.boxes.size (), style);
       modified = st.ok ();
       if (!st.ok ()) {
         GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Drawing failed"), ("%s", st.message ().c_str ()));
         ret = GST_FLOW_ERROR;
       }
     }
-  } else if (!state->warned_no_template) {
-    GST_WARNING_OBJECT (self, "no template set (template-location or template-rect): passing frames through");
-    state->warned_no_template = TRUE;
+  } else if (!state.warned_no_template) {
+    GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS,
+        ("No template set (template-location or template-rect): frames pass through unmatched"),
+        (NULL));
+    state.warned_no_template = TRUE;
   }
 
-  if (!gst_cuda_prep_base_unmap_input (base, &frame, modified))
+  /* The GPU is done with the frame (and its drawing) before the buffer moves on. */
+  if (ret == GST_FLOW_OK && !(st = device.sync ()).ok ()) {
+    GST_ELEMENT_ERROR (self, STREAM, FAILED, ("CUDA error"), ("%s", st.message ().c_str ()));
     ret = GST_FLOW_ERROR;
-  gst_cuda_prep_base_pop_context (base);
-  if (ret == GST_FLOW_OK && state->have_template)
-    attach_results (self, buf, state->matches, post);
+  }
+  if (!input.unmap (GST_ELEMENT (self), device, &frame, modified))
+    ret = GST_FLOW_ERROR;
+  if (ret == GST_FLOW_OK && state.have_template)
+    attach_results (self, buf, state.matches, post);
   return ret;
 }
 
@@ -448,16 +447,18 @@ static gboolean
 gst_cuda_template_match_stop (GstBaseTransform * trans)
 {
   GstCudaTemplateMatch *self = GST_CUDA_TEMPLATE_MATCH (trans);
-  GstCudaPrepBase *base = GST_CUDA_PREP_BASE (trans);
-  MatchState *state = self->state;
-  if (gst_cuda_prep_base_uses_gpu (base) && gst_cuda_prep_base_push_context (base)) {
-    state->gpu.release ();
-    state->device_gray.reset ();
-    gst_cuda_prep_base_pop_context (base);
+  CudaPrepDevice &device = gst_cuda_prep_base_device (GST_CUDA_PREP_BASE (trans));
+  MatchState &state = self->impl->state;
+  {
+    CudaPrepScopedContext ctx (device, GST_ELEMENT (self));
+    device.sync ();
+    state.engine.reset ();      /* frees device memory: context current */
   }
-  state->have_template = FALSE;
-  state->template_generation = 0;
-  state->host_gray.clear ();
+  state.have_template = FALSE;
+  state.template_request = 0;
+  state.warned_no_template = FALSE;
+  state.search_region.clear ();
+  state.search_region_ok = FALSE;
   return GST_BASE_TRANSFORM_CLASS (parent_class)->stop (trans);
 }
 
@@ -468,23 +469,22 @@ gst_cuda_template_match_set_property (GObject * object, guint prop_id, const GVa
     GParamSpec * pspec)
 {
   GstCudaTemplateMatch *self = GST_CUDA_TEMPLATE_MATCH (object);
-  MatchSettingsProps &s = *self->settings;
+  MatchProps &s = self->impl->props;
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_TEMPLATE_LOCATION:
       s.template_location = g_value_get_string (value) ? g_value_get_string (value) : "";
       s.template_from_rect = FALSE;
-      s.template_generation++;
+      s.template_request++;
       break;
     case PROP_TEMPLATE_RECT:
       s.template_rect = gst_cuda_prep_vector_from_array<int> (value);
       s.template_from_rect = !s.template_rect.empty ();
-      s.template_generation++;
+      s.template_request++;
       break;
     case PROP_SEARCH_REGION:
       s.search_region = gst_cuda_prep_vector_from_array<int> (value);
-      s.template_generation++;  /* re-check that the template fits the new region */
       break;
     case PROP_THRESHOLD: s.threshold = g_value_get_double (value); break;
     case PROP_MAX_MATCHES: s.max_matches = g_value_get_uint (value); break;
@@ -504,7 +504,7 @@ gst_cuda_template_match_get_property (GObject * object, guint prop_id, GValue * 
     GParamSpec * pspec)
 {
   GstCudaTemplateMatch *self = GST_CUDA_TEMPLATE_MATCH (object);
-  const MatchSettingsProps &s = *self->settings;
+  const MatchProps &s = self->impl->props;
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
@@ -527,9 +527,7 @@ gst_cuda_template_match_get_property (GObject * object, guint prop_id, GValue * 
 static void
 gst_cuda_template_match_finalize (GObject * object)
 {
-  GstCudaTemplateMatch *self = GST_CUDA_TEMPLATE_MATCH (object);
-  delete self->settings;
-  delete self->state;
+  delete GST_CUDA_TEMPLATE_MATCH (object)->impl;
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -548,8 +546,8 @@ gst_cuda_template_match_class_init (GstCudaTemplateMatchClass * klass)
 
   g_object_class_install_property (gobject_class, PROP_TEMPLATE_LOCATION,
       g_param_spec_string ("template-location", "Template location",
-          "Image file with the template (PNG, JPEG, PGM, ...; colour is reduced to gray). "
-          "Changing it while playing takes effect at the next frame", NULL, rw));
+          "Image file with the template (PNG, JPEG, PGM, ...; colour is reduced to gray), at most "
+          "256x256 pixels. Changing it while playing takes effect at the next frame", NULL, rw));
   g_object_class_install_property (gobject_class, PROP_TEMPLATE_RECT,
       gst_param_spec_array ("template-rect", "Template rectangle",
           "\"<x, y, width, height>\": cut the template from the next frame (wins over "
@@ -558,7 +556,8 @@ gst_cuda_template_match_class_init (GstCudaTemplateMatchClass * klass)
               (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS)), rw));
   g_object_class_install_property (gobject_class, PROP_SEARCH_REGION,
       gst_param_spec_array ("search-region", "Search region",
-          "\"<x, y, width, height>\" of the frame to search; empty (default) = whole frame",
+          "\"<x, y, width, height>\" of the frame to search (inside the frame, at least the "
+          "template's size); empty (default) = whole frame. Changing it keeps the template",
           g_param_spec_int ("search-region-value", "Value", "One coordinate", G_MININT, G_MAXINT, 0,
               (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS)), rw));
   g_object_class_install_property (gobject_class, PROP_THRESHOLD,
@@ -606,6 +605,5 @@ gst_cuda_template_match_class_init (GstCudaTemplateMatchClass * klass)
 static void
 gst_cuda_template_match_init (GstCudaTemplateMatch * self)
 {
-  self->settings = new MatchSettingsProps ();
-  self->state = new MatchState ();
+  self->impl = new GstCudaTemplateMatchImpl ();
 }

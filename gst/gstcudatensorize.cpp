@@ -23,14 +23,16 @@
  */
 #include "gstcudatensorize.h"
 
-#include <atomic>
+#include <memory>
+#include <string>
 #include <vector>
 
-#include "gstcudaprepmeta.h"
+#include "transform_meta.h"
 #include "pixel_format.h"
 #include "property_arrays.h"
 #include "tensor_caps.h"
 #include "tensorize.h"
+#include "tensorizer.h"
 
 #if CUDAPREP_HAVE_CUDA
 #include <gst/cuda/gstcudabufferpool.h>
@@ -65,7 +67,8 @@ enum
 typedef enum { YUV_MATRIX_AUTO = -1 } YuvMatrixAuto;
 typedef enum { YUV_RANGE_AUTO, YUV_RANGE_LIMITED, YUV_RANGE_FULL } YuvRangeSetting;
 
-/* Properties, behind the object lock. */
+/* Properties, behind the object lock. The streaming thread keeps the copy its state was built
+ * from and compares it with these before every frame, so no change can be missed. */
 struct TensorizeSettings
 {
   int width = 640, height = 640;
@@ -82,35 +85,54 @@ struct TensorizeSettings
   std::vector<int> roi;         /* empty: whole frame */
   int yuv_matrix = YUV_MATRIX_AUTO;
   int yuv_range = YUV_RANGE_AUTO;
+
+  /* What the output caps say: a change renegotiates. */
+  bool same_shape (const TensorizeSettings & o) const
+  {
+    return width == o.width && height == o.height && layout == o.layout && dtype == o.dtype;
+  }
+  bool operator== (const TensorizeSettings & o) const
+  {
+    return same_shape (o) && mode == o.mode && align == o.align && pad_value == o.pad_value &&
+        interpolation == o.interpolation && channel_order == o.channel_order &&
+        scale == o.scale && mean == o.mean && std == o.std && roi == o.roi &&
+        yuv_matrix == o.yuv_matrix && yuv_range == o.yuv_range;
+  }
 };
 
-/* Built in set_caps, dropped in stop. */
+/* Streaming state: built in start / set_caps from a settings snapshot, dropped in stop. */
 struct TensorizeState
 {
+  TensorizeSettings built_from; /* the snapshot the plan was made from */
   TensorizePlan plan {};
   gboolean have_plan = FALSE;
   gboolean output_cuda = FALSE;
+  std::unique_ptr<Tensorizer> tensorizer;
   cuda::DeviceBuffer scratch;   /* GPU path with system-memory output */
+  std::string posted_error;     /* the last settings error posted, so it is posted once */
+};
+
+/* The element's C++ state (one object, created in init, deleted in finalize). */
+struct GstCudaTensorizeImpl
+{
+  TensorizeSettings settings;
+  TensorizeState state;
 };
 
 struct _GstCudaTensorize
 {
   GstCudaPrepBase parent;
-  TensorizeSettings *settings;
-  TensorizeState *state;
-  std::atomic<bool> *settings_changed;  /* a non-geometry property changed while streaming */
+  GstCudaTensorizeImpl *impl;
 };
 
 #define gst_cuda_tensorize_parent_class parent_class
 G_DEFINE_TYPE (GstCudaTensorize, gst_cuda_tensorize, GST_TYPE_CUDA_PREP_BASE);
 GST_ELEMENT_REGISTER_DEFINE (cudatensorize, "cudatensorize", GST_RANK_NONE, GST_TYPE_CUDA_TENSORIZE);
 
-#define VIDEO_CAPS(features) \
-  GST_VIDEO_CAPS_MAKE_WITH_FEATURES (features, GST_CUDA_PREP_FORMATS)
-
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink", GST_PAD_SINK,
     GST_PAD_ALWAYS,
-    GST_STATIC_CAPS (VIDEO_CAPS ("memory:CUDAMemory") "; " GST_VIDEO_CAPS_MAKE (GST_CUDA_PREP_FORMATS)));
+    GST_STATIC_CAPS (GST_CUDA_PREP_VIDEO_CAPS ("(memory:CUDAMemory)") "; "
+        GST_CUDA_PREP_VIDEO_CAPS ("")));
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src", GST_PAD_SRC,
     GST_PAD_ALWAYS,
@@ -167,16 +189,18 @@ DEFINE_ENUM_TYPE (yuv_range_get_type, "GstCudaTensorizeYuvRange",
 
 /* ---- settings -> plan ----------------------------------------------------------------- */
 
+static_assert (kMaxSourceSide == 32768, "GST_CUDA_PREP_VIDEO_CAPS states the source limit");
+
 static gboolean
-read_three (const std::vector<double> &in, const char *name, double out[3], GString * err)
+read_three (const std::vector<double> &in, const char *name, double out[3], std::string * err)
 {
   if (in.size () == 1) {
     out[0] = out[1] = out[2] = in[0];
     return TRUE;
   }
   if (in.size () != 3) {
-    g_string_append_printf (err, "%s needs 1 or 3 values (one per output channel), got %u", name,
-        (guint) in.size ());
+    *err = std::string (name) + " needs 1 or 3 values (one per output channel), got " +
+        std::to_string (in.size ());
     return FALSE;
   }
   for (int i = 0; i < 3; i++)
@@ -184,16 +208,49 @@ read_three (const std::vector<double> &in, const char *name, double out[3], GStr
   return TRUE;
 }
 
-/* Builds the kernel plan from the settings and the negotiated input. */
+static std::string
+rect_text (const Rect & r)
+{
+  return "<" + std::to_string (r.x) + "," + std::to_string (r.y) + "," + std::to_string (r.w) +
+      "," + std::to_string (r.h) + ">";
+}
+
+/* The roi property as the rectangle of a frame_w x frame_h frame it selects: clipped to the
+ * frame (documented); an empty result is an error. */
 static Status
-build_plan (GstCudaTensorize * self, const GstVideoInfo * info, TensorizePlan * plan)
+resolve_roi (const std::vector<int> &roi, int frame_w, int frame_h, const char *frame_desc,
+    Rect * out)
+{
+  if (roi.empty ()) {
+    *out = Rect {0, 0, frame_w, frame_h};
+    return Status ();
+  }
+  if (roi.size () != 4)
+    return Status::error ("roi needs 4 values <x, y, width, height>, got " +
+        std::to_string (roi.size ()));
+  const Rect r {roi[0], roi[1], roi[2], roi[3]};
+  if (r.empty ())
+    return Status::error ("roi width and height must be positive, got " + std::to_string (r.w) +
+        "x" + std::to_string (r.h));
+  const int64_t x0 = MAX ((int64_t) r.x, 0), y0 = MAX ((int64_t) r.y, 0);
+  const int64_t x1 = MIN ((int64_t) r.x + r.w, (int64_t) frame_w);
+  const int64_t y1 = MIN ((int64_t) r.y + r.h, (int64_t) frame_h);
+  if (x1 <= x0 || y1 <= y0)
+    return Status::error ("roi " + rect_text (r) + " is entirely outside the frame" + frame_desc);
+  *out = Rect {(int) x0, (int) y0, (int) (x1 - x0), (int) (y1 - y0)};
+  return Status ();
+}
+
+/* The kernel plan for a settings snapshot and an input; every invalid setting gets its own
+ * message. Without @info (at start, before caps) the checks that need no caps are made, with
+ * the largest frame the element takes. */
+static Status
+build_plan (const TensorizeSettings & s, const GstVideoInfo * info, TensorizePlan * plan)
 {
   TensorizeConfig cfg;
-  GString *err = g_string_new (NULL);
-  gboolean ok = TRUE;
-
-  GST_OBJECT_LOCK (self);
-  const TensorizeSettings &s = *self->settings;
+  std::string err;
+  if (!read_three (s.mean, "mean", cfg.mean, &err) || !read_three (s.std, "std", cfg.std, &err))
+    return Status::error (err);
   cfg.dst_width = s.width;
   cfg.dst_height = s.height;
   cfg.mode = s.mode;
@@ -204,57 +261,57 @@ build_plan (GstCudaTensorize * self, const GstVideoInfo * info, TensorizePlan * 
   cfg.scale = s.scale;
   cfg.layout = s.layout;
   cfg.dtype = s.dtype;
-  ok = read_three (s.mean, "mean", cfg.mean, err) && read_three (s.std, "std", cfg.std, err);
-  if (ok && !s.roi.empty ()) {
-    if (s.roi.size () != 4) {
-      g_string_append_printf (err, "roi needs 4 values <x, y, width, height>, got %u",
-          (guint) s.roi.size ());
-      ok = FALSE;
-    } else {
-      cfg.roi = Rect {s.roi[0], s.roi[1], s.roi[2], s.roi[3]};
-      if (cfg.roi.empty ()) {
-        g_string_append_printf (err, "roi width and height must be positive, got %dx%d",
-            cfg.roi.w, cfg.roi.h);
-        ok = FALSE;
-      }
-    }
+  cfg.format = PixelFormat::BGR;
+  cfg.src_width = cfg.src_height = kMaxSourceSide;
+  std::string frame_desc;
+  if (info) {
+    gst_cuda_prep_pixel_format_from_video (GST_VIDEO_INFO_FORMAT (info), &cfg.format);
+    cfg.src_width = GST_VIDEO_INFO_WIDTH (info);
+    cfg.src_height = GST_VIDEO_INFO_HEIGHT (info);
+    frame_desc = " (" + std::to_string (cfg.src_width) + "x" + std::to_string (cfg.src_height) + ")";
   }
-  int yuv_matrix = s.yuv_matrix, yuv_range = s.yuv_range;
-  GST_OBJECT_UNLOCK (self);
+  CUDAPREP_RETURN_IF_ERROR (resolve_roi (s.roi, cfg.src_width, cfg.src_height,
+          frame_desc.c_str (), &cfg.roi));
 
-  if (!ok) {
-    Status st = Status::error (err->str);
-    g_string_free (err, TRUE);
-    return st;
-  }
-  g_string_free (err, TRUE);
-
-  gst_cuda_prep_pixel_format_from_video (GST_VIDEO_INFO_FORMAT (info), &cfg.format);
-  cfg.src_width = GST_VIDEO_INFO_WIDTH (info);
-  cfg.src_height = GST_VIDEO_INFO_HEIGHT (info);
-
-  if (yuv_matrix == YUV_MATRIX_AUTO) {
+  if (s.yuv_matrix != YUV_MATRIX_AUTO) {
+    cfg.yuv_matrix = (YuvMatrix) s.yuv_matrix;
+  } else if (info) {
     switch (info->colorimetry.matrix) {
       case GST_VIDEO_COLOR_MATRIX_BT709: cfg.yuv_matrix = YuvMatrix::BT709; break;
       case GST_VIDEO_COLOR_MATRIX_BT2020: cfg.yuv_matrix = YuvMatrix::BT2020; break;
-      case GST_VIDEO_COLOR_MATRIX_BT601: cfg.yuv_matrix = YuvMatrix::BT601; break;
       default:
-        /* FCC, SMPTE 240M, unknown: BT.601 is the closest of those we implement. */
-        if (GST_VIDEO_INFO_IS_YUV (info))
-          GST_WARNING_OBJECT (self, "colour matrix %d not supported, using BT.601",
-              info->colorimetry.matrix);
+        /* BT.601; FCC, SMPTE 240M and unknown too: the closest of those we implement. */
         cfg.yuv_matrix = YuvMatrix::BT601;
         break;
     }
-  } else {
-    cfg.yuv_matrix = (YuvMatrix) yuv_matrix;
   }
-  if (yuv_range == YUV_RANGE_AUTO)
+  if (s.yuv_range != YUV_RANGE_AUTO)
+    cfg.yuv_full_range = s.yuv_range == YUV_RANGE_FULL;
+  else if (info)
     cfg.yuv_full_range = info->colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255;
-  else
-    cfg.yuv_full_range = yuv_range == YUV_RANGE_FULL;
 
   return make_tensorize_plan (cfg, plan);
+}
+
+/* Posts a settings error once: the same error is not posted again while streaming. */
+static void
+post_settings_error (GstCudaTensorize * self, const Status & st, const char *context)
+{
+  std::string &posted = self->impl->state.posted_error;
+  if (posted == st.message ())
+    return;
+  posted = st.message ();
+  GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, ("Invalid cudatensorize settings: %s",
+          st.message ().c_str ()), ("%s", context));
+}
+
+static TensorizeSettings
+settings_snapshot (GstCudaTensorize * self)
+{
+  GST_OBJECT_LOCK (self);
+  TensorizeSettings s = self->impl->settings;
+  GST_OBJECT_UNLOCK (self);
+  return s;
 }
 
 /* ---- caps ----------------------------------------------------------------------------- */
@@ -263,10 +320,11 @@ static void
 output_geometry (GstCudaTensorize * self, int *w, int *h, Layout * layout, DType * dtype)
 {
   GST_OBJECT_LOCK (self);
-  *w = self->settings->width;
-  *h = self->settings->height;
-  *layout = self->settings->layout;
-  *dtype = self->settings->dtype;
+  const TensorizeSettings &s = self->impl->settings;
+  *w = s.width;
+  *h = s.height;
+  *layout = s.layout;
+  *dtype = s.dtype;
   GST_OBJECT_UNLOCK (self);
 }
 
@@ -309,13 +367,7 @@ gst_cuda_tensorize_transform_caps (GstBaseTransform * trans, GstPadDirection dir
       out = gst_structure_new_empty ("video/x-raw");
       GValue formats = G_VALUE_INIT;
       g_value_init (&formats, GST_TYPE_LIST);
-      const char *names[] = {"NV12", "I420", "BGR", "RGB", "BGRx", "RGBx", "BGRA", "RGBA", "GRAY8"};
-      for (const char *n : names) {
-        GValue v = G_VALUE_INIT;
-        g_value_init (&v, G_TYPE_STRING);
-        g_value_set_static_string (&v, n);
-        gst_value_list_append_and_take_value (&formats, &v);
-      }
+      gst_value_deserialize (&formats, GST_CUDA_PREP_FORMATS);
       gst_structure_take_value (out, "format", &formats);
       gst_structure_set (out, "width", GST_TYPE_INT_RANGE, 1, kMaxSourceSide,
           "height", GST_TYPE_INT_RANGE, 1, kMaxSourceSide, NULL);
@@ -360,40 +412,104 @@ static gboolean
 gst_cuda_tensorize_transform_size (GstBaseTransform * trans, GstPadDirection direction,
     GstCaps * caps, gsize size, GstCaps * othercaps, gsize * othersize)
 {
-  GstCudaTensorize *self = GST_CUDA_TENSORIZE (trans);
-  if (direction != GST_PAD_SINK || !self->state->have_plan)
+  const TensorizeState &state = GST_CUDA_TENSORIZE (trans)->impl->state;
+  if (direction != GST_PAD_SINK || !state.have_plan)
     return FALSE;
-  *othersize = tensor_bytes (self->state->plan);
+  *othersize = tensor_bytes (state.plan);
   return TRUE;
 }
 
 /* ---- per caps ------------------------------------------------------------------------- */
 
+/* A downstream that refuses our tensor would only get a bare not-negotiated: say what we
+ * produce and which property sets it. (Negotiation itself is left to GstBaseTransform.) */
+static void
+explain_refused_output (GstCudaTensorize * self, GstCaps * incaps)
+{
+  GstBaseTransform *trans = GST_BASE_TRANSFORM (self);
+  if (!gst_pad_is_linked (trans->srcpad))
+    return;
+  GstCaps *produced = GST_BASE_TRANSFORM_GET_CLASS (self)->transform_caps (trans, GST_PAD_SINK,
+      incaps, NULL);
+  GstCaps *peer = gst_pad_peer_query_caps (trans->srcpad, NULL);
+  if (!gst_caps_can_intersect (produced, peer)) {
+    gchar *p = gst_caps_to_string (produced), *d = gst_caps_to_string (peer);
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("Downstream does not accept the tensor cudatensorize produces: set width, height, "
+            "layout or dtype to what it takes"),
+        ("cudatensorize produces %s (properties width, height, layout, dtype); downstream "
+            "accepts %s", p, d));
+    g_free (p);
+    g_free (d);
+  }
+  gst_caps_unref (produced);
+  gst_caps_unref (peer);
+}
+
+static gboolean
+gst_cuda_tensorize_sink_event (GstBaseTransform * trans, GstEvent * event)
+{
+  if (GST_EVENT_TYPE (event) == GST_EVENT_CAPS) {
+    GstCaps *caps;
+    gst_event_parse_caps (event, &caps);
+    explain_refused_output (GST_CUDA_TENSORIZE (trans), caps);
+  }
+  return GST_BASE_TRANSFORM_CLASS (parent_class)->sink_event (trans, event);
+}
+
+/* ---- start / per caps ----------------------------------------------------------------- */
+
+/* Settings that are wrong whatever the caps are refused here, once. */
+static gboolean
+gst_cuda_tensorize_start (GstBaseTransform * trans)
+{
+  GstCudaTensorize *self = GST_CUDA_TENSORIZE (trans);
+  TensorizeState &state = self->impl->state;
+  TensorizePlan plan;
+  state.posted_error.clear ();
+  Status st = build_plan (settings_snapshot (self), NULL, &plan);
+  if (!st.ok ()) {
+    post_settings_error (self, st, "checked at start, before caps");
+    return FALSE;
+  }
+  return GST_BASE_TRANSFORM_CLASS (parent_class)->start (trans);
+}
+
 static gboolean
 gst_cuda_tensorize_configure (GstCudaPrepBase * base, GstCaps * incaps, GstCaps * outcaps)
 {
   GstCudaTensorize *self = GST_CUDA_TENSORIZE (base);
-  TensorizeState *state = self->state;
-  const GstVideoInfo *info = gst_cuda_prep_base_input_info (base);
+  TensorizeState &state = self->impl->state;
+  CudaPrepDevice &device = gst_cuda_prep_base_device (base);
+  const GstVideoInfo *info = gst_cuda_prep_base_input (base).info ();
 
-  Status st = build_plan (self, info, &state->plan);
+  state.built_from = settings_snapshot (self);
+  state.have_plan = FALSE;
+  Status st = build_plan (state.built_from, info, &state.plan);
   if (!st.ok ()) {
-    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, ("Invalid cudatensorize settings: %s",
-            st.message ().c_str ()), ("input caps %" GST_PTR_FORMAT, incaps));
-    state->have_plan = FALSE;
+    gchar *caps = gst_caps_to_string (incaps);
+    post_settings_error (self, st, (std::string ("input caps ") + caps).c_str ());
+    g_free (caps);
     return FALSE;
   }
-  state->have_plan = TRUE;
-  self->settings_changed->store (false);
-  state->output_cuda = gst_cuda_prep_caps_has_cuda_feature (outcaps, 0);
+  if (GST_VIDEO_INFO_IS_YUV (info) && state.built_from.yuv_matrix == YUV_MATRIX_AUTO &&
+      info->colorimetry.matrix != GST_VIDEO_COLOR_MATRIX_BT601 &&
+      info->colorimetry.matrix != GST_VIDEO_COLOR_MATRIX_BT709 &&
+      info->colorimetry.matrix != GST_VIDEO_COLOR_MATRIX_BT2020)
+    GST_WARNING_OBJECT (self, "colour matrix %d not supported, using BT.601",
+        info->colorimetry.matrix);
+  state.have_plan = TRUE;
+  state.output_cuda = gst_cuda_prep_caps_has_cuda_feature (outcaps, 0);
+  state.tensorizer = device.gpu () ? make_tensorizer_cuda (device.stream ()) : make_tensorizer_cpu ();
 
-  if (gst_cuda_prep_base_uses_gpu (base)) {
-    if (!gst_cuda_prep_base_push_context (base))
+  if (device.gpu ()) {
+    CudaPrepScopedContext ctx (device, GST_ELEMENT (self));
+    if (!ctx.ok ())
       return FALSE;
-    state->scratch.reset ();
-    if (!state->output_cuda)
-      st = state->scratch.allocate (tensor_bytes (state->plan));
-    gst_cuda_prep_base_pop_context (base);
+    device.sync ();             /* the old scratch may still be read */
+    state.scratch.reset ();
+    if (!state.output_cuda)
+      st = state.scratch.allocate (tensor_bytes (state.plan));
     if (!st.ok ()) {
       GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT, ("Could not allocate CUDA memory"),
           ("%s", st.message ().c_str ()));
@@ -402,10 +518,10 @@ gst_cuda_tensorize_configure (GstCudaPrepBase * base, GstCaps * incaps, GstCaps 
   }
   GST_INFO_OBJECT (self, "%dx%d %s -> tensor %dx%dx3 (%s, %s), %s path, output in %s memory",
       GST_VIDEO_INFO_WIDTH (info), GST_VIDEO_INFO_HEIGHT (info), GST_VIDEO_INFO_NAME (info),
-      state->plan.dst_width, state->plan.dst_height,
-      state->plan.layout == Layout::NCHW ? "nchw" : "nhwc",
-      gst_cuda_prep_tensor_type_name (state->plan.dtype),
-      gst_cuda_prep_base_uses_gpu (base) ? "CUDA" : "CPU", state->output_cuda ? "CUDA" : "system");
+      state.plan.dst_width, state.plan.dst_height,
+      state.plan.layout == Layout::NCHW ? "nchw" : "nhwc",
+      gst_cuda_prep_tensor_type_name (state.plan.dtype),
+      device.gpu () ? "CUDA" : "CPU", state.output_cuda ? "CUDA" : "system");
   return TRUE;
 }
 
@@ -420,17 +536,18 @@ gst_cuda_tensorize_decide_allocation (GstBaseTransform * trans, GstQuery * query
   guint size;
 
   gst_query_parse_allocation (query, &outcaps, NULL);
-  if (!outcaps || !self->state->have_plan)
+  const TensorizeState &state = self->impl->state;
+  if (!outcaps || !state.have_plan)
     return FALSE;
-  const gsize bytes = tensor_bytes (self->state->plan);
+  const gsize bytes = tensor_bytes (state.plan);
 
 #if CUDAPREP_HAVE_CUDA
-  if (self->state->output_cuda) {
+  if (state.output_cuda) {
     /* GstCudaBufferPool sizes its memory from video caps: describe the contiguous tensor as
      * one RGBA row, so the allocation has no row padding. */
     GstVideoInfo vinfo;
     gst_video_info_set_format (&vinfo, GST_VIDEO_FORMAT_RGBA, (guint) ((bytes + 3) / 4), 1);
-    pool = gst_cuda_buffer_pool_new (gst_cuda_prep_base_context (base));
+    pool = gst_cuda_buffer_pool_new (gst_cuda_prep_base_device (base).context ());
     pool_caps = gst_video_info_to_caps (&vinfo);
     size = (guint) GST_VIDEO_INFO_SIZE (&vinfo);
   }
@@ -481,8 +598,9 @@ gst_cuda_tensorize_propose_allocation (GstBaseTransform * trans, GstQuery * deci
     return TRUE;
 
 #if CUDAPREP_HAVE_CUDA
-  if (gst_cuda_prep_caps_has_cuda_feature (caps, 0) && gst_cuda_prep_base_context (base))
-    pool = gst_cuda_buffer_pool_new (gst_cuda_prep_base_context (base));
+  GstCudaContext *context = gst_cuda_prep_base_device (base).context ();
+  if (gst_cuda_prep_caps_has_cuda_feature (caps, 0) && context)
+    pool = gst_cuda_buffer_pool_new (context);
 #endif
   if (!pool)
     pool = gst_video_buffer_pool_new ();
@@ -514,51 +632,31 @@ gst_cuda_tensorize_transform_meta (GstBaseTransform * trans, GstBuffer * outbuf,
 
 /* ---- per frame ------------------------------------------------------------------------ */
 
-static void
-attach_transform_meta (GstBuffer * outbuf, const TensorTransform & t)
-{
-  GstCustomMeta *meta = gst_buffer_add_custom_meta (outbuf, GST_CUDAPREP_TRANSFORM_META_NAME);
-  if (!meta)
-    return;
-  GstStructure *s = gst_custom_meta_get_structure (meta);
-  auto set_doubles = [s] (const char *field, const double *v, int n) {
-    GValue arr = G_VALUE_INIT;
-    gst_value_array_init (&arr, n);
-    for (int i = 0; i < n; i++) {
-      GValue d = G_VALUE_INIT;
-      g_value_init (&d, G_TYPE_DOUBLE);
-      g_value_set_double (&d, v[i]);
-      gst_value_array_append_and_take_value (&arr, &d);
-    }
-    gst_structure_take_value (s, field, &arr);
-  };
-  gst_structure_set (s, "source-width", G_TYPE_INT, t.src_width, "source-height", G_TYPE_INT,
-      t.src_height, "tensor-width", G_TYPE_INT, t.dst_width, "tensor-height", G_TYPE_INT,
-      t.dst_height, NULL);
-  set_doubles ("src-to-tensor", t.src_to_dst, 6);
-  set_doubles ("tensor-to-src", t.dst_to_src, 6);
-  set_doubles ("active-rect", t.active, 4);
-}
-
-/* A non-geometry property changed while streaming: rebuild the plan (no allocation). */
+/* Brings the plan up to date with the settings before a frame. Comparing under the lock costs
+ * no allocation; the snapshot is copied only when something changed. A change of the tensor's
+ * shape waits for the renegotiation that set_property requested. */
 static gboolean
 refresh_plan (GstCudaTensorize * self)
 {
-  if (!self->settings_changed->exchange (false))
+  TensorizeState &state = self->impl->state;
+  GST_OBJECT_LOCK (self);
+  const gboolean changed = !(self->impl->settings == state.built_from);
+  TensorizeSettings snapshot;
+  if (changed)
+    snapshot = self->impl->settings;
+  GST_OBJECT_UNLOCK (self);
+  if (!changed || !snapshot.same_shape (state.built_from))
     return TRUE;
+
   TensorizePlan plan;
-  Status st = build_plan (self, gst_cuda_prep_base_input_info (GST_CUDA_PREP_BASE (self)), &plan);
+  Status st = build_plan (snapshot, gst_cuda_prep_base_input (GST_CUDA_PREP_BASE (self)).info (),
+      &plan);
   if (!st.ok ()) {
-    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, ("Invalid cudatensorize settings: %s",
-            st.message ().c_str ()), (NULL));
+    post_settings_error (self, st, "changed while playing");
     return FALSE;
   }
-  if (tensor_bytes (plan) != tensor_bytes (self->state->plan) ||
-      plan.dst_width != self->state->plan.dst_width || plan.layout != self->state->plan.layout) {
-    /* geometry changes go through renegotiation (reconfigure was requested) */
-    return TRUE;
-  }
-  self->state->plan = plan;
+  state.plan = plan;
+  state.built_from = std::move (snapshot);
   return TRUE;
 }
 
@@ -567,21 +665,18 @@ gst_cuda_tensorize_transform (GstBaseTransform * trans, GstBuffer * inbuf, GstBu
 {
   GstCudaTensorize *self = GST_CUDA_TENSORIZE (trans);
   GstCudaPrepBase *base = GST_CUDA_PREP_BASE (trans);
-  TensorizeState *state = self->state;
-  GstVideoFrame frame;
-  ImageView view;
-  GstMapInfo out_map;
-  Status st;
-  gboolean gpu = gst_cuda_prep_base_uses_gpu (base);
+  TensorizeState &state = self->impl->state;
+  CudaPrepDevice &device = gst_cuda_prep_base_device (base);
+  CudaPrepVideoInput &input = gst_cuda_prep_base_input (base);
 
-  if (!state->have_plan) {
+  if (!state.have_plan) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("No caps negotiated before the first buffer"), (NULL));
     return GST_FLOW_NOT_NEGOTIATED;
   }
   if (!refresh_plan (self))
     return GST_FLOW_ERROR;
 
-  const gsize bytes = tensor_bytes (state->plan);
+  const gsize bytes = tensor_bytes (state.plan);
   if (gst_buffer_get_size (outbuf) < bytes) {
     GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Output buffer too small"),
         ("%" G_GSIZE_FORMAT " < %" G_GSIZE_FORMAT, gst_buffer_get_size (outbuf), bytes));
@@ -589,40 +684,36 @@ gst_cuda_tensorize_transform (GstBaseTransform * trans, GstBuffer * inbuf, GstBu
   }
   gst_buffer_set_size (outbuf, bytes);
 
-  if (!gst_cuda_prep_base_push_context (base))
+  CudaPrepScopedContext ctx (device, GST_ELEMENT (self));
+  if (!ctx.ok ())
     return GST_FLOW_ERROR;
-  if (!gst_cuda_prep_base_map_input (base, inbuf, FALSE, &frame, &view)) {
-    gst_cuda_prep_base_pop_context (base);
+  GstVideoFrame frame;
+  ImageView view;
+  if (!input.map (GST_ELEMENT (self), device, inbuf, FALSE, &frame, &view))
     return GST_FLOW_ERROR;
-  }
 
-  gboolean out_on_device = gpu && state->output_cuda;
+  /* The tensorizer writes where it runs; a GPU tensor for system memory goes through scratch. */
+  const gboolean download = state.tensorizer->on_device () && !state.output_cuda;
   GstMapFlags out_flags = GST_MAP_WRITE;
 #if CUDAPREP_HAVE_CUDA
-  if (out_on_device)
+  if (state.tensorizer->on_device () && !download)
     out_flags = (GstMapFlags) (GST_MAP_WRITE | GST_MAP_CUDA);
 #endif
+  GstMapInfo out_map;
   if (!gst_buffer_map (outbuf, &out_map, out_flags)) {
-    gst_cuda_prep_base_unmap_input (base, &frame, FALSE);
-    gst_cuda_prep_base_pop_context (base);
+    input.unmap (GST_ELEMENT (self), device, &frame, FALSE);
     GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Could not map the output buffer"), (NULL));
     return GST_FLOW_ERROR;
   }
-
-  if (gpu) {
-    void *stream = gst_cuda_prep_base_stream (base);
-    void *dst = out_on_device ? (void *) out_map.data : (void *) state->scratch.data ();
-    st = tensorize_cuda (state->plan, view, dst, stream);
-    if (st.ok () && !out_on_device)
-      st = cuda::copy_2d_async (out_map.data, bytes, state->scratch.data (), bytes, bytes, 1,
-          cuda::CopyKind::DeviceToHost, stream);
-  } else {
-    st = tensorize_cpu (state->plan, view, out_map.data);
-  }
-  /* unmap_input waits for the stream: the tensor is complete before it is pushed */
-  gboolean unmapped = gst_cuda_prep_base_unmap_input (base, &frame, FALSE);
+  Status st = state.tensorizer->run (state.plan, view, download ? state.scratch.data () : out_map.data);
+  if (st.ok () && download)
+    st = cuda::copy_2d_async (out_map.data, bytes, state.scratch.data (), bytes, bytes, 1,
+        cuda::CopyKind::DeviceToHost, device.stream ());
+  /* The tensor is complete, and the GPU done with the input frame, before either leaves. */
+  if (st.ok ())
+    st = device.sync ();
   gst_buffer_unmap (outbuf, &out_map);
-  gst_cuda_prep_base_pop_context (base);
+  const gboolean unmapped = input.unmap (GST_ELEMENT (self), device, &frame, FALSE);
 
   if (!st.ok ()) {
     GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Tensorize failed"), ("%s", st.message ().c_str ()));
@@ -630,7 +721,7 @@ gst_cuda_tensorize_transform (GstBaseTransform * trans, GstBuffer * inbuf, GstBu
   }
   if (!unmapped)
     return GST_FLOW_ERROR;
-  attach_transform_meta (outbuf, state->plan.transform);
+  gst_cuda_prep_buffer_add_transform_meta (outbuf, state.plan.transform, state.plan.roi);
   return GST_FLOW_OK;
 }
 
@@ -639,11 +730,14 @@ gst_cuda_tensorize_stop (GstBaseTransform * trans)
 {
   GstCudaTensorize *self = GST_CUDA_TENSORIZE (trans);
   GstCudaPrepBase *base = GST_CUDA_PREP_BASE (trans);
-  if (gst_cuda_prep_base_uses_gpu (base) && gst_cuda_prep_base_push_context (base)) {
-    self->state->scratch.reset ();
-    gst_cuda_prep_base_pop_context (base);
+  TensorizeState &state = self->impl->state;
+  {
+    CudaPrepScopedContext ctx (gst_cuda_prep_base_device (base), GST_ELEMENT (self));
+    gst_cuda_prep_base_device (base).sync ();
+    state.scratch.reset ();
   }
-  self->state->have_plan = FALSE;
+  state.have_plan = FALSE;
+  state.tensorizer.reset ();
   return GST_BASE_TRANSFORM_CLASS (parent_class)->stop (trans);
 }
 
@@ -654,7 +748,7 @@ gst_cuda_tensorize_set_property (GObject * object, guint prop_id, const GValue *
     GParamSpec * pspec)
 {
   GstCudaTensorize *self = GST_CUDA_TENSORIZE (object);
-  TensorizeSettings &s = *self->settings;
+  TensorizeSettings &s = self->impl->settings;
   gboolean geometry = FALSE;
 
   GST_OBJECT_LOCK (self);
@@ -680,19 +774,17 @@ gst_cuda_tensorize_set_property (GObject * object, guint prop_id, const GValue *
   }
   GST_OBJECT_UNLOCK (self);
 
-  /* Streaming state is never touched here: the new settings take effect through a plan
-   * rebuild before the next frame, or through renegotiation when the tensor shape changes. */
+  /* Streaming state is never touched here: the streaming thread sees the new settings before
+   * the next frame; a new tensor shape goes through renegotiation. */
   if (geometry)
     gst_base_transform_reconfigure_src (GST_BASE_TRANSFORM (self));
-  else
-    self->settings_changed->store (true);
 }
 
 static void
 gst_cuda_tensorize_get_property (GObject * object, guint prop_id, GValue * value, GParamSpec * pspec)
 {
   GstCudaTensorize *self = GST_CUDA_TENSORIZE (object);
-  const TensorizeSettings &s = *self->settings;
+  const TensorizeSettings &s = self->impl->settings;
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
@@ -722,9 +814,7 @@ static void
 gst_cuda_tensorize_finalize (GObject * object)
 {
   GstCudaTensorize *self = GST_CUDA_TENSORIZE (object);
-  delete self->settings;
-  delete self->state;
-  delete self->settings_changed;
+  delete self->impl;
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -808,7 +898,9 @@ gst_cuda_tensorize_class_init (GstCudaTensorizeClass * klass)
   trans_class->propose_allocation = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_propose_allocation);
   trans_class->transform_meta = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_transform_meta);
   trans_class->transform = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_transform);
+  trans_class->start = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_start);
   trans_class->stop = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_stop);
+  trans_class->sink_event = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_sink_event);
   base_class->configure = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_configure);
 
   gst_type_mark_as_plugin_api (resize_mode_get_type (), (GstPluginAPIFlags) 0);
@@ -826,7 +918,5 @@ gst_cuda_tensorize_class_init (GstCudaTensorizeClass * klass)
 static void
 gst_cuda_tensorize_init (GstCudaTensorize * self)
 {
-  self->settings = new TensorizeSettings ();
-  self->state = new TensorizeState ();
-  self->settings_changed = new std::atomic<bool> (false);
+  self->impl = new GstCudaTensorizeImpl ();
 }

@@ -3,16 +3,14 @@
 
 #include <gst/gst.h>
 
-#include "gstcudaprepmeta.h"
+#include "transform_meta.h"
 #include "gstcudatemplatematch.h"
 #include "gstcudatensorize.h"
 
 static gboolean
 plugin_init (GstPlugin * plugin)
 {
-  static const gchar *no_tags[] = {NULL};
-  if (!gst_meta_get_info (GST_CUDAPREP_TRANSFORM_META_NAME))
-    gst_meta_register_custom (GST_CUDAPREP_TRANSFORM_META_NAME, no_tags, NULL, NULL, NULL);
+  gst_cuda_prep_transform_meta_register ();
 
   gboolean ok = GST_ELEMENT_REGISTER (cudatensorize, plugin);
   ok &= GST_ELEMENT_REGISTER (cudatemplatematch, plugin);

@@ -108,6 +108,21 @@ class BusWatch {
     }
     return out;
   }
+  // Messages of `type` posted so far (popped): their texts, message then debug.
+  std::vector<std::string> take(GstMessageType type) {
+    std::vector<std::string> out;
+    while (GstMessage* msg = gst_bus_pop_filtered(bus_, type)) {
+      GError* err = nullptr;
+      gchar* dbg = nullptr;
+      if (type == GST_MESSAGE_ERROR) gst_message_parse_error(msg, &err, &dbg);
+      else if (type == GST_MESSAGE_WARNING) gst_message_parse_warning(msg, &err, &dbg);
+      out.push_back(err ? std::string(err->message) + " | " + (dbg ? dbg : "") : std::string());
+      if (err) g_error_free(err);
+      g_free(dbg);
+      gst_message_unref(msg);
+    }
+    return out;
+  }
   GstBus* bus() { return bus_; }
 
  private:

@@ -372,6 +372,105 @@ TEST(TemplateMatchElementErrors, CudaCapsWithoutGpu) {
   gst_harness_teardown(h);
 }
 
+// ---- found from outside (each failed before its fix) ------------------------------------------
+
+GstBuffer* gray_buffer(const std::vector<uint8_t>& g) {
+  GstBuffer* b = gst_buffer_new_allocate(nullptr, g.size(), nullptr);
+  gst_buffer_fill(b, 0, g.data(), g.size());
+  return b;
+}
+
+// Changing search-region used to re-cut a template-rect template from the current frame.
+TEST(TemplateMatchFound, SearchRegionChangeKeepsTheTemplate) {
+  auto a = texture(W, H, 10);
+  auto b = texture(W, H, 11);
+  auto object = patch(a, W, 10, 10, 16, 16);
+  for (int r = 0; r < 16; r++) memcpy(&b[(size_t)(80 + r) * W + 100], &object[(size_t)r * 16], 16);
+  GstHarness* h = new_match("template-rect=<10,10,16,16> draw=false");
+  gst_harness_set_src_caps_str(h, video_caps("GRAY8", W, H).c_str());
+  auto match_of = [&](const std::vector<uint8_t>& img) {
+    GstBuffer* out = gst_harness_push_and_pull(h, gray_buffer(img));
+    auto m = out ? rois(out) : std::vector<RoiMatch>();
+    if (out) gst_buffer_unref(out);
+    return m;
+  };
+  auto m = match_of(a);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].x, 10);
+  m = match_of(b);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].x, 100);
+  EXPECT_EQ(m[0].y, 80);
+  test::set_arg(h, "cudatemplatematch", "search-region", "<0,0,160,120>");
+  m = match_of(b);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].x, 100) << "the template was cut again from the current frame";
+  EXPECT_EQ(m[0].y, 80);
+  // a region that no longer holds the template is refused, and the template survives that too
+  BusWatch bus(h);
+  test::set_arg(h, "cudatemplatematch", "search-region", "<0,0,8,8>");
+  EXPECT_EQ(gst_harness_push(h, gray_buffer(b)), GST_FLOW_ERROR);
+  std::string err = bus.first_error();
+  EXPECT_NE(err.find("Invalid search-region"), std::string::npos) << err;
+  EXPECT_NE(err.find("larger"), std::string::npos) << err;
+  gst_harness_teardown(h);
+}
+
+// A template path with non-ASCII characters was never found (the loader octal-escaped it).
+TEST(TemplateMatchFound, NonAsciiTemplatePath) {
+  auto g = texture(W, H, 12);
+  auto t = patch(g, W, 33, 44, 20, 20);
+  std::string pgm = write_pgm(t, 20, 20, "tmpl_\xc3\xa9\xe2\x82\xac.pgm");
+  GstHarness* h = new_match("draw=false");
+  g_object_set(test::element_of(h, "cudatemplatematch"), "template-location", pgm.c_str(), NULL);
+  BusWatch bus(h);
+  gst_harness_set_src_caps_str(h, video_caps("GRAY8", W, H).c_str());
+  GstBuffer* out = gst_harness_push_and_pull(h, gray_buffer(g));
+  ASSERT_NE(out, nullptr) << bus.first_error();
+  auto m = rois(out);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].x, 33);
+  EXPECT_EQ(m[0].y, 44);
+  gst_buffer_unref(out);
+  gst_harness_teardown(h);
+  remove(pgm.c_str());
+}
+
+// A template file larger than the limit is refused from its header, with its size in the message.
+TEST(TemplateMatchFound, OversizeTemplateFileNamesItsSize) {
+  auto t = texture(300, 20, 13);
+  std::string png = write_png(t, 300, 20, "wide.png");
+  std::string err = expect_error("template-location=" + png);
+  EXPECT_NE(err.find("300x20"), std::string::npos) << err;
+  EXPECT_NE(err.find("256x256"), std::string::npos) << err;
+  remove(png.c_str());
+}
+
+// A zero or negative-size search-region used to search the whole frame silently.
+TEST(TemplateMatchFound, EmptySearchRegionIsRefused) {
+  for (const char* region : {"<0,0,0,0>", "<10,10,-5,20>", "<1,2,3>"}) {
+    std::string err = expect_error(std::string("template-rect=<0,0,8,8> search-region=") + region);
+    EXPECT_NE(err.find("Invalid search-region"), std::string::npos) << region << ": " << err;
+    EXPECT_NE(err.find("search-region="), std::string::npos) << region << ": " << err;
+  }
+}
+
+// No template: frames pass, and the bus says why, once.
+TEST(TemplateMatchFound, NoTemplateWarnsOnTheBusOnce) {
+  GstHarness* h = new_match("");
+  BusWatch bus(h);
+  gst_harness_set_src_caps_str(h, video_caps("GRAY8", W, H).c_str());
+  for (int i = 0; i < 3; i++) {
+    GstBuffer* out = gst_harness_push_and_pull(h, gst_buffer_new_allocate(nullptr, W * H, nullptr));
+    ASSERT_NE(out, nullptr);
+    gst_buffer_unref(out);
+  }
+  auto warnings = bus.take(GST_MESSAGE_WARNING);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("No template"), std::string::npos) << warnings[0];
+  gst_harness_teardown(h);
+}
+
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   ::testing::AddGlobalTestEnvironment(new test::GstEnv);

@@ -302,26 +302,14 @@ struct BadSetting {
 
 class TensorizeElementBadSettings : public ::testing::TestWithParam<BadSetting> {};
 
-TEST_P(TensorizeElementBadSettings, FailsNegotiationWithClearError) {
-  GstHarness* h = new_tensorize(GetParam().props);
-  BusWatch bus(h);
-  gst_harness_set_src_caps_str(h, video_caps("BGR", 64, 48).c_str());
-  auto f = make_frame(GST_VIDEO_FORMAT_BGR, 64, 48, 9);
-  EXPECT_NE(gst_harness_push(h, f.buffer), GST_FLOW_OK);
-  EXPECT_EQ(gst_harness_buffers_received(h), 0u);
-  std::string err = bus.first_error();
-  EXPECT_NE(err.find(GetParam().expected), std::string::npos) << "error was: " << err;
-  gst_harness_teardown(h);
-}
-
 INSTANTIATE_TEST_SUITE_P(
     Errors, TensorizeElementBadSettings,
     ::testing::Values(BadSetting{"std=<0>", "std"}, BadSetting{"std=<1,0,1>", "std"},
                       BadSetting{"mean=<0.1,0.2>", "mean needs 1 or 3 values (one per output channel), got 2"},
                       BadSetting{"std=<1,1,1,1>", "std needs 1 or 3 values (one per output channel), got 4"},
                       BadSetting{"roi=<0,0,10>", "roi needs 4 values"},
-                      BadSetting{"roi=<60,0,10,10>", "roi"}, BadSetting{"roi=<0,0,0,10>", "roi"},
-                      BadSetting{"roi=<-1,0,10,10>", "roi"},
+                      BadSetting{"roi=<0,0,0,10>", "roi width and height must be positive"},
+                      BadSetting{"roi=<-20,0,10,10>", "entirely outside the frame"},
                       BadSetting{"width=16384 height=16384", "more than the 2147483648-byte limit"}));
 
 // Zero-sized frames cannot even be described by caps: negotiation fails, nothing is processed.
@@ -389,6 +377,204 @@ TEST(TensorizeElement, InspectDocsAreComplete) {
     EXPECT_NE(g_object_class_find_property(G_OBJECT_GET_CLASS(e), name), nullptr) << name;
   gst_object_unref(e);
   gst_object_unref(f);
+}
+
+// ---- found from outside (each failed before its fix) ------------------------------------------
+
+// Takes a fresh element to PAUSED (start) with a bus attached; returns the bus messages.
+struct StartResult {
+  GstStateChangeReturn ret;
+  std::vector<std::string> errors, warnings;
+};
+static StartResult start_with_props(const char* factory, const char* props) {
+  std::string desc = std::string(factory) + " " + props;
+  GError* err = nullptr;
+  GstElement* e = gst_parse_launch(desc.c_str(), &err);
+  EXPECT_EQ(err, nullptr);
+  GstBus* bus = gst_bus_new();
+  gst_element_set_bus(e, bus);
+  StartResult r;
+  r.ret = gst_element_set_state(e, GST_STATE_PAUSED);
+  while (GstMessage* m = gst_bus_pop_filtered(bus, (GstMessageType)(GST_MESSAGE_ERROR | GST_MESSAGE_WARNING))) {
+    GError* ge = nullptr;
+    gchar* dbg = nullptr;
+    if (GST_MESSAGE_TYPE(m) == GST_MESSAGE_ERROR) gst_message_parse_error(m, &ge, &dbg);
+    else gst_message_parse_warning(m, &ge, &dbg);
+    (GST_MESSAGE_TYPE(m) == GST_MESSAGE_ERROR ? r.errors : r.warnings)
+        .push_back(std::string(ge->message) + " | " + (dbg ? dbg : ""));
+    g_error_free(ge);
+    g_free(dbg);
+    gst_message_unref(m);
+  }
+  gst_element_set_state(e, GST_STATE_NULL);
+  gst_object_unref(bus);
+  gst_object_unref(e);
+  return r;
+}
+
+// Invalid settings were posted 7 times, and only once caps were negotiated: now once, at start.
+TEST_P(TensorizeElementBadSettings, RefusedOnceAtStart) {
+  StartResult r = start_with_props("cudatensorize backend=cpu", GetParam().props);
+  EXPECT_EQ(r.ret, GST_STATE_CHANGE_FAILURE);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_NE(r.errors[0].find(GetParam().expected), std::string::npos) << r.errors[0];
+}
+
+// A roi partly outside the frame is clipped to it (and the transform meta maps the clipped roi);
+// one entirely outside is refused.
+TEST(TensorizeFound, RoiPartlyOutsideIsClipped) {
+  GstHarness* h = new_tensorize("width=32 height=32 roi=<40,-8,40,40>");
+  gst_harness_set_src_caps_str(h, video_caps("BGR", 64, 48).c_str());
+  auto f = make_frame(GST_VIDEO_FORMAT_BGR, 64, 48, 21);
+  f.view.format = PixelFormat::BGR;
+  GstBuffer* out = gst_harness_push_and_pull(h, f.buffer);
+  ASSERT_NE(out, nullptr);
+  TensorizeConfig cfg;
+  cfg.format = PixelFormat::BGR;
+  cfg.src_width = 64;
+  cfg.src_height = 48;
+  cfg.dst_width = cfg.dst_height = 32;
+  cfg.roi = Rect{40, 0, 24, 32};
+  EXPECT_EQ(read_floats(out), expected_cpu(cfg, f.view));
+  GstCudaPrepTransform t;
+  ASSERT_TRUE(gst_cudaprep_buffer_get_transform(out, &t));
+  EXPECT_DOUBLE_EQ(t.source_rect[0], 40);
+  EXPECT_DOUBLE_EQ(t.source_rect[1], 0);
+  EXPECT_DOUBLE_EQ(t.source_rect[2], 24);
+  EXPECT_DOUBLE_EQ(t.source_rect[3], 32);
+  gst_buffer_unref(out);
+  gst_harness_teardown(h);
+
+  h = new_tensorize("roi=<64,0,10,10>");
+  BusWatch bus(h);
+  gst_harness_set_src_caps_str(h, video_caps("BGR", 64, 48).c_str());
+  auto g = make_frame(GST_VIDEO_FORMAT_BGR, 64, 48, 22);
+  EXPECT_NE(gst_harness_push(h, g.buffer), GST_FLOW_OK);
+  std::string err = bus.first_error();
+  EXPECT_NE(err.find("entirely outside the frame (64x48)"), std::string::npos) << err;
+  gst_harness_teardown(h);
+}
+
+// backend and device-id set while playing were accepted and read back but had no effect.
+TEST(TensorizeFound, BackendAndDeviceIdChangeOnlyWhenStopped) {
+  GstHarness* h = new_tensorize("");
+  GstElement* e = test::element_of(h, "cudatensorize");
+  gst_harness_set_src_caps_str(h, video_caps("GRAY8", 16, 16).c_str());
+  auto f = make_frame(GST_VIDEO_FORMAT_GRAY8, 16, 16, 23);
+  GstBuffer* out = gst_harness_push_and_pull(h, f.buffer);
+  gst_buffer_unref(out);
+  g_object_set(e, "backend", 0 /* auto */, "device-id", 3, NULL);
+  gint backend = -1, device = -2;
+  g_object_get(e, "backend", &backend, "device-id", &device, NULL);
+  EXPECT_EQ(backend, 2) << "backend=cpu must stay while playing";
+  EXPECT_EQ(device, -1);
+  gst_harness_teardown(h);
+}
+
+// device-id naming a device that cannot be used, with backend=auto, fell back to the CPU with
+// only a debug line: the bus now gets a warning.
+TEST(TensorizeFound, UnusableDeviceIdWarnsOnTheBus) {
+  StartResult r = start_with_props("cudatensorize", "device-id=57");
+  EXPECT_NE(r.ret, GST_STATE_CHANGE_FAILURE);
+  EXPECT_TRUE(r.errors.empty());
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find("device-id=57"), std::string::npos) << r.warnings[0];
+  EXPECT_NE(r.warnings[0].find("CPU"), std::string::npos) << r.warnings[0];
+}
+
+// A downstream that refuses our tensor gave a bare "not-negotiated": now the element says what it
+// produces and which property sets it.
+TEST(TensorizeFound, NegotiationFailureSaysWhy) {
+  GstHarness* h = new_tensorize("");
+  gst_harness_set_sink_caps_str(h, "other/tensors,format=static,num_tensors=1,types=float16");
+  BusWatch bus(h);
+  gst_harness_set_src_caps_str(h, video_caps("BGR", 64, 48).c_str());
+  auto f = make_frame(GST_VIDEO_FORMAT_BGR, 64, 48, 24);
+  EXPECT_EQ(gst_harness_push(h, f.buffer), GST_FLOW_NOT_NEGOTIATED);
+  std::string err = bus.first_error();
+  EXPECT_NE(err.find("Downstream does not accept"), std::string::npos) << err;
+  EXPECT_NE(err.find("float32"), std::string::npos) << err;
+  EXPECT_NE(err.find("dtype"), std::string::npos) << err;
+  gst_harness_teardown(h);
+}
+
+// The transform meta was copied unchanged through scalers: a scaler now updates it.
+TEST(TensorizeFound, TransformMetaFollowsAScaler) {
+  // a tensor's meta, moved onto a 320x240 frame as a user (or video-meta output) would
+  GstHarness* tz = new_tensorize("width=64 height=64");
+  gst_harness_set_src_caps_str(tz, video_caps("GRAY8", 320, 240).c_str());
+  auto f = make_frame(GST_VIDEO_FORMAT_GRAY8, 320, 240, 25);
+  GstBuffer* tensor = gst_harness_push_and_pull(tz, f.buffer);
+  ASSERT_NE(tensor, nullptr);
+  GstCudaPrepTransform before;
+  ASSERT_TRUE(gst_cudaprep_buffer_get_transform(tensor, &before));
+  GstBuffer* frame = gst_buffer_new_allocate(nullptr, 320 * 240, nullptr);
+  gst_buffer_copy_into(frame, tensor, GST_BUFFER_COPY_META, 0, -1);
+  gst_buffer_unref(tensor);
+  gst_harness_teardown(tz);
+
+  GstHarness* scale = gst_harness_new_parse("videoscale ! capsfilter caps=video/x-raw,width=160,height=120");
+  gst_harness_set_src_caps_str(scale, video_caps("GRAY8", 320, 240).c_str());
+  GstBuffer* out = gst_harness_push_and_pull(scale, frame);
+  ASSERT_NE(out, nullptr);
+  GstCudaPrepTransform after;
+  ASSERT_TRUE(gst_cudaprep_buffer_get_transform(out, &after)) << "videoscale dropped the meta";
+  EXPECT_EQ(after.source_width, 160);
+  EXPECT_EQ(after.source_height, 120);
+  const double box[4] = {10, 20, 30, 12};
+  double in_big[4], in_small[4];
+  gst_cudaprep_transform_box_to_frame(&before, box, in_big);
+  gst_cudaprep_transform_box_to_frame(&after, box, in_small);
+  for (int i = 0; i < 4; i++) EXPECT_NEAR(in_small[i], in_big[i] / 2, 1e-9) << i;
+  gst_buffer_unref(out);
+  gst_harness_teardown(scale);
+}
+
+// A property set while the element rebuilt its plan could be lost: the changed flag was cleared
+// after the settings had been read. The element logs a warning while it builds the plan for a
+// YUV input with an unsupported colour matrix; a log hook sets pad-value right then, on the
+// streaming thread, between the settings read and the end of the rebuild.
+struct SetDuringRebuild {
+  GstElement* element;
+  guint value;
+  bool done;
+};
+static void set_during_rebuild(GstDebugCategory* category, GstDebugLevel, const gchar*, const gchar*, gint,
+                               GObject*, GstDebugMessage* message, gpointer data) {
+  auto* hook = static_cast<SetDuringRebuild*>(data);
+  if (hook->done || strcmp(gst_debug_category_get_name(category), "cudatensorize") != 0) return;
+  if (!strstr(gst_debug_message_get(message), "colour matrix")) return;
+  hook->done = true;
+  g_object_set(hook->element, "pad-value", hook->value, NULL);
+}
+
+TEST(TensorizeFound, PropertySetDuringRebuildIsNotLost) {
+  GstHarness* h = new_tensorize("width=8 height=8");
+  SetDuringRebuild hook{test::element_of(h, "cudatensorize"), 7, false};
+  gst_debug_set_threshold_for_name("cudatensorize", GST_LEVEL_WARNING);
+  gst_debug_add_log_function(set_during_rebuild, &hook, nullptr);
+  // FCC matrix (2): not one the element implements, so it warns while building the plan
+  gst_harness_set_src_caps_str(h, video_caps("NV12", 16, 8, ",colorimetry=(string)2:2:0:0").c_str());
+  auto f = make_frame(GST_VIDEO_FORMAT_NV12, 16, 8, 29);
+  GstBuffer* first = gst_harness_push_and_pull(h, gst_buffer_ref(f.buffer));
+  gst_debug_remove_log_function(set_during_rebuild);
+  gst_debug_set_threshold_for_name("cudatensorize", GST_LEVEL_NONE);
+  ASSERT_TRUE(hook.done) << "the warning the test hooks into was not logged";
+  ASSERT_NE(first, nullptr);
+  gst_buffer_unref(first);
+  // the next frame must use pad-value=7 (16x8 letterboxed into 8x8: row 0 is padding)
+  GstBuffer* out = gst_harness_push_and_pull(h, f.buffer);
+  ASSERT_NE(out, nullptr);
+  TensorizeConfig cfg;
+  cfg.pad_value = 7;
+  cfg.src_width = 16;
+  cfg.src_height = 8;
+  cfg.dst_width = cfg.dst_height = 8;
+  TensorizePlan plan;
+  ASSERT_TRUE(make_tensorize_plan(cfg, &plan).ok());
+  EXPECT_EQ(read_floats(out)[0], plan.pad_out[0]) << "pad-value set during the rebuild was lost";
+  gst_buffer_unref(out);
+  gst_harness_teardown(h);
 }
 
 int main(int argc, char** argv) {

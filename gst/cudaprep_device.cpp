@@ -1,0 +1,181 @@
+/* CudaPrepDevice: backend choice, CUDA context and stream of one element. */
+#include "cudaprep_device.h"
+
+#if CUDAPREP_HAVE_CUDA
+#include <gst/cuda/gstcudaloader.h>
+#include <gst/cuda/gstcudamemory.h>
+#include <gst/cuda/gstcudautils.h>
+#endif
+
+#include "cuda_device.h"
+
+GST_DEBUG_CATEGORY_STATIC (cudaprep_device_debug);
+#define GST_CAT_DEFAULT cudaprep_device_debug
+
+static void
+init_debug_once (void)
+{
+  static gsize done = 0;
+  if (g_once_init_enter (&done)) {
+    GST_DEBUG_CATEGORY_INIT (cudaprep_device_debug, "cudaprepdevice", 0,
+        "cudaprep device and stream");
+    g_once_init_leave (&done, 1);
+  }
+}
+
+GType
+gst_cuda_prep_backend_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_CUDA_PREP_BACKEND_AUTO, "CUDA when a device is usable, else the CPU", "auto"},
+    {GST_CUDA_PREP_BACKEND_CUDA, "CUDA only (error without a usable device)", "cuda"},
+    {GST_CUDA_PREP_BACKEND_CPU, "CPU only (system memory)", "cpu"},
+    {0, NULL, NULL},
+  };
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstCudaPrepBackend", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+CudaPrepDevice::~CudaPrepDevice ()
+{
+  close ();
+}
+
+gboolean
+CudaPrepDevice::gpu_possible (GstCudaPrepBackend backend)
+{
+  if (backend == GST_CUDA_PREP_BACKEND_CPU)
+    return FALSE;
+  /* Probing the driver is slow and its answer does not change while the process runs. */
+  static gsize devices_plus_one = 0;
+  if (g_once_init_enter (&devices_plus_one))
+    g_once_init_leave (&devices_plus_one, (gsize) cudaprep::cuda::device_count () + 1);
+  return devices_plus_one > 1;
+}
+
+gboolean
+CudaPrepDevice::open (GstElement * element, const CudaPrepDeviceSettings & settings)
+{
+  init_debug_once ();
+  /* context_ may already hold a neighbour's context, given through set_context(). */
+  g_return_val_if_fail (!open_, FALSE);
+  open_ = TRUE;
+  if (settings.backend == GST_CUDA_PREP_BACKEND_CPU) {
+    GST_INFO_OBJECT (element, "backend=cpu: processing on the CPU");
+    return TRUE;
+  }
+  std::string why = cudaprep::cuda::built_with_cuda () ?
+      "no CUDA device or driver could be opened" : "the plugin was built without CUDA";
+#if CUDAPREP_HAVE_CUDA
+  if (gpu_possible (settings.backend) && gst_cuda_load_library ()) {
+    gst_cuda_memory_init_once ();
+    if (gst_cuda_ensure_element_context (element, settings.device_id, &context_)) {
+      cudaprep::Status st;
+      if (!gst_cuda_context_push (context_)) {
+        st = cudaprep::Status::error ("could not make the CUDA context current");
+      } else {
+        st = cudaprep::cuda::stream_create (&stream_);
+        gst_cuda_context_pop (NULL);
+      }
+      if (!st.ok ()) {
+        GST_ELEMENT_ERROR (element, RESOURCE, FAILED, ("CUDA initialisation failed"),
+            ("%s", st.message ().c_str ()));
+        gst_clear_object (&context_);
+        open_ = FALSE;
+        return FALSE;
+      }
+      gpu_ = TRUE;
+      GST_INFO_OBJECT (element, "processing on CUDA device (device-id=%d)", settings.device_id);
+      return TRUE;
+    }
+    why = "device " + std::to_string (settings.device_id) + " could not be opened";
+  }
+#endif
+  if (settings.backend == GST_CUDA_PREP_BACKEND_CUDA) {
+    open_ = FALSE;
+    GST_ELEMENT_ERROR (element, RESOURCE, NOT_FOUND, ("No usable CUDA device"),
+        ("backend=cuda but %s (device-id=%d)", why.c_str (), settings.device_id));
+    return FALSE;
+  }
+  if (settings.device_id >= 0) {
+    /* The user named a device: falling back silently would hide a configuration mistake. */
+    GST_ELEMENT_WARNING (element, RESOURCE, NOT_FOUND,
+        ("CUDA device %d is not usable: processing on the CPU", settings.device_id),
+        ("device-id=%d with backend=auto, but %s", settings.device_id, why.c_str ()));
+  } else {
+    GST_INFO_OBJECT (element, "no usable CUDA device: processing on the CPU");
+  }
+  return TRUE;
+}
+
+void
+CudaPrepDevice::close ()
+{
+#if CUDAPREP_HAVE_CUDA
+  if (context_ && gst_cuda_context_push (context_)) {
+    if (stream_) {
+      cudaprep::cuda::stream_sync (stream_);
+      cudaprep::cuda::stream_destroy (stream_);
+    }
+    gst_cuda_context_pop (NULL);
+  }
+#endif
+  stream_ = nullptr;
+  gpu_ = FALSE;
+  open_ = FALSE;
+  gst_clear_object (&context_);
+}
+
+gboolean
+CudaPrepDevice::push (GstElement * element)
+{
+#if CUDAPREP_HAVE_CUDA
+  if (gpu_ && !gst_cuda_context_push (context_)) {
+    GST_ELEMENT_ERROR (element, RESOURCE, FAILED, ("Could not make the CUDA context current"),
+        (NULL));
+    return FALSE;
+  }
+#endif
+  return TRUE;
+}
+
+void
+CudaPrepDevice::pop ()
+{
+#if CUDAPREP_HAVE_CUDA
+  if (gpu_)
+    gst_cuda_context_pop (NULL);
+#endif
+}
+
+cudaprep::Status
+CudaPrepDevice::sync ()
+{
+  if (!gpu_)
+    return cudaprep::Status ();
+  return cudaprep::cuda::stream_sync (stream_);
+}
+
+void
+CudaPrepDevice::set_context (GstElement * element, GstContext * context, int device_id)
+{
+#if CUDAPREP_HAVE_CUDA
+  if (gst_cuda_load_library ())
+    gst_cuda_handle_set_context (element, context, device_id, &context_);
+#endif
+}
+
+gboolean
+CudaPrepDevice::answer_context_query (GstElement * element, GstQuery * query)
+{
+#if CUDAPREP_HAVE_CUDA
+  return GST_QUERY_TYPE (query) == GST_QUERY_CONTEXT && context_ &&
+      gst_cuda_handle_context_query (element, query, context_);
+#else
+  return FALSE;
+#endif
+}

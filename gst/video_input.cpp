@@ -1,0 +1,167 @@
+/* CudaPrepVideoInput: input frames mapped in place or staged on the GPU. */
+#include "video_input.h"
+
+#if CUDAPREP_HAVE_CUDA
+#include <gst/cuda/gstcudamemory.h>
+#endif
+
+#include "pixel_format.h"
+
+gboolean
+gst_cuda_prep_view_from_frame (const GstVideoFrame * frame, cudaprep::ImageView * view)
+{
+  cudaprep::PixelFormat fmt = cudaprep::PixelFormat::GRAY8;
+  if (!gst_cuda_prep_pixel_format_from_video (GST_VIDEO_FRAME_FORMAT (frame), &fmt))
+    return FALSE;
+  view->format = fmt;
+  view->width = GST_VIDEO_FRAME_WIDTH (frame);
+  view->height = GST_VIDEO_FRAME_HEIGHT (frame);
+  for (guint p = 0; p < 3; p++) {
+    if (p < GST_VIDEO_FRAME_N_PLANES (frame)) {
+      view->planes[p].data = (const uint8_t *) GST_VIDEO_FRAME_PLANE_DATA (frame, p);
+      view->planes[p].stride = GST_VIDEO_FRAME_PLANE_STRIDE (frame, p);
+    } else {
+      view->planes[p] = cudaprep::Plane ();
+    }
+  }
+  return TRUE;
+}
+
+gboolean
+CudaPrepVideoInput::configure (GstElement * element, CudaPrepDevice & device, GstCaps * caps)
+{
+  if (!gst_video_info_from_caps (&info_, caps)) {
+    GST_ELEMENT_ERROR (element, CORE, NEGOTIATION, ("Invalid input caps"),
+        ("could not parse %" GST_PTR_FORMAT, caps));
+    return FALSE;
+  }
+  cudaprep::PixelFormat fmt;
+  if (!gst_cuda_prep_pixel_format_from_video (GST_VIDEO_INFO_FORMAT (&info_), &fmt)) {
+    GST_ELEMENT_ERROR (element, CORE, NEGOTIATION, ("Unsupported input format %s",
+            gst_video_format_to_string (GST_VIDEO_INFO_FORMAT (&info_))), (NULL));
+    return FALSE;
+  }
+  if (!device.gpu ())
+    return TRUE;
+
+  /* Finish work on the old caps' staging before replacing it. One pitched allocation with
+   * every plane stacked, so the copy and the kernel see ordinary strided planes. */
+  device.sync ();
+  staging_.reset ();
+  gsize width_bytes = 0, rows = 0;
+  for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES (&info_); p++) {
+    width_bytes = MAX (width_bytes, gst_cuda_prep_plane_row_bytes (&info_, p));
+    rows += GST_VIDEO_INFO_COMP_HEIGHT (&info_, p);
+  }
+  cudaprep::Status st = staging_.allocate_pitched (width_bytes, rows);
+  if (!st.ok ()) {
+    GST_ELEMENT_ERROR (element, RESOURCE, NO_SPACE_LEFT, ("Could not allocate CUDA staging memory"),
+        ("%s", st.message ().c_str ()));
+    return FALSE;
+  }
+  gsize row = 0;
+  for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES (&info_); p++) {
+    staging_offset_[p] = row * staging_.pitch ();
+    row += GST_VIDEO_INFO_COMP_HEIGHT (&info_, p);
+  }
+  return TRUE;
+}
+
+void
+CudaPrepVideoInput::reset ()
+{
+  staging_.reset ();
+}
+
+#if CUDAPREP_HAVE_CUDA
+/* CUDA memory the device's context can read in place: its own, or a peer context's. */
+static gboolean
+readable_in_place (CudaPrepDevice & device, GstBuffer * buffer)
+{
+  if (gst_buffer_n_memory (buffer) != 1)
+    return FALSE;
+  GstMemory *mem = gst_buffer_peek_memory (buffer, 0);
+  if (!gst_is_cuda_memory (mem))
+    return FALSE;
+  GstCudaContext *ctx = GST_CUDA_MEMORY_CAST (mem)->context;
+  return ctx == device.context () || gst_cuda_context_can_access_peer (device.context (), ctx);
+}
+#endif
+
+gboolean
+CudaPrepVideoInput::map (GstElement * element, CudaPrepDevice & device, GstBuffer * buffer,
+    gboolean writable, GstVideoFrame * frame, cudaprep::ImageView * view)
+{
+  GstMapFlags access = writable ? (GstMapFlags) (GST_MAP_READ | GST_MAP_WRITE) : GST_MAP_READ;
+
+#if CUDAPREP_HAVE_CUDA
+  if (device.gpu () && readable_in_place (device, buffer)) {
+#if GST_CHECK_VERSION(1, 24, 0)
+    /* Since 1.24 CUDA memory can carry pending work on its producer's stream. */
+    gst_cuda_memory_sync (GST_CUDA_MEMORY_CAST (gst_buffer_peek_memory (buffer, 0)));
+#endif
+    if (!gst_video_frame_map (frame, &info_, buffer, (GstMapFlags) (access | GST_MAP_CUDA))) {
+      GST_ELEMENT_ERROR (element, STREAM, FAILED, ("Could not map the input CUDA frame"), (NULL));
+      return FALSE;
+    }
+    return gst_cuda_prep_view_from_frame (frame, view);
+  }
+#endif
+  if (!gst_video_frame_map (frame, &info_, buffer, access)) {
+    GST_ELEMENT_ERROR (element, STREAM, FAILED, ("Could not map the input frame"), (NULL));
+    return FALSE;
+  }
+  gst_cuda_prep_view_from_frame (frame, view);
+  if (!device.gpu ())
+    return TRUE;
+
+  /* System memory (or CUDA memory of a foreign context) on the GPU path: stage it. */
+  for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES (frame); p++) {
+    uint8_t *dst = staging_.data () + staging_offset_[p];
+    cudaprep::Status st = cudaprep::cuda::copy_2d_async (dst, staging_.pitch (),
+        GST_VIDEO_FRAME_PLANE_DATA (frame, p), GST_VIDEO_FRAME_PLANE_STRIDE (frame, p),
+        gst_cuda_prep_plane_row_bytes (&info_, p), GST_VIDEO_FRAME_COMP_HEIGHT (frame, p),
+        cudaprep::cuda::CopyKind::HostToDevice, device.stream ());
+    if (!st.ok ()) {
+      GST_ELEMENT_ERROR (element, STREAM, FAILED, ("Could not upload the frame to the GPU"),
+          ("%s", st.message ().c_str ()));
+      gst_video_frame_unmap (frame);
+      return FALSE;
+    }
+    view->planes[p].data = dst;
+    view->planes[p].stride = (int64_t) staging_.pitch ();
+  }
+  return TRUE;
+}
+
+gboolean
+CudaPrepVideoInput::unmap (GstElement * element, CudaPrepDevice & device, GstVideoFrame * frame,
+    gboolean modified)
+{
+  gboolean ok = TRUE;
+#if CUDAPREP_HAVE_CUDA
+  const gboolean staged = device.gpu () && !(frame->map[0].flags & GST_MAP_CUDA);
+  for (guint p = 0; staged && modified && ok && p < GST_VIDEO_FRAME_N_PLANES (frame); p++) {
+    cudaprep::Status st = cudaprep::cuda::copy_2d_async (GST_VIDEO_FRAME_PLANE_DATA (frame, p),
+        GST_VIDEO_FRAME_PLANE_STRIDE (frame, p), staging_.data () + staging_offset_[p],
+        staging_.pitch (), gst_cuda_prep_plane_row_bytes (&info_, p),
+        GST_VIDEO_FRAME_COMP_HEIGHT (frame, p), cudaprep::cuda::CopyKind::DeviceToHost,
+        device.stream ());
+    if (!st.ok ()) {
+      GST_ELEMENT_ERROR (element, STREAM, FAILED, ("Could not copy the edited frame back"),
+          ("%s", st.message ().c_str ()));
+      ok = FALSE;
+    }
+  }
+  /* Host memory the GPU writes must hold the edits before it is unmapped. */
+  if (staged && modified && ok) {
+    cudaprep::Status st = device.sync ();
+    if (!st.ok ()) {
+      GST_ELEMENT_ERROR (element, STREAM, FAILED, ("CUDA error"), ("%s", st.message ().c_str ()));
+      ok = FALSE;
+    }
+  }
+#endif
+  gst_video_frame_unmap (frame);
+  return ok;
+}

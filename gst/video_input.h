@@ -1,0 +1,44 @@
+/* The negotiated input video of a cudaprep element and how its frames reach the processing
+ * path: mapped in place (system memory on the CPU path; CUDA memory the element's context can
+ * read on the GPU path) or uploaded on the element's stream into staging made once per caps.
+ * Owned by composition, like CudaPrepDevice, so any element kind can use it. */
+#pragma once
+
+#include <gst/gst.h>
+#include <gst/video/video.h>
+
+#include "cuda_device.h"
+#include "cudaprep_device.h"
+#include "image.h"
+
+/* A kernel image view of a mapped frame (host or device pointers, as mapped). FALSE for a
+ * format the kernels do not know. */
+gboolean gst_cuda_prep_view_from_frame (const GstVideoFrame * frame, cudaprep::ImageView * view);
+
+class CudaPrepVideoInput
+{
+public:
+  /* Parses @caps and, on the GPU path, (re)allocates the staging. Call with the device's
+   * context current. Posts an error on @element and returns FALSE on failure. */
+  gboolean configure (GstElement * element, CudaPrepDevice & device, GstCaps * caps);
+  /* Drops the staging (context current). */
+  void reset ();
+
+  const GstVideoInfo *info () const { return &info_; }
+
+  /* Maps @buffer as a frame of the negotiated info; @view points where the processing path
+   * reads it (device memory on the GPU path). Context current on the GPU path. Pair with
+   * unmap(). @writable maps for editing in place. */
+  gboolean map (GstElement * element, CudaPrepDevice & device, GstBuffer * buffer,
+      gboolean writable, GstVideoFrame * frame, cudaprep::ImageView * view);
+  /* Copies a staged frame back when it was @modified, waiting for it (host memory must hold
+   * the edits before it is unmapped), and unmaps. Otherwise it does not wait for the GPU: the
+   * element finishes the frame (CudaPrepDevice::sync) before the buffer leaves it. */
+  gboolean unmap (GstElement * element, CudaPrepDevice & device, GstVideoFrame * frame,
+      gboolean modified);
+
+private:
+  GstVideoInfo info_ {};
+  cudaprep::cuda::DeviceBuffer staging_;
+  gsize staging_offset_[GST_VIDEO_MAX_PLANES] {};
+};

@@ -1,0 +1,38 @@
+// One interface for template matching in a frame, CPU and CUDA alike: an element picks the
+// implementation once (at start) and calls it per frame without asking which one it has.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "image.h"
+#include "status.h"
+#include "templatematch.h"
+
+namespace cudaprep {
+
+class MatchEngine {
+ public:
+  virtual ~MatchEngine() = default;
+  // Where frames are read: device memory (CUDA) or host memory.
+  virtual bool on_device() const = 0;
+  // Per caps: allocates everything a frame of this format and size needs.
+  virtual Status configure(PixelFormat format, int width, int height) = 0;
+  // The template, in host memory; its statistics are computed once.
+  virtual Status set_template(const GrayView& host_template) = 0;
+  virtual bool has_template() const = 0;
+  virtual int template_width() const = 0;
+  virtual int template_height() const = 0;
+  // The gray (luma) image match() reads: the Y / gray plane in place, else converted.
+  virtual Status gray_of(const ImageView& frame, GrayView* gray) = 0;
+  // Copies `rect` of a gray image made by gray_of() into host memory (rect.w x rect.h bytes).
+  virtual Status read_gray(const GrayView& gray, const Rect& rect, uint8_t* host) = 0;
+  virtual Status match(const GrayView& gray, const MatchSettings& settings, std::vector<Match>* matches) = 0;
+  virtual Status draw(const ImageView& frame, const Rect* boxes, int count, const BoxStyle& style) = 0;
+};
+
+std::unique_ptr<MatchEngine> make_match_engine_cpu();
+// `stream` is a cudaStream_t; the CUDA context must be current for every call, destruction too.
+std::unique_ptr<MatchEngine> make_match_engine_cuda(void* stream);
+
+}  // namespace cudaprep

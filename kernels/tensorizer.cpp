@@ -1,0 +1,31 @@
+#include "tensorizer.h"
+
+namespace cudaprep {
+namespace {
+
+class TensorizerCpu final : public Tensorizer {
+ public:
+  bool on_device() const override { return false; }
+  Status run(const TensorizePlan& plan, const ImageView& src, void* dst) override {
+    return tensorize_cpu(plan, src, dst);
+  }
+};
+
+class TensorizerCuda final : public Tensorizer {
+ public:
+  explicit TensorizerCuda(void* stream) : stream_(stream) {}
+  bool on_device() const override { return true; }
+  Status run(const TensorizePlan& plan, const ImageView& src, void* dst) override {
+    return tensorize_cuda(plan, src, dst, stream_);
+  }
+
+ private:
+  void* stream_;
+};
+
+}  // namespace
+
+std::unique_ptr<Tensorizer> make_tensorizer_cpu() { return std::make_unique<TensorizerCpu>(); }
+std::unique_ptr<Tensorizer> make_tensorizer_cuda(void* stream) { return std::make_unique<TensorizerCuda>(stream); }
+
+}  // namespace cudaprep
