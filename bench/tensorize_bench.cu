@@ -74,7 +74,7 @@ __global__ void empty_kernel() {}
 // An empty kernel with an argument as large as the fused kernel's, launched on the fused kernel's
 // grid: what the launch itself (argument upload, block dispatch, drain) costs for that shape.
 // 328 = sizeof the fused kernel's argument struct (tensorize_cuda.cu) when this was written; argument
-// sizes from 0 to 328 bytes measured the same (bench/NOTES-tensorize.md, round 6).
+// sizes from 0 to 328 bytes measured the same (dev/perf/tensorize.md, round 6).
 constexpr int kFusedArgBytes = 328;
 struct LargeArgs {
   unsigned char bytes[kFusedArgBytes];

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The regression check of the GPU path, for the GPU machine (no Debian, no GStreamer packages
-# there: a relocatable bundle instead). Here, first: scripts/device-pack.sh (carries the build,
+# there: a relocatable bundle instead). Here, first: dev/gpu/device-pack.sh (carries the build,
 # this tool and the libraries it needs, json-glib included, in .carry/ and .gstbundle/; add
 # GST_BUNDLE_PLUGINS=libav to also get avdec_h264 there). There:
-#   source .gstbundle/env.sh; export GST_PLUGIN_PATH=$PWD/build/gst     (scripts/device-run.sh
+#   source .gstbundle/env.sh; export GST_PLUGIN_PATH=$PWD/build/gst     (dev/gpu/device-run.sh
 #   bash tools/regress/gpu-check.sh [OUTDIR]                              does both, then this)
 #
 # 1. the GPU path (backend=cuda, nvh264dec's NV12 in CUDA memory, zero copy) against the shipped
@@ -38,7 +38,7 @@ mkdir -p "$OUTDIR"
 die() { echo "gpu-check: $*" >&2; echo "RESULT: SETUP ERROR: $*"; exit 2; }
 [ -x "$TOOL" ] || die "no $TOOL: build first (or set TOOL=...)"
 missing=$(ldd "$TOOL" 2>/dev/null | awk '/not found/ {print $1}' | tr '\n' ' ')
-[ -z "$missing" ] || die "$TOOL cannot load: $missing- build the bundle with the tool in GST_BUNDLE_EXTRA_BINS (scripts/device-pack.sh does)"
+[ -z "$missing" ] || die "$TOOL cannot load: $missing- build the bundle with the tool in GST_BUNDLE_EXTRA_BINS (dev/gpu/device-pack.sh does)"
 command -v gst-inspect-1.0 >/dev/null 2>&1 || die "no GStreamer: source .gstbundle/env.sh first"
 gst-inspect-1.0 cudatensorize >/dev/null 2>&1 || die "the cudaprep plugin is not found in GST_PLUGIN_PATH=$GST_PLUGIN_PATH"
 GPU_NAME=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)

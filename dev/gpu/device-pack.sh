@@ -2,9 +2,9 @@
 # Here (no GPU): gathers what a GPU-machine run needs into ignored folders that the device tool
 # carries: .carry/ (the build's executables and plugin, same relative paths) and .gstbundle/
 # (a relocatable GStreamer from ../shared/gpu/make-gst-bundle.sh, plus the libraries our
-# binaries need). Usage: scripts/device-pack.sh [builddir]   (default: build)
+# binaries need). Usage: dev/gpu/device-pack.sh [builddir]   (default: build)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 B=${1:-build}
 grep -qx '/.carry/' .git/info/exclude 2>/dev/null || echo '/.carry/' >> .git/info/exclude
 grep -qx '/.gstbundle/' .git/info/exclude 2>/dev/null || echo '/.gstbundle/' >> .git/info/exclude

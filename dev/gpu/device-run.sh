@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# On the GPU machine (after scripts/device-pack.sh here, with .carry and .gstbundle carried):
+# On the GPU machine (after dev/gpu/device-pack.sh here, with .carry and .gstbundle carried):
 # GPU tests, element tests on the GPU, compute-sanitizer, then benchmarks; a summary last.
-# Logs: $OUT/logs.tgz when $OUT is set (the device tool returns at most 8 files).  Usage: scripts/device-run.sh [tests|bench|all] [gtest filter]
+# Logs: $OUT/logs.tgz when $OUT is set (the device tool returns at most 8 files).  Usage: dev/gpu/device-run.sh [tests|bench|all] [gtest filter]
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 what=${1:-all}
 filter=${2:-*}
 LOG=/tmp/cudaprep-logs
