@@ -549,17 +549,13 @@ gst_cuda_template_match_class_init (GstCudaTemplateMatchClass * klass)
           "Image file with the template (PNG, JPEG, PGM, ...; colour is reduced to gray), at most "
           "256x256 pixels. Changing it while playing takes effect at the next frame", NULL, rw));
   g_object_class_install_property (gobject_class, PROP_TEMPLATE_RECT,
-      gst_param_spec_array ("template-rect", "Template rectangle",
+      gst_cuda_prep_param_spec_ints ("template-rect", "Template rectangle",
           "\"<x, y, width, height>\": cut the template from the next frame (wins over "
-          "template-location when set last)",
-          g_param_spec_int ("template-rect-value", "Value", "One coordinate", G_MININT, G_MAXINT, 0,
-              (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS)), rw));
+          "template-location when set last)", rw));
   g_object_class_install_property (gobject_class, PROP_SEARCH_REGION,
-      gst_param_spec_array ("search-region", "Search region",
+      gst_cuda_prep_param_spec_ints ("search-region", "Search region",
           "\"<x, y, width, height>\" of the frame to search (inside the frame, at least the "
-          "template's size); empty (default) = whole frame. Changing it keeps the template",
-          g_param_spec_int ("search-region-value", "Value", "One coordinate", G_MININT, G_MAXINT, 0,
-              (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS)), rw));
+          "template's size); empty (default) = whole frame. Changing it keeps the template", rw));
   g_object_class_install_property (gobject_class, PROP_THRESHOLD,
       g_param_spec_double ("threshold", "Threshold",
           "Minimum TM_CCOEFF_NORMED score (-1..1) of a reported match", -1.0, 1.0,

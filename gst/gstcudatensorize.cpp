@@ -854,15 +854,11 @@ gst_cuda_tensorize_class_init (GstCudaTensorizeClass * klass)
       g_param_spec_double ("scale", "Scale", "out = (pixel * scale - mean) / std",
           -G_MAXDOUBLE, G_MAXDOUBLE, 1.0 / 255.0, rw));
   g_object_class_install_property (gobject_class, PROP_MEAN,
-      gst_param_spec_array ("mean", "Mean",
-          "Per output channel mean, 1 or 3 values, e.g. \"<0.485, 0.456, 0.406>\"",
-          g_param_spec_double ("mean-value", "Mean value", "One mean", -G_MAXDOUBLE, G_MAXDOUBLE, 0,
-              (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS)), rw));
+      gst_cuda_prep_param_spec_doubles ("mean", "Mean",
+          "Per output channel mean, 1 or 3 values, e.g. \"<0.485, 0.456, 0.406>\"", rw));
   g_object_class_install_property (gobject_class, PROP_STD,
-      gst_param_spec_array ("std", "Std",
-          "Per output channel standard deviation, 1 or 3 non-zero values, e.g. \"<0.229, 0.224, 0.225>\"",
-          g_param_spec_double ("std-value", "Std value", "One std", -G_MAXDOUBLE, G_MAXDOUBLE, 1,
-              (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS)), rw));
+      gst_cuda_prep_param_spec_doubles ("std", "Std",
+          "Per output channel standard deviation, 1 or 3 non-zero values, e.g. \"<0.229, 0.224, 0.225>\"", rw));
   g_object_class_install_property (gobject_class, PROP_LAYOUT,
       g_param_spec_enum ("layout", "Layout", "Tensor memory layout", layout_get_type (),
           (gint) Layout::NCHW, rw));
@@ -870,10 +866,9 @@ gst_cuda_tensorize_class_init (GstCudaTensorizeClass * klass)
       g_param_spec_enum ("dtype", "Data type", "Tensor element type", dtype_get_type (),
           (gint) DType::Float32, rw));
   g_object_class_install_property (gobject_class, PROP_ROI,
-      gst_param_spec_array ("roi", "Region of interest",
-          "Source rectangle \"<x, y, width, height>\" to process; empty (default) = whole frame",
-          g_param_spec_int ("roi-value", "ROI value", "One coordinate", G_MININT, G_MAXINT, 0,
-              (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS)), rw));
+      gst_cuda_prep_param_spec_ints ("roi", "Region of interest",
+          "Source rectangle \"<x, y, width, height>\" to process, clipped to the frame (the meta's "
+          "source-rect says what was used); empty (default) = whole frame", rw));
   g_object_class_install_property (gobject_class, PROP_YUV_MATRIX,
       g_param_spec_enum ("yuv-matrix", "YUV matrix",
           "YUV->RGB matrix; auto takes it from the caps colorimetry", yuv_matrix_get_type (),

@@ -36,3 +36,22 @@ gst_cuda_prep_vector_to_array (const std::vector<T> &in, GValue * value)
     gst_value_array_append_and_take_value (value, &item);
   }
 }
+
+/* A GstValueArray property of ints, e.g. a rectangle "<x, y, width, height>". */
+static inline GParamSpec *
+gst_cuda_prep_param_spec_ints (const gchar * name, const gchar * nick, const gchar * blurb,
+    GParamFlags flags)
+{
+  return gst_param_spec_array (name, nick, blurb, g_param_spec_int ("value", "Value", "One value",
+          G_MININT, G_MAXINT, 0, (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS)), flags);
+}
+
+/* A GstValueArray property of doubles, e.g. "<0.485, 0.456, 0.406>". */
+static inline GParamSpec *
+gst_cuda_prep_param_spec_doubles (const gchar * name, const gchar * nick, const gchar * blurb,
+    GParamFlags flags)
+{
+  return gst_param_spec_array (name, nick, blurb, g_param_spec_double ("value", "Value",
+          "One value", -G_MAXDOUBLE, G_MAXDOUBLE, 0,
+          (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS)), flags);
+}

@@ -12,6 +12,18 @@ bool gray_in_place(PixelFormat f) {
   return f == PixelFormat::NV12 || f == PixelFormat::I420 || f == PixelFormat::GRAY8;
 }
 
+// Sets the gray view's size; true when the view is plane 0 itself.
+bool view_gray_in_place(const ImageView& frame, GrayView* gray) {
+  gray->width = frame.width;
+  gray->height = frame.height;
+  if (!gray_in_place(frame.format)) return false;
+  gray->data = frame.planes[0].data;
+  gray->stride = frame.planes[0].stride;
+  return true;
+}
+
+Status not_configured() { return Status::error("match engine not configured for this frame format and size"); }
+
 class MatchEngineCpu final : public MatchEngine {
  public:
   bool on_device() const override { return false; }
@@ -24,14 +36,8 @@ class MatchEngineCpu final : public MatchEngine {
   int template_width() const override { return matcher_.template_width(); }
   int template_height() const override { return matcher_.template_height(); }
   Status gray_of(const ImageView& frame, GrayView* gray) override {
-    gray->width = frame.width;
-    gray->height = frame.height;
-    if (gray_in_place(frame.format)) {
-      gray->data = frame.planes[0].data;
-      gray->stride = frame.planes[0].stride;
-      return Status();
-    }
-    if (gray_.size() != size_t(frame.width) * frame.height) return Status::error("match engine not configured for this frame");
+    if (view_gray_in_place(frame, gray)) return Status();
+    if (gray_.size() != size_t(frame.width) * frame.height) return not_configured();
     gray->data = gray_.data();
     gray->stride = frame.width;
     return to_gray_cpu(frame, gray_.data(), frame.width);
@@ -69,14 +75,8 @@ class MatchEngineCuda final : public MatchEngine {
   int template_width() const override { return matcher_.template_width(); }
   int template_height() const override { return matcher_.template_height(); }
   Status gray_of(const ImageView& frame, GrayView* gray) override {
-    gray->width = frame.width;
-    gray->height = frame.height;
-    if (gray_in_place(frame.format)) {
-      gray->data = frame.planes[0].data;
-      gray->stride = frame.planes[0].stride;
-      return Status();
-    }
-    if (!gray_.data()) return Status::error("match engine not configured for this frame");
+    if (view_gray_in_place(frame, gray)) return Status();
+    if (!gray_.data()) return not_configured();
     gray->data = gray_.data();
     gray->stride = int64_t(gray_.pitch());
     return to_gray_cuda(frame, gray_.data(), gray->stride, stream_);
