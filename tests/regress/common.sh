@@ -16,6 +16,7 @@ PIPELINE=$(golden_pipeline "$GOLDEN")
 
 # expect CODE 'what' [-p PATTERN]... -- command...
 # Runs the command, checks its exit status and that its output (stdout+stderr) holds every PATTERN.
+# The output stays in $LAST.
 expect() {
   local code=$1 what=$2; shift 2
   local patterns=()
@@ -23,6 +24,7 @@ expect() {
   [ "$1" = "--" ] && shift
   N=$((N + 1))
   local out="$TMP/out.$N"
+  LAST=$out  # for checks on the output that follow
   "$@" >"$out" 2>&1
   local rc=$?
   local ok=1
@@ -51,3 +53,6 @@ finish() {
   [ "$FAILED" -eq 0 ]
   exit $?
 }
+
+# copy_golden NAME: a writable copy of the shipped golden at $TMP/NAME (printed)
+copy_golden() { rm -rf "${TMP:?}/$1"; cp -r "$GOLDEN" "$TMP/$1"; echo "$TMP/$1"; }

@@ -4,6 +4,13 @@ stats in frames.jsonl), so that a test can make a known change:
   perturb.py DIR tensor SINK FRAME INDEX DELTA   adds DELTA to float32 element INDEX
   perturb.py DIR match SINK FRAME DX DSCORE      moves the first match by DX px, changes its score
   perturb.py DIR truncate FRAMES                 keeps the first FRAMES frames
+and, to make a recording that contradicts itself or is malformed on purpose:
+  perturb.py DIR sink-field SINK KEY VALUE       sets a field of the manifest's sink SINK
+  perturb.py DIR frame-field SINK FRAME KEY VALUE  sets a field of SINK in frame FRAME
+  perturb.py DIR nest FILE FRAME DEPTH           adds a member DEPTH arrays deep to the first sink
+                                                 of frame FRAME (FILE frames: 2 + DEPTH levels)
+                                                 or to the manifest (FILE manifest: 1 + DEPTH;
+                                                 FRAME is ignored)
 """
 import hashlib
 import json
@@ -65,6 +72,33 @@ def main():
         manifest["frames"] = keep
         for s in manifest["sinks"]:
             s["frames"] = min(s["frames"], keep)
+    elif what == "sink-field":
+        sink, key, value = sys.argv[3], sys.argv[4], sys.argv[5]
+        for s in manifest["sinks"]:
+            if s["name"] == sink:
+                s[key] = value
+    elif what == "frame-field":
+        sink, frame, key, value = sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6]
+        frames[frame][sink][key] = value
+    elif what == "nest":
+        # written as text: Python's own json module refuses to nest this deep
+        where, frame, depth = sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+        save(d, manifest, frames)
+        name = "frames.jsonl" if where == "frames" else "manifest.json"
+        path = os.path.join(d, name)
+        with open(path) as f:
+            text = f.read()
+        deep = '"deep":' + "[" * depth + "]" * depth + ","
+        if where == "frames":
+            lines = text.split("\n")
+            at = lines[frame].index(":{") + 2  # into the first sink's object
+            lines[frame] = lines[frame][:at] + deep + lines[frame][at:]
+            text = "\n".join(lines)
+        else:
+            text = "{" + deep + text.lstrip()[1:]
+        with open(path, "w") as f:
+            f.write(text)
+        return
     else:
         sys.exit("unknown edit " + what)
     save(d, manifest, frames)

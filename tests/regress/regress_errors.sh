@@ -26,9 +26,16 @@ expect 2 "golden with another element setting" \
   "$TOOL" check --clip "$CLIP" --golden "$GOLDEN" --pipeline "${PIPELINE/threshold=0.5/threshold=0.6}"
 # a golden recorded with other caps: the caps field is named
 g=$(copy caps)
-sed -i 's/dimensions=(string)64:64:3:1/dimensions=(string)32:32:3:1/' "$g/manifest.json"
+sed -i 's|dimensions=(string)64:64:3:1, framerate=(fraction)25/3|dimensions=(string)64:64:3:1, framerate=(fraction)30/1|' \
+  "$g/manifest.json"
 expect 2 "golden with other caps" \
-  -p "sink 'tensor' caps field 'dimensions': golden '32:32:3:1', this run '64:64:3:1'" -- \
+  -p "sink 'tensor' caps field 'framerate': golden '30/1', this run '25/3'" -- \
+  "$TOOL" check --clip "$CLIP" --golden "$g"
+# other dimensions in the manifest alone: the golden contradicts its own frames
+g=$(copy dims)
+sed -i 's/dimensions=(string)64:64:3:1/dimensions=(string)32:32:3:1/' "$g/manifest.json"
+expect 2 "golden whose caps contradict its frames" \
+  -p "field \"bytes\" is 49152 but the manifest's field \"caps\"" -p "makes 12288 bytes a frame" -- \
   "$TOOL" check --clip "$CLIP" --golden "$g"
 # frame counts: the golden is shorter / the run is shorter; the frames both have are reported
 g=$(copy short)

@@ -4,6 +4,7 @@
 #include <glib/gstdio.h>
 #include <gst/gst.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstring>
@@ -242,9 +243,31 @@ TEST(RegressMath, ParseTolerance) {
   EXPECT_TRUE(parse_tensor_tolerance("psnr=60", &t, &err));
   EXPECT_EQ(t.kind, TensorTolerance::Psnr);
   EXPECT_EQ(t.text(), "psnr=60");
-  for (const char* bad : {"", "max-abs=", "max-abs=-1", "max-abs=abc", "psnr=", "psnr=inf", "close", "max-abs=1x"}) {
+  for (const char* bad : {"", "max-abs=", "max-abs=-1", "max-abs=abc", "psnr=", "psnr=inf", "close", "max-abs=1x",
+                          // a PSNR tolerance is > 0; numbers are plain decimals
+                          "psnr=0", "psnr=-5", "psnr=-0", "psnr=0.0", "max-abs=-0", "max-abs=0x1p-3", "max-abs=0x10",
+                          "psnr=0x10", "max-abs=nan", "max-abs=1e999", "max-abs= 1", "max-abs=1 "}) {
+    err.clear();
     EXPECT_FALSE(parse_tensor_tolerance(bad, &t, &err)) << bad;
-    EXPECT_FALSE(err.empty());
+    EXPECT_TRUE(contains(err, std::string("--tensor-tol ") + bad)) << err;
+  }
+  EXPECT_TRUE(parse_tensor_tolerance("psnr=0.5", &t, &err));
+  EXPECT_DOUBLE_EQ(t.value, 0.5);
+  EXPECT_TRUE(parse_tensor_tolerance("max-abs=0", &t, &err));
+  EXPECT_EQ(t.value, 0);
+}
+
+TEST(RegressMath, ParseDecimal) {
+  double v = -1;
+  for (const auto& [text, want] : std::vector<std::pair<const char*, double>>{
+           {"0", 0}, {"60", 60}, {"0.5", 0.5}, {".5", 0.5}, {"5.", 5}, {"+2", 2}, {"-1.5", -1.5}, {"1e-5", 1e-5},
+           {"1E+3", 1000}, {"007", 7}}) {
+    EXPECT_TRUE(parse_decimal(text, &v)) << text;
+    EXPECT_DOUBLE_EQ(v, want) << text;
+  }
+  for (const char* bad : {"", " ", "+", "-", ".", "e5", ".e5", "1e", "1e+", "0x10", "0x1p-3", "0X1P3", "inf", "-inf",
+                          "nan", "infinity", "1e999", " 1", "1 ", "1,5", "1.2.3", "1_000", "0b1", "1f", "\xd9\xa3"}) {
+    EXPECT_FALSE(parse_decimal(bad, &v)) << bad;
   }
 }
 
@@ -318,6 +341,35 @@ TEST(RegressJson, RoundTripKeepsOrderAndValues) {
   EXPECT_TRUE(back["text"].get_string(&s));
   EXPECT_EQ(s, "a \"quoted\"\npath\\");
   EXPECT_FALSE(Json::parse("{\"a\": ", &back, &err));
+}
+
+TEST(RegressJson, NestingIsBoundedBeforeParsing) {
+  auto nested = [](int depth) { return std::string(depth, '[') + std::string(depth, ']'); };
+  EXPECT_EQ(json_nesting_depth("{}"), 1);
+  EXPECT_EQ(json_nesting_depth("{\"a\":[1,{\"b\":[]}]}"), 4);
+  EXPECT_EQ(json_nesting_depth("{\"a\":\"[[[[{{{{\\\"[[[\"}"), 1);  // brackets in strings do not count
+  EXPECT_EQ(json_nesting_depth(nested(300)), 300);
+  Json j;
+  std::string err;
+  EXPECT_TRUE(Json::parse(nested(Json::kMaxDepth), &j, &err)) << err;
+  EXPECT_FALSE(Json::parse(nested(Json::kMaxDepth + 1), &j, &err));
+  EXPECT_TRUE(contains(err, "nested more than 64 levels")) << err;
+  // deep enough to overflow json-glib's recursion: refused, no crash
+  EXPECT_FALSE(Json::parse("{\"a\":" + nested(1000000) + "}", &j, &err));
+  EXPECT_FALSE(Json::parse(std::string(1000000, '{'), &j, &err));
+}
+
+TEST(RegressJson, TextThatIsNotUtf8IsWrittenValid) {
+  Json o = Json::object();
+  o.set("clip", Json::string("clip_\xe9.mp4"));
+  const std::string text = o.dump(true);
+  EXPECT_TRUE(g_utf8_validate(text.data(), (gssize)text.size(), nullptr));
+  Json back;
+  std::string err, clip;
+  ASSERT_TRUE(Json::parse(text, &back, &err)) << err;
+  ASSERT_TRUE(back["clip"].get_string(&clip));
+  EXPECT_EQ(clip, "clip_\xef\xbf\xbd.mp4");  // U+FFFD
+  EXPECT_EQ(json_escape("caf\xc3\xa9"), "\"caf\xc3\xa9\"");  // valid UTF-8 as it is
 }
 
 TEST(RegressStore, FrameRoundTrip) {
@@ -401,6 +453,132 @@ TEST(RegressStore, LoadAndCorruption) {
   EXPECT_FALSE(r.load(dir, &err));
   EXPECT_TRUE(contains(err, "manifest.json: missing")) << err;
   EXPECT_FALSE(r.load(tmp.path() + "/nothing", &err));
+}
+
+TEST(RegressStore, CapsDtypeAndFrameBytes) {
+  const std::string golden = "other/tensors, format=(string)static, num_tensors=(int)1, types=(string)float32, "
+                             "dimensions=(string)64:64:3:1, framerate=(fraction)25/3";
+  EXPECT_EQ(caps_dtype(golden), "float32");
+  EXPECT_EQ(caps_frame_bytes(golden), 64u * 64 * 3 * 4);
+  EXPECT_EQ(caps_dtype("other/tensors, types=(string)float16, dimensions=(string)3:8:8:1"), "float16");
+  EXPECT_EQ(caps_frame_bytes("other/tensors, types=(string)float16, dimensions=(string)3:8:8:1"), 3u * 8 * 8 * 2);
+  EXPECT_EQ(caps_frame_bytes("other/tensors, num_tensors=(int)2, types=(string)\"float32,uint8\", "
+                             "dimensions=(string)\"4:1,3:2\""),
+            16u + 6);
+  EXPECT_EQ(caps_dtype("other/tensors, num_tensors=(int)2, types=(string)\"float32,uint8\", "
+                       "dimensions=(string)\"4:1,3:2\""),
+            "uint8");  // mixed: bytes
+  EXPECT_EQ(caps_frame_bytes("other/tensor, type=(string)int16, dimension=(string)5:1:0:0"), 10u);
+  EXPECT_EQ(caps_dtype("video/x-raw, format=(string)I420, width=(int)64, height=(int)48"), "uint8");
+  EXPECT_EQ(caps_frame_bytes("video/x-raw, format=(string)I420, width=(int)64, height=(int)48"), 0u);
+  EXPECT_EQ(caps_frame_bytes("other/tensors, format=(string)flexible, types=(string)float32, "
+                             "dimensions=(string)4:4"), 0u);
+  EXPECT_EQ(caps_frame_bytes("other/tensors, types=(string)float32, dimensions=(string)4:x"), 0u);
+  EXPECT_EQ(caps_frame_bytes("other/tensors, num_tensors=(int)2, types=(string)float32, dimensions=(string)4:4"), 0u);
+  EXPECT_EQ(caps_dtype(""), "uint8");
+  EXPECT_EQ(caps_frame_bytes("not caps ((("), 0u);
+}
+
+TEST(RegressStore, ARecordingThatContradictsItselfIsRefused) {
+  TempDir tmp;
+  const std::string dir = tmp.path() + "/rec";
+  Recording r;
+  std::string err;
+  // dtype edited: the caps (and the .f32 files) say float32
+  {
+    Synth s = make_synth(3, 100);
+    s.manifest.sinks[1].dtype = "float64";
+    write_synth(s, dir, true);
+    EXPECT_FALSE(r.load(dir, &err));
+    EXPECT_TRUE(contains(err, "manifest.json: corrupt: sinks[1] ('tensor'): field \"dtype\" is \"float64\"")) << err;
+  }
+  // dtype and caps edited together: the frame size and the files say otherwise
+  {
+    Synth s = make_synth(3, 100);
+    s.manifest.sinks[1].dtype = "float64";
+    s.manifest.sinks[1].caps = "other/tensors, types=(string)float64, dimensions=(string)100:1:1:1";
+    write_synth(s, dir, true);
+    EXPECT_FALSE(r.load(dir, &err));
+    EXPECT_TRUE(contains(err, "frames.jsonl line 1: corrupt: sink \"tensor\" field \"bytes\" is 400 but the "
+                              "manifest's field \"caps\""))
+        << err;
+    EXPECT_TRUE(contains(err, "makes 800 bytes a frame")) << err;
+  }
+  // caps without a fixed size (flexible): the dtype still names the files' type
+  {
+    Synth s = make_synth(3, 100);
+    s.manifest.sinks[1].caps = "other/tensors, format=(string)flexible, types=(string)float64";
+    s.manifest.sinks[1].dtype = "float64";
+    write_synth(s, dir, true);
+    EXPECT_FALSE(r.load(dir, &err));
+    EXPECT_TRUE(contains(err, "field \"file\" \"tensors/tensor-00000.f32\" is not a float64 file (.f64)")) << err;
+  }
+  // a size that is no whole number of elements
+  {
+    Synth s = make_synth(3, 100);
+    s.manifest.sinks[1].caps = "other/tensors, format=(string)flexible, types=(string)float64";
+    s.manifest.sinks[1].dtype = "float64";
+    s.tensors[1].push_back(0.5f);  // 404 bytes
+    write_synth(s, dir, false);
+    EXPECT_FALSE(r.load(dir, &err));
+    EXPECT_TRUE(contains(err, "line 2: corrupt: sink \"tensor\" field \"bytes\" is 404, not a whole number of "
+                              "float64 elements"))
+        << err;
+  }
+  // the synthetic recording as written is consistent
+  Synth s = make_synth(3, 100);
+  write_synth(s, dir, true);
+  EXPECT_TRUE(r.load(dir, &err)) << err;
+}
+
+TEST(RegressStore, TensorFilesMustStayInsideTheRecording) {
+  TempDir tmp;
+  const std::string dir = tmp.path() + "/rec";
+  Synth s = make_synth(2, 10);
+  write_synth(s, dir, true);
+  std::string err, why;
+  // the right bytes, outside
+  const std::string outside = tmp.path() + "/outside.f32";
+  auto bytes = floats_bytes(s.tensors[0]);
+  ASSERT_TRUE(write_file(outside, bytes.data(), bytes.size(), &err));
+  auto with_file = [&](const std::string& file) {
+    std::string lines;
+    EXPECT_TRUE(read_file(dir + "/frames.jsonl", &lines, &err));
+    const size_t at = lines.find("tensors/tensor-00000.f32");
+    if (at != std::string::npos) lines.replace(at, strlen("tensors/tensor-00000.f32"), file);
+    EXPECT_TRUE(write_file(dir + "/frames.jsonl", lines.data(), lines.size(), &err));
+    Recording r;
+    const bool ok = r.load(dir, &err);
+    write_synth(s, dir, true);  // restore
+    return ok;
+  };
+  EXPECT_FALSE(with_file("../outside.f32"));
+  EXPECT_TRUE(contains(err, "field \"file\" \"../outside.f32\" has a '..' component")) << err;
+  EXPECT_FALSE(with_file("tensors/../../outside.f32"));
+  EXPECT_TRUE(contains(err, "'..' component")) << err;
+  EXPECT_FALSE(with_file(outside));
+  EXPECT_TRUE(contains(err, "is an absolute path")) << err;
+  EXPECT_FALSE(with_file("../../../../../../../../../etc/passwd"));
+  // a symlink to outside
+  const std::string f0 = dir + "/tensors/tensor-00000.f32";
+  g_remove(f0.c_str());
+  ASSERT_EQ(symlink(outside.c_str(), f0.c_str()), 0);
+  Recording r;
+  EXPECT_FALSE(r.load(dir, &err));
+  EXPECT_TRUE(contains(err, "resolves (through a symlink) to")) << err;
+  EXPECT_FALSE(path_inside(dir, "tensors/tensor-00000.f32", &why));
+  // a symlink inside
+  g_remove(f0.c_str());
+  write_synth(s, dir, true);
+  g_mkdir_with_parents((dir + "/store").c_str(), 0755);
+  ASSERT_EQ(g_rename(f0.c_str(), (dir + "/store/t0.f32").c_str()), 0);
+  ASSERT_EQ(symlink("../store/t0.f32", f0.c_str()), 0);
+  EXPECT_TRUE(r.load(dir, &err)) << err;
+  std::vector<uint8_t> data;
+  EXPECT_TRUE(r.read_tensor(r.frames[0].tensors["tensor"], &data, &err)) << err;
+  EXPECT_TRUE(path_inside(dir, "tensors/tensor-00000.f32", &why));
+  EXPECT_TRUE(path_inside(dir, "not/there/yet.f32", &why));  // missing files are reported elsewhere
+  EXPECT_FALSE(path_inside(dir, "", &why));
 }
 
 /* ---- comparison of recordings ----------------------------------------------------------- */
@@ -536,10 +714,36 @@ TEST(RegressCompare, SettingsAndCapsDifferencesAreNamed) {
 }
 
 TEST(RegressPipeline, ClipSubstitution) {
-  EXPECT_EQ(substitute_clip("filesrc location={clip} ! x", "/a b/c\"d.mp4"),
-            "filesrc location=\"/a b/c\\\"d.mp4\" ! x");
-  EXPECT_EQ(substitute_clip("filesrc location=\"{clip}\"", "/a b.mp4"), "filesrc location=\"/a b.mp4\"");
+  EXPECT_EQ(substitute_clip("filesrc location={clip} ! x", "TOKEN"), "filesrc location=TOKEN ! x");
+  EXPECT_EQ(substitute_clip("filesrc location=\"{clip}\" ! y uri=file://{clip}", "T"),
+            "filesrc location=\"T\" ! y uri=file://T");
   EXPECT_EQ(normalize_description("  a !\n   b  "), "a ! b");
+}
+
+TEST(RegressPipeline, ClipPathIsSetAsAPropertyByteForByte) {
+  for (const std::string clip : {"/tmp/clip_\xc3\xa9.mp4", "/tmp/clip_\xe9.mp4", "/a \"b\" c\\d 'e' ! f=g.mp4"}) {
+    for (const char* desc : {"filesrc location={clip} ! fakesink", "filesrc location=\"{clip}\" ! fakesink"}) {
+      const std::string token = "cudaprep-regress-clip-test";
+      GError* err = nullptr;
+      GstElement* p = gst_parse_launch(substitute_clip(desc, token).c_str(), &err);
+      ASSERT_TRUE(p) << (err ? err->message : "?");
+      std::string error;
+      EXPECT_EQ(apply_clip(p, token, clip, &error), 1) << desc;
+      EXPECT_TRUE(error.empty()) << error;
+      GstElement* src = nullptr;
+      GstIterator* it = gst_bin_iterate_sources(GST_BIN(p));
+      GValue v = G_VALUE_INIT;
+      ASSERT_EQ(gst_iterator_next(it, &v), GST_ITERATOR_OK);
+      src = GST_ELEMENT(g_value_get_object(&v));
+      gchar* location = nullptr;
+      g_object_get(src, "location", &location, NULL);
+      EXPECT_EQ(std::string(location ? location : ""), clip) << desc;
+      g_free(location);
+      g_value_unset(&v);
+      gst_iterator_free(it);
+      gst_object_unref(p);
+    }
+  }
 }
 
 int main(int argc, char** argv) {

@@ -99,9 +99,9 @@ if [ -n "$SYSMEM_PIPELINE" ]; then
   step gpu-sysmem-vs-golden yes "$TOOL" check --clip "$CLIP" --golden "$GOLDEN" --pipeline "$SYSMEM_PIPELINE" \
     "${TOLS[@]}" --report "$OUTDIR/gpu-sysmem-vs-golden.txt"
 fi
-step record-gpu yes "$TOOL" record --clip "$CLIP" --pipeline "$GPU_PIPELINE" --out "$OUTDIR/gpu"
-step record-gpu-again yes "$TOOL" record --clip "$CLIP" --pipeline "$GPU_PIPELINE" --out "$OUTDIR/gpu2"
-step record-cpu yes "$TOOL" record --clip "$CLIP" --pipeline "$CPU_PIPELINE" --out "$OUTDIR/cpu"
+step record-gpu yes "$TOOL" record --clip "$CLIP" --pipeline "$GPU_PIPELINE" --out "$OUTDIR/gpu" --force
+step record-gpu-again yes "$TOOL" record --clip "$CLIP" --pipeline "$GPU_PIPELINE" --out "$OUTDIR/gpu2" --force
+step record-cpu yes "$TOOL" record --clip "$CLIP" --pipeline "$CPU_PIPELINE" --out "$OUTDIR/cpu" --force
 step compare-cpu-gpu yes "$TOOL" compare "$OUTDIR/cpu" "$OUTDIR/gpu" "${TOLS[@]}" --report "$OUTDIR/compare-cpu-gpu.txt"
 step compare-gpu-gpu yes "$TOOL" compare "$OUTDIR/gpu" "$OUTDIR/gpu2" --report "$OUTDIR/compare-gpu-gpu.txt"
 

@@ -1,6 +1,6 @@
 // cudaprep-regress: frame-by-frame regression tests of cudaprep pipelines over recorded clips.
 //
-//   cudaprep-regress record  --clip FILE --pipeline DESC --out DIR [--store full|digest]
+//   cudaprep-regress record  --clip FILE --pipeline DESC --out DIR [--store full|digest] [--force]
 //   cudaprep-regress check   --clip FILE --golden DIR [--pipeline DESC] [tolerances] [--report FILE]
 //   cudaprep-regress compare DIR_A DIR_B [tolerances] [--report FILE]
 //
@@ -28,7 +28,8 @@ namespace {
 
 const char* kUsage =
     "usage:\n"
-    "  cudaprep-regress record  --clip FILE --pipeline DESC --out DIR [--store full|digest] [--progress]\n"
+    "  cudaprep-regress record  --clip FILE --pipeline DESC --out DIR [--store full|digest] [--force]\n"
+    "                           [--progress]\n"
     "  cudaprep-regress check   --clip FILE --golden DIR [--pipeline DESC] [--tensor-tol exact|max-abs=X|psnr=DB]\n"
     "                           [--match-pos-tol PX] [--match-score-tol S] [--report FILE] [--progress]\n"
     "                           [--verbose] [--allow-setting-changes]\n"
@@ -37,7 +38,9 @@ const char* kUsage =
     "  cudaprep-regress --version\n"
     "DESC is a gst-launch description with {clip} where the clip goes and appsinks named after what\n"
     "they carry (appsink name=tensor after cudatensorize, appsink name=matches after cudatemplatematch).\n"
-    "Exit status: 0 pass, 1 regression, 2 usage or setup error.\n";
+    "record refuses to replace an existing recording in DIR unless --force is given.\n"
+    "Tolerances are plain decimal numbers: max-abs=X and the match tolerances >= 0, psnr=DB > 0.\n"
+    "Exit status: 0 pass, 1 regression, 2 usage or setup error (also when interrupted: SIGINT, SIGTERM).\n";
 
 int usage_error(const std::string& msg) {
   fprintf(stderr, "cudaprep-regress: %s\n%s", msg.c_str(), kUsage);
@@ -104,10 +107,8 @@ bool parse_args(int argc, char** argv, const std::vector<std::string>& with_valu
 }
 
 bool parse_nonneg(const std::string& text, const char* what, double* out, std::string* error) {
-  char* end = nullptr;
-  *out = g_ascii_strtod(text.c_str(), &end);
-  if (text.empty() || !end || *end || !std::isfinite(*out) || *out < 0) {
-    *error = std::string(what) + " " + text + ": expected a number >= 0";
+  if (!parse_decimal(text, out) || *out < 0 || std::signbit(*out)) {
+    *error = std::string(what) + " " + text + ": expected a decimal number >= 0 (e.g. 0.5 or 1e-6)";
     return false;
   }
   return true;
@@ -218,7 +219,8 @@ int cmd_record(int argc, char** argv) {
   Args a;
   a.command = "record";
   std::string err;
-  if (!parse_args(argc, argv, {"clip", "pipeline", "out", "store"}, {"progress"}, &a, &err)) return usage_error(err);
+  if (!parse_args(argc, argv, {"clip", "pipeline", "out", "store"}, {"progress", "force"}, &a, &err))
+    return usage_error(err);
   if (!a.positional.empty()) return usage_error("unexpected argument " + a.positional[0]);
   if (!a.flag("pipeline")) return usage_error("record needs --pipeline DESC");
   if (!a.flag("out")) return usage_error("record needs --out DIR");
@@ -237,7 +239,11 @@ int cmd_record(int argc, char** argv) {
     const std::string m = out + "/manifest.json";
     if (!empty && !g_file_test(m.c_str(), G_FILE_TEST_EXISTS))
       return setup_error(out + " is not empty and holds no recording (manifest.json): refusing to overwrite it");
+    if (!empty && !a.flag("force"))
+      return setup_error(out + " holds a recording already: refusing to replace it (use --force to replace it)");
   }
+  // Ctrl-C / SIGTERM from here on: stop, remove the partial recording, exit 2
+  InterruptGuard guard;
   const std::string tmp = out + ".recording-" + std::to_string(getpid());
   remove_tree(tmp);
   if (g_mkdir_with_parents((tmp + "/tensors").c_str(), 0755) != 0)
@@ -253,6 +259,7 @@ int cmd_record(int argc, char** argv) {
   RecordHandler handler(tmp, store == "full");
   if (!run.prepare(config, &err) || !run.run(&handler, &err)) {
     remove_tree(tmp);
+    if (interrupted()) return setup_error(err + ": nothing recorded (" + tmp + " removed)");
     return setup_error(err);
   }
   std::vector<std::string> sink_errors = run.sink_errors();
@@ -280,16 +287,26 @@ int cmd_record(int argc, char** argv) {
     remove_tree(tmp);
     return setup_error(err);
   }
+  if (const int sig = interrupted()) {
+    remove_tree(tmp);
+    return setup_error("interrupted by " + signal_name(sig) + ": nothing recorded");
+  }
   // replace an older recording only now that the new one is complete
+  std::string old;
   if (g_file_test(out.c_str(), G_FILE_TEST_EXISTS)) {
-    const std::string old = out + ".old-" + std::to_string(getpid());
+    old = out + ".old-" + std::to_string(getpid());
     if (g_rename(out.c_str(), old.c_str()) != 0) {
       remove_tree(tmp);
       return setup_error("cannot replace " + out + ": " + g_strerror(errno));
     }
-    remove_tree(old);
   }
-  if (g_rename(tmp.c_str(), out.c_str()) != 0) return setup_error("cannot create " + out + ": " + g_strerror(errno));
+  if (g_rename(tmp.c_str(), out.c_str()) != 0) {
+    const std::string why = g_strerror(errno);
+    if (!old.empty()) g_rename(old.c_str(), out.c_str());  // the older recording stays
+    remove_tree(tmp);
+    return setup_error("cannot create " + out + ": " + why);
+  }
+  if (!old.empty()) remove_tree(old);
 
   printf("recorded %" G_GUINT64_FORMAT " frames of %s into %s (store %s, device %s)\n", m.frames, clip.c_str(),
          out.c_str(), store.c_str(), describe_device(m.device).c_str());
@@ -298,7 +315,10 @@ int cmd_record(int argc, char** argv) {
            s.caps.c_str(), s.memory == "system" ? "" : (" [" + s.memory + "]").c_str());
   }
   if (store == "full") printf("  tensor data: %" G_GUINT64_FORMAT " bytes\n", total_bytes);
-  printf("  matches: %" G_GUINT64_FORMAT "\n", matches);
+  bool match_sink = false;
+  for (const auto& s : m.sinks) match_sink = match_sink || s.kind == "matches";
+  printf("  matches: %" G_GUINT64_FORMAT "%s\n", matches,
+         match_sink && matches == 0 ? " (none in any frame: is that what the threshold and search region mean?)" : "");
   return 0;
 }
 
@@ -437,6 +457,7 @@ int cmd_check(int argc, char** argv) {
   config.progress = a.flag("progress");
   config.expected_frames = golden.manifest.frames;
   PipelineRun run;
+  InterruptGuard guard;  // Ctrl-C: stop playing, report what was compared, exit 2
   if (!run.prepare(config, &err)) return setup_error(err);
 
   // settings first: no point playing a long clip through a pipeline set up differently
@@ -474,7 +495,7 @@ int cmd_check(int argc, char** argv) {
   if (cmp.note_digest_only(golden.manifest, m, golden.dir, ""))
     fprintf(stderr, "cudaprep-regress: warning: the golden stores tensor digests only: --tensor-tol %s cannot be "
             "applied, tensors are compared exactly\n", opt.tensor_tol.text().c_str());
-  gchar* base = g_path_get_basename(clip.c_str());
+  gchar* base = g_filename_display_basename(clip.c_str());
   if (golden.manifest.clip != base)
     cmp.note("the golden was recorded from a clip named " + golden.manifest.clip + ", this run plays " + base);
   g_free(base);

@@ -20,7 +20,7 @@ PIPELINE+=' t. ! queue ! cudatensorize backend=cpu width=64 height=64 ! appsink 
 PIPELINE+=' t. ! queue ! cudatemplatematch backend=cpu template-rect="<496,154,40,80>" max-matches=2'
 PIPELINE+=' threshold=0.5 draw=false ! appsink name=matches'
 
-"$TOOL" record --clip "$CLIP" --pipeline "$PIPELINE" --out "$OUT" --store full
+"$TOOL" record --clip "$CLIP" --pipeline "$PIPELINE" --out "$OUT" --store full --force  # deliberately
 # a golden must reproduce itself before it is committed
 "$TOOL" check --clip "$CLIP" --golden "$OUT"
 echo "golden recorded in $OUT: review 'git diff --stat $OUT', then commit it with the change that needs it"

@@ -3,6 +3,7 @@
 #include <glib.h>
 #include <json-glib/json-glib.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "regress_math.h"
@@ -108,7 +109,13 @@ bool Json::get_string(std::string* out) const {
   return true;
 }
 
-std::string json_escape(const std::string& s) {
+std::string json_escape(const std::string& text) {
+  std::string s = text;
+  if (!g_utf8_validate(text.data(), (gssize)text.size(), nullptr)) {
+    gchar* valid = g_utf8_make_valid(text.data(), (gssize)text.size());
+    s = valid;
+    g_free(valid);
+  }
   std::string out = "\"";
   for (unsigned char c : s) {
     switch (c) {
@@ -211,7 +218,36 @@ static Json from_node(JsonNode* node) {
   return Json();
 }
 
+int json_nesting_depth(const std::string& text) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    switch (c) {
+      case '"': in_string = true; break;
+      case '[':
+      case '{': deepest = std::max(deepest, ++depth); break;
+      case ']':
+      case '}': depth--; break;
+      default: break;
+    }
+  }
+  return deepest;
+}
+
 bool Json::parse(const std::string& text, Json* out, std::string* error) {
+  if (json_nesting_depth(text) > kMaxDepth) {
+    *error = "arrays or objects nested more than " + std::to_string(kMaxDepth) + " levels deep";
+    return false;
+  }
   JsonParser* parser = json_parser_new();
   GError* err = nullptr;
   if (!json_parser_load_from_data(parser, text.data(), (gssize)text.size(), &err)) {

@@ -50,8 +50,11 @@ class Json {
   // pretty: 2-space indent, one member per line; otherwise compact (one line).
   std::string dump(bool pretty) const;
 
-  // Parses with json-glib. Returns false and sets error on malformed text.
+  // Parses with json-glib. Returns false and sets error on malformed text, and on arrays and
+  // objects nested deeper than kMaxDepth (checked before json-glib sees the text: it recurses
+  // once per level and a deep enough value overflows the stack).
   static bool parse(const std::string& text, Json* out, std::string* error);
+  static constexpr int kMaxDepth = 64;
 
  private:
   void dump_to(std::string& out, bool pretty, int indent) const;
@@ -65,6 +68,10 @@ class Json {
   std::vector<std::pair<std::string, Json>> members_;
 };
 
+// A JSON string literal. Text that is not valid UTF-8 (a file name in another encoding, say)
+// has its invalid bytes replaced by U+FFFD, so that what is written always reads back.
 std::string json_escape(const std::string& s);
+// How deeply arrays and objects nest in JSON text (brackets inside strings do not count).
+int json_nesting_depth(const std::string& text);
 
 }  // namespace regress

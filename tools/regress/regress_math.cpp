@@ -198,21 +198,40 @@ std::string TensorTolerance::text() const {
   return "?";
 }
 
+bool parse_decimal(const std::string& text, double* out) {
+  size_t i = 0, n = text.size();
+  if (i < n && (text[i] == '+' || text[i] == '-')) i++;
+  size_t digits = 0;
+  while (i < n && g_ascii_isdigit(text[i])) i++, digits++;
+  if (i < n && text[i] == '.') {
+    i++;
+    while (i < n && g_ascii_isdigit(text[i])) i++, digits++;
+  }
+  if (digits == 0) return false;
+  if (i < n && (text[i] == 'e' || text[i] == 'E')) {
+    i++;
+    if (i < n && (text[i] == '+' || text[i] == '-')) i++;
+    size_t exp_digits = 0;
+    while (i < n && g_ascii_isdigit(text[i])) i++, exp_digits++;
+    if (exp_digits == 0) return false;
+  }
+  if (i != n) return false;
+  char* end = nullptr;
+  const double v = g_ascii_strtod(text.c_str(), &end);
+  if (!end || *end != '\0' || !std::isfinite(v)) return false;
+  *out = v;
+  return true;
+}
+
 bool parse_tensor_tolerance(const std::string& s, TensorTolerance* out, std::string* error) {
-  auto number = [&](const std::string& text, double* v) {
-    if (text.empty()) return false;
-    char* end = nullptr;
-    *v = g_ascii_strtod(text.c_str(), &end);
-    return end && *end == '\0' && std::isfinite(*v);
-  };
   if (s == "exact") {
     *out = TensorTolerance{};
     return true;
   }
   double v;
   if (s.rfind("max-abs=", 0) == 0) {
-    if (!number(s.substr(8), &v) || v < 0) {
-      *error = "--tensor-tol " + s + ": max-abs needs a number >= 0, e.g. max-abs=1e-5";
+    if (!parse_decimal(s.substr(8), &v) || v < 0 || std::signbit(v)) {
+      *error = "--tensor-tol " + s + ": max-abs needs a decimal number >= 0, e.g. max-abs=1e-5";
       return false;
     }
     out->kind = TensorTolerance::MaxAbs;
@@ -220,8 +239,8 @@ bool parse_tensor_tolerance(const std::string& s, TensorTolerance* out, std::str
     return true;
   }
   if (s.rfind("psnr=", 0) == 0) {
-    if (!number(s.substr(5), &v)) {
-      *error = "--tensor-tol " + s + ": psnr needs a number of dB, e.g. psnr=60";
+    if (!parse_decimal(s.substr(5), &v) || !(v > 0)) {
+      *error = "--tensor-tol " + s + ": psnr needs a decimal number of dB > 0, e.g. psnr=60";
       return false;
     }
     out->kind = TensorTolerance::Psnr;

@@ -58,7 +58,11 @@ struct TensorTolerance {
   double value = 0;
   std::string text() const;  // "exact", "max-abs=1e-05", "psnr=60"
 };
-// "exact" | "max-abs=X" | "psnr=DB"
+// A plain decimal number: optional sign, digits with an optional fraction, an optional decimal
+// exponent ("0.5", "1e-5", ".25", "60"). No hex ("0x10", "0x1p-3"), no "inf" / "nan", no
+// surrounding spaces, nothing after it; the value must be finite.
+bool parse_decimal(const std::string& text, double* out);
+// "exact" | "max-abs=X" (X >= 0) | "psnr=DB" (DB > 0), numbers as parse_decimal takes them
 bool parse_tensor_tolerance(const std::string& s, TensorTolerance* out, std::string* error);
 // Whether a diff with full data passes the tolerance.
 bool tensor_diff_passes(const TensorDiff& d, const TensorTolerance& tol);

@@ -3,10 +3,12 @@
 #include <gst/app/gstappsink.h>
 #include <gst/video/gstvideometa.h>
 #include <gst/video/video.h>
+#include <glib-unix.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <map>
 
@@ -22,24 +24,73 @@ std::string sink_kind(const std::string& name) {
   return (name.rfind("match", 0) == 0 || name.rfind("roi", 0) == 0) ? "matches" : "tensor";
 }
 
-std::string substitute_clip(const std::string& description, const std::string& clip) {
-  std::string escaped;
-  for (char c : clip) {
-    if (c == '"' || c == '\\') escaped += '\\';
-    escaped += c;
-  }
+std::string substitute_clip(const std::string& description, const std::string& token) {
   std::string out;
   size_t pos = 0;
   for (;;) {
     size_t at = description.find("{clip}", pos);
     if (at == std::string::npos) break;
-    out += description.substr(pos, at - pos);
-    const bool quoted = at > 0 && (description[at - 1] == '"' || description[at - 1] == '\'');
-    out += quoted ? escaped : "\"" + escaped + "\"";
+    out += description.substr(pos, at - pos) + token;
     pos = at + 6;
   }
-  out += description.substr(pos);
-  return out;
+  return out + description.substr(pos);
+}
+
+int apply_clip(GstElement* pipeline, const std::string& token, const std::string& clip, std::string* error) {
+  std::vector<GstElement*> all{(GstElement*)gst_object_ref(pipeline)};
+  if (GST_IS_BIN(pipeline)) {
+    GstIterator* it = gst_bin_iterate_recurse(GST_BIN(pipeline));
+    GValue item = G_VALUE_INIT;
+    bool done = false;
+    while (!done) {
+      switch (gst_iterator_next(it, &item)) {
+        case GST_ITERATOR_OK:
+          all.push_back((GstElement*)gst_object_ref(g_value_get_object(&item)));
+          g_value_reset(&item);
+          break;
+        case GST_ITERATOR_RESYNC:
+          for (size_t i = 1; i < all.size(); i++) gst_object_unref(all[i]);
+          all.resize(1);
+          gst_iterator_resync(it);
+          break;
+        default: done = true; break;
+      }
+    }
+    g_value_unset(&item);
+    gst_iterator_free(it);
+  }
+  int set = 0;
+  for (GstElement* e : all) {
+    guint n = 0;
+    GParamSpec** specs = g_object_class_list_properties(G_OBJECT_GET_CLASS(e), &n);
+    for (guint i = 0; i < n; i++) {
+      GParamSpec* p = specs[i];
+      if (G_PARAM_SPEC_VALUE_TYPE(p) != G_TYPE_STRING || !(p->flags & G_PARAM_READABLE) ||
+          g_str_equal(p->name, "name"))  // the object's name: not where a clip goes
+        continue;
+      gchar* v = nullptr;
+      g_object_get(e, p->name, &v, NULL);
+      std::string value = v ? v : "";
+      g_free(v);
+      if (value.find(token) == std::string::npos) continue;
+      if (!(p->flags & G_PARAM_WRITABLE) || (p->flags & G_PARAM_CONSTRUCT_ONLY)) {
+        if (error->empty())
+          *error = std::string("{clip} is in property '") + p->name + "' of " + GST_OBJECT_NAME(e) +
+                   ", which cannot be set after the element is made";
+        continue;
+      }
+      size_t at = 0;
+      while ((at = value.find(token, at)) != std::string::npos) {
+        value.replace(at, token.size(), clip);
+        at += clip.size();
+      }
+      g_object_set(e, p->name, value.c_str(), NULL);
+      set++;
+    }
+    g_free(specs);
+  }
+  for (GstElement* e : all) gst_object_unref(e);
+  return set;
 }
 
 std::string normalize_description(const std::string& description) {
@@ -69,6 +120,7 @@ struct SinkState {
   std::string caps, memory, dtype = "uint8";
   DType type = DType::U8;
   std::string error;
+  bool fatal = false;  // error stops the run (run() returns it)
 };
 
 namespace {
@@ -87,24 +139,6 @@ void describe_caps(GstCaps* caps, std::string* text, std::string* memory) {
   *text = s;
   g_free(s);
   gst_caps_unref(c);
-}
-
-// Element type of a tensor stream: NNStreamer's "types" (or "type"), all tensors of one type;
-// anything else (video frames, mixed types) is kept as bytes.
-std::string tensor_dtype(GstCaps* caps) {
-  if (!caps || gst_caps_get_size(caps) == 0) return "uint8";
-  const GstStructure* s = gst_caps_get_structure(caps, 0);
-  const gchar* types = gst_structure_get_string(s, "types");
-  if (!types) types = gst_structure_get_string(s, "type");
-  if (!types) return "uint8";
-  gchar** parts = g_strsplit(types, ",", -1);
-  std::string first = parts[0] ? g_strstrip(parts[0]) : "uint8";
-  bool same = true;
-  for (gchar** p = parts; *p; p++)
-    if (first != g_strstrip(*p)) same = false;
-  g_strfreev(parts);
-  DType t;
-  return (same && dtype_from_name(first, &t)) ? first : "uint8";
 }
 
 void read_transform(GstBuffer* buf, Transform* out) {
@@ -172,8 +206,20 @@ GstFlowReturn on_new_sample(GstAppSink* appsink, gpointer user) {
       s->caps = text;
       s->memory = memory;
       if (s->kind == "tensor") {
-        s->dtype = tensor_dtype(caps);
+        s->dtype = caps_dtype(text);
         dtype_from_name(s->dtype, &s->type);
+      } else if (!caps || gst_caps_get_size(caps) == 0 ||
+                 !gst_structure_has_name(gst_caps_get_structure(caps, 0), "video/x-raw")) {
+        // the ROI metas of cudatemplatematch come on video frames: anything else here means
+        // the sink is not where it should be (after cudatensorize, say), and would record
+        // a golden without a single match
+        s->error = "sink '" + s->name + "' is a matches sink (its name starts with match or roi) but receives " +
+                   (text.empty() ? std::string("buffers without caps") : text) +
+                   ", not video frames: put it right after cudatemplatematch, whose video frames carry the "
+                   "template-match ROI metas (a tensor sink's name must not start with match or roi)";
+        s->fatal = true;
+        gst_sample_unref(sample);
+        return GST_FLOW_ERROR;
       }
     } else if (text != s->caps && s->error.empty()) {
       s->error = "sink '" + s->name + "': caps changed at frame " + std::to_string(index) + " from " + s->caps +
@@ -338,7 +384,105 @@ bool valid_sink_name(const std::string& n) {
   return true;
 }
 
+// The element whose pad feeds `sink_pad` (through bins' ghost pads), or null when unlinked.
+GstElement* upstream_element(GstPad* sink_pad) {
+  GstPad* pad = gst_pad_get_peer(sink_pad);
+  for (int hops = 0; pad && hops < 64; hops++) {
+    GstPad* next = nullptr;
+    if (GST_IS_GHOST_PAD(pad)) {
+      next = gst_ghost_pad_get_target(GST_GHOST_PAD(pad));  // a bin's output: the pad inside
+    } else if (GST_IS_PROXY_PAD(pad)) {
+      // the inner side of a bin's input ghost pad: continue outside the bin
+      GstProxyPad* ghost = gst_proxy_pad_get_internal(GST_PROXY_PAD(pad));
+      if (ghost) {
+        next = gst_pad_get_peer(GST_PAD(ghost));
+        gst_object_unref(ghost);
+      }
+    } else {
+      GstElement* e = gst_pad_get_parent_element(pad);
+      gst_object_unref(pad);
+      return e;
+    }
+    gst_object_unref(pad);
+    pad = next;
+  }
+  if (pad) gst_object_unref(pad);
+  return nullptr;
+}
+
+// Whether an element made by `factory` feeds `e` (through any of its inputs, any distance).
+bool upstream_has_factory(GstElement* e, const char* factory) {
+  std::vector<GstElement*> todo{(GstElement*)gst_object_ref(e)};
+  std::vector<GstElement*> seen;
+  bool found = false;
+  while (!todo.empty() && !found) {
+    GstElement* x = todo.back();
+    todo.pop_back();
+    if (std::find(seen.begin(), seen.end(), x) != seen.end()) {
+      gst_object_unref(x);
+      continue;
+    }
+    seen.push_back(x);
+    GstIterator* it = gst_element_iterate_sink_pads(x);
+    GValue item = G_VALUE_INIT;
+    bool done = false;
+    while (!done) {
+      switch (gst_iterator_next(it, &item)) {
+        case GST_ITERATOR_OK: {
+          GstElement* up = upstream_element(GST_PAD(g_value_get_object(&item)));
+          if (up) {
+            GstElementFactory* f = gst_element_get_factory(up);
+            if (f && g_strcmp0(GST_OBJECT_NAME(f), factory) == 0) found = true;
+            todo.push_back(up);
+          }
+          g_value_reset(&item);
+          break;
+        }
+        case GST_ITERATOR_RESYNC: gst_iterator_resync(it); break;
+        default: done = true; break;
+      }
+    }
+    g_value_unset(&item);
+    gst_iterator_free(it);
+  }
+  for (GstElement* x : todo) gst_object_unref(x);
+  for (GstElement* x : seen) gst_object_unref(x);
+  return found;
+}
+
+std::atomic<int> g_interrupt_signal{0};
+
+gboolean on_unix_signal(gpointer data) {
+  g_interrupt_signal.store(GPOINTER_TO_INT(data));
+  return G_SOURCE_CONTINUE;
+}
+
 }  // namespace
+
+std::string signal_name(int sig) {
+  switch (sig) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    default: return "signal " + std::to_string(sig);
+  }
+}
+
+InterruptGuard::InterruptGuard() {
+  ids_[0] = g_unix_signal_add(SIGINT, on_unix_signal, GINT_TO_POINTER(SIGINT));
+  ids_[1] = g_unix_signal_add(SIGTERM, on_unix_signal, GINT_TO_POINTER(SIGTERM));
+}
+
+InterruptGuard::~InterruptGuard() {
+  interrupted();  // dispatch what arrived meanwhile
+  for (unsigned id : ids_)
+    if (id) g_source_remove(id);
+}
+
+int interrupted() {
+  while (g_main_context_iteration(nullptr, FALSE)) {
+  }
+  return g_interrupt_signal.load();
+}
 
 /* ---- PipelineRun ------------------------------------------------------------------------ */
 
@@ -364,12 +508,15 @@ bool PipelineRun::prepare(const RunConfig& config, std::string* error) {
     *error = "the pipeline description has no {clip} placeholder for the clip (e.g. filesrc location={clip})";
     return false;
   }
-  const std::string desc = substitute_clip(config.description, config.clip);
+  // a word gst-launch takes as it is; the path goes in as a property value (apply_clip)
+  char token[64];
+  g_snprintf(token, sizeof token, "cudaprep-regress-clip-%08x%08x", g_random_int(), (unsigned)getpid());
+  const std::string desc = substitute_clip(config.description, token);
   GError* err = nullptr;
   GstParseContext* ctx = gst_parse_context_new();
   GstElement* e = gst_parse_launch_full(desc.c_str(), ctx, GST_PARSE_FLAG_FATAL_ERRORS, &err);
   if (err || !e) {
-    std::string msg = err ? err->message : "unknown error";
+    std::string msg = replace_all(err ? err->message : "unknown error", token, "{clip}");
     gchar** missing = gst_parse_context_get_missing_elements(ctx);
     if (missing && missing[0]) {
       msg += " (missing element:";
@@ -390,6 +537,17 @@ bool PipelineRun::prepare(const RunConfig& config, std::string* error) {
     return false;
   }
   pipeline_ = e;
+  {
+    std::string clip_error;
+    const int set = apply_clip(pipeline_, token, config.clip, &clip_error);
+    if (!clip_error.empty() || set == 0) {
+      *error = clip_error.empty() ? "{clip} is in no element property after parsing: write it as a property value "
+                                    "(filesrc location={clip})"
+                                  : clip_error;
+      *error += "\n  pipeline: " + config.description;
+      return false;
+    }
+  }
 
   // every element, with GStreamer's automatic names renumbered by creation order
   std::vector<GstElement*> all;
@@ -480,6 +638,12 @@ bool PipelineRun::prepare(const RunConfig& config, std::string* error) {
   for (auto& [name, sink] : appsinks) {
     if (!valid_sink_name(name)) {
       *error = "appsink name '" + name + "' cannot name files: use letters, digits, '_', '-', '.' (and not 'frame')";
+      return false;
+    }
+    if (sink_kind(name) == "matches" && !upstream_has_factory(sink, "cudatemplatematch")) {
+      *error = "appsink '" + name + "' is a matches sink (its name starts with match or roi) but no cudatemplatematch "
+               "is upstream of it: it would record no match in any frame. Put it right after cudatemplatematch "
+               "(... ! cudatemplatematch ! appsink name=" + name + "), or name a tensor sink otherwise";
       return false;
     }
     auto s = std::make_unique<SinkState>();
@@ -573,7 +737,15 @@ bool PipelineRun::run(SampleHandler* handler, std::string* error) {
     printed = true;
   };
 
-  GstStateChangeReturn r = gst_element_set_state(pipeline_, GST_STATE_PLAYING);
+  auto sink_abort = [&]() -> SinkState* {
+    for (auto& s : sinks_) {
+      std::lock_guard<std::mutex> lock(s->mu);
+      if (s->fatal) return s.get();
+    }
+    return nullptr;
+  };
+  int sig = interrupted();
+  GstStateChangeReturn r = sig ? GST_STATE_CHANGE_SUCCESS : gst_element_set_state(pipeline_, GST_STATE_PLAYING);
   bool eos = false;
   if (r == GST_STATE_CHANGE_FAILURE) {
     GstMessage* msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
@@ -584,7 +756,7 @@ bool PipelineRun::run(SampleHandler* handler, std::string* error) {
       failure = "the pipeline could not start";
     }
   }
-  while (failure.empty() && !eos) {
+  while (failure.empty() && !eos && !sig && !sink_abort()) {
     GstMessage* msg = gst_bus_timed_pop_filtered(bus, 100 * GST_MSECOND,
                                                  (GstMessageType)(GST_MESSAGE_ERROR | GST_MESSAGE_EOS));
     if (msg) {
@@ -595,6 +767,7 @@ bool PipelineRun::run(SampleHandler* handler, std::string* error) {
       gst_message_unref(msg);
     }
     progress(false);
+    sig = interrupted();
   }
   progress(true);
 
@@ -637,6 +810,16 @@ bool PipelineRun::run(SampleHandler* handler, std::string* error) {
     device_.name = host_cpu_model();
   }
 
+  if (sig) {
+    *error = "interrupted by " + signal_name(sig) + " after " + std::to_string(frames_now()) + " frames";
+    return false;
+  }
+  if (SinkState* s = sink_abort()) {
+    std::lock_guard<std::mutex> lock(s->mu);
+    *error = s->error;  // reported here, not again by sink_errors()
+    s->error.clear();
+    return false;
+  }
   if (!failure.empty()) {
     *error = "the pipeline failed on the clip " + config_.clip + " after " + std::to_string(frames_now()) +
              " frames" + (decode_error ? " (the clip does not decode?)" : "") + ": " + failure;
@@ -663,7 +846,7 @@ Manifest PipelineRun::manifest(const std::string& store) const {
   m.tool_version = tool_version();
   m.date = iso_date_now();
   m.pipeline = config_.description;
-  gchar* base = g_path_get_basename(config_.clip.c_str());
+  gchar* base = g_filename_display_basename(config_.clip.c_str());  // UTF-8 whatever the file name
   m.clip = base;
   g_free(base);
   m.store = store;

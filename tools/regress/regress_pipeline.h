@@ -35,8 +35,13 @@ struct RunConfig {
   uint64_t expected_frames = 0;   // for the progress display; 0 = unknown
 };
 
-// Replaces every {clip} by the path, quoted for gst-launch where it is not already quoted.
-std::string substitute_clip(const std::string& description, const std::string& clip);
+// The clip path never goes through gst-launch's quoting and escaping (which cannot carry every
+// file name): the description is parsed with every {clip} replaced by `token`, a plain word,
+// and apply_clip() then sets each string property holding the token to its value with the path
+// in place of the token (filesrc location={clip}: location is the path, byte for byte).
+std::string substitute_clip(const std::string& description, const std::string& token);
+// Returns how many properties it set; 0 means no element property holds the token.
+int apply_clip(GstElement* pipeline, const std::string& token, const std::string& clip, std::string* error);
 // Collapses whitespace runs, trims: descriptions are compared in this form.
 std::string normalize_description(const std::string& description);
 // What an appsink carries, from its name: "matches" for names starting with "match" or "roi",
@@ -44,6 +49,25 @@ std::string normalize_description(const std::string& description);
 std::string sink_kind(const std::string& appsink_name);
 // The tool's own version ("0.1.0").
 const char* tool_version();
+
+// While an InterruptGuard lives, SIGINT and SIGTERM do not kill the process: they are
+// delivered through g_unix_signal_add (no work in a signal handler) and stop run(), which then
+// fails with "interrupted by SIGINT", so that the caller can remove what it started.
+class InterruptGuard {
+ public:
+  InterruptGuard();
+  ~InterruptGuard();
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+
+ private:
+  unsigned ids_[2] = {0, 0};
+};
+// The signal that arrived under an InterruptGuard (SIGINT, SIGTERM), or 0. Dispatches pending
+// signal sources of the default main context first.
+int interrupted();
+// "SIGINT", "SIGTERM"
+std::string signal_name(int sig);
 
 struct SinkState;
 
@@ -54,12 +78,14 @@ class PipelineRun {
   PipelineRun(const PipelineRun&) = delete;
   PipelineRun& operator=(const PipelineRun&) = delete;
 
-  // Parses the description and finds the appsinks. False with a message on any error.
+  // Parses the description and finds the appsinks. False with a message on any error, among
+  // them a matches sink without a cudatemplatematch upstream of it.
   bool prepare(const RunConfig& config, std::string* error);
   // Element settings as read after parsing (for the manifest and the settings check).
   const std::vector<ElementInfo>& elements() const { return elements_; }
   std::vector<std::string> sink_names() const;
-  // Plays the clip to its end. False with a message when the pipeline fails or gives no frame.
+  // Plays the clip to its end. False with a message when the pipeline fails or gives no frame,
+  // when a matches sink receives something other than video frames, or when interrupted.
   bool run(SampleHandler* handler, std::string* error);
   // The manifest of this run (after run()): store is "full" or "digest".
   Manifest manifest(const std::string& store) const;

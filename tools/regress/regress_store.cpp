@@ -2,10 +2,15 @@
 
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <gst/gst.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
+
+#include <sys/stat.h>
 
 namespace regress {
 
@@ -25,6 +30,121 @@ std::string tensor_file_name(const std::string& sink, uint64_t frame, DType t) {
   char buf[32];
   g_snprintf(buf, sizeof buf, "%05" G_GUINT64_FORMAT, frame);
   return "tensors/" + sink + "-" + buf + "." + dtype_ext(t);
+}
+
+/* ---- caps ------------------------------------------------------------------------------- */
+
+namespace {
+
+std::vector<std::string> split_trim(const char* text, const char* sep) {
+  std::vector<std::string> out;
+  gchar** parts = g_strsplit(text, sep, -1);
+  for (gchar** p = parts; *p; p++) out.push_back(g_strstrip(*p));
+  g_strfreev(parts);
+  return out;
+}
+
+}  // namespace
+
+std::string caps_dtype(const std::string& text) {
+  GstCaps* caps = text.empty() ? nullptr : gst_caps_from_string(text.c_str());
+  std::string out = "uint8";
+  if (caps && gst_caps_get_size(caps) > 0) {
+    const GstStructure* s = gst_caps_get_structure(caps, 0);
+    const gchar* types = gst_structure_get_string(s, "types");
+    if (!types) types = gst_structure_get_string(s, "type");
+    if (types) {
+      std::vector<std::string> parts = split_trim(types, ",");
+      bool same = !parts.empty();
+      for (const auto& p : parts)
+        if (p != parts[0]) same = false;
+      DType t;
+      if (same && dtype_from_name(parts[0], &t)) out = parts[0];
+    }
+  }
+  if (caps) gst_caps_unref(caps);
+  return out;
+}
+
+uint64_t caps_frame_bytes(const std::string& text) {
+  GstCaps* caps = text.empty() ? nullptr : gst_caps_from_string(text.c_str());
+  if (!caps) return 0;
+  uint64_t total = 0;
+  if (gst_caps_get_size(caps) > 0) {
+    const GstStructure* s = gst_caps_get_structure(caps, 0);
+    const bool plural = gst_structure_has_name(s, "other/tensors");
+    const gchar* format = gst_structure_get_string(s, "format");
+    const gchar* types = gst_structure_get_string(s, plural ? "types" : "type");
+    const gchar* dims = gst_structure_get_string(s, plural ? "dimensions" : "dimension");
+    if ((plural || gst_structure_has_name(s, "other/tensor")) && (!format || g_str_equal(format, "static")) &&
+        types && dims) {
+      std::vector<std::string> tl = split_trim(types, ","), dl = split_trim(dims, ",");
+      int n = (int)tl.size();
+      if (plural) gst_structure_get_int(s, "num_tensors", &n);
+      bool ok = !tl.empty() && tl.size() == dl.size() && n == (int)tl.size();
+      for (size_t i = 0; ok && i < tl.size(); i++) {
+        DType t;
+        if (!dtype_from_name(tl[i], &t)) {
+          ok = false;
+          break;
+        }
+        // "W:H:C:N"; trailing 0 (unused ranks) are left out, a 0 inside is not fixed
+        std::vector<std::string> comps = split_trim(dl[i].c_str(), ":");
+        while (comps.size() > 1 && comps.back() == "0") comps.pop_back();
+        uint64_t count = 1;
+        for (const auto& c : comps) {
+          if (c.empty() || c.size() > 9 || c.find_first_not_of("0123456789") != std::string::npos) {
+            ok = false;
+            break;
+          }
+          const uint64_t v = std::strtoull(c.c_str(), nullptr, 10);
+          if (v == 0 || count > (UINT64_MAX >> 32) / v) {
+            ok = false;
+            break;
+          }
+          count *= v;
+        }
+        if (ok) total += count * dtype_size(t);
+      }
+      if (!ok) total = 0;
+    }
+  }
+  gst_caps_unref(caps);
+  return total;
+}
+
+/* ---- paths ------------------------------------------------------------------------------ */
+
+bool path_inside(const std::string& dir, const std::string& rel, std::string* why) {
+  if (rel.empty()) {
+    *why = "is empty";
+    return false;
+  }
+  if (g_path_is_absolute(rel.c_str())) {
+    *why = "is an absolute path";
+    return false;
+  }
+  gchar** comps = g_strsplit(rel.c_str(), "/", -1);
+  bool dotdot = false;
+  for (gchar** c = comps; *c; c++)
+    if (g_str_equal(*c, "..")) dotdot = true;
+  g_strfreev(comps);
+  if (dotdot) {
+    *why = "has a '..' component";
+    return false;
+  }
+  // where it exists: resolved (symlinks followed), it must still be inside the directory
+  char* base = realpath(dir.c_str(), nullptr);
+  char* target = realpath((dir + "/" + rel).c_str(), nullptr);
+  bool inside = true;
+  if (base && target) {
+    const std::string b = base, t = target;
+    inside = t.size() > b.size() && t.compare(0, b.size(), b) == 0 && (b == "/" || t[b.size()] == '/');
+    if (!inside) *why = "resolves (through a symlink) to " + t + ", outside " + b;
+  }
+  free(base);
+  free(target);
+  return inside;
 }
 
 /* ---- manifest --------------------------------------------------------------------------- */
@@ -422,6 +542,21 @@ bool Recording::load(const std::string& d, std::string* error) {
     *error = mpath + ": corrupt: " + err;
     return false;
   }
+  // the sinks' dtype and frame size as their caps say (a dtype that disagrees would compare
+  // the tensor bytes as another element type)
+  std::map<std::string, uint64_t> frame_bytes;
+  for (size_t i = 0; i < manifest.sinks.size(); i++) {
+    const SinkInfo& s = manifest.sinks[i];
+    if (s.kind != "tensor" || s.caps.empty()) continue;
+    const std::string want = caps_dtype(s.caps);
+    if (s.dtype != want) {
+      *error = mpath + ": corrupt: sinks[" + std::to_string(i) + "] ('" + s.name + "'): field \"dtype\" is \"" +
+               s.dtype + "\" but its field \"caps\" (" + s.caps + ") makes it \"" + want +
+               "\": the recording contradicts itself";
+      return false;
+    }
+    frame_bytes[s.name] = caps_frame_bytes(s.caps);
+  }
 
   const std::string fpath = d + "/frames.jsonl";
   if (!g_file_test(fpath.c_str(), G_FILE_TEST_EXISTS)) {
@@ -457,6 +592,34 @@ bool Recording::load(const std::string& d, std::string* error) {
         return false;
       }
       counts[name]++;
+      const std::string where = fpath + " line " + std::to_string(lineno) + ": corrupt: sink \"" + name + "\"";
+      DType type = DType::U8;
+      dtype_from_name(s->dtype, &type);
+      const uint64_t want = frame_bytes.count(name) ? frame_bytes[name] : 0;
+      if (want && t.bytes != want) {
+        *error = where + " field \"bytes\" is " + std::to_string(t.bytes) + " but the manifest's field \"caps\" (" +
+                 s->caps + ") makes " + std::to_string(want) + " bytes a frame: the recording contradicts itself";
+        return false;
+      }
+      if (t.bytes % dtype_size(type) != 0) {
+        *error = where + " field \"bytes\" is " + std::to_string(t.bytes) + ", not a whole number of " + s->dtype +
+                 " elements (the manifest's field \"dtype\")";
+        return false;
+      }
+      if (!t.file.empty()) {
+        std::string why;
+        if (!path_inside(d, t.file, &why)) {
+          *error = where + " field \"file\" \"" + t.file + "\" " + why +
+                   ": a tensor file must be inside the recording's directory (refused)";
+          return false;
+        }
+        const std::string ext = std::string(".") + dtype_ext(type);
+        if (t.file.size() < ext.size() || t.file.compare(t.file.size() - ext.size(), ext.size(), ext) != 0) {
+          *error = where + " field \"file\" \"" + t.file + "\" is not a " + s->dtype + " file (" + ext +
+                   ") as the manifest's field \"dtype\" says: the recording contradicts itself";
+          return false;
+        }
+      }
       if (full()) {
         if (t.file.empty()) {
           *error = fpath + " line " + std::to_string(lineno) + ": corrupt: sink \"" + name +
@@ -467,6 +630,10 @@ bool Recording::load(const std::string& d, std::string* error) {
         GStatBuf st;
         if (g_stat(p.c_str(), &st) != 0) {
           *error = p + ": missing (frame " + std::to_string(f.index) + ", sink " + name + ")";
+          return false;
+        }
+        if (!S_ISREG(st.st_mode)) {
+          *error = p + ": corrupt: not a regular file (frame " + std::to_string(f.index) + ", sink " + name + ")";
           return false;
         }
         if ((uint64_t)st.st_size != t.bytes) {

@@ -98,8 +98,10 @@ struct Recording {
   Manifest manifest;
   std::vector<FrameEntry> frames;  // frames[i].index == i
 
-  // Reads manifest.json and frames.jsonl and checks that every tensor file named there exists
-  // with the recorded size. Errors name the file (and line) at fault.
+  // Reads manifest.json and frames.jsonl and checks that they agree with each other and with
+  // the tensor files: every sink's dtype with its caps, every frame's size with the caps,
+  // every tensor file inside the directory, with the dtype's extension and the recorded size.
+  // Errors name the file (and line) and the field at fault.
   bool load(const std::string& dir, std::string* error);
   // Reads a tensor file and checks it against its recorded size and SHA-256.
   bool read_tensor(const TensorEntry& e, std::vector<uint8_t>* data, std::string* error) const;
@@ -107,6 +109,19 @@ struct Recording {
 };
 
 std::string tensor_file_name(const std::string& sink, uint64_t frame, DType t);
+
+// The element type `record` stores for a tensor sink with these caps (text, without caps
+// features): NNStreamer's "types" (or "type") when all tensors share one known type, else
+// "uint8" (video frames, mixed types: bytes).
+std::string caps_dtype(const std::string& caps);
+// The bytes of one buffer of static tensor caps (other/tensors with format static, or
+// other/tensor): the sum over the tensors of the product of their dimensions times their
+// element size. 0 when the caps do not fix it (flexible tensors, video, unparsable).
+uint64_t caps_frame_bytes(const std::string& caps);
+// Whether `rel`, a path from a recording's frames.jsonl, stays inside the recording's directory
+// `dir`: relative, without ".." components, and (where it exists) not resolving through a
+// symlink to somewhere outside. Otherwise false with the reason.
+bool path_inside(const std::string& dir, const std::string& rel, std::string* why);
 
 // Filesystem helpers.
 bool read_file(const std::string& path, std::string* out, std::string* error);
