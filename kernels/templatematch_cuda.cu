@@ -53,6 +53,7 @@
 #include <vector>
 
 #include "cuda_device.h"
+#include "cuda_status.h"
 #include "templatematch_internal.h"
 
 namespace cudaprep {
@@ -63,11 +64,6 @@ namespace cg = cooperative_groups;
 
 constexpr int kGroupThreads = 128;  // threads of one warp group (4 warps: a 64-row tile)
 constexpr int kTexCacheSize = 16;
-
-Status cuda_status(cudaError_t e, const char* what) {
-  if (e == cudaSuccess) return Status();
-  return Status::error(std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
-}
 
 __host__ __device__ inline int round_up(int v, int m) { return (v + m - 1) / m * m; }
 
