@@ -6,7 +6,7 @@
 //     shared memory; the frame is read through texture objects (pitch 2D, 16-byte texels, point
 //     filtering, clamped) cached per (pointer, pitch): a buffer pool's frames reuse theirs;
 //   - sums T * I, exact in 32 bits, on the tensor cores (int8 mma, u8 x u8 -> s32, sm_80+) or with
-//     dp4a (older GPUs, or CUDAPREP_TM_KERNEL=dp4a);
+//     dp4a (older GPUs, or MatcherCudaOptions::Tuning::dp4a);
 //   - computes the exact window sums S1 = sum I, S2 = sum I^2 from the same staged rows, and the
 //     score in double from the exact sums (the formula the CPU path uses), stored as float;
 //   - finds each cell's best position (merged over tiles with a 64-bit atomicMax), and the last
@@ -31,14 +31,7 @@
 // again where the occupancy allows (choose_ks). The tensor-core loop is software-pipelined (next
 // step's fragments loaded during the current step's mma) where a row step has one 32-column
 // chunk or the grid is small; otherwise the compiler's own unrolling of the chunk loop is faster.
-// Diagnostics and variants, read by configure(): CUDAPREP_TM_KERNEL=dp4a, CUDAPREP_TM_TILE=64|128,
-// CUDAPREP_TM_KSPLIT=1|2|4, CUDAPREP_TM_KZ=1..8, CUDAPREP_TM_SOLO=0|1 (one block per SM in cluster
-// splits: never / wherever possible), CUDAPREP_TM_SCAN=0 (no prefix-sum window sums),
-// CUDAPREP_TM_PIPE=0|1, CUDAPREP_TM_M16=0 (cluster splits keep 4 warps of two M-groups), CUDAPREP_TM_GRAPHS=0 (plain launches), CUDAPREP_TM_PROFILE=1
-// (kernel time on stderr), CUDAPREP_TM_TRACE=1 (per-block phase times of each launch on stderr),
-// CUDAPREP_TM_HOSTTIME=1 (match()'s host-side phases on stderr), CUDAPREP_TM_WAIT=sync (a stream
-// sync instead of the flag), CUDAPREP_TM_NMS_HOST_UPTO=n (lists up to n candidates go to the host
-// whole; 0: every list that fits is suppressed in the kernel).
+// Variants and diagnostics: MatcherCudaOptions (templatematch.h), given to configure().
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
@@ -46,9 +39,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -119,9 +110,6 @@ constexpr int kSeg = 8;      // consecutive positions per thread in the horizont
 constexpr int kMaxKz = 8;    // cluster split (portable cluster size)
 constexpr unsigned long long kTouchedOne = 1ull << 32;  // one listed cell in FrameParams::progress
 constexpr int kNmsKeysPerThread = 8;  // the kernel's suppression holds this many keys per thread
-// Up to this many candidates, writing them all and suppressing on the host is cheaper than the
-// kernel's rounds (one barrier each); above it, the host's pass costs about 30 ns per candidate.
-constexpr unsigned kNmsHostUpTo = 64;
 
 struct alignas(32) OutHeader {
   unsigned done;  // 0 until the kernel has written the candidates, then their count + 1
@@ -149,10 +137,10 @@ struct FrameParams {
   OutHeader* out;            // pinned host memory: header, then the candidates
   int max_matches;           // for the non-maximum suppression in the kernel
   unsigned nms_host_up_to;   // candidate lists up to this long go to the host whole
-  unsigned long long* trace;  // CUDAPREP_TM_TRACE=1: per block, kTraceSlots clock/timer values; else null
+  unsigned long long* trace;  // diagnostics.trace: per block, kTraceSlots clock/timer values; else null
 };
 
-// Diagnostics (CUDAPREP_TM_TRACE=1): thread 0 of each block records clock64() at the phase
+// Diagnostics (diagnostics.trace): thread 0 of each block records clock64() at the phase
 // boundaries, %globaltimer at start and end, its SM and whether it was the last block.
 // (Marks inside the box phase were tried: they changed the kernels' register allocation, and 128 px
 // got 2 % slower with them.)
@@ -930,17 +918,18 @@ struct TemplateMatcherCuda::Impl {
   bool use_mma = false;   // tensor cores (sm_80+); dp4a otherwise
   bool clusters = false;  // sm_90+: template rows split over a cluster where the grid is small
   // Overrides read from the environment by configure() (0 / -1: chosen per template and grid).
-  int force_pp = 0;     // CUDAPREP_TM_TILE: 1 (64 wide) or 2 (128 wide)
-  int force_ks = 0;     // CUDAPREP_TM_KSPLIT: 1, 2 or 4
-  int force_kz = 0;     // CUDAPREP_TM_KZ: 1..8
-  int force_solo = -1;  // CUDAPREP_TM_SOLO: 0 or 1 (one block per SM in cluster-split launches)
-  bool scan_split = true;  // CUDAPREP_TM_SCAN=0: cluster-split blocks re-sum window columns
-  int force_pipe = -1;  // CUDAPREP_TM_PIPE: 0 or 1
-  bool m16_split = true;  // CUDAPREP_TM_M16=0: cluster-split blocks keep 4 warps of two M-groups
-  enum class Wait { kSync, kFlag } wait = Wait::kFlag;  // CUDAPREP_TM_WAIT=sync|flag
-  bool host_time = false;  // CUDAPREP_TM_HOSTTIME=1: host-side times of match() on stderr
+  // From MatcherCudaOptions::Tuning (0 / -1: chosen per template and grid).
+  int force_pp = 0;     // tile_width / 64: 1 (64 wide) or 2 (128 wide)
+  int force_ks = 0;     // row_split: 1, 2 or 4
+  int force_kz = 0;     // cluster_split: 1..8
+  int force_solo = -1;  // solo: 0 or 1 (one block per SM in cluster-split launches)
+  bool scan_split = true;  // prefix_sums = false: cluster-split blocks re-sum window columns
+  int force_pipe = -1;  // pipelining: 0 or 1
+  bool m16_split = true;  // m16 = false: cluster-split blocks keep 4 warps of two M-groups
+  GpuWait wait = GpuWait::Spin;
+  bool host_time = false;  // diagnostics.host_time: host-side times of match() on stderr
   bool in_flight = false;  // a frame kernel may still be running (see settle())
-  unsigned nms_host_up_to = kNmsHostUpTo;  // CUDAPREP_TM_NMS_HOST_UPTO=n (tests: 0 = always in the kernel)
+  unsigned nms_host_up_to = 0;  // tuning.nms_on_host_up_to (tests: 0 = always in the kernel)
   int occ[2][kMaxKz + 1][3] = {};  // blocks per SM: [tile width / 64 - 1][kz][log2 ks]; 0: does not fit
   // Per cluster split kz (64-wide tiles): clusters that can be resident at once with one block per
   // SM, and the dynamic shared memory that makes it one (0: not possible).
@@ -972,7 +961,7 @@ struct TemplateMatcherCuda::Impl {
   bool use_graphs = false;
   bool profile = false;
   cudaEvent_t events[2] = {};
-  // CUDAPREP_TM_TRACE=1: per-block phase clocks of the last launch, summarised on stderr.
+  // diagnostics.trace: per-block phase clocks of the last launch, summarised on stderr.
   cuda::DeviceBuffer trace;
   int trace_capacity = 0;   // blocks
   unsigned trace_blocks = 0;  // of the last launch
@@ -1378,7 +1367,7 @@ struct TemplateMatcherCuda::Impl {
   // about 2 us sooner than kSync (cudaStreamSynchronize), which waits for the whole kernel to
   // retire and for the driver to notice.
   Status wait_for_candidates() {
-    if (wait == Wait::kSync) return cuda_status(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    if (wait == GpuWait::StreamSync) return cuda_status(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     const volatile unsigned* done = &reinterpret_cast<volatile OutHeader*>(host_out.data())->done;
     for (unsigned spin = 0; !*done; ++spin) {
       if ((spin & 255u) == 255u) {
@@ -1402,7 +1391,7 @@ struct TemplateMatcherCuda::Impl {
     in_flight = false;
   }
 
-  // CUDAPREP_TM_PROFILE=1: events around the kernel, its time printed after each match().
+  // diagnostics.kernel_time: events around the kernel, its time printed after each match().
   void mark(int i) {
     if (profile) cudaEventRecord(events[i], stream);
   }
@@ -1499,22 +1488,30 @@ int TemplateMatcherCuda::template_height() const { return impl_->th; }
 TemplateMatcherCuda::TextureCacheStats TemplateMatcherCuda::texture_cache_stats() const { return impl_->stats; }
 
 namespace {
-// Environment overrides: the value if it is one of `allowed`, else 0.
-int env_choice(const char* name, std::initializer_list<int> allowed) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return 0;
-  const int x = std::atoi(v);
-  for (int a : allowed)
-    if (x == a && std::to_string(a) == v) return x;
-  return 0;
+Status check_tuning(const MatcherCudaOptions::Tuning& t) {
+  auto refuse = [](const char* what, int v) {
+    return Status::error(std::string("TemplateMatcherCuda: tuning.") + what + " " + std::to_string(v) + " is invalid");
+  };
+  if (t.tile_width != 0 && t.tile_width != 64 && t.tile_width != 128) return refuse("tile_width", t.tile_width);
+  if (t.row_split != 0 && t.row_split != 1 && t.row_split != 2 && t.row_split != 4)
+    return refuse("row_split", t.row_split);
+  if (t.cluster_split < 0 || t.cluster_split > kMaxKz) return refuse("cluster_split", t.cluster_split);
+  return Status();
+}
+
+int override_value(MatcherCudaOptions::Override o) {
+  return o == MatcherCudaOptions::Override::Auto ? -1 : o == MatcherCudaOptions::Override::On ? 1 : 0;
 }
 }  // namespace
 
-Status TemplateMatcherCuda::configure(int frame_width, int frame_height, void* stream) {
+Status TemplateMatcherCuda::configure(int frame_width, int frame_height, void* stream, const Options& options) {
   Impl& m = *impl_;
   m.release();
   if (frame_width <= 0 || frame_height <= 0)
     return Status::error("invalid frame size " + std::to_string(frame_width) + "x" + std::to_string(frame_height));
+  CUDAPREP_RETURN_IF_ERROR(check_tuning(options.tuning));
+  const MatcherCudaOptions::Tuning& tuning = options.tuning;
+  const MatcherCudaOptions::Diagnostics& diagnostics = options.diagnostics;
   m.stream = static_cast<cudaStream_t>(stream);
   int dev = 0;
   CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaGetDevice(&dev), "cudaGetDevice"));
@@ -1541,38 +1538,25 @@ Status TemplateMatcherCuda::configure(int frame_width, int frame_height, void* s
     CUDAPREP_RETURN_IF_ERROR(cuda_status(
         cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, m.smem_optin), "cudaFuncSetAttribute"));
   }
-  m.use_mma = m.cc_major >= 8;
-  if (const char* k = std::getenv("CUDAPREP_TM_KERNEL")) {
-    if (std::strcmp(k, "dp4a") == 0) m.use_mma = false;
-  }
+  m.use_mma = m.cc_major >= 8 && !tuning.dp4a;
   m.clusters = m.cc_major >= 9;
-  m.force_pp = env_choice("CUDAPREP_TM_TILE", {64, 128}) / 64;
-  m.force_ks = env_choice("CUDAPREP_TM_KSPLIT", {1, 2, 4});
-  m.force_kz = env_choice("CUDAPREP_TM_KZ", {1, 2, 3, 4, 5, 6, 7, 8});
-  const char* solo = std::getenv("CUDAPREP_TM_SOLO");
-  m.force_solo = solo && std::strcmp(solo, "0") == 0 ? 0 : solo && std::strcmp(solo, "1") == 0 ? 1 : -1;
-  const char* scan = std::getenv("CUDAPREP_TM_SCAN");
-  m.scan_split = !(scan && std::strcmp(scan, "0") == 0);
-  const char* pipe = std::getenv("CUDAPREP_TM_PIPE");
-  m.force_pipe = pipe && std::strcmp(pipe, "0") == 0 ? 0 : pipe && std::strcmp(pipe, "1") == 0 ? 1 : -1;
+  m.force_pp = tuning.tile_width / 64;
+  m.force_ks = tuning.row_split;
+  m.force_kz = tuning.cluster_split;
+  m.force_solo = override_value(tuning.solo);
+  m.scan_split = tuning.prefix_sums;
+  m.force_pipe = override_value(tuning.pipelining);
   // Graphs need a stream of the caller's own (the legacy stream cannot be captured).
-  const char* g = std::getenv("CUDAPREP_TM_GRAPHS");
-  m.use_graphs = m.stream != nullptr && !(g && std::strcmp(g, "0") == 0);
-  const char* prof = std::getenv("CUDAPREP_TM_PROFILE");
-  if (prof && std::strcmp(prof, "1") == 0) {
+  m.use_graphs = m.stream != nullptr && tuning.graphs;
+  if (diagnostics.kernel_time) {
     for (cudaEvent_t& e : m.events) CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaEventCreate(&e), "cudaEventCreate"));
     m.profile = true;
   }
-  const char* m16 = std::getenv("CUDAPREP_TM_M16");
-  m.m16_split = !(m16 && std::strcmp(m16, "0") == 0);
-  const char* wait = std::getenv("CUDAPREP_TM_WAIT");
-  m.wait = wait && std::strcmp(wait, "sync") == 0 ? Impl::Wait::kSync : Impl::Wait::kFlag;
-  const char* nms = std::getenv("CUDAPREP_TM_NMS_HOST_UPTO");
-  m.nms_host_up_to = nms && *nms ? static_cast<unsigned>(std::strtoul(nms, nullptr, 10)) : kNmsHostUpTo;
-  const char* ht = std::getenv("CUDAPREP_TM_HOSTTIME");
-  m.host_time = ht && std::strcmp(ht, "1") == 0;
-  const char* tr = std::getenv("CUDAPREP_TM_TRACE");
-  if (tr && std::strcmp(tr, "1") == 0) {
+  m.m16_split = tuning.m16;
+  m.wait = options.wait;
+  m.nms_host_up_to = tuning.nms_on_host_up_to;
+  m.host_time = diagnostics.host_time;
+  if (diagnostics.trace) {
     m.trace_capacity = ((frame_width + 63) / 64 + 1) * ((frame_height + 63) / 64) * kMaxKz;
     CUDAPREP_RETURN_IF_ERROR(m.trace.allocate(static_cast<size_t>(m.trace_capacity) * kTraceSlots * 8));
     CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaDeviceGetAttribute(&m.clock_khz, cudaDevAttrClockRate, dev), "cudaDeviceGetAttribute"));
