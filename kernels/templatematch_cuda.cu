@@ -49,6 +49,16 @@ FrameKernel frame_kernel_for(const tm::KernelVariant& k) {
   return k.pipelined ? frame_kernel<true, 2, true, false, false> : frame_kernel<true, 2, false, false, false>;
 }
 
+// A thread-block cluster of kz blocks along z: the template-row split of one tile.
+cudaLaunchAttribute cluster_of(int kz) {
+  cudaLaunchAttribute a{};
+  a.id = cudaLaunchAttributeClusterDimension;
+  a.val.clusterDim.x = 1;
+  a.val.clusterDim.y = 1;
+  a.val.clusterDim.z = static_cast<unsigned>(kz);
+  return a;
+}
+
 // The planner's occupancy questions, answered by the CUDA runtime.
 class RuntimeOccupancy : public tm::OccupancyQueries {
  public:
@@ -61,11 +71,7 @@ class RuntimeOccupancy : public tm::OccupancyQueries {
     cfg.gridDim = dim3(1, 1, kz);
     cfg.blockDim = dim3(threads);
     cfg.dynamicSmemBytes = static_cast<size_t>(smem);
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = 1;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = static_cast<unsigned>(kz);
+    cudaLaunchAttribute attr[1] = {cluster_of(kz)};
     cfg.attrs = attr;
     cfg.numAttrs = 1;
     if (cudaOccupancyMaxActiveClusters(clusters, frame_kernel_for(kernel), &cfg) != cudaSuccess) {
@@ -87,6 +93,7 @@ struct TemplateMatcherCuda::Impl {
   bool configured = false;
   int width = 0, height = 0;
   // Device properties.
+  int device = 0;
   tm::GpuLimits gpu;
   int tex_pitch_align = 32;
   int tex_align = 512;
@@ -212,12 +219,8 @@ struct TemplateMatcherCuda::Impl {
     cfg.blockDim = dim3(tm::LaunchPlanner::block_threads(pl));
     cfg.dynamicSmemBytes = static_cast<size_t>(pl.smem);
     cfg.stream = stream;
-    cudaLaunchAttribute attr[1];
+    cudaLaunchAttribute attr[1] = {cluster_of(pl.kz)};
     if (pl.kz > 1) {
-      attr[0].id = cudaLaunchAttributeClusterDimension;
-      attr[0].val.clusterDim.x = 1;
-      attr[0].val.clusterDim.y = 1;
-      attr[0].val.clusterDim.z = static_cast<unsigned>(pl.kz);
       cfg.attrs = attr;
       cfg.numAttrs = 1;
     }
@@ -307,29 +310,27 @@ struct TemplateMatcherCuda::Impl {
     return Status();
   }
 
-  // The device's figures, and the kernels' dynamic shared-memory limit.
+  // The current device's figures, and the kernels' dynamic shared-memory limit.
   Status read_device() {
-    int dev = 0;
-    CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaGetDevice(&dev), "cudaGetDevice"));
-    CUDAPREP_RETURN_IF_ERROR(device_attribute(&gpu.cc_major, cudaDevAttrComputeCapabilityMajor, dev));
-    CUDAPREP_RETURN_IF_ERROR(device_attribute(&gpu.smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    CUDAPREP_RETURN_IF_ERROR(device_attribute(&tex_pitch_align, cudaDevAttrTexturePitchAlignment, dev));
+    CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaGetDevice(&device), "cudaGetDevice"));
+    CUDAPREP_RETURN_IF_ERROR(device_attribute(&gpu.cc_major, cudaDevAttrComputeCapabilityMajor, device));
+    CUDAPREP_RETURN_IF_ERROR(device_attribute(&gpu.smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    CUDAPREP_RETURN_IF_ERROR(device_attribute(&tex_pitch_align, cudaDevAttrTexturePitchAlignment, device));
     if (tex_pitch_align < 16) tex_pitch_align = 16;
-    CUDAPREP_RETURN_IF_ERROR(device_attribute(&tex_align, cudaDevAttrTextureAlignment, dev));
+    CUDAPREP_RETURN_IF_ERROR(device_attribute(&tex_align, cudaDevAttrTextureAlignment, device));
     if (tex_align < tex_pitch_align) tex_align = tex_pitch_align;
-    CUDAPREP_RETURN_IF_ERROR(device_attribute(&gpu.sm_count, cudaDevAttrMultiProcessorCount, dev));
-    CUDAPREP_RETURN_IF_ERROR(device_attribute(&gpu.smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
-    CUDAPREP_RETURN_IF_ERROR(device_attribute(&gpu.smem_reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev));
+    CUDAPREP_RETURN_IF_ERROR(device_attribute(&gpu.sm_count, cudaDevAttrMultiProcessorCount, device));
+    CUDAPREP_RETURN_IF_ERROR(device_attribute(&gpu.smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+    CUDAPREP_RETURN_IF_ERROR(device_attribute(&gpu.smem_reserved, cudaDevAttrReservedSharedMemoryPerBlock, device));
     // The kernel has no static shared memory: its dynamic limit can be the whole opt-in size (set
     // once, to the maximum, so that matchers with different templates never fight over it).
     for (int i = 0; i < 32; ++i) {  // every (mma, pp, pipelined, m16, scan) of the table
       const tm::KernelVariant v{(i & 1) != 0, 1 + ((i >> 1) & 1), ((i >> 2) & 1) != 0, ((i >> 3) & 1) != 0,
                                 ((i >> 4) & 1) != 0};
       const void* k = reinterpret_cast<const void*>(frame_kernel_for(v));
-      CUDAPREP_RETURN_IF_ERROR(cuda_status(
-          cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, gpu.smem_optin), "cudaFuncSetAttribute"));
+      const cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, gpu.smem_optin);
+      CUDAPREP_RETURN_IF_ERROR(cuda_status(e, "cudaFuncSetAttribute"));
     }
-    if (trace_capacity > 0) CUDAPREP_RETURN_IF_ERROR(device_attribute(&clock_khz, cudaDevAttrClockRate, dev));
     return Status();
   }
 
@@ -342,6 +343,7 @@ struct TemplateMatcherCuda::Impl {
     if (d.trace) {
       trace_capacity = ((frame_width + 63) / 64 + 1) * ((frame_height + 63) / 64) * tm::kMaxKz;
       CUDAPREP_RETURN_IF_ERROR(trace.allocate(static_cast<size_t>(trace_capacity) * tm::kTraceSlots * 8));
+      CUDAPREP_RETURN_IF_ERROR(device_attribute(&clock_khz, cudaDevAttrClockRate, device));
     }
     return Status();
   }
@@ -391,8 +393,8 @@ Status TemplateMatcherCuda::configure(int frame_width, int frame_height, void* s
     return Status::error("invalid frame size " + std::to_string(frame_width) + "x" + std::to_string(frame_height));
   CUDAPREP_RETURN_IF_ERROR(tm::check_tuning(options.tuning));
   m.stream = static_cast<cudaStream_t>(stream);
-  CUDAPREP_RETURN_IF_ERROR(m.enable_diagnostics(options.diagnostics, frame_width, frame_height));
   CUDAPREP_RETURN_IF_ERROR(m.read_device());
+  CUDAPREP_RETURN_IF_ERROR(m.enable_diagnostics(options.diagnostics, frame_width, frame_height));
   m.planner = tm::LaunchPlanner(m.gpu, options.tuning);
   // Graphs need a stream of the caller's own (the legacy stream cannot be captured).
   m.use_graphs = m.stream != nullptr && options.tuning.graphs;
