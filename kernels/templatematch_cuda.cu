@@ -113,7 +113,12 @@ struct TemplateMatcherCuda::Impl {
   cuda::PinnedBuffer host_out;  // OutHeader, then the candidates; written by the kernel (mapped)
   OutHeader* out_dev = nullptr;  // host_out as the device sees it
   int capacity = 0;              // cells of the full frame >= cells of any search region
-  tm::TextureCache textures;
+  // Safe to destroy a texture once no kernel of this matcher is still in flight; no graph may
+  // replay it.
+  tm::TextureCache textures{[this](cudaTextureObject_t tex) {
+    settle();
+    graphs.drop_texture(tex);
+  }};
   tm::GraphCache graphs;
   bool use_graphs = false;
   // Diagnostics.
@@ -160,19 +165,14 @@ struct TemplateMatcherCuda::Impl {
   // A texture over the frame's plane; frames whose pointer or pitch a texture cannot take are
   // first copied into the staging buffer (allocated in configure()).
   Status texture_for(const GrayView& f, cudaTextureObject_t* out) {
-    // Safe to destroy once no kernel of this matcher is still in flight; no graph may replay it.
-    auto before_evict = [this](cudaTextureObject_t tex) {
-      settle();
-      graphs.drop_texture(tex);
-    };
     const bool usable = reinterpret_cast<uintptr_t>(f.data) % tex_align == 0 && f.stride % tex_pitch_align == 0 &&
                         f.stride >= tm::round_up(f.width, 16);
-    if (usable && textures.get(f.data, f.stride, f.width, f.height, before_evict, out).ok()) return Status();
+    if (usable && textures.get(f.data, f.stride, f.width, f.height, out).ok()) return Status();
     cudaGetLastError();  // a refused texture leaves no sticky error, but be tidy
     CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaMemcpy2DAsync(staging.data(), staging.pitch(), f.data, f.stride, f.width,
                                                            f.height, cudaMemcpyDeviceToDevice, stream),
                                          "cudaMemcpy2DAsync (staging)"));
-    return textures.get(staging.data(), static_cast<int64_t>(staging.pitch()), f.width, f.height, before_evict, out);
+    return textures.get(staging.data(), static_cast<int64_t>(staging.pitch()), f.width, f.height, out);
   }
 
   // One launch: scores of the region into `map` and, with peaks, the candidates into the pinned
@@ -243,9 +243,11 @@ struct TemplateMatcherCuda::Impl {
                        bool reused_texture) {
     if (!use_graphs || profile || trace.data() || !reused_texture)
       return launch_frame(tex, r, true, threshold, max_matches);
-    bool capture_failed = false;
     const tm::GraphCache::Key key{tex, r, threshold, max_matches};
-    CUDAPREP_RETURN_IF_ERROR(graphs.replay(
+    Status launched;
+    if (graphs.replay(key, stream, &launched)) return launched;
+    bool capture_failed = false;
+    CUDAPREP_RETURN_IF_ERROR(graphs.capture(
         key, stream, [&] { return launch_frame(tex, r, true, threshold, max_matches); }, &capture_failed));
     if (!capture_failed) return Status();
     use_graphs = false;  // capture is not available here: plain launches from now on

@@ -15,16 +15,21 @@ bool same_key(const GraphCache::Key& a, const GraphCache::Key& b) {
 }
 }  // namespace
 
-Status GraphCache::replay(const Key& key, cudaStream_t stream, const std::function<Status()>& launch,
-                          bool* capture_failed) {
-  *capture_failed = false;
+bool GraphCache::replay(const Key& key, cudaStream_t stream, Status* launched) {
   ++tick_;
   for (Entry& e : entries_) {
     if (same_key(e.key, key)) {
       e.last_use = tick_;
-      return cuda_status(cudaGraphLaunch(e.exec, stream), "cudaGraphLaunch");
+      *launched = cuda_status(cudaGraphLaunch(e.exec, stream), "cudaGraphLaunch");
+      return true;
     }
   }
+  return false;
+}
+
+Status GraphCache::capture(const Key& key, cudaStream_t stream, const std::function<Status()>& launch,
+                           bool* capture_failed) {
+  *capture_failed = false;
   cudaGraph_t graph = nullptr;
   CUDAPREP_RETURN_IF_ERROR(
       cuda_status(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture"));

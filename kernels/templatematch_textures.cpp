@@ -8,8 +8,7 @@
 namespace cudaprep {
 namespace tm {
 
-Status TextureCache::get(const void* ptr, int64_t pitch, int width, int height,
-                         const std::function<void(cudaTextureObject_t)>& before_evict, cudaTextureObject_t* out) {
+Status TextureCache::get(const void* ptr, int64_t pitch, int width, int height, cudaTextureObject_t* out) {
   ++tick_;
   for (Entry& e : entries_) {
     if (e.ptr == ptr && e.pitch == pitch && e.width == width && e.height == height) {
@@ -36,7 +35,7 @@ Status TextureCache::get(const void* ptr, int64_t pitch, int width, int height,
   if (static_cast<int>(entries_.size()) >= kTextureCacheSize) {
     auto lru = std::min_element(entries_.begin(), entries_.end(),
                                 [](const Entry& a, const Entry& b) { return a.last_use < b.last_use; });
-    before_evict(lru->tex);
+    before_evict_(lru->tex);
     cudaDestroyTextureObject(lru->tex);
     entries_.erase(lru);
   }

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "status.h"
@@ -19,16 +20,16 @@ constexpr int kTextureCacheSize = 16;
 
 class TextureCache {
  public:
-  TextureCache() = default;
+  // `before_evict` is called with the texture that makes room for a new one, before it is
+  // destroyed: the owner makes sure no kernel still reads it and forgets what refers to it.
+  explicit TextureCache(std::function<void(cudaTextureObject_t)> before_evict)
+      : before_evict_(std::move(before_evict)) {}
   ~TextureCache() { clear(); }
   TextureCache(const TextureCache&) = delete;
   TextureCache& operator=(const TextureCache&) = delete;
 
-  // The texture over (ptr, pitch, width x height); *reused: it was cached. `before_evict` is
-  // called with the texture that makes room, before it is destroyed (the caller makes sure no
-  // kernel still reads it and forgets what refers to it).
-  Status get(const void* ptr, int64_t pitch, int width, int height,
-             const std::function<void(cudaTextureObject_t)>& before_evict, cudaTextureObject_t* out);
+  // The texture over (ptr, pitch, width x height), cached or new (stats().hits tells which).
+  Status get(const void* ptr, int64_t pitch, int width, int height, cudaTextureObject_t* out);
   void clear();  // destroys every texture (no kernel may still read them)
   const TemplateMatcherCuda::TextureCacheStats& stats() const { return stats_; }
 
@@ -40,6 +41,7 @@ class TextureCache {
     cudaTextureObject_t tex = 0;
     uint64_t last_use = 0;
   };
+  std::function<void(cudaTextureObject_t)> before_evict_;
   std::vector<Entry> entries_;
   uint64_t tick_ = 0;
   TemplateMatcherCuda::TextureCacheStats stats_;
