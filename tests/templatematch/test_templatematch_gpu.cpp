@@ -219,6 +219,26 @@ INSTANTIATE_TEST_SUITE_P(Kernels, GpuMatch,
                                             ::testing::Bool()),
                          gpu_match_name);
 
+namespace {
+
+// Cluster-split cases: a region-sized frame with a 64 px template; odd sizes whose tiles are
+// clipped on both sides; a tall thin template (th = 8 kz at kz 8: 8 template rows a block).
+void compare_cluster_split(const MatcherCudaOptions& o, uint32_t seed, const std::string& what) {
+  struct Case {
+    int w, h, tw, th, tx, ty;
+    bool structured;
+  };
+  const Case cases[] = {{256, 256, 64, 64, 90, 70, true}, {203, 171, 37, 61, 101, 57, false},
+                        {181, 150, 9, 64, 150, 40, true}};
+  for (const Case& c : cases) {
+    Gray f = c.structured ? tmtest::structured_gray(c.w, c.h, seed++) : tmtest::random_gray(c.w, c.h, seed++);
+    compare_paths(f, tmtest::crop(f, c.tx, c.ty, c.tw, c.th), o,
+                  what + " " + std::to_string(c.tw) + "x" + std::to_string(c.th));
+  }
+}
+
+}  // namespace
+
 // Every cluster split (kz blocks per tile, non-powers of two too: uneven template-row and
 // tile-row shares), with and without one block per SM and the prefix-sum window sums, against the
 // CPU. Forced splits apply whatever the grid size (sm_90; elsewhere the default path runs).
@@ -226,14 +246,6 @@ INSTANTIATE_TEST_SUITE_P(Kernels, GpuMatch,
 class GpuClusterSplit : public ::testing::TestWithParam<std::tuple<int, bool>> {};
 
 TEST_P(GpuClusterSplit, EqualsCpu) {
-  struct Case {
-    int w, h, tw, th, tx, ty;
-    bool structured;
-  };
-  // A region-sized frame with a 64 px template; odd sizes whose tiles are clipped on both sides;
-  // a tall thin template (th = 8 kz at kz 8: 8 template rows a block).
-  const Case cases[] = {{256, 256, 64, 64, 90, 70, true}, {203, 171, 37, 61, 101, 57, false},
-                        {181, 150, 9, 64, 150, 40, true}};
   const int kz = std::get<0>(GetParam());
   uint32_t seed = 900 + 100 * kz;
   for (bool solo : {false, true})
@@ -242,12 +254,9 @@ TEST_P(GpuClusterSplit, EqualsCpu) {
       o.tuning.cluster_split = kz;
       o.tuning.solo = solo ? MatcherCudaOptions::Override::On : MatcherCudaOptions::Override::Off;
       o.tuning.prefix_sums = scan;
-      for (const Case& c : cases) {
-        Gray f = c.structured ? tmtest::structured_gray(c.w, c.h, seed++) : tmtest::random_gray(c.w, c.h, seed++);
-        compare_paths(f, tmtest::crop(f, c.tx, c.ty, c.tw, c.th), o,
-                      "kz " + std::to_string(kz) + " solo " + std::to_string(solo) + " scan " + std::to_string(scan) +
-                          " " + std::to_string(c.tw) + "x" + std::to_string(c.th));
-      }
+      compare_cluster_split(o, seed, "kz " + std::to_string(kz) + " solo " + std::to_string(solo) + " scan " +
+                                         std::to_string(scan));
+      seed += 3;
     }
 }
 
@@ -255,6 +264,25 @@ INSTANTIATE_TEST_SUITE_P(Kz, GpuClusterSplit, ::testing::Combine(::testing::Rang
                          [](const ::testing::TestParamInfo<std::tuple<int, bool>>& i) {
                            return "Kz" + std::to_string(std::get<0>(i.param)) + nms_suffix(std::get<1>(i.param));
                          });
+
+// The cluster-split kernels the defaults never launch: without software pipelining (one
+// 16-row M-group per warp, both window-sum passes), and with two M-groups per warp.
+TEST(GpuClusterSplitVariants, NotPipelinedOrTwoMGroupsEqualsCpu) {
+  for (int kz : {3, 8}) {
+    MatcherCudaOptions o;
+    o.tuning.cluster_split = kz;
+    o.tuning.pipelining = MatcherCudaOptions::Override::Off;
+    for (bool scan : {false, true}) {
+      o.tuning.prefix_sums = scan;
+      compare_cluster_split(o, 2000 + 10 * kz, "kz " + std::to_string(kz) + " not pipelined, scan " +
+                                                   std::to_string(scan));
+    }
+    o = MatcherCudaOptions();
+    o.tuning.cluster_split = kz;
+    o.tuning.m16 = false;
+    compare_cluster_split(o, 2100 + 10 * kz, "kz " + std::to_string(kz) + " two M-groups per warp");
+  }
+}
 
 TEST(GpuMatchMisc, PastedCopiesAndThresholds) {
   Gray f = tmtest::random_gray(640, 360, 1, 100, 140);
