@@ -1,10 +1,10 @@
 // Template matching benchmark: TemplateMatcherCuda::match() (scores + peaks + NMS, one sync) on a
-// 1920x1080 frame, for each variant that configure() can be switched to by environment variables
-// (kVariants; the default first and again last), side by side with a naive one-thread-per-position
+// 1920x1080 frame, for each variant of MatcherCudaOptions that configure() is given (kVariants; the
+// default first and again last), side by side with a naive one-thread-per-position
 // texture kernel and with NPP's nppiCrossCorrValid_NormLevel_8u32f_C1R_Ctx (loaded at run time when
 // the library is present; NPP computes the score map only, no peaks). Host wall time of match() and
 // the kernels' GPU time (CUDA events), medians; every variant's score map is compared bit for bit
-// with the default's. Per case, three traced match() calls of the default (CUDAPREP_TM_TRACE=1:
+// with the default's. Per case, three traced match() calls of the default (diagnostics.trace:
 // per-block phase times on stderr). A markdown table last.
 //
 //   templatematch_bench [iterations] [case substring] [variant name]   (filters: e.g. for ncu)
@@ -179,48 +179,45 @@ void launch_overhead(cudaStream_t s) {
   cudaFree(dev);
 }
 
-// Variants of TemplateMatcherCuda, chosen by the environment variables configure() reads; the
-// first is the default, timed again last to show the run-to-run spread.
+// Variants of TemplateMatcherCuda, as the options configure() is given; the first is the
+// default, timed again last to show the run-to-run spread.
+using Options = MatcherCudaOptions;
+using Override = MatcherCudaOptions::Override;
 struct Variant {
   const char* name;
-  const char* env[3][2];
+  void (*apply)(Options&);
 };
-const char* const kEnvNames[] = {"CUDAPREP_TM_KERNEL", "CUDAPREP_TM_TILE",  "CUDAPREP_TM_KSPLIT",
-                                 "CUDAPREP_TM_KZ",     "CUDAPREP_TM_GRAPHS", "CUDAPREP_TM_PIPE",
-                                 "CUDAPREP_TM_PROFILE", "CUDAPREP_TM_TRACE",  "CUDAPREP_TM_M16",
-                                 "CUDAPREP_TM_WAIT",   "CUDAPREP_TM_HOSTTIME",
-                                 "CUDAPREP_TM_NMS_HOST_UPTO", "CUDAPREP_TM_SOLO",   "CUDAPREP_TM_SCAN"};
 const Variant kVariants[] = {
-    {"default", {{nullptr, nullptr}, {nullptr, nullptr}}},
-    {"plain launches", {{"CUDAPREP_TM_GRAPHS", "0"}, {nullptr, nullptr}}},
-    {"pipelined", {{"CUDAPREP_TM_PIPE", "1"}, {"CUDAPREP_TM_TILE", "64"}}},
-    {"not pipelined", {{"CUDAPREP_TM_PIPE", "0"}, {"CUDAPREP_TM_TILE", "64"}}},
-    {"128 wide", {{"CUDAPREP_TM_TILE", "128"}, {nullptr, nullptr}}},
-    {"128 wide, not pipelined", {{"CUDAPREP_TM_TILE", "128"}, {"CUDAPREP_TM_PIPE", "0"}}},
-    {"ks 1", {{"CUDAPREP_TM_KSPLIT", "1"}, {nullptr, nullptr}}},
-    {"ks 2", {{"CUDAPREP_TM_KSPLIT", "2"}, {nullptr, nullptr}}},
-    {"kz 1", {{"CUDAPREP_TM_KZ", "1"}, {nullptr, nullptr}}},
-    {"kz 4", {{"CUDAPREP_TM_KZ", "4"}, {nullptr, nullptr}}},
+    {"default", [](Options&) {}},
+    {"plain launches", [](Options& o) { o.tuning.graphs = false; }},
+    {"pipelined", [](Options& o) { o.tuning.pipelining = Override::On; o.tuning.tile_width = 64; }},
+    {"not pipelined", [](Options& o) { o.tuning.pipelining = Override::Off; o.tuning.tile_width = 64; }},
+    {"128 wide", [](Options& o) { o.tuning.tile_width = 128; }},
+    {"128 wide, not pipelined", [](Options& o) { o.tuning.tile_width = 128; o.tuning.pipelining = Override::Off; }},
+    {"ks 1", [](Options& o) { o.tuning.row_split = 1; }},
+    {"ks 2", [](Options& o) { o.tuning.row_split = 2; }},
+    {"kz 1", [](Options& o) { o.tuning.cluster_split = 1; }},
+    {"kz 4", [](Options& o) { o.tuning.cluster_split = 4; }},
     {"kz 8, packed, no prefix sums (before)",
-     {{"CUDAPREP_TM_KZ", "8"}, {"CUDAPREP_TM_SOLO", "0"}, {"CUDAPREP_TM_SCAN", "0"}}},
-    {"kz 8, packed", {{"CUDAPREP_TM_KZ", "8"}, {"CUDAPREP_TM_SOLO", "0"}}},
-    {"kz 8, solo (2 waves)", {{"CUDAPREP_TM_KZ", "8"}, {"CUDAPREP_TM_SOLO", "1"}}},
-    {"kz 7, packed", {{"CUDAPREP_TM_KZ", "7"}, {"CUDAPREP_TM_SOLO", "0"}}},
-    {"kz 6", {{"CUDAPREP_TM_KZ", "6"}, {nullptr, nullptr}}},
-    {"kz 5", {{"CUDAPREP_TM_KZ", "5"}, {nullptr, nullptr}}},
-    {"no prefix sums", {{"CUDAPREP_TM_SCAN", "0"}, {nullptr, nullptr}}},
-    {"two M-groups per warp", {{"CUDAPREP_TM_M16", "0"}, {nullptr, nullptr}}},
-    {"dp4a", {{"CUDAPREP_TM_KERNEL", "dp4a"}, {nullptr, nullptr}}},
-    {"wait: stream sync", {{"CUDAPREP_TM_WAIT", "sync"}, {nullptr, nullptr}}},
-    {"suppression on the host", {{"CUDAPREP_TM_NMS_HOST_UPTO", "100000"}, {nullptr, nullptr}}},
-    {"default again", {{nullptr, nullptr}, {nullptr, nullptr}}},
+     [](Options& o) { o.tuning.cluster_split = 8; o.tuning.solo = Override::Off; o.tuning.prefix_sums = false; }},
+    {"kz 8, packed", [](Options& o) { o.tuning.cluster_split = 8; o.tuning.solo = Override::Off; }},
+    {"kz 8, solo (2 waves)", [](Options& o) { o.tuning.cluster_split = 8; o.tuning.solo = Override::On; }},
+    {"kz 7, packed", [](Options& o) { o.tuning.cluster_split = 7; o.tuning.solo = Override::Off; }},
+    {"kz 6", [](Options& o) { o.tuning.cluster_split = 6; }},
+    {"kz 5", [](Options& o) { o.tuning.cluster_split = 5; }},
+    {"no prefix sums", [](Options& o) { o.tuning.prefix_sums = false; }},
+    {"two M-groups per warp", [](Options& o) { o.tuning.m16 = false; }},
+    {"dp4a", [](Options& o) { o.tuning.dp4a = true; }},
+    {"wait: stream sync", [](Options& o) { o.wait = GpuWait::StreamSync; }},
+    {"suppression on the host", [](Options& o) { o.tuning.nms_on_host_up_to = 100000; }},
+    {"default again", [](Options&) {}},
 };
 constexpr int kNumVariants = sizeof(kVariants) / sizeof(kVariants[0]);
 
-void select_variant(const Variant& v) {
-  for (const char* n : kEnvNames) unsetenv(n);
-  for (const auto& e : v.env)
-    if (e[0]) setenv(e[0], e[1], 1);
+Options options_of(const Variant& v) {
+  Options o;
+  v.apply(o);
+  return o;
 }
 
 // The stderr lines of `calls` calls (the matcher's diagnostics), captured through a temporary file.
@@ -247,7 +244,7 @@ std::vector<std::string> stderr_lines(int calls, F&& call) {
   return lines;
 }
 
-// Median kernel time of `calls` match() calls with CUDAPREP_TM_PROFILE=1 (events around the launch).
+// Median kernel time of `calls` match() calls with diagnostics.kernel_time (events around the launch).
 template <class F>
 double profiled_kernel_ms(int calls, F&& call) {
   std::vector<double> t;
@@ -258,7 +255,7 @@ double profiled_kernel_ms(int calls, F&& call) {
   return median(t);
 }
 
-// Medians of match()'s host-side phases with CUDAPREP_TM_HOSTTIME=1: launch call, wait, NMS.
+// Medians of match()'s host-side phases with diagnostics.host_time: launch call, wait, NMS.
 struct HostTimes {
   double enqueue = NAN, wait = NAN, select = NAN;
   int candidates = 0;
@@ -386,9 +383,9 @@ int main(int argc, char** argv) {
       row.wall[vi] = row.kernel[vi] = NAN;
       row.mismatches[vi] = 0;
       if (!variant_filter.empty() && variant_filter != kVariants[vi].name) continue;
-      select_variant(kVariants[vi]);
+      const Options variant = options_of(kVariants[vi]);
       TemplateMatcherCuda m;
-      Status s = m.configure(W, H, stream);
+      Status s = m.configure(W, H, stream, variant);
       if (s.ok()) s = m.set_template(tv);
       if (!s.ok()) {
         std::printf("%s, %s: %s\n", k.name.c_str(), kVariants[vi].name, s.message().c_str());
@@ -423,35 +420,34 @@ int main(int argc, char** argv) {
         if (map.size() != ours_map.size()) row.mismatches[vi] = size_t(-1);
       }
       {  // match()'s host side: launch call, wait for the candidates, NMS (graphs as configured)
-        setenv("CUDAPREP_TM_HOSTTIME", "1", 1);
+        Options o = variant;
+        o.diagnostics.host_time = true;
         TemplateMatcherCuda mh;
-        if (mh.configure(W, H, stream).ok() && mh.set_template(tv).ok()) {
+        if (mh.configure(W, H, stream, o).ok() && mh.set_template(tv).ok()) {
           for (int i = 0; i < 3; ++i) mh.match(fv, ms, &out);
           const HostTimes h = host_times(21, [&] { mh.match(fv, ms, &out); });
           std::printf("host (us), %s, %s: enqueue %.2f, wait %.2f, select %.2f (%d candidates)\n", k.name.c_str(),
                       kVariants[vi].name, h.enqueue, h.wait, h.select, h.candidates);
         }
-        unsetenv("CUDAPREP_TM_HOSTTIME");
       }
       {  // the kernel alone (profiling launches it without a graph)
-        setenv("CUDAPREP_TM_PROFILE", "1", 1);
+        Options o = variant;
+        o.diagnostics.kernel_time = true;
         TemplateMatcherCuda mp;
-        if (mp.configure(W, H, stream).ok() && mp.set_template(tv).ok())
+        if (mp.configure(W, H, stream, o).ok() && mp.set_template(tv).ok())
           row.kernel[vi] = profiled_kernel_ms(21, [&] { mp.match(fv, ms, &out); });
-        unsetenv("CUDAPREP_TM_PROFILE");
       }
       if ((vi == 0 || std::strstr(kVariants[vi].name, "(before)")) && variant_filter.empty()) {  // phase times per block
-        setenv("CUDAPREP_TM_TRACE", "1", 1);
+        Options o = variant;
+        o.diagnostics.trace = true;
         TemplateMatcherCuda mt;
         std::fflush(stdout);
         std::fprintf(stderr, "%s, %s:\n", k.name.c_str(), kVariants[vi].name);
-        if (mt.configure(W, H, stream).ok() && mt.set_template(tv).ok())
+        if (mt.configure(W, H, stream, o).ok() && mt.set_template(tv).ok())
           for (int i = 0; i < 3; ++i) mt.match(fv, ms, &out);
         std::fflush(stderr);
-        unsetenv("CUDAPREP_TM_TRACE");
       }
     }
-    select_variant(kVariants[0]);
 
     // Naive texture kernel.
     {
@@ -540,7 +536,7 @@ int main(int argc, char** argv) {
 
   std::printf("\n### Template matching, %s, median of %d (ms)\n\n", prop.name, iters);
   std::printf("match(): scores + peaks + candidates + one sync + NMS on the host, host wall time. In brackets: the "
-              "GPU time of the kernel alone (events, CUDAPREP_TM_PROFILE). Naive and NPP: score map only, events.\n\n");
+              "GPU time of the kernel alone (events, diagnostics.kernel_time). Naive and NPP: score map only, events.\n\n");
   std::printf("| case |");
   for (int vi = 0; vi < kNumVariants; ++vi) std::printf(" %s |", kVariants[vi].name);
   std::printf(" naive | NPP |\n|---|");

@@ -1,17 +1,11 @@
 #include <cuda_runtime.h>
 
-#include <string>
-
 #include "cuda_device.h"
+#include "cuda_status.h"
 
 namespace cudaprep {
 namespace cuda {
 namespace {
-
-Status check(cudaError_t err, const char* what) {
-  if (err == cudaSuccess) return Status();
-  return Status::error(std::string(what) + ": " + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
-}
 
 cudaMemcpyKind to_kind(CopyKind k) {
   switch (k) {
@@ -35,11 +29,11 @@ int device_count() {
   return n;
 }
 
-Status set_device(int device_id) { return check(cudaSetDevice(device_id), "cudaSetDevice"); }
+Status set_device(int device_id) { return cuda_status(cudaSetDevice(device_id), "cudaSetDevice"); }
 
 Status stream_create(void** stream) {
   cudaStream_t s = nullptr;
-  CUDAPREP_RETURN_IF_ERROR(check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate"));
+  CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate"));
   *stream = s;
   return Status();
 }
@@ -49,12 +43,12 @@ void stream_destroy(void* stream) {
 }
 
 Status stream_sync(void* stream) {
-  return check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");
+  return cuda_status(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");
 }
 
 Status copy_2d_async(void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t width_bytes,
                      size_t height, CopyKind kind, void* stream) {
-  return check(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width_bytes, height, to_kind(kind),
+  return cuda_status(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width_bytes, height, to_kind(kind),
                                  static_cast<cudaStream_t>(stream)),
                "cudaMemcpy2DAsync");
 }
@@ -80,7 +74,7 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
 
 Status DeviceBuffer::allocate(size_t bytes) {
   reset();
-  CUDAPREP_RETURN_IF_ERROR(check(cudaMalloc(&ptr_, bytes), "cudaMalloc"));
+  CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaMalloc(&ptr_, bytes), "cudaMalloc"));
   bytes_ = bytes;
   pitch_ = bytes;
   return Status();
@@ -88,7 +82,7 @@ Status DeviceBuffer::allocate(size_t bytes) {
 
 Status DeviceBuffer::allocate_pitched(size_t width_bytes, size_t height) {
   reset();
-  CUDAPREP_RETURN_IF_ERROR(check(cudaMallocPitch(&ptr_, &pitch_, width_bytes, height), "cudaMallocPitch"));
+  CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaMallocPitch(&ptr_, &pitch_, width_bytes, height), "cudaMallocPitch"));
   bytes_ = pitch_ * height;
   return Status();
 }
@@ -103,7 +97,7 @@ PinnedBuffer::~PinnedBuffer() { reset(); }
 
 Status PinnedBuffer::allocate(size_t bytes) {
   reset();
-  CUDAPREP_RETURN_IF_ERROR(check(cudaMallocHost(&ptr_, bytes), "cudaMallocHost"));
+  CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaMallocHost(&ptr_, bytes), "cudaMallocHost"));
   bytes_ = bytes;
   return Status();
 }

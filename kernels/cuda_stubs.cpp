@@ -35,7 +35,7 @@ Status draw_boxes_cuda(const ImageView&, const Rect*, int, const BoxStyle&, void
 struct TemplateMatcherCuda::Impl {};
 TemplateMatcherCuda::TemplateMatcherCuda() = default;
 TemplateMatcherCuda::~TemplateMatcherCuda() = default;
-Status TemplateMatcherCuda::configure(int, int, void*) { return no_cuda(); }
+Status TemplateMatcherCuda::configure(int, int, void*, const Options&) { return no_cuda(); }
 Status TemplateMatcherCuda::set_template(const GrayView&) { return no_cuda(); }
 bool TemplateMatcherCuda::has_template() const { return false; }
 int TemplateMatcherCuda::template_width() const { return 0; }

@@ -2,8 +2,7 @@
 // kernel's parameters (no allocation, no copy). Same bands and colours as draw_boxes_cpu.
 #include <cuda_runtime.h>
 
-#include <string>
-
+#include "cuda_status.h"
 #include "templatematch_internal.h"
 
 namespace cudaprep {
@@ -82,10 +81,7 @@ Status draw_boxes_cuda(const ImageView& frame, const Rect* boxes, int count, con
     p.count = count - first < kMaxMatches ? count - first : kMaxMatches;
     for (int i = 0; i < p.count; ++i) p.boxes[i] = boxes[first + i];
     draw_kernel<<<dim3(p.count, 4), 256, 0, st>>>(p);
-    const cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess)
-      return Status::error(std::string("draw_boxes_cuda launch: ") + cudaGetErrorName(e) + " (" +
-                           cudaGetErrorString(e) + ")");
+    CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaGetLastError(), "draw_boxes_cuda launch"));
   }
   return Status();
 }

@@ -1,18 +1,12 @@
 // Frame -> 8-bit gray on the GPU: the same fixed-point formula as to_gray_cpu (bit-identical).
 #include <cuda_runtime.h>
 
-#include <string>
-
+#include "cuda_status.h"
 #include "templatematch_internal.h"
 
 namespace cudaprep {
 
 namespace {
-
-Status cuda_status(cudaError_t e, const char* what) {
-  if (e == cudaSuccess) return Status();
-  return Status::error(std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
-}
 
 template <int BPP, int R, int G, int B>
 __global__ void gray_kernel(const uint8_t* __restrict src, int64_t src_stride, uint8_t* __restrict dst,

@@ -88,21 +88,69 @@ class TemplateMatcherCpu {
   std::unique_ptr<WorkerPool> pool_;     // on the heap: a move of the matcher leaves its threads be
 };
 
+// How TemplateMatcherCuda::match() waits for the kernel's matches.
+enum class GpuWait {
+  // Spin on the flag the kernel writes into pinned memory after the matches, the way
+  // cudaStreamSynchronize spins under the default scheduling policy (about 2 us sooner per frame
+  // on an H200: it need not wait for the kernel to retire).
+  Spin,
+  // cudaStreamSynchronize: honours a context created with blocking synchronisation.
+  StreamSync,
+};
+
+// Settings of a TemplateMatcherCuda, fixed at configure(). The defaults are the production
+// behaviour; `tuning` and `diagnostics` are for tests and benchmarks.
+struct MatcherCudaOptions {
+  GpuWait wait = GpuWait::Spin;
+
+  // Auto: the launch planner decides (per template and search region).
+  enum class Override { Auto, Off, On };
+
+  // Launch shapes forced regardless of the planner's choice (0 / Auto: its choice). A forced
+  // shape that the template or the GPU cannot take falls back to the nearest that it can.
+  struct Tuning {
+    bool dp4a = false;                    // the pre-Ampere dp4a kernel even where tensor cores exist
+    int tile_width = 0;                   // positions per tile row: 64 or 128
+    int row_split = 0;                    // template rows split over 1, 2 or 4 warp groups of a block
+    int cluster_split = 0;                // template rows split over 1..8 blocks of a cluster (sm_90+)
+    Override solo = Override::Auto;       // cluster splits with one block per SM: never / where possible
+    bool prefix_sums = true;              // cluster-split blocks take window sums from row prefix sums
+    Override pipelining = Override::Auto;  // software-pipelined tensor-core loop
+    bool m16 = true;                      // cluster-split blocks run 8 warps of one 16-row M-group
+    bool graphs = true;                   // replay each frame's launch as a CUDA graph (own stream only)
+    // Candidate lists up to this long cross to the host whole and are suppressed there; longer
+    // ones are suppressed in the kernel where it can hold them (0: every list it can hold). Up to
+    // 64 the host is cheaper than the kernel's rounds (a barrier each); above, it costs ~30 ns each.
+    unsigned nms_on_host_up_to = 64;
+  } tuning;
+
+  // Measurements written to stderr (the benchmark reads them).
+  struct Diagnostics {
+    bool kernel_time = false;  // "tm profile (ms): kernel T" per match(), from events (no graphs)
+    bool host_time = false;    // "tm host (us): enqueue A wait B select C candidates N" per match()
+    bool trace = false;        // per-block phase clocks of each launch, one summary line (no graphs)
+  } diagnostics;
+};
+
 // CUDA path. configure() once per caps (allocates everything a frame needs); set_template()
-// once per template; match() per frame enqueues one kernel on the stream and waits once, for
-// the flag the kernel sets in pinned memory after the short match list (non-maximum suppression
-// runs in the kernel when many cells qualify). The frame is read through texture objects, which
-// are cached per plane pointer so a buffer pool's frames reuse them. Work enqueued on the same
-// stream after match() runs after the kernel; the matcher syncs the stream itself before it
-// destroys anything the kernel may still use.
+// once per template; match() per frame enqueues one kernel on the stream and waits once, by
+// default for the flag the kernel sets in pinned memory after the short match list (non-maximum
+// suppression runs in the kernel when many cells qualify). The frame is read through texture
+// objects, which are cached per plane pointer so a buffer pool's frames reuse them. Work enqueued
+// on the same stream after match() runs after the kernel; the matcher syncs the stream itself
+// before it destroys anything the kernel may still use. Two matchers in one process may be
+// configured differently.
 class TemplateMatcherCuda {
  public:
+  using Options = MatcherCudaOptions;
+
   TemplateMatcherCuda();
   ~TemplateMatcherCuda();
   TemplateMatcherCuda(const TemplateMatcherCuda&) = delete;
   TemplateMatcherCuda& operator=(const TemplateMatcherCuda&) = delete;
 
-  Status configure(int frame_width, int frame_height, void* stream);
+  // Invalid tuning values (e.g. a tile width of 96) are refused with an error.
+  Status configure(int frame_width, int frame_height, void* stream, const Options& options = Options());
   Status set_template(const GrayView& host_templ);
   bool has_template() const;
   int template_width() const;

@@ -43,6 +43,7 @@
 #include <string>
 #include <utility>
 
+#include "cuda_status.h"
 #include "tensorize.h"
 #include "tensorize_pixel.h"
 
@@ -477,11 +478,7 @@ Status tensorize_cuda(const TensorizePlan& plan, const ImageView& src, void* dst
   const KernelFn fn = kernels()[kernel_index(family, plan.interpolation, plan.layout, plan.dtype, q)];
   const unsigned blocks = static_cast<unsigned>((total_warps + a.wpb - 1) / a.wpb);
   fn<<<blocks, 32 * a.wpb, 0, static_cast<cudaStream_t>(stream)>>>(a);
-  const cudaError_t err = cudaGetLastError();
-  if (err != cudaSuccess)
-    return Status::error(std::string("tensorize kernel launch failed: ") + cudaGetErrorName(err) + " (" +
-                         cudaGetErrorString(err) + ")");
-  return Status();
+  return cuda_status(cudaGetLastError(), "tensorize kernel launch failed");
 }
 
 }  // namespace cudaprep

@@ -1,12 +1,13 @@
 // GPU template matching, gray conversion and box drawing against the CPU path: identical scores
 // (bit for bit), identical matches, identical bytes. No OpenCV, no GStreamer.
-// Both correlation kernels are covered: tensor cores (default on sm_80+) and dp4a
-// (CUDAPREP_TM_KERNEL=dp4a, read by configure()).
+// Both correlation kernels are covered: tensor cores (default on sm_80+) and dp4a (forced through
+// MatcherCudaOptions::Tuning), and both places of the non-maximum suppression: every test that
+// matches also runs with every candidate list suppressed in the kernel (NmsInKernel).
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <cstring>
+#include <tuple>
 #include <string>
 
 #include "cuda_device.h"
@@ -56,17 +57,23 @@ struct DevGray {
 // no split; MmaKs4: every template split over 4 warp groups; Dp4a: the pre-Ampere kernel.
 enum class Path { Mma, Mma128, MmaKs4, Dp4a };
 
-void select_path(Path p) {
-  unsetenv("CUDAPREP_TM_KERNEL");
-  unsetenv("CUDAPREP_TM_TILE");
-  unsetenv("CUDAPREP_TM_KSPLIT");
-  if (p == Path::Dp4a) setenv("CUDAPREP_TM_KERNEL", "dp4a", 1);
+MatcherCudaOptions options_for(Path p) {
+  MatcherCudaOptions o;
+  if (p == Path::Dp4a) o.tuning.dp4a = true;
   if (p == Path::Mma128) {
-    setenv("CUDAPREP_TM_TILE", "128", 1);
-    setenv("CUDAPREP_TM_KSPLIT", "1", 1);
+    o.tuning.tile_width = 128;
+    o.tuning.row_split = 1;
   }
-  if (p == Path::MmaKs4) setenv("CUDAPREP_TM_KSPLIT", "4", 1);
+  if (p == Path::MmaKs4) o.tuning.row_split = 4;
+  return o;
 }
+
+// The whole suite's second run: every candidate list that the kernel can hold is suppressed there.
+MatcherCudaOptions with_nms_in_kernel(MatcherCudaOptions o, bool in_kernel) {
+  if (in_kernel) o.tuning.nms_on_host_up_to = 0;
+  return o;
+}
+const char* nms_suffix(bool in_kernel) { return in_kernel ? "NmsInKernel" : ""; }
 
 const char* path_name(Path p) {
   switch (p) {
@@ -91,8 +98,8 @@ void expect_same_matches(const std::vector<Match>& a, const std::vector<Match>& 
 }
 
 // Scores of the whole map (and of one search region), and the matches, GPU vs CPU.
-void compare_paths(const Gray& frame, const Gray& templ, const std::string& what, size_t forced_pitch = 0,
-                   size_t offset = 0, double threshold = 0.3) {
+void compare_paths(const Gray& frame, const Gray& templ, const MatcherCudaOptions& options, const std::string& what,
+                   size_t forced_pitch = 0, size_t offset = 0, double threshold = 0.3) {
   SCOPED_TRACE(what);
   TemplateMatcherCpu cpu;
   ASSERT_TRUE(cpu.set_template(templ.view()).ok());
@@ -102,7 +109,7 @@ void compare_paths(const Gray& frame, const Gray& templ, const std::string& what
   ASSERT_TRUE(cuda::stream_create(&stream).ok());
   {
     TemplateMatcherCuda gpu;
-    Status s = gpu.configure(frame.width, frame.height, stream);
+    Status s = gpu.configure(frame.width, frame.height, stream, options);
     ASSERT_TRUE(s.ok()) << s.message();
     s = gpu.set_template(templ.view());
     ASSERT_TRUE(s.ok()) << s.message();
@@ -152,14 +159,11 @@ void compare_paths(const Gray& frame, const Gray& templ, const std::string& what
   cuda::stream_destroy(stream);
 }
 
-class GpuMatch : public ::testing::TestWithParam<Path> {
+// (path, every candidate list suppressed in the kernel)
+class GpuMatch : public ::testing::TestWithParam<std::tuple<Path, bool>> {
  protected:
-  void SetUp() override { select_path(GetParam()); }
-  void TearDown() override {
-    unsetenv("CUDAPREP_TM_KERNEL");
-    unsetenv("CUDAPREP_TM_TILE");
-    unsetenv("CUDAPREP_TM_KSPLIT");
-  }
+  Path path() const { return std::get<0>(GetParam()); }
+  MatcherCudaOptions options() const { return with_nms_in_kernel(options_for(path()), std::get<1>(GetParam())); }
 };
 
 }  // namespace
@@ -172,11 +176,11 @@ TEST_P(GpuMatch, SquareTemplatesRandomAndStructured) {
     const int w = side * 2 + 37 + (side < 64 ? 200 : 0), h = side + 53 + (side < 64 ? 100 : 0);
     const int ty = std::min(h / 5, h - side);
     Gray r = tmtest::random_gray(w, h, seed++);
-    compare_paths(r, tmtest::crop(r, w / 3, ty, side, side),
-                  std::string(path_name(GetParam())) + " random " + std::to_string(side));
+    compare_paths(r, tmtest::crop(r, w / 3, ty, side, side), options(),
+                  std::string(path_name(path())) + " random " + std::to_string(side));
     Gray s = tmtest::structured_gray(w, h, seed++);
-    compare_paths(s, tmtest::crop(s, std::min(w / 2, w - side), std::min(h / 3, h - side), side, side),
-                  std::string(path_name(GetParam())) + " structured " + std::to_string(side));
+    compare_paths(s, tmtest::crop(s, std::min(w / 2, w - side), std::min(h / 3, h - side), side, side), options(),
+                  std::string(path_name(path())) + " structured " + std::to_string(side));
   }
 }
 
@@ -187,68 +191,98 @@ TEST_P(GpuMatch, NonSquareTemplatesAndLargerFrames) {
   for (const auto& d : dims) {
     Gray f = tmtest::structured_gray(d[2], d[3], seed++);
     compare_paths(f, tmtest::crop(f, std::min(d[2] / 4, d[2] - d[0]), std::min(d[3] / 3, d[3] - d[1]), d[0], d[1]),
-                  std::string(path_name(GetParam())) + " " + std::to_string(d[0]) + "x" + std::to_string(d[1]));
+                  options(),
+                  std::string(path_name(path())) + " " + std::to_string(d[0]) + "x" + std::to_string(d[1]));
   }
 }
 
 TEST_P(GpuMatch, BrightFrameWithLargestTemplate) {
   // sum(T * I) of a 256 x 256 window reaches 65536 * 255^2 ~ 4.26e9: above 2^31, below 2^32.
   Gray f = tmtest::random_gray(300, 280, 7, 200, 255);
-  compare_paths(f, tmtest::crop(f, 20, 10, 256, 256), std::string(path_name(GetParam())) + " bright 256");
+  compare_paths(f, tmtest::crop(f, 20, 10, 256, 256), options(), std::string(path_name(path())) + " bright 256");
 }
 
 TEST_P(GpuMatch, PitchesTexturesCannotTake) {
   // An odd pitch and an odd start: the frame is copied to the staging buffer first.
   Gray f = tmtest::structured_gray(203, 151, 9);
-  compare_paths(f, tmtest::crop(f, 60, 40, 33, 27), std::string(path_name(GetParam())) + " odd pitch", 211, 3);
-  compare_paths(f, tmtest::crop(f, 60, 40, 33, 27), std::string(path_name(GetParam())) + " odd start", 256, 5);
+  compare_paths(f, tmtest::crop(f, 60, 40, 33, 27), options(), std::string(path_name(path())) + " odd pitch", 211, 3);
+  compare_paths(f, tmtest::crop(f, 60, 40, 33, 27), options(), std::string(path_name(path())) + " odd start", 256, 5);
 }
 
-INSTANTIATE_TEST_SUITE_P(Kernels, GpuMatch, ::testing::Values(Path::Mma, Path::Mma128, Path::MmaKs4, Path::Dp4a),
-                         [](const ::testing::TestParamInfo<Path>& i) {
-                           switch (i.param) {
-                             case Path::Mma: return std::string("TensorCores");
-                             case Path::Mma128: return std::string("TensorCores128");
-                             case Path::MmaKs4: return std::string("TensorCoresKs4");
-                             default: return std::string("Dp4a");
-                           }
-                         });
+std::string gpu_match_name(const ::testing::TestParamInfo<std::tuple<Path, bool>>& i) {
+  const char* names[] = {"TensorCores", "TensorCores128", "TensorCoresKs4", "Dp4a"};
+  return std::string(names[static_cast<int>(std::get<0>(i.param))]) + nms_suffix(std::get<1>(i.param));
+}
 
-// Every cluster split (kz blocks per tile, non-powers of two too: uneven template-row and
-// tile-row shares), with and without one block per SM and the prefix-sum window sums, against the
-// CPU. Forced splits apply whatever the grid size (sm_90; elsewhere the default path runs).
-class GpuClusterSplit : public ::testing::TestWithParam<int> {};  // kz; one instance each for racecheck filters
+INSTANTIATE_TEST_SUITE_P(Kernels, GpuMatch,
+                         ::testing::Combine(::testing::Values(Path::Mma, Path::Mma128, Path::MmaKs4, Path::Dp4a),
+                                            ::testing::Bool()),
+                         gpu_match_name);
 
-TEST_P(GpuClusterSplit, EqualsCpu) {
+namespace {
+
+// Cluster-split cases: a region-sized frame with a 64 px template; odd sizes whose tiles are
+// clipped on both sides; a tall thin template (th = 8 kz at kz 8: 8 template rows a block).
+void compare_cluster_split(const MatcherCudaOptions& o, uint32_t seed, const std::string& what) {
   struct Case {
     int w, h, tw, th, tx, ty;
     bool structured;
   };
-  // A region-sized frame with a 64 px template; odd sizes whose tiles are clipped on both sides;
-  // a tall thin template (th = 8 kz at kz 8: 8 template rows a block).
   const Case cases[] = {{256, 256, 64, 64, 90, 70, true}, {203, 171, 37, 61, 101, 57, false},
                         {181, 150, 9, 64, 150, 40, true}};
-  const int kz = GetParam();
-  uint32_t seed = 900 + 100 * kz;
-  for (const char* solo : {"0", "1"})
-    for (const char* scan : {"0", "1"}) {
-      setenv("CUDAPREP_TM_KZ", std::to_string(kz).c_str(), 1);
-      setenv("CUDAPREP_TM_SOLO", solo, 1);
-      setenv("CUDAPREP_TM_SCAN", scan, 1);
-      for (const Case& c : cases) {
-        Gray f = c.structured ? tmtest::structured_gray(c.w, c.h, seed++) : tmtest::random_gray(c.w, c.h, seed++);
-        compare_paths(f, tmtest::crop(f, c.tx, c.ty, c.tw, c.th),
-                      "kz " + std::to_string(kz) + " solo " + solo + " scan " + scan + " " + std::to_string(c.tw) +
-                          "x" + std::to_string(c.th));
-      }
-    }
-  unsetenv("CUDAPREP_TM_KZ");
-  unsetenv("CUDAPREP_TM_SOLO");
-  unsetenv("CUDAPREP_TM_SCAN");
+  for (const Case& c : cases) {
+    Gray f = c.structured ? tmtest::structured_gray(c.w, c.h, seed++) : tmtest::random_gray(c.w, c.h, seed++);
+    compare_paths(f, tmtest::crop(f, c.tx, c.ty, c.tw, c.th), o,
+                  what + " " + std::to_string(c.tw) + "x" + std::to_string(c.th));
+  }
 }
 
-INSTANTIATE_TEST_SUITE_P(Kz, GpuClusterSplit, ::testing::Range(2, 9),
-                         [](const ::testing::TestParamInfo<int>& i) { return "Kz" + std::to_string(i.param); });
+}  // namespace
+
+// Every cluster split (kz blocks per tile, non-powers of two too: uneven template-row and
+// tile-row shares), with and without one block per SM and the prefix-sum window sums, against the
+// CPU. Forced splits apply whatever the grid size (sm_90; elsewhere the default path runs).
+// (kz, every candidate list suppressed in the kernel); one instance each for racecheck filters.
+class GpuClusterSplit : public ::testing::TestWithParam<std::tuple<int, bool>> {};
+
+TEST_P(GpuClusterSplit, EqualsCpu) {
+  const int kz = std::get<0>(GetParam());
+  uint32_t seed = 900 + 100 * kz;
+  for (bool solo : {false, true})
+    for (bool scan : {false, true}) {
+      MatcherCudaOptions o = with_nms_in_kernel(MatcherCudaOptions(), std::get<1>(GetParam()));
+      o.tuning.cluster_split = kz;
+      o.tuning.solo = solo ? MatcherCudaOptions::Override::On : MatcherCudaOptions::Override::Off;
+      o.tuning.prefix_sums = scan;
+      compare_cluster_split(o, seed, "kz " + std::to_string(kz) + " solo " + std::to_string(solo) + " scan " +
+                                         std::to_string(scan));
+      seed += 3;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kz, GpuClusterSplit, ::testing::Combine(::testing::Range(2, 9), ::testing::Bool()),
+                         [](const ::testing::TestParamInfo<std::tuple<int, bool>>& i) {
+                           return "Kz" + std::to_string(std::get<0>(i.param)) + nms_suffix(std::get<1>(i.param));
+                         });
+
+// The cluster-split kernels the defaults never launch: without software pipelining (one
+// 16-row M-group per warp, both window-sum passes), and with two M-groups per warp.
+TEST(GpuClusterSplitVariants, NotPipelinedOrTwoMGroupsEqualsCpu) {
+  for (int kz : {3, 8}) {
+    MatcherCudaOptions o;
+    o.tuning.cluster_split = kz;
+    o.tuning.pipelining = MatcherCudaOptions::Override::Off;
+    for (bool scan : {false, true}) {
+      o.tuning.prefix_sums = scan;
+      compare_cluster_split(o, 2000 + 10 * kz, "kz " + std::to_string(kz) + " not pipelined, scan " +
+                                                   std::to_string(scan));
+    }
+    o = MatcherCudaOptions();
+    o.tuning.cluster_split = kz;
+    o.tuning.m16 = false;
+    compare_cluster_split(o, 2100 + 10 * kz, "kz " + std::to_string(kz) + " two M-groups per warp");
+  }
+}
 
 TEST(GpuMatchMisc, PastedCopiesAndThresholds) {
   Gray f = tmtest::random_gray(640, 360, 1, 100, 140);
@@ -262,9 +296,7 @@ TEST(GpuMatchMisc, PastedCopiesAndThresholds) {
   ASSERT_TRUE(cpu.set_template(t.view()).ok());
   void* stream = nullptr;
   ASSERT_TRUE(cuda::stream_create(&stream).ok());
-  setenv("CUDAPREP_TM_GRAPHS", "1", 1);  // replays of cached graphs with changing settings
-  ASSERT_TRUE(gpu.configure(640, 360, stream).ok());
-  unsetenv("CUDAPREP_TM_GRAPHS");
+  ASSERT_TRUE(gpu.configure(640, 360, stream).ok());  // own stream: replays of cached graphs with changing settings
   ASSERT_TRUE(gpu.set_template(t.view()).ok());
   for (double thr : {0.5, 0.9, 1.01, -1.0}) {
     for (int maxm : {1, 3, 64}) {
@@ -301,10 +333,9 @@ TEST_P(GpuCache, TextureCacheReuseAcrossBuffers) {
   Gray f = tmtest::structured_gray(320, 240, 4);
   Gray t = tmtest::crop(f, 100, 80, 24, 24);
   TemplateMatcherCuda gpu;
-  void* stream = nullptr;  // the legacy stream: plain launches; an own stream: CUDA graphs (opted in)
+  void* stream = nullptr;  // the legacy stream: plain launches; an own stream: CUDA graphs (the default)
   if (GetParam()) {
     ASSERT_TRUE(cuda::stream_create(&stream).ok());
-    setenv("CUDAPREP_TM_GRAPHS", "1", 1);
   }
   ASSERT_TRUE(gpu.configure(320, 240, stream).ok());
   ASSERT_TRUE(gpu.set_template(t.view()).ok());
@@ -346,7 +377,6 @@ TEST_P(GpuCache, TextureCacheReuseAcrossBuffers) {
   ASSERT_TRUE(gpu.match(pool[0].view(), s, &got).ok());
   expect_same_matches(want, got);
   gpu.release();
-  unsetenv("CUDAPREP_TM_GRAPHS");
   if (stream) cuda::stream_destroy(stream);
 }
 
@@ -368,16 +398,16 @@ TEST(GpuMatchMisc, SuppressionInKernelOrOnHostEqualsCpu) {
   dev.upload(f);
   void* stream = nullptr;
   ASSERT_TRUE(cuda::stream_create(&stream).ok());
-  for (const char* bound : {"0", "64", "100000"}) {
+  for (unsigned bound : {0u, 64u, 100000u}) {
     for (const Gray& t : templates) {
-      SCOPED_TRACE(std::string("bound ") + bound + ", template " + std::to_string(t.width) + "x" +
+      SCOPED_TRACE("bound " + std::to_string(bound) + ", template " + std::to_string(t.width) + "x" +
                    std::to_string(t.height));
       TemplateMatcherCpu cpu;
       TemplateMatcherCuda gpu;
       ASSERT_TRUE(cpu.set_template(t.view()).ok());
-      setenv("CUDAPREP_TM_NMS_HOST_UPTO", bound, 1);
-      ASSERT_TRUE(gpu.configure(640, 360, stream).ok());
-      unsetenv("CUDAPREP_TM_NMS_HOST_UPTO");
+      MatcherCudaOptions o;
+      o.tuning.nms_on_host_up_to = bound;
+      ASSERT_TRUE(gpu.configure(640, 360, stream, o).ok());
       ASSERT_TRUE(gpu.set_template(t.view()).ok());
       for (double thr : {-1.0, 0.2, 0.95}) {
         for (int maxm : {1, 5, 64}) {
