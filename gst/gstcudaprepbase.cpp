@@ -35,9 +35,8 @@ IMPL (GstCudaPrepBase * self)
   return ((GstCudaPrepBasePrivate *) gst_cuda_prep_base_get_instance_private (self))->impl;
 }
 
-/* backend and device-id take effect in start: refuse a change that could not take effect. */
-static gboolean
-changeable_now (GObject * object, GParamSpec * pspec)
+gboolean
+gst_cuda_prep_ready_property_changeable (GObject * object, GParamSpec * pspec)
 {
   GST_OBJECT_LOCK (object);
   const gboolean ok = GST_STATE (object) <= GST_STATE_READY &&
@@ -56,7 +55,7 @@ gst_cuda_prep_base_set_property (GObject * object, guint prop_id, const GValue *
 {
   GstCudaPrepBaseImpl *impl = IMPL (GST_CUDA_PREP_BASE (object));
 
-  if (!changeable_now (object, pspec))
+  if (!gst_cuda_prep_ready_property_changeable (object, pspec))
     return;
   GST_OBJECT_LOCK (object);
   switch (prop_id) {

@@ -38,6 +38,10 @@ CudaPrepVideoInput &gst_cuda_prep_base_input (GstCudaPrepBase * self);
  * allows it and a device is present. For transform_caps, to offer CUDA memory or not. */
 gboolean gst_cuda_prep_base_gpu_possible (GstCudaPrepBase * self);
 
+/* For properties that take effect in start (GST_PARAM_MUTABLE_READY): FALSE, with a warning on
+ * the bus, when the element is past READY and a change could not take effect. */
+gboolean gst_cuda_prep_ready_property_changeable (GObject * object, GParamSpec * pspec);
+
 /* Whether structure @idx of @caps has the CUDA memory feature. */
 gboolean gst_cuda_prep_caps_has_cuda_feature (GstCaps * caps, guint idx);
 

@@ -59,6 +59,7 @@ enum
   PROP_COLOR,
   PROP_THICKNESS,
   PROP_POST_MESSAGES,
+  PROP_GPU_WAIT,
 };
 
 #define DEFAULT_THRESHOLD 0.8
@@ -85,6 +86,7 @@ struct MatchProps
   guint color = DEFAULT_COLOR;
   int thickness = DEFAULT_THICKNESS;
   gboolean post_messages = DEFAULT_POST_MESSAGES;
+  GpuWait gpu_wait = GpuWait::Spin;     /* taken when the engine is made (start / caps) */
 };
 
 /* Streaming state: built in start / set_caps / on template requests, dropped in stop. */
@@ -128,6 +130,22 @@ static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink", GST
     GST_PAD_ALWAYS, GST_STATIC_CAPS (MATCH_CAPS));
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src", GST_PAD_SRC,
     GST_PAD_ALWAYS, GST_STATIC_CAPS (MATCH_CAPS));
+
+static GType
+gpu_wait_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {(gint) GpuWait::Spin, "Spin on a flag the kernel writes into pinned memory", "spin"},
+    {(gint) GpuWait::StreamSync, "cudaStreamSynchronize", "stream-sync"},
+    {0, NULL, NULL},
+  };
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstCudaTemplateMatchGpuWait", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
 
 /* ---- caps ----------------------------------------------------------------------------- */
 
@@ -175,8 +193,13 @@ gst_cuda_template_match_configure (GstCudaPrepBase * base, GstCaps * incaps, Gst
   CudaPrepScopedContext ctx (device, GST_ELEMENT (self));
   if (!ctx.ok ())
     return FALSE;
-  if (!state.engine)
-    state.engine = device.gpu () ? make_match_engine_cuda (device.stream ()) : make_match_engine_cpu ();
+  if (!state.engine) {
+    GST_OBJECT_LOCK (self);
+    const GpuWait wait = self->impl->props.gpu_wait;
+    GST_OBJECT_UNLOCK (self);
+    state.engine = device.gpu () ? make_match_engine_cuda (device.stream (), wait) :
+        make_match_engine_cpu ();
+  }
   Status st = state.engine->configure (fmt, GST_VIDEO_INFO_WIDTH (info), GST_VIDEO_INFO_HEIGHT (info));
   if (!st.ok ()) {
     GST_ELEMENT_ERROR (self, RESOURCE, FAILED, ("Could not set up template matching"),
@@ -492,6 +515,13 @@ gst_cuda_template_match_set_property (GObject * object, guint prop_id, const GVa
     case PROP_COLOR: s.color = g_value_get_uint (value); break;
     case PROP_THICKNESS: s.thickness = g_value_get_uint (value); break;
     case PROP_POST_MESSAGES: s.post_messages = g_value_get_boolean (value); break;
+    case PROP_GPU_WAIT:
+      GST_OBJECT_UNLOCK (self);
+      if (!gst_cuda_prep_ready_property_changeable (object, pspec))
+        return;
+      GST_OBJECT_LOCK (self);
+      s.gpu_wait = (GpuWait) g_value_get_enum (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -517,6 +547,7 @@ gst_cuda_template_match_get_property (GObject * object, guint prop_id, GValue * 
     case PROP_COLOR: g_value_set_uint (value, s.color); break;
     case PROP_THICKNESS: g_value_set_uint (value, s.thickness); break;
     case PROP_POST_MESSAGES: g_value_set_boolean (value, s.post_messages); break;
+    case PROP_GPU_WAIT: g_value_set_enum (value, (gint) s.gpu_wait); break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -578,6 +609,14 @@ gst_cuda_template_match_class_init (GstCudaTemplateMatchClass * klass)
           "Post a \"template-match\" element message per frame listing every match",
           DEFAULT_POST_MESSAGES, rw));
 
+  g_object_class_install_property (gobject_class, PROP_GPU_WAIT,
+      g_param_spec_enum ("gpu-wait", "GPU wait",
+          "How the streaming thread waits for the GPU's matches: spin on a flag in pinned memory "
+          "(lowest latency, a CPU core busy meanwhile) or cudaStreamSynchronize (honours a "
+          "context made with blocking synchronisation). Taken at start; NULL/READY only",
+          gpu_wait_get_type (), (gint) GpuWait::Spin,
+          (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY)));
+
   gst_element_class_set_static_metadata (element_class, "CUDA template match",
       "Filter/Analyzer/Video/Hardware",
       "Finds a template in each frame (normalized cross-correlation, TM_CCOEFF_NORMED) and "
@@ -594,6 +633,7 @@ gst_cuda_template_match_class_init (GstCudaTemplateMatchClass * klass)
   trans_class->stop = GST_DEBUG_FUNCPTR (gst_cuda_template_match_stop);
   base_class->configure = GST_DEBUG_FUNCPTR (gst_cuda_template_match_configure);
 
+  gst_type_mark_as_plugin_api (gpu_wait_get_type (), (GstPluginAPIFlags) 0);
   GST_DEBUG_CATEGORY_INIT (gst_cuda_template_match_debug, "cudatemplatematch", 0,
       "cudatemplatematch element");
 }

@@ -62,10 +62,10 @@ class MatchEngineCpu final : public MatchEngine {
 
 class MatchEngineCuda final : public MatchEngine {
  public:
-  explicit MatchEngineCuda(void* stream) : stream_(stream) {}
+  MatchEngineCuda(void* stream, GpuWait wait) : stream_(stream) { options_.wait = wait; }
   bool on_device() const override { return true; }
   Status configure(PixelFormat format, int width, int height) override {
-    CUDAPREP_RETURN_IF_ERROR(matcher_.configure(width, height, stream_));
+    CUDAPREP_RETURN_IF_ERROR(matcher_.configure(width, height, stream_, options_));
     gray_.reset();
     if (!gray_in_place(format)) return gray_.allocate_pitched(size_t(width), size_t(height));
     return Status();
@@ -96,6 +96,7 @@ class MatchEngineCuda final : public MatchEngine {
 
  private:
   void* stream_;
+  MatcherCudaOptions options_;
   TemplateMatcherCuda matcher_;
   cuda::DeviceBuffer gray_;  // converted frames
 };
@@ -103,6 +104,8 @@ class MatchEngineCuda final : public MatchEngine {
 }  // namespace
 
 std::unique_ptr<MatchEngine> make_match_engine_cpu() { return std::make_unique<MatchEngineCpu>(); }
-std::unique_ptr<MatchEngine> make_match_engine_cuda(void* stream) { return std::make_unique<MatchEngineCuda>(stream); }
+std::unique_ptr<MatchEngine> make_match_engine_cuda(void* stream, GpuWait wait) {
+  return std::make_unique<MatchEngineCuda>(stream, wait);
+}
 
 }  // namespace cudaprep

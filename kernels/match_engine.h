@@ -33,6 +33,7 @@ class MatchEngine {
 
 std::unique_ptr<MatchEngine> make_match_engine_cpu();
 // `stream` is a cudaStream_t; the CUDA context must be current for every call, destruction too.
-std::unique_ptr<MatchEngine> make_match_engine_cuda(void* stream);
+// `wait`: how match() waits for the kernel's result.
+std::unique_ptr<MatchEngine> make_match_engine_cuda(void* stream, GpuWait wait);
 
 }  // namespace cudaprep

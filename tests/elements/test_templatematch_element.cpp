@@ -471,6 +471,29 @@ TEST(TemplateMatchFound, NoTemplateWarnsOnTheBusOnce) {
   gst_harness_teardown(h);
 }
 
+// gpu-wait picks how the matcher waits for the GPU; like backend it takes effect at start, so a
+// change while playing is refused (and read back unchanged).
+TEST(TemplateMatchElement, GpuWaitIsAStartSetting) {
+  GstHarness* h = new_match("gpu-wait=stream-sync");
+  GstElement* e = test::element_of(h, "cudatemplatematch");
+  gint wait = -1;
+  g_object_get(e, "gpu-wait", &wait, NULL);
+  EXPECT_EQ(wait, 1);
+  BusWatch bus(h);
+  gst_harness_set_src_caps_str(h, video_caps("GRAY8", W, H).c_str());
+  GstBuffer* out = gst_harness_push_and_pull(h, gst_buffer_new_allocate(nullptr, W * H, nullptr));
+  ASSERT_NE(out, nullptr);
+  gst_buffer_unref(out);
+  gst_util_set_object_arg(G_OBJECT(e), "gpu-wait", "spin");
+  g_object_get(e, "gpu-wait", &wait, NULL);
+  EXPECT_EQ(wait, 1) << "gpu-wait changed while playing";
+  auto warnings = bus.take(GST_MESSAGE_WARNING);
+  bool said = false;
+  for (auto& w : warnings) said |= w.find("gpu-wait can only be changed") != std::string::npos;
+  EXPECT_TRUE(said);
+  gst_harness_teardown(h);
+}
+
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   ::testing::AddGlobalTestEnvironment(new test::GstEnv);
