@@ -28,7 +28,9 @@ Status PinnedBuffer::allocate(size_t) { return no_cuda(); }
 void PinnedBuffer::reset() {}
 }  // namespace cuda
 
-Status tensorize_cuda(const TensorizePlan&, const ImageView&, void*, void*) { return no_cuda(); }
+Status tensorize_cuda(const TensorizePlan&, const ImageView&, void*, void*, const TensorizeTuning&) {
+  return no_cuda();
+}
 Status to_gray_cuda(const ImageView&, uint8_t*, int64_t, void*) { return no_cuda(); }
 Status draw_boxes_cuda(const ImageView&, const Rect*, int, const BoxStyle&, void*) { return no_cuda(); }
 
