@@ -1,25 +1,105 @@
-/* Mapping between GStreamer video formats and the kernels' pixel formats. */
+/* The GStreamer side of the kernels' pixel-format table (kernels/pixel_formats.h): formats map by
+ * GStreamer's format name, and caps, format lists and plane row sizes all come from that table. */
 #pragma once
 
 #include <gst/video/video.h>
 
-#include "image.h"
+#include "pixel_formats.h"
 
+/* The table's formats as a caps list, for static pad templates, which need a string literal. It
+ * cannot drift from the table: checked below at compile time. */
 #define GST_CUDA_PREP_FORMATS "{ NV12, I420, BGR, RGB, BGRx, RGBx, BGRA, RGBA, GRAY8 }"
+
+/* True when `list` is "{ A, B, ... }" with the table's names in table order. */
+constexpr bool
+gst_cuda_prep_formats_list_matches_table (const char *list)
+{
+  auto skip = [&list] (const char *text) {
+    while (*text != '\0') {
+      if (*list != *text)
+        return false;
+      ++list;
+      ++text;
+    }
+    return true;
+  };
+  if (!skip ("{ "))
+    return false;
+  for (int i = 0; i < cudaprep::kPixelFormatCount; ++i) {
+    if ((i > 0 && !skip (", ")) || !skip (cudaprep::kPixelFormats[i].name))
+      return false;
+  }
+  return skip (" }") && *list == '\0';
+}
+static_assert (gst_cuda_prep_formats_list_matches_table (GST_CUDA_PREP_FORMATS),
+    "GST_CUDA_PREP_FORMATS must list the formats of kernels/pixel_formats.h in table order");
 
 static inline gboolean
 gst_cuda_prep_pixel_format_from_video (GstVideoFormat format, cudaprep::PixelFormat * out)
 {
-  switch (format) {
-    case GST_VIDEO_FORMAT_NV12: *out = cudaprep::PixelFormat::NV12; return TRUE;
-    case GST_VIDEO_FORMAT_I420: *out = cudaprep::PixelFormat::I420; return TRUE;
-    case GST_VIDEO_FORMAT_BGR: *out = cudaprep::PixelFormat::BGR; return TRUE;
-    case GST_VIDEO_FORMAT_RGB: *out = cudaprep::PixelFormat::RGB; return TRUE;
-    case GST_VIDEO_FORMAT_BGRx: *out = cudaprep::PixelFormat::BGRx; return TRUE;
-    case GST_VIDEO_FORMAT_RGBx: *out = cudaprep::PixelFormat::RGBx; return TRUE;
-    case GST_VIDEO_FORMAT_BGRA: *out = cudaprep::PixelFormat::BGRA; return TRUE;
-    case GST_VIDEO_FORMAT_RGBA: *out = cudaprep::PixelFormat::RGBA; return TRUE;
-    case GST_VIDEO_FORMAT_GRAY8: *out = cudaprep::PixelFormat::GRAY8; return TRUE;
-    default: return FALSE;
+  const gchar *name = gst_video_format_to_string (format);
+  return name != NULL && cudaprep::pixel_format_from_name (name, out);
+}
+
+/* Fills `list` (an unset GValue) with the table's format names as a GST_TYPE_LIST, for a caps
+ * "format" field. */
+static inline void
+gst_cuda_prep_video_formats_value (GValue * list)
+{
+  g_value_init (list, GST_TYPE_LIST);
+  for (const cudaprep::PixelFormatInfo & info : cudaprep::kPixelFormats) {
+    GValue name = G_VALUE_INIT;
+    g_value_init (&name, G_TYPE_STRING);
+    g_value_set_static_string (&name, info.name);
+    gst_value_list_append_and_take_value (list, &name);
   }
+}
+
+/* video/x-raw in every format of the table, any size and frame rate (what
+ * GST_VIDEO_CAPS_MAKE_WITH_FEATURES gives), with the caps feature `features`
+ * ("memory:CUDAMemory") or, for NULL, system memory. Transfer full. */
+static inline GstCaps *
+gst_cuda_prep_video_caps (const gchar * features)
+{
+  GstStructure *s = gst_structure_new_empty ("video/x-raw");
+  GValue formats = G_VALUE_INIT;
+  gst_cuda_prep_video_formats_value (&formats);
+  gst_structure_take_value (s, "format", &formats);
+  gst_structure_set (s, "width", GST_TYPE_INT_RANGE, 1, G_MAXINT, "height", GST_TYPE_INT_RANGE, 1,
+      G_MAXINT, "framerate", GST_TYPE_FRACTION_RANGE, 0, 1, G_MAXINT, 1, NULL);
+  GstCaps *caps = gst_caps_new_full (s, NULL);
+  if (features)
+    gst_caps_set_features (caps, 0, gst_caps_features_new (features, NULL));
+  return caps;
+}
+
+/* The video side of both elements' pad templates: CUDA memory first, then system memory.
+ * Transfer full. */
+static inline GstCaps *
+gst_cuda_prep_video_template_caps (void)
+{
+  GstCaps *caps = gst_cuda_prep_video_caps ("memory:CUDAMemory");
+  gst_caps_append (caps, gst_cuda_prep_video_caps (NULL));
+  return caps;
+}
+
+/* Bytes of pixel data in one row of plane `plane` of the frames `info` describes: what a copy of
+ * the plane moves per row (the stride may be larger). 0 for a format not in the table. */
+static inline gsize
+gst_cuda_prep_plane_row_bytes (const GstVideoInfo * info, guint plane)
+{
+  cudaprep::PixelFormat format;
+  if (!gst_cuda_prep_pixel_format_from_video (GST_VIDEO_INFO_FORMAT (info), &format))
+    return 0;
+  return (gsize) cudaprep::plane_row_bytes (format, (int) plane, GST_VIDEO_INFO_WIDTH (info));
+}
+
+/* Rows of plane `plane` of the frames `info` describes. 0 for a format not in the table. */
+static inline gsize
+gst_cuda_prep_plane_rows (const GstVideoInfo * info, guint plane)
+{
+  cudaprep::PixelFormat format;
+  if (!gst_cuda_prep_pixel_format_from_video (GST_VIDEO_INFO_FORMAT (info), &format))
+    return 0;
+  return (gsize) cudaprep::plane_rows (format, (int) plane, GST_VIDEO_INFO_HEIGHT (info));
 }

@@ -27,14 +27,13 @@ namespace tz {
 enum class SourceFamily : int { NV12 = 0, I420 = 1, Packed3 = 2, Packed4 = 3, Gray = 4 };
 constexpr int kSourceFamilyCount = 5;
 
+// The family of a format's layout (pixel_formats.h); the byte order within a packed pixel comes
+// from the plan.
 inline SourceFamily source_family(PixelFormat f) {
-  switch (f) {
-    case PixelFormat::NV12: return SourceFamily::NV12;
-    case PixelFormat::I420: return SourceFamily::I420;
-    case PixelFormat::BGR: case PixelFormat::RGB: return SourceFamily::Packed3;
-    case PixelFormat::GRAY8: return SourceFamily::Gray;
-    default: return SourceFamily::Packed4;
-  }
+  const PixelFormatInfo& info = pixel_format_info(f);
+  if (info.yuv) return info.planes == 2 ? SourceFamily::NV12 : SourceFamily::I420;  // U and V interleaved : a plane each
+  if (info.packed_bytes == 1) return SourceFamily::Gray;
+  return info.packed_bytes == 3 ? SourceFamily::Packed3 : SourceFamily::Packed4;
 }
 
 // Everything the per-pixel code reads, flattened from a plan and a source image.
@@ -76,21 +75,7 @@ inline PixelParams make_pixel_params(const TensorizePlan& plan, const ImageView&
   p.cx1 = (r.x + r.w + 1) / 2 - 1;
   p.cy0 = r.y / 2;
   p.cy1 = (r.y + r.h + 1) / 2 - 1;
-  const int cw = (plan.src_width + 1) / 2;
-  switch (plan.format) {
-    case PixelFormat::NV12:
-      p.row_bytes[0] = plan.src_width;
-      p.row_bytes[1] = 2 * cw;
-      break;
-    case PixelFormat::I420:
-      p.row_bytes[0] = plan.src_width;
-      p.row_bytes[1] = cw;
-      p.row_bytes[2] = cw;
-      break;
-    default:
-      p.row_bytes[0] = plan.src_width * plan.src_bytes_per_pixel;
-      break;
-  }
+  for (int i = 0; i < np; ++i) p.row_bytes[i] = static_cast<int>(plane_row_bytes(plan.format, i, plan.src_width));
   p.bpp = plan.src_bytes_per_pixel;
   for (int c = 0; c < 3; ++c) {
     p.comp_of[c] = plan.out_channel_source[c];
