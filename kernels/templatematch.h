@@ -58,13 +58,13 @@ constexpr bool gray_is_first_plane(PixelFormat f) {
 }
 
 // CPU path. Allocation-free per frame once a frame of the same size was matched: the score map,
-// the per-worker row sums and the candidate list are kept and only grown, and the helper threads
-// (created on the first frame that is worth splitting) wait for the next frame instead of being
-// started per frame. Calls may come from different threads, one at a time. Movable, not copyable.
+// the per-worker row sums and the candidate list are kept and only grown, and the rows of a
+// score map are spread over the shared worker pool (worker_pool.h), whose threads outlive the
+// frame. Calls may come from different threads, one at a time. Movable, not copyable.
 class TemplateMatcherCpu {
  public:
   TemplateMatcherCpu();
-  ~TemplateMatcherCpu();  // joins the helper threads
+  ~TemplateMatcherCpu();
   TemplateMatcherCpu(TemplateMatcherCpu&&) noexcept;
   TemplateMatcherCpu& operator=(TemplateMatcherCpu&&) noexcept;
   TemplateMatcherCpu(const TemplateMatcherCpu&) = delete;
@@ -90,8 +90,6 @@ class TemplateMatcherCpu {
   std::vector<float> scratch_;           // match(): the score map
   std::vector<uint32_t> row_sums_;       // column sums and correlation row, one slice per worker
   std::vector<tm::Candidate> candidates_;
-  class WorkerPool;
-  std::unique_ptr<WorkerPool> pool_;     // on the heap: a move of the matcher leaves its threads be
 };
 
 // CUDA path. configure() once per caps (allocates everything a frame needs); set_template()
