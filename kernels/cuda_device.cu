@@ -35,8 +35,6 @@ int device_count() {
   return n;
 }
 
-Status set_device(int device_id) { return check(cudaSetDevice(device_id), "cudaSetDevice"); }
-
 Status stream_create(void** stream) {
   cudaStream_t s = nullptr;
   CUDAPREP_RETURN_IF_ERROR(check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate"));

@@ -12,7 +12,6 @@ Status no_cuda() { return Status::error("gst-cudaprep was built without CUDA"); 
 namespace cuda {
 bool built_with_cuda() { return false; }
 int device_count() { return 0; }
-Status set_device(int) { return no_cuda(); }
 Status stream_create(void** stream) { *stream = nullptr; return no_cuda(); }
 void stream_destroy(void*) {}
 Status stream_sync(void*) { return no_cuda(); }

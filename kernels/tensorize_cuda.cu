@@ -10,9 +10,9 @@
 // their loads issued first; every row that is all padding follows, one warp per row, written with
 // 16-byte stores.
 //
-// Sampling. Every tap is read with a byte load at its clamped position: no load window can leave
-// a row, so there are no window checks and no second (divergent) path for the lanes at the row
-// ends, which made whole warps run twice in the word-load design. A byte becomes the float
+// Sampling. Every tap is read with a byte load at its clamped position, so no read can leave its
+// row: no window checks and no second (divergent) path for the lanes at the row ends (the word
+// loads of an earlier design needed both; bench/NOTES-tensorize.md). A byte becomes the float
 // 2^23 + byte by one OR, and the interpolation subtracts 2^23 exactly. Tap positions are
 // floored with the 2^23 rounding trick on the FP32/ALU pipes rather than floorf + float->int
 // conversions on the conversion pipe (16 per clock per SM). Nearest neighbour, and pixels of a

@@ -1,6 +1,6 @@
 // GPU tests of the tensorize kernel: the CUDA path must equal the CPU path bit for bit (fp32 and
 // fp16) for every format and mode, on random images of odd sizes, with padded / pitched device
-// inputs and odd plane offsets (so the kernel's wide loads meet every alignment), with aligned
+// inputs and odd plane offsets (source rows at every alignment), with aligned
 // and misaligned outputs (vector and scalar stores). The output is poisoned before every run
 // and every element is checked to have been written, and nothing past its end.
 // Exits 77 (skipped) without a GPU (gpu_test_main.cpp). No OpenCV, no GStreamer.
