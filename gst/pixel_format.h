@@ -37,6 +37,8 @@ static_assert (gst_cuda_prep_formats_list_matches_table (GST_CUDA_PREP_FORMATS),
 static inline gboolean
 gst_cuda_prep_pixel_format_from_video (GstVideoFormat format, cudaprep::PixelFormat * out)
 {
+  if (format == GST_VIDEO_FORMAT_UNKNOWN)
+    return FALSE;               /* gst_video_format_to_string () would complain */
   const gchar *name = gst_video_format_to_string (format);
   return name != NULL && cudaprep::pixel_format_from_name (name, out);
 }
@@ -83,23 +85,17 @@ gst_cuda_prep_video_template_caps (void)
   return caps;
 }
 
-/* Bytes of pixel data in one row of plane `plane` of the frames `info` describes: what a copy of
- * the plane moves per row (the stride may be larger). 0 for a format not in the table. */
-static inline gsize
-gst_cuda_prep_plane_row_bytes (const GstVideoInfo * info, guint plane)
+/* The pixel data of plane `plane` of the frames `info` describes: bytes per row (what a copy of
+ * the plane moves per row; the stride may be larger) and rows. FALSE, and zeros, for a format
+ * not in the table. */
+static inline gboolean
+gst_cuda_prep_plane_size (const GstVideoInfo * info, guint plane, gsize * row_bytes, gsize * rows)
 {
   cudaprep::PixelFormat format;
+  *row_bytes = *rows = 0;
   if (!gst_cuda_prep_pixel_format_from_video (GST_VIDEO_INFO_FORMAT (info), &format))
-    return 0;
-  return (gsize) cudaprep::plane_row_bytes (format, (int) plane, GST_VIDEO_INFO_WIDTH (info));
-}
-
-/* Rows of plane `plane` of the frames `info` describes. 0 for a format not in the table. */
-static inline gsize
-gst_cuda_prep_plane_rows (const GstVideoInfo * info, guint plane)
-{
-  cudaprep::PixelFormat format;
-  if (!gst_cuda_prep_pixel_format_from_video (GST_VIDEO_INFO_FORMAT (info), &format))
-    return 0;
-  return (gsize) cudaprep::plane_rows (format, (int) plane, GST_VIDEO_INFO_HEIGHT (info));
+    return FALSE;
+  *row_bytes = (gsize) cudaprep::plane_row_bytes (format, (int) plane, GST_VIDEO_INFO_WIDTH (info));
+  *rows = (gsize) cudaprep::plane_rows (format, (int) plane, GST_VIDEO_INFO_HEIGHT (info));
+  return TRUE;
 }

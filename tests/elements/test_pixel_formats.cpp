@@ -130,16 +130,20 @@ TEST(PixelFormatTable, VideoInfoHelpersMatchGStreamer) {
         for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES(&info); ++p) {
           SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h) + " plane " + std::to_string(p));
           const int c = components_in_plane(info.finfo, static_cast<int>(p)).front();
-          const gsize row = gst_cuda_prep_plane_row_bytes(&info, p);
+          gsize row = 0, rows = 0;
+          ASSERT_TRUE(gst_cuda_prep_plane_size(&info, p, &row, &rows));
           EXPECT_EQ(row, gsize(GST_VIDEO_INFO_COMP_WIDTH(&info, c)) * GST_VIDEO_INFO_COMP_PSTRIDE(&info, c));
           EXPECT_LE(row, gsize(GST_VIDEO_INFO_PLANE_STRIDE(&info, p)));
-          EXPECT_EQ(gst_cuda_prep_plane_rows(&info, p), gsize(GST_VIDEO_INFO_COMP_HEIGHT(&info, c)));
+          EXPECT_EQ(rows, gsize(GST_VIDEO_INFO_COMP_HEIGHT(&info, c)));
         }
       }
   }
   GstVideoInfo other;
   ASSERT_TRUE(gst_video_info_set_format(&other, GST_VIDEO_FORMAT_YUY2, 64, 48));
-  EXPECT_EQ(gst_cuda_prep_plane_row_bytes(&other, 0), 0u);
+  gsize row = 1, rows = 1;
+  EXPECT_FALSE(gst_cuda_prep_plane_size(&other, 0, &row, &rows));
+  EXPECT_EQ(row, 0u);
+  EXPECT_EQ(rows, 0u);
 }
 
 // Exactly the table's formats map, each to its own entry.
