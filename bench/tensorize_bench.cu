@@ -20,7 +20,11 @@
 // and with the launch queued behind a 30 us spin kernel (the GPU side only: front end, block
 // dispatch, execution, drain). The host time of the launch call itself is reported too.
 // Inputs (and outputs) rotate over enough distinct buffers (>= 8, >= 3x the L2 size) that L2
-// never holds the next frame (CUDAPREP_BENCH_WARM=1 turns the rotation off, for comparison).
+// never holds the next frame.
+//
+// Options: --warm turns the rotation off (L2 then holds the frame, as it may right after a decoder
+// wrote it; not the issue's method, for comparison only). --warps-per-block N (1..4) and
+// --no-plane-routing time the fused kernel in another launch shape (TensorizeTuning).
 // NPP is not used: the toolkit here ships without it.
 // No OpenCV, no GStreamer.
 #include <cuda_runtime.h>
@@ -31,6 +35,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -233,9 +238,32 @@ void time_method(const char* input, const char* method, size_t moved_bytes, Laun
                    median(lat), median(call), 0, 0, 0});
 }
 
+struct Options {
+  bool warm = false;
+  TensorizeTuning tuning;
+};
+
+bool parse_options(int argc, char** argv, Options* o) {
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--warm")) {
+      o->warm = true;
+    } else if (!std::strcmp(argv[i], "--no-plane-routing")) {
+      o->tuning.plane_routing = false;
+    } else if (!std::strcmp(argv[i], "--warps-per-block") && i + 1 < argc) {
+      o->tuning.warps_per_block = std::atoi(argv[++i]);
+    } else {
+      std::fprintf(stderr, "usage: %s [--warm] [--warps-per-block N] [--no-plane-routing]\n", argv[0]);
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  Options opt;
+  if (!parse_options(argc, argv, &opt)) return 2;
   int dev = 0;
   CK(cudaSetDevice(dev));
   cudaDeviceProp prop;
@@ -246,6 +274,9 @@ int main() {
   const size_t out_bytes = size_t(DW) * DH * 3 * sizeof(float);
   std::printf("device: %s, %d SMs, L2 %d MiB, memory bus %d bit\n", prop.name, prop.multiProcessorCount,
               prop.l2CacheSize >> 20, prop.memoryBusWidth);
+  std::printf("inputs %s; fused kernel: %d warps per block, plane routing %s\n",
+              opt.warm ? "warm (no rotation)" : "rotated (cold L2)", opt.tuning.warps_per_block,
+              opt.tuning.plane_routing ? "on" : "off");
 
   std::vector<Row> rows;
   for (PixelFormat fmt : {PixelFormat::NV12, PixelFormat::BGR}) {
@@ -253,11 +284,8 @@ int main() {
     const char* name = nv12 ? "NV12 1920x1080" : "BGR 1920x1080";
     const size_t in_bytes = nv12 ? size_t(SW) * SH * 3 / 2 : size_t(SW) * SH * 3;
     const size_t l2 = size_t(std::max(prop.l2CacheSize, 1 << 20));
-    // CUDAPREP_BENCH_WARM=1: no rotation, so L2 holds the frame (as it may right after a decoder
-    // wrote it); not the issue's method, for comparison only. Two outputs: the sanity check below
-    // writes two different ones.
-    const char* warm_env = std::getenv("CUDAPREP_BENCH_WARM");
-    const bool warm = warm_env && *warm_env && std::string(warm_env) != "0";
+    // --warm: one input; two outputs, since the sanity check below writes two different ones.
+    const bool warm = opt.warm;
     const int n_in = warm ? 1 : int(std::max<size_t>(8, (3 * l2 + in_bytes - 1) / in_bytes));
     const int n_out = warm ? 2 : int(std::max<size_t>(8, (3 * l2 + out_bytes - 1) / out_bytes));
     const size_t copy_bytes = in_bytes + out_bytes;  // the larger of the two copies
@@ -300,7 +328,7 @@ int main() {
 
     std::printf("%s: %d input frames, %d outputs, %d copy buffers rotated\n", name, n_in, n_out, n_copy);
     auto fused = [&](int i) {
-      Status r = tensorize_cuda(plan, view_of(i), out_of(i), s);
+      Status r = tensorize_cuda(plan, view_of(i), out_of(i), s, opt.tuning);
       if (!r.ok()) {
         std::fprintf(stderr, "tensorize_cuda: %s\n", r.message().c_str());
         std::exit(1);
@@ -382,13 +410,14 @@ int main() {
                 },
                 s, &rows);
     {
-      // The fused kernel's grid: 4-warp blocks, one warp per 64-pixel segment of a sampling row
-      // and one per padding row (tensorize_cuda.cu, default shape).
+      // The fused kernel's grid: one warp per 64-pixel segment of a sampling row and one per
+      // padding row (tensorize_cuda.cu), in blocks of the tuning's warps.
       const int n_act = plan.active_y1 - plan.active_y0, warps = n_act * ((DW + 63) / 64) + (DH - n_act);
+      const int wpb = opt.tuning.warps_per_block;
       const LargeArgs args{};
       time_method(name, "empty kernel, fused grid and argument size", 0,
                   [&](int) {
-                    empty_args_kernel<<<unsigned((warps + 3) / 4), 128, 0, s>>>(args);
+                    empty_args_kernel<<<unsigned((warps + wpb - 1) / wpb), 32 * wpb, 0, s>>>(args);
                     CK(cudaGetLastError());
                   },
                   s, &rows);
@@ -402,7 +431,7 @@ int main() {
     // Sanity: the naive kernel computes the same thing (up to its own rounding / colour constants).
     {
       std::vector<float> a(out_bytes / 4), b(out_bytes / 4);
-      Status r = tensorize_cuda(plan, view_of(0), out_of(0), s);
+      Status r = tensorize_cuda(plan, view_of(0), out_of(0), s, opt.tuning);
       if (!r.ok()) return 1;
       naive(0, 1);
       CK(cudaMemcpyAsync(a.data(), out_of(0), out_bytes, cudaMemcpyDeviceToHost, s));

@@ -123,13 +123,6 @@ GST_ELEMENT_REGISTER_DEFINE (cudatemplatematch, "cudatemplatematch", GST_RANK_NO
 
 static_assert (kMaxTemplateSide == 256, "the template-location docs state the limit");
 
-#define MATCH_CAPS \
-  GST_CUDA_PREP_VIDEO_CAPS ("(memory:CUDAMemory)") "; " GST_CUDA_PREP_VIDEO_CAPS ("")
-
-static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink", GST_PAD_SINK,
-    GST_PAD_ALWAYS, GST_STATIC_CAPS (MATCH_CAPS));
-static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src", GST_PAD_SRC,
-    GST_PAD_ALWAYS, GST_STATIC_CAPS (MATCH_CAPS));
 
 static GType
 gpu_wait_get_type (void)
@@ -622,8 +615,10 @@ gst_cuda_template_match_class_init (GstCudaTemplateMatchClass * klass)
       "Finds a template in each frame (normalized cross-correlation, TM_CCOEFF_NORMED) and "
       "reports matches as ROI meta, bus messages and drawn boxes (CPU fallback)",
       "gst-cudaprep developers");
-  gst_element_class_add_static_pad_template (element_class, &sink_template);
-  gst_element_class_add_static_pad_template (element_class, &src_template);
+  for (GstPadDirection dir : {GST_PAD_SINK, GST_PAD_SRC})
+    gst_element_class_add_pad_template (element_class, gst_pad_template_new (
+            dir == GST_PAD_SINK ? "sink" : "src", dir, GST_PAD_ALWAYS,
+            gst_cuda_prep_video_template_caps ()));
 
   trans_class->passthrough_on_same_caps = FALSE;
   trans_class->transform_ip_on_passthrough = FALSE;

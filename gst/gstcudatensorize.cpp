@@ -129,10 +129,6 @@ struct _GstCudaTensorize
 G_DEFINE_TYPE (GstCudaTensorize, gst_cuda_tensorize, GST_TYPE_CUDA_PREP_BASE);
 GST_ELEMENT_REGISTER_DEFINE (cudatensorize, "cudatensorize", GST_RANK_NONE, GST_TYPE_CUDA_TENSORIZE);
 
-static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink", GST_PAD_SINK,
-    GST_PAD_ALWAYS,
-    GST_STATIC_CAPS (GST_CUDA_PREP_VIDEO_CAPS ("(memory:CUDAMemory)") "; "
-        GST_CUDA_PREP_VIDEO_CAPS ("")));
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src", GST_PAD_SRC,
     GST_PAD_ALWAYS,
@@ -188,8 +184,6 @@ DEFINE_ENUM_TYPE (yuv_range_get_type, "GstCudaTensorizeYuvRange",
     {YUV_RANGE_FULL, "Full (0-255)", "full"})
 
 /* ---- settings -> plan ----------------------------------------------------------------- */
-
-static_assert (kMaxSourceSide == 32768, "GST_CUDA_PREP_VIDEO_CAPS states the source limit");
 
 static gboolean
 read_three (const std::vector<double> &in, const char *name, double out[3], std::string * err)
@@ -366,8 +360,7 @@ gst_cuda_tensorize_transform_caps (GstBaseTransform * trans, GstPadDirection dir
     } else {
       out = gst_structure_new_empty ("video/x-raw");
       GValue formats = G_VALUE_INIT;
-      g_value_init (&formats, GST_TYPE_LIST);
-      gst_value_deserialize (&formats, GST_CUDA_PREP_FORMATS);
+      gst_cuda_prep_video_formats_value (&formats);
       gst_structure_take_value (out, "format", &formats);
       gst_structure_set (out, "width", GST_TYPE_INT_RANGE, 1, kMaxSourceSide,
           "height", GST_TYPE_INT_RANGE, 1, kMaxSourceSide, NULL);
@@ -883,7 +876,8 @@ gst_cuda_tensorize_class_init (GstCudaTensorizeClass * klass)
       "Resize (letterbox/stretch/crop), colour-convert, normalise and lay out video frames "
       "as a float tensor in one CUDA kernel (CPU fallback)",
       "gst-cudaprep developers");
-  gst_element_class_add_static_pad_template (element_class, &sink_template);
+  gst_element_class_add_pad_template (element_class, gst_pad_template_new ("sink", GST_PAD_SINK,
+          GST_PAD_ALWAYS, gst_cuda_prep_video_template_caps ()));
   gst_element_class_add_static_pad_template (element_class, &src_template);
 
   trans_class->passthrough_on_same_caps = FALSE;

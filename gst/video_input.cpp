@@ -50,8 +50,9 @@ CudaPrepVideoInput::configure (GstElement * element, CudaPrepDevice & device, Gs
   staging_.reset ();
   gsize width_bytes = 0, rows = 0;
   for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES (&info_); p++) {
-    width_bytes = MAX (width_bytes, gst_cuda_prep_plane_row_bytes (&info_, p));
-    rows += GST_VIDEO_INFO_COMP_HEIGHT (&info_, p);
+    gst_cuda_prep_plane_size (&info_, p, &row_bytes_[p], &rows_[p]);
+    width_bytes = MAX (width_bytes, row_bytes_[p]);
+    rows += rows_[p];
   }
   cudaprep::Status st = staging_.allocate_pitched (width_bytes, rows);
   if (!st.ok ()) {
@@ -62,7 +63,7 @@ CudaPrepVideoInput::configure (GstElement * element, CudaPrepDevice & device, Gs
   gsize row = 0;
   for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES (&info_); p++) {
     staging_offset_[p] = row * staging_.pitch ();
-    row += GST_VIDEO_INFO_COMP_HEIGHT (&info_, p);
+    row += rows_[p];
   }
   return TRUE;
 }
@@ -120,7 +121,7 @@ CudaPrepVideoInput::map (GstElement * element, CudaPrepDevice & device, GstBuffe
     uint8_t *dst = staging_.data () + staging_offset_[p];
     cudaprep::Status st = cudaprep::cuda::copy_2d_async (dst, staging_.pitch (),
         GST_VIDEO_FRAME_PLANE_DATA (frame, p), GST_VIDEO_FRAME_PLANE_STRIDE (frame, p),
-        gst_cuda_prep_plane_row_bytes (&info_, p), GST_VIDEO_FRAME_COMP_HEIGHT (frame, p),
+        row_bytes_[p], rows_[p],
         cudaprep::cuda::CopyKind::HostToDevice, device.stream ());
     if (!st.ok ()) {
       GST_ELEMENT_ERROR (element, STREAM, FAILED, ("Could not upload the frame to the GPU"),
@@ -144,8 +145,7 @@ CudaPrepVideoInput::unmap (GstElement * element, CudaPrepDevice & device, GstVid
   for (guint p = 0; staged && modified && ok && p < GST_VIDEO_FRAME_N_PLANES (frame); p++) {
     cudaprep::Status st = cudaprep::cuda::copy_2d_async (GST_VIDEO_FRAME_PLANE_DATA (frame, p),
         GST_VIDEO_FRAME_PLANE_STRIDE (frame, p), staging_.data () + staging_offset_[p],
-        staging_.pitch (), gst_cuda_prep_plane_row_bytes (&info_, p),
-        GST_VIDEO_FRAME_COMP_HEIGHT (frame, p), cudaprep::cuda::CopyKind::DeviceToHost,
+        staging_.pitch (), row_bytes_[p], rows_[p], cudaprep::cuda::CopyKind::DeviceToHost,
         device.stream ());
     if (!st.ok ()) {
       GST_ELEMENT_ERROR (element, STREAM, FAILED, ("Could not copy the edited frame back"),

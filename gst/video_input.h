@@ -41,4 +41,5 @@ private:
   GstVideoInfo info_ {};
   cudaprep::cuda::DeviceBuffer staging_;
   gsize staging_offset_[GST_VIDEO_MAX_PLANES] {};
+  gsize row_bytes_[GST_VIDEO_MAX_PLANES] {}, rows_[GST_VIDEO_MAX_PLANES] {};   /* pixel data per plane */
 };

@@ -29,8 +29,6 @@ int device_count() {
   return n;
 }
 
-Status set_device(int device_id) { return cuda_status(cudaSetDevice(device_id), "cudaSetDevice"); }
-
 Status stream_create(void** stream) {
   cudaStream_t s = nullptr;
   CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate"));

@@ -15,9 +15,6 @@ bool built_with_cuda();
 // Number of usable CUDA devices; 0 when there is no driver, no GPU or no CUDA build.
 int device_count();
 
-// Selects the device for the runtime on this thread (only where no driver context is current).
-Status set_device(int device_id);
-
 Status stream_create(void** stream);  // non-blocking stream in the current context
 void stream_destroy(void* stream);
 Status stream_sync(void* stream);

@@ -12,7 +12,6 @@ Status no_cuda() { return Status::error("gst-cudaprep was built without CUDA"); 
 namespace cuda {
 bool built_with_cuda() { return false; }
 int device_count() { return 0; }
-Status set_device(int) { return no_cuda(); }
 Status stream_create(void** stream) { *stream = nullptr; return no_cuda(); }
 void stream_destroy(void*) {}
 Status stream_sync(void*) { return no_cuda(); }
@@ -28,7 +27,9 @@ Status PinnedBuffer::allocate(size_t) { return no_cuda(); }
 void PinnedBuffer::reset() {}
 }  // namespace cuda
 
-Status tensorize_cuda(const TensorizePlan&, const ImageView&, void*, void*) { return no_cuda(); }
+Status tensorize_cuda(const TensorizePlan&, const ImageView&, void*, void*, const TensorizeTuning&) {
+  return no_cuda();
+}
 Status to_gray_cuda(const ImageView&, uint8_t*, int64_t, void*) { return no_cuda(); }
 Status draw_boxes_cuda(const ImageView&, const Rect*, int, const BoxStyle&, void*) { return no_cuda(); }
 

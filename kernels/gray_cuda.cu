@@ -34,20 +34,19 @@ Status to_gray_cuda(const ImageView& src, uint8_t* dst, int64_t dst_stride, void
   if (!src.planes[0].data) return Status::error("to_gray: no source data");
   if (src.height > 65535) return Status::error("to_gray: frame too tall");
   cudaStream_t st = static_cast<cudaStream_t>(stream);
-  if (is_yuv(src.format) || src.format == PixelFormat::GRAY8) {
+  if (gray_is_first_plane(src.format)) {
     return cuda_status(cudaMemcpy2DAsync(dst, dst_stride, src.planes[0].data, src.planes[0].stride, src.width,
                                          src.height, cudaMemcpyDeviceToDevice, st),
                        "to_gray_cuda copy");
   }
   if (src.planes[0].stride < static_cast<int64_t>(src.width) * packed_bytes_per_pixel(src.format))
     return Status::error("to_gray: source stride too small");
-  switch (src.format) {
-    case PixelFormat::BGR: return launch<3, 2, 1, 0>(src, dst, dst_stride, st);
-    case PixelFormat::RGB: return launch<3, 0, 1, 2>(src, dst, dst_stride, st);
-    case PixelFormat::BGRx: case PixelFormat::BGRA: return launch<4, 2, 1, 0>(src, dst, dst_stride, st);
-    case PixelFormat::RGBx: case PixelFormat::RGBA: return launch<4, 0, 1, 2>(src, dst, dst_stride, st);
-    default: return Status::error("to_gray: unsupported format");
-  }
+  Status launched;
+  const bool known = tm::with_rgb_layout(src.format, [&](auto layout) {
+    using L = decltype(layout);
+    launched = launch<L::bpp, L::r, L::g, L::b>(src, dst, dst_stride, st);
+  });
+  return known ? launched : Status::error("to_gray: unsupported format");
 }
 
 }  // namespace cudaprep

@@ -7,16 +7,11 @@
 namespace cudaprep {
 namespace {
 
-// NV12 / I420 luma and GRAY8 are read in place; other formats are converted first.
-bool gray_in_place(PixelFormat f) {
-  return f == PixelFormat::NV12 || f == PixelFormat::I420 || f == PixelFormat::GRAY8;
-}
-
 // Sets the gray view's size; true when the view is plane 0 itself.
 bool view_gray_in_place(const ImageView& frame, GrayView* gray) {
   gray->width = frame.width;
   gray->height = frame.height;
-  if (!gray_in_place(frame.format)) return false;
+  if (!gray_is_first_plane(frame.format)) return false;  // else converted first
   gray->data = frame.planes[0].data;
   gray->stride = frame.planes[0].stride;
   return true;
@@ -28,7 +23,7 @@ class MatchEngineCpu final : public MatchEngine {
  public:
   bool on_device() const override { return false; }
   Status configure(PixelFormat format, int width, int height) override {
-    gray_.assign(gray_in_place(format) ? 0 : size_t(width) * height, 0);
+    gray_.assign(gray_is_first_plane(format) ? 0 : size_t(width) * height, 0);
     return Status();
   }
   Status set_template(const GrayView& t) override { return matcher_.set_template(t); }
@@ -67,7 +62,7 @@ class MatchEngineCuda final : public MatchEngine {
   Status configure(PixelFormat format, int width, int height) override {
     CUDAPREP_RETURN_IF_ERROR(matcher_.configure(width, height, stream_, options_));
     gray_.reset();
-    if (!gray_in_place(format)) return gray_.allocate_pitched(size_t(width), size_t(height));
+    if (!gray_is_first_plane(format)) return gray_.allocate_pitched(size_t(width), size_t(height));
     return Status();
   }
   Status set_template(const GrayView& t) override { return matcher_.set_template(t); }

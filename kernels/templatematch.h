@@ -51,14 +51,20 @@ Status resolve_search_region(int frame_w, int frame_h, int templ_w, int templ_h,
 Status to_gray_cpu(const ImageView& src, uint8_t* dst, int64_t dst_stride);
 Status to_gray_cuda(const ImageView& src, uint8_t* dst, int64_t dst_stride, void* stream);
 
+// True where a frame's gray image is its first plane as it is (YUV luma, GRAY8): to_gray_* copy
+// that plane, and a caller may read it in place instead.
+constexpr bool gray_is_first_plane(PixelFormat f) {
+  return is_valid_pixel_format(f) && (is_yuv(f) || packed_bytes_per_pixel(f) == 1);
+}
+
 // CPU path. Allocation-free per frame once a frame of the same size was matched: the score map,
-// the per-worker row sums and the candidate list are kept and only grown, and the helper threads
-// (created on the first frame that is worth splitting) wait for the next frame instead of being
-// started per frame. Calls may come from different threads, one at a time. Movable, not copyable.
+// the per-worker row sums and the candidate list are kept and only grown, and the rows of a
+// score map are spread over the shared worker pool (worker_pool.h), whose threads outlive the
+// frame. Calls may come from different threads, one at a time. Movable, not copyable.
 class TemplateMatcherCpu {
  public:
   TemplateMatcherCpu();
-  ~TemplateMatcherCpu();  // joins the helper threads
+  ~TemplateMatcherCpu();
   TemplateMatcherCpu(TemplateMatcherCpu&&) noexcept;
   TemplateMatcherCpu& operator=(TemplateMatcherCpu&&) noexcept;
   TemplateMatcherCpu(const TemplateMatcherCpu&) = delete;
@@ -84,8 +90,6 @@ class TemplateMatcherCpu {
   std::vector<float> scratch_;           // match(): the score map
   std::vector<uint32_t> row_sums_;       // column sums and correlation row, one slice per worker
   std::vector<tm::Candidate> candidates_;
-  class WorkerPool;
-  std::unique_ptr<WorkerPool> pool_;     // on the heap: a move of the matcher leaves its threads be
 };
 
 // How TemplateMatcherCuda::match() waits for the kernel's matches.

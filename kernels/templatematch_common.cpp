@@ -130,19 +130,28 @@ void select_matches(Candidate* candidates, int count, const Rect& search, int tw
   }
 }
 
+// A box writes the bytes of a packed pixel that come before its padding byte (write_bytes); a
+// format with padding anywhere but last would need a byte mask instead.
+constexpr bool padding_is_last_byte() {
+  for (const PixelFormatInfo& f : kPixelFormats)
+    if (f.padding >= 0 && f.padding != f.packed_bytes - 1) return false;
+  return true;
+}
+static_assert(padding_is_last_byte(), "box_colour writes every byte before the padding byte");
+
 BoxColour box_colour(PixelFormat format, const BoxStyle& style) {
   BoxColour bc;
   const int r = style.r, g = style.g, b = style.b;
-  switch (format) {
-    case PixelFormat::BGR: bc.c[0] = b; bc.c[1] = g; bc.c[2] = r; bc.write_bytes = 3; break;
-    case PixelFormat::RGB: bc.c[0] = r; bc.c[1] = g; bc.c[2] = b; bc.write_bytes = 3; break;
-    case PixelFormat::BGRx: bc.c[0] = b; bc.c[1] = g; bc.c[2] = r; bc.write_bytes = 3; break;
-    case PixelFormat::RGBx: bc.c[0] = r; bc.c[1] = g; bc.c[2] = b; bc.write_bytes = 3; break;
-    case PixelFormat::BGRA: bc.c[0] = b; bc.c[1] = g; bc.c[2] = r; bc.c[3] = 255; bc.write_bytes = 4; break;
-    case PixelFormat::RGBA: bc.c[0] = r; bc.c[1] = g; bc.c[2] = b; bc.c[3] = 255; bc.write_bytes = 4; break;
-    case PixelFormat::GRAY8: bc.c[0] = gray_from_rgb(r, g, b); bc.write_bytes = 1; break;
-    case PixelFormat::NV12:
-    case PixelFormat::I420: break;
+  const PixelFormatInfo& f = pixel_format_info(format);
+  if (f.packed_bytes == 1) {  // gray
+    bc.c[0] = gray_from_rgb(r, g, b);
+    bc.write_bytes = 1;
+  } else if (f.packed_bytes > 1) {
+    bc.c[f.r] = static_cast<uint8_t>(r);
+    bc.c[f.g] = static_cast<uint8_t>(g);
+    bc.c[f.b] = static_cast<uint8_t>(b);
+    if (f.alpha >= 0) bc.c[f.alpha] = 255;
+    bc.write_bytes = f.padding >= 0 ? f.padding : f.packed_bytes;
   }
   // BT.601, limited range (Y 16..235, Cb/Cr 16..240), rounded to nearest.
   bc.y = clamp_u8(16.0 + (65.481 * r + 128.553 * g + 24.966 * b) / 255.0);

@@ -2,12 +2,10 @@
 // vectorises, window sums as running column sums), one double quotient per position. It is the
 // reference the CUDA path is checked against and the element's path where there is no GPU.
 #include <algorithm>
-#include <condition_variable>
 #include <cstring>
-#include <mutex>
-#include <thread>
 
 #include "templatematch_internal.h"
+#include "worker_pool.h"
 
 namespace cudaprep {
 
@@ -96,91 +94,14 @@ void map_rows(const MapJob& job, int worker, int v0, int v1) {
 }
 
 int worker_count(int64_t work) {
-  static const unsigned hw = std::thread::hardware_concurrency();  // a system query: once, not per frame
-  const int max_threads = static_cast<int>(std::min(8u, std::max(1u, hw)));
   // Below ~8M multiply-adds a thread costs more than it saves.
   const int64_t by_work = work / (8ll << 20) + 1;
-  return static_cast<int>(std::min<int64_t>(max_threads, by_work));
+  return static_cast<int>(std::min<int64_t>(WorkerPool::shared().max_threads(), by_work));
 }
 
 }  // namespace
 
-// Helper threads for the rows of a score map: started once (more only when a frame needs more),
-// woken per frame, joined on destruction. The calling thread does share 0 itself. Everything the
-// helpers touch lives here, on the heap, so moving the matcher does not disturb them; run() returns
-// only when every share is done, so the next call may come from another thread.
-class TemplateMatcherCpu::WorkerPool {
- public:
-  WorkerPool() = default;
-  WorkerPool(const WorkerPool&) = delete;
-  WorkerPool& operator=(const WorkerPool&) = delete;
-
-  ~WorkerPool() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stopping_ = true;
-    }
-    wake_.notify_all();
-    for (auto& t : helpers_) t.join();
-  }
-
-  // task(share) for every share in [0, shares); returns when all are done. Allocates nothing
-  // once enough helpers exist (the task is passed by address, not as a std::function).
-  template <class Task>
-  void run(int shares, const Task& task) {
-    add_helpers(shares - 1);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      task_ = [](const void* t, int share) { (*static_cast<const Task*>(t))(share); };
-      task_arg_ = &task;
-      shares_ = shares;
-      pending_ = shares - 1;
-      ++round_;
-    }
-    wake_.notify_all();
-    task(0);
-    std::unique_lock<std::mutex> lock(mu_);
-    done_.wait(lock, [this] { return pending_ == 0; });
-  }
-
- private:
-  void add_helpers(int wanted) {
-    std::lock_guard<std::mutex> lock(mu_);
-    while (static_cast<int>(helpers_.size()) < wanted) {
-      // Between rounds: a new helper waits for the round after the current one.
-      const int share = static_cast<int>(helpers_.size()) + 1;
-      helpers_.emplace_back([this, share, seen = round_] { serve(share, seen); });
-    }
-  }
-
-  void serve(int share, uint64_t seen_round) {
-    std::unique_lock<std::mutex> lock(mu_);
-    for (;;) {
-      wake_.wait(lock, [&] { return stopping_ || round_ != seen_round; });
-      if (stopping_) return;
-      seen_round = round_;
-      if (share >= shares_) continue;  // this frame is split into fewer shares
-      void (*const task)(const void*, int) = task_;
-      const void* const arg = task_arg_;
-      lock.unlock();
-      task(arg, share);
-      lock.lock();
-      if (--pending_ == 0) done_.notify_one();
-    }
-  }
-
-  std::mutex mu_;
-  std::condition_variable wake_, done_;
-  std::vector<std::thread> helpers_;  // helper i does share i + 1
-  // The current round, behind mu_.
-  uint64_t round_ = 0;
-  int shares_ = 0, pending_ = 0;
-  void (*task_)(const void*, int) = nullptr;
-  const void* task_arg_ = nullptr;
-  bool stopping_ = false;
-};
-
-// Out of line: the pool and tm::Candidate are complete only here.
+// Out of line: tm::Candidate is complete only here.
 TemplateMatcherCpu::TemplateMatcherCpu() = default;
 TemplateMatcherCpu::~TemplateMatcherCpu() = default;
 TemplateMatcherCpu::TemplateMatcherCpu(TemplateMatcherCpu&&) noexcept = default;
@@ -240,16 +161,12 @@ Status TemplateMatcherCpu::score_map(const GrayView& frame, const Rect& search, 
   const size_t row_sums_needed = static_cast<size_t>(workers * job.row_sums_per_worker);
   if (row_sums_.size() < row_sums_needed) row_sums_.resize(row_sums_needed);
   job.row_sums = row_sums_.data();
-  if (workers <= 1) {
-    map_rows(job, 0, 0, mh);
-  } else {
-    if (!pool_) pool_ = std::make_unique<WorkerPool>();
-    pool_->run(workers, [&job, mh, workers](int w) {
-      const int v0 = static_cast<int>(static_cast<int64_t>(mh) * w / workers);
-      const int v1 = static_cast<int>(static_cast<int64_t>(mh) * (w + 1) / workers);
-      map_rows(job, w, v0, v1);
-    });
-  }
+  // Share w has its own slice of the row sums, whichever thread runs it.
+  WorkerPool::shared().parallel_for(workers, [&job, mh, workers](int w) {
+    const int v0 = static_cast<int>(static_cast<int64_t>(mh) * w / workers);
+    const int v1 = static_cast<int>(static_cast<int64_t>(mh) * (w + 1) / workers);
+    map_rows(job, w, v0, v1);
+  });
   *map_w = mw;
   *map_h = mh;
   return Status();

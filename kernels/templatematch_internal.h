@@ -72,6 +72,27 @@ CUDAPREP_HD uint8_t gray_from_rgb(int r, int g, int b) {
   return static_cast<uint8_t>((b * 3735 + g * 19235 + r * 9798 + (1 << 14)) >> 15);
 }
 
+// Calls fn(RgbLayout<...>()) with the byte layout of a packed RGB-like format as compile-time
+// constants, for the layouts the gray conversions are built for (3 or 4 bytes per pixel, RGB or
+// BGR order); returns false for any other format.
+template <int BPP, int R, int G, int B>
+struct RgbLayout {
+  static constexpr int bpp = BPP, r = R, g = G, b = B;
+};
+
+template <class Fn>
+bool with_rgb_layout(PixelFormat format, Fn&& fn) {
+  const PixelFormatInfo& f = pixel_format_info(format);
+  if (f.yuv || f.g != 1) return false;
+  const bool rgb = f.r == 0 && f.b == 2, bgr = f.r == 2 && f.b == 0;
+  if (f.packed_bytes == 3 && rgb) fn(RgbLayout<3, 0, 1, 2>());
+  else if (f.packed_bytes == 3 && bgr) fn(RgbLayout<3, 2, 1, 0>());
+  else if (f.packed_bytes == 4 && rgb) fn(RgbLayout<4, 0, 1, 2>());
+  else if (f.packed_bytes == 4 && bgr) fn(RgbLayout<4, 2, 1, 0>());
+  else return false;
+  return true;
+}
+
 // The values a box writes, per format; computed once on the host.
 struct BoxColour {
   uint8_t c[4] = {0, 0, 0, 0};  // bytes of one packed pixel, in memory order

@@ -101,9 +101,18 @@ Status check_source(const TensorizePlan& plan, const ImageView& src);
 // CPU path: host memory in, host memory out.
 Status tensorize_cpu(const TensorizePlan& plan, const ImageView& src, void* dst);
 
+// Launch shape of the CUDA kernel. The defaults are the fastest shape measured
+// (bench/NOTES-tensorize.md); other values are for benchmarks and tests that compare shapes.
+// No setting changes the result.
+struct TensorizeTuning {
+  int warps_per_block = 4;    // 1..4 (the kernel's launch bound is 128 threads)
+  bool plane_routing = true;  // NCHW bilinear: values reach their output plane through per-slot pointers
+};
+
 // CUDA path: device memory in and out; enqueues exactly one kernel on `stream` (a cudaStream_t)
 // and returns without synchronising. Needs the CUDA context current on the calling thread.
-Status tensorize_cuda(const TensorizePlan& plan, const ImageView& src, void* dst, void* stream);
+Status tensorize_cuda(const TensorizePlan& plan, const ImageView& src, void* dst, void* stream,
+                      const TensorizeTuning& tuning = TensorizeTuning());
 
 // Maps a box given by its corners (x1, y1, x2, y2) in tensor pixels (pixel i covers [i, i+1))
 // back into frame pixels, clipped to the frame. Works on corners, so it holds for any of the

@@ -1,17 +1,16 @@
-// CPU path of the tensorize transform: the per-pixel code of tensorize_pixel.h over row bands.
-// Each tensor pixel is computed independently, so the result does not depend on the number of
-// threads.
+// CPU path of the tensorize transform: the per-pixel code of tensorize_pixel.h over row bands,
+// spread over the shared worker pool. Each tensor pixel is computed independently, so the result
+// does not depend on the number of threads.
 // No FMA contraction anywhere in the CPU path (-ffp-contract=off in kernels/meson.build): the CUDA
 // kernel, built with -fmad=false, must produce the same bits.
 
 #include <algorithm>
 #include <cstring>
-#include <system_error>
-#include <thread>
 #include <vector>
 
 #include "tensorize.h"
 #include "tensorize_pixel.h"
+#include "worker_pool.h"
 
 namespace cudaprep {
 namespace {
@@ -125,34 +124,12 @@ Status tensorize_cpu(const TensorizePlan& plan, const ImageView& src, void* dst)
 
   const int H = plan.dst_height;
   const int64_t work = int64_t(plan.dst_width) * H;
-  int threads = 1;
-  if (work >= 65536) {
-    const unsigned hw = std::thread::hardware_concurrency();
-    threads = std::max(1, std::min<int>({static_cast<int>(hw == 0 ? 1 : hw), 8, H / 8}));
-  }
-  if (threads <= 1) {
-    run_band(plan, p, 0, H, dst);
-    return Status();
-  }
-  std::vector<std::thread> pool;
-  int next = 0;
-  const int band = (H + threads - 1) / threads;
-  try {
-    for (int i = 1; i < threads; ++i) {
-      const int y0 = i * band, y1 = std::min(H, y0 + band);
-      if (y0 >= y1) break;
-      pool.emplace_back([&plan, &p, y0, y1, dst] { run_band(plan, p, y0, y1, dst); });
-      next = y1;
-    }
-  } catch (const std::system_error&) {
-    // Could not start a thread: the bands started so far run; this thread does the rest.
-  }
-  run_band(plan, p, 0, std::min(H, band), dst);
-  if (pool.size() + 1 < static_cast<size_t>(threads) && next < H) {
-    const int rest = std::max(next, std::min(H, band));
-    run_band(plan, p, rest, H, dst);
-  }
-  for (auto& t : pool) t.join();
+  WorkerPool& pool = WorkerPool::shared();
+  // Below 64k pixels, or 8 rows a band, a helper costs more than it saves.
+  const int bands = work >= 65536 ? std::max(1, std::min(pool.max_threads(), H / 8)) : 1;
+  pool.parallel_for(bands, [&plan, &p, dst, H, bands](int i) {
+    run_band(plan, p, static_cast<int>(int64_t(H) * i / bands), static_cast<int>(int64_t(H) * (i + 1) / bands), dst);
+  });
   return Status();
 }
 

@@ -1,18 +1,18 @@
 // CUDA path of the tensorize transform: one fused kernel per frame.
 //
-// Work split. A warp owns one segment of one tensor row: 32 lanes x Q adjacent pixels (Q = 2 for
-// every source family by default: with 4-warp blocks and the plane routing below, the fastest
-// tested shape for both NV12 and BGR, see bench/NOTES-tensorize.md; the environment variables
-// CUDAPREP_TZ_QYUV / _QPACK (1, 2, 4), _WPB (1, 2, 4) and _ROUTE (0, 1) override the YUV and the
-// packed/gray Q, warps per block and the routing, for experiments), written with one Q-wide vector
-// store per channel plane (three for NHWC). Blocks are 4 warps taking consecutive warp indices.
+// Work split. A warp owns one segment of one tensor row: 32 lanes x 2 adjacent pixels
+// (kPixelsPerLane), written with one 2-wide vector store per channel plane (three for NHWC).
+// Blocks are 4 warps taking consecutive warp indices. Two pixels per lane for every source
+// family, 4-warp blocks and the plane routing below are the fastest shape measured for both NV12
+// and BGR (bench/NOTES-tensorize.md, rounds 3 and 4; 1 and 4 pixels per lane were slower overall
+// and are not built). TensorizeTuning changes the warps per block and the routing, for benchmarks.
 // The rows that sample the source come first in that order, so their blocks are dispatched and
 // their loads issued first; every row that is all padding follows, one warp per row, written with
 // 16-byte stores.
 //
-// Sampling. Every tap is read with a byte load at its clamped position: no load window can leave
-// a row, so there are no window checks and no second (divergent) path for the lanes at the row
-// ends, which made whole warps run twice in the word-load design. A byte becomes the float
+// Sampling. Every tap is read with a byte load at its clamped position, so no read can leave its
+// row: no window checks and no second (divergent) path for the lanes at the row ends (the word
+// loads of an earlier design needed both; bench/NOTES-tensorize.md). A byte becomes the float
 // 2^23 + byte by one OR, and the interpolation subtracts 2^23 exactly. Tap positions are
 // floored with the 2^23 rounding trick on the FP32/ALU pipes rather than floorf + float->int
 // conversions on the conversion pipe (16 per clock per SM). Nearest neighbour, and pixels of a
@@ -39,7 +39,6 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#include <cstdlib>
 #include <string>
 #include <utility>
 
@@ -54,8 +53,8 @@ using tz::PixelParams;
 using tz::RowCtx;
 using tz::SourceFamily;
 
-constexpr int kWarpsPerBlock = 4;  // default; CUDAPREP_TZ_WPB overrides (1, 2 or 4)
-constexpr int kBlockThreads = 128;  // largest block
+constexpr int kBlockThreads = 128;  // largest block (TensorizeTuning::warps_per_block <= 4)
+constexpr int kPixelsPerLane = 2;
 
 struct KernelArgs {
   PixelParams p;
@@ -69,36 +68,6 @@ struct KernelArgs {
   char* base[3];      // NCHW: output plane of value slot k
   float kmul[3], kadd[3], kpad[3];  // normalisation and pad value of value slot k
 };
-
-// Pixels per lane (adjacent, one vector store per channel).
-constexpr int pixels_per_lane(SourceFamily f) {
-  return f == SourceFamily::NV12 || f == SourceFamily::I420 ? 2 : 2;  // YUV : packed, gray
-}
-
-// Experiment knobs (environment, read once): Q for YUV / packed+gray, warps per block, routing.
-struct Knobs {
-  int q_yuv = pixels_per_lane(SourceFamily::NV12), q_other = pixels_per_lane(SourceFamily::Packed3);
-  int wpb = kWarpsPerBlock, route = 1;
-};
-int knob(const char* name, int def) {
-  const char* e = std::getenv(name);
-  return e && *e ? std::atoi(e) : def;
-}
-const Knobs& knobs() {
-  static const Knobs k = [] {
-    Knobs r;
-    r.q_yuv = knob("CUDAPREP_TZ_QYUV", r.q_yuv);
-    r.q_other = knob("CUDAPREP_TZ_QPACK", r.q_other);
-    r.wpb = knob("CUDAPREP_TZ_WPB", r.wpb);
-    r.route = knob("CUDAPREP_TZ_ROUTE", r.route);
-    auto okq = [](int q) { return q == 1 || q == 2 || q == 4 ? q : 2; };
-    r.q_yuv = okq(r.q_yuv);
-    r.q_other = okq(r.q_other);
-    if (r.wpb != 1 && r.wpb != 2 && r.wpb != 4) r.wpb = kWarpsPerBlock;
-    return r;
-  }();
-  return k;
-}
 
 // ---- sampling ----------------------------------------------------------------------------------
 
@@ -331,8 +300,9 @@ __device__ __forceinline__ void sample_group(const KernelArgs& a, const RowCtx& 
   }
 }
 
-template <SourceFamily F, Interpolation I, Layout L, DType D, int Q>
+template <SourceFamily F, Interpolation I, Layout L, DType D>
 __global__ void __launch_bounds__(kBlockThreads) tensorize_kernel(const __grid_constant__ KernelArgs a) {
+  constexpr int Q = kPixelsPerLane;
   const PixelParams& p = a.p;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const float* pad = a.kpad;
@@ -406,14 +376,13 @@ __global__ void __launch_bounds__(kBlockThreads) tensorize_kernel(const __grid_c
 
 using KernelFn = void (*)(KernelArgs);
 
-// Index = (((family * 2 + interpolation) * 2 + layout) * 2 + dtype) * 3 + q index (Q = 1, 2, 4).
-constexpr int kKernelCount = tz::kSourceFamilyCount * 2 * 2 * 2 * 3;
+// Index = ((family * 2 + interpolation) * 2 + layout) * 2 + dtype.
+constexpr int kKernelCount = tz::kSourceFamilyCount * 2 * 2 * 2;
 
-template <int J>
+template <int I>
 KernelFn kernel_entry() {
-  constexpr int I = J / 3;
   return &tensorize_kernel<static_cast<SourceFamily>(I / 8), static_cast<Interpolation>((I / 4) % 2),
-                           static_cast<Layout>((I / 2) % 2), static_cast<DType>(I % 2), 1 << (J % 3)>;
+                           static_cast<Layout>((I / 2) % 2), static_cast<DType>(I % 2)>;
 }
 
 template <int... I>
@@ -424,28 +393,28 @@ const KernelFn* make_table(std::integer_sequence<int, I...>) {
 
 const KernelFn* kernels() { return make_table(std::make_integer_sequence<int, kKernelCount>{}); }
 
-int kernel_index(SourceFamily f, Interpolation i, Layout l, DType d, int q) {
-  const int qi = q == 1 ? 0 : q == 2 ? 1 : 2;
-  return (((static_cast<int>(f) * 2 + static_cast<int>(i)) * 2 + static_cast<int>(l)) * 2 + static_cast<int>(d)) * 3 +
-         qi;
+int kernel_index(SourceFamily f, Interpolation i, Layout l, DType d) {
+  return ((static_cast<int>(f) * 2 + static_cast<int>(i)) * 2 + static_cast<int>(l)) * 2 + static_cast<int>(d);
 }
 
 }  // namespace
 
-Status tensorize_cuda(const TensorizePlan& plan, const ImageView& src, void* dst, void* stream) {
+Status tensorize_cuda(const TensorizePlan& plan, const ImageView& src, void* dst, void* stream,
+                      const TensorizeTuning& tuning) {
   CUDAPREP_RETURN_IF_ERROR(check_source(plan, src));
   CUDAPREP_RETURN_IF_ERROR(tz::tensorize_check_plan(plan));
   if (!dst) return Status::error("tensorize: null output");
+  if (tuning.warps_per_block < 1 || tuning.warps_per_block * 32 > kBlockThreads)
+    return Status::error("tensorize: warps_per_block " + std::to_string(tuning.warps_per_block) +
+                         " is out of range (1.." + std::to_string(kBlockThreads / 32) + ")");
 
   const SourceFamily family = tz::source_family(plan.format);
   KernelArgs a;
   a.p = tz::make_pixel_params(plan, src);
   a.dst = dst;
-  const Knobs& kn = knobs();
   const bool yuv = family == SourceFamily::NV12 || family == SourceFamily::I420;
-  const int q = yuv ? kn.q_yuv : kn.q_other;
-  a.wpb = kn.wpb;
-  const int seg_px = 32 * q;
+  a.wpb = tuning.warps_per_block;
+  const int seg_px = 32 * kPixelsPerLane;
   const int H = plan.dst_height;
   a.segs_per_row = (plan.dst_width + seg_px - 1) / seg_px;
   // Sampling rows: [active_y0, active_y1) (check_plan keeps both in [0, H]; an empty range has none).
@@ -465,7 +434,7 @@ Status tensorize_cuda(const TensorizePlan& plan, const ImageView& src, void* dst
     else
       chan_of_slot[map[c]] = c;
   }
-  a.routed = kn.route && perm && plan.layout == Layout::NCHW && plan.interpolation == Interpolation::Bilinear;
+  a.routed = tuning.plane_routing && perm && plan.layout == Layout::NCHW && plan.interpolation == Interpolation::Bilinear;
   const size_t plane_bytes = size_t(plan.dst_width) * size_t(H) * (plan.dtype == DType::Float32 ? 4 : 2);
   for (int k = 0; k < 3; ++k) {
     const int c = a.routed ? chan_of_slot[k] : k;
@@ -475,7 +444,7 @@ Status tensorize_cuda(const TensorizePlan& plan, const ImageView& src, void* dst
     a.kpad[k] = a.p.pad[c];
   }
 
-  const KernelFn fn = kernels()[kernel_index(family, plan.interpolation, plan.layout, plan.dtype, q)];
+  const KernelFn fn = kernels()[kernel_index(family, plan.interpolation, plan.layout, plan.dtype)];
   const unsigned blocks = static_cast<unsigned>((total_warps + a.wpb - 1) / a.wpb);
   fn<<<blocks, 32 * a.wpb, 0, static_cast<cudaStream_t>(stream)>>>(a);
   return cuda_status(cudaGetLastError(), "tensorize kernel launch failed");

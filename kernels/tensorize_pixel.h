@@ -5,8 +5,8 @@
 //  * only plain float operations (+, -, *) in a fixed order, no fmaf, no math library besides
 //    floorf; the CUDA code is compiled with -fmad=false and the host code with FP contraction
 //    off (see the pragma in tensorize_cpu.cpp), so no FMA is formed on either side;
-//  * every value is computed by the functions below; the CUDA kernel may fetch the source bytes
-//    differently (wide loads) but feeds the same bytes into the same arithmetic.
+//  * every value is computed by the functions below; the CUDA kernel's bilinear path loads the
+//    source bytes its own way (tensorize_cuda.cu) but feeds the same bytes into the same arithmetic.
 //
 // The transform is axis-aligned (all resize modes are), so the source position of tensor pixel
 // (x, y) is xs = inv_sx * x + off_x, ys = inv_sy * y + off_y (plan.inv[0], inv[2], inv[4], inv[5];
@@ -27,14 +27,13 @@ namespace tz {
 enum class SourceFamily : int { NV12 = 0, I420 = 1, Packed3 = 2, Packed4 = 3, Gray = 4 };
 constexpr int kSourceFamilyCount = 5;
 
+// The family of a format's layout (pixel_formats.h); the byte order within a packed pixel comes
+// from the plan.
 inline SourceFamily source_family(PixelFormat f) {
-  switch (f) {
-    case PixelFormat::NV12: return SourceFamily::NV12;
-    case PixelFormat::I420: return SourceFamily::I420;
-    case PixelFormat::BGR: case PixelFormat::RGB: return SourceFamily::Packed3;
-    case PixelFormat::GRAY8: return SourceFamily::Gray;
-    default: return SourceFamily::Packed4;
-  }
+  const PixelFormatInfo& info = pixel_format_info(f);
+  if (info.yuv) return info.planes == 2 ? SourceFamily::NV12 : SourceFamily::I420;  // U and V interleaved : a plane each
+  if (info.packed_bytes == 1) return SourceFamily::Gray;
+  return info.packed_bytes == 3 ? SourceFamily::Packed3 : SourceFamily::Packed4;
 }
 
 // Everything the per-pixel code reads, flattened from a plan and a source image.
@@ -43,7 +42,9 @@ struct PixelParams {
   int64_t stride[3];
   int lx0, lx1, ly0, ly1;  // inclusive clamp range of luma / packed / gray samples (the ROI)
   int cx0, cx1, cy0, cy1;  // inclusive clamp range of chroma samples (the chroma ROI)
-  int row_bytes[3];        // valid bytes of a row of each plane (bounds of wide loads)
+  // Unused (was the row bytes of the wide-load design). Kept because it is part of the kernel
+  // argument layout that was measured: without it, ptxas schedules 32 of the 40 kernels differently.
+  int unused_padding[3];
   int bpp;                 // bytes per packed pixel
   int byte_of[3];          // packed: output channel c reads byte byte_of[c] of a pixel
   int comp_of[3];          // YUV: output channel c takes colour component comp_of[c] (0=R,1=G,2=B)
@@ -76,21 +77,6 @@ inline PixelParams make_pixel_params(const TensorizePlan& plan, const ImageView&
   p.cx1 = (r.x + r.w + 1) / 2 - 1;
   p.cy0 = r.y / 2;
   p.cy1 = (r.y + r.h + 1) / 2 - 1;
-  const int cw = (plan.src_width + 1) / 2;
-  switch (plan.format) {
-    case PixelFormat::NV12:
-      p.row_bytes[0] = plan.src_width;
-      p.row_bytes[1] = 2 * cw;
-      break;
-    case PixelFormat::I420:
-      p.row_bytes[0] = plan.src_width;
-      p.row_bytes[1] = cw;
-      p.row_bytes[2] = cw;
-      break;
-    default:
-      p.row_bytes[0] = plan.src_width * plan.src_bytes_per_pixel;
-      break;
-  }
   p.bpp = plan.src_bytes_per_pixel;
   for (int c = 0; c < 3; ++c) {
     p.comp_of[c] = plan.out_channel_source[c];
@@ -247,8 +233,8 @@ CUDAPREP_HD float half_to_float(uint16_t h) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Generic sampling (byte loads). Used by the CPU path, and by the CUDA kernel wherever its wide
-// loads do not apply (clamped taps at the ROI edges, rows shorter than a load window).
+// Generic sampling (byte loads). Used by the CPU path, and by the CUDA kernel for nearest
+// neighbour.
 
 CUDAPREP_HD float load_u8(const uint8_t* p) {
 #if defined(__CUDA_ARCH__)

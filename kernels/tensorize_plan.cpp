@@ -106,13 +106,11 @@ Geometry resolve_geometry(const TensorizeConfig& c, const Rect& roi) {
   return g;
 }
 
-bool valid_format(PixelFormat f) { return static_cast<int>(f) >= 0 && static_cast<int>(f) <= static_cast<int>(PixelFormat::GRAY8); }
-
 }  // namespace
 
 Status make_tensorize_plan(const TensorizeConfig& c, TensorizePlan* out) {
   if (!out) return fail("tensorize plan: null output");
-  if (!valid_format(c.format)) return fail("unknown pixel format (" + std::to_string(static_cast<int>(c.format)) + ")");
+  if (!is_valid_pixel_format(c.format)) return fail("unknown pixel format (" + std::to_string(static_cast<int>(c.format)) + ")");
   if (c.src_width <= 0 || c.src_width > kMaxSourceSide)
     return fail("source width " + std::to_string(c.src_width) + " is out of range (1.." +
                 std::to_string(kMaxSourceSide) + ")");
@@ -199,20 +197,12 @@ Status make_tensorize_plan(const TensorizeConfig& c, TensorizePlan* out) {
   // Colour.
   const bool bgr_out = c.channel_order == ChannelOrder::BGR;
   for (int i = 0; i < 3; ++i) p.out_channel_source[i] = bgr_out ? 2 - i : i;
-  p.src_bytes_per_pixel = packed_bytes_per_pixel(c.format);
-  switch (c.format) {
-    case PixelFormat::BGR: case PixelFormat::BGRx: case PixelFormat::BGRA:
-      p.src_channel_offset[0] = 2;
-      p.src_channel_offset[1] = 1;
-      p.src_channel_offset[2] = 0;
-      break;
-    case PixelFormat::RGB: case PixelFormat::RGBx: case PixelFormat::RGBA:
-      p.src_channel_offset[0] = 0;
-      p.src_channel_offset[1] = 1;
-      p.src_channel_offset[2] = 2;
-      break;
-    default:  // GRAY8 and YUV: no packed channels
-      break;
+  const PixelFormatInfo& fmt = pixel_format_info(c.format);
+  p.src_bytes_per_pixel = fmt.packed_bytes;
+  if (!fmt.yuv) {  // YUV has no packed channels: the offsets stay 0
+    p.src_channel_offset[0] = fmt.r;
+    p.src_channel_offset[1] = fmt.g;
+    p.src_channel_offset[2] = fmt.b;
   }
   double kr = 0.299, kb = 0.114;
   if (c.yuv_matrix == YuvMatrix::BT709) {
@@ -274,7 +264,7 @@ size_t tensor_bytes(const TensorizePlan& plan) {
 }
 
 Status check_source(const TensorizePlan& plan, const ImageView& src) {
-  if (!valid_format(plan.format)) return fail("tensorize plan is not initialised (bad pixel format)");
+  if (!is_valid_pixel_format(plan.format)) return fail("tensorize plan is not initialised (bad pixel format)");
   if (src.format != plan.format)
     return fail(std::string("source format ") + pixel_format_name(src.format) + " does not match the plan's " +
                 pixel_format_name(plan.format));
@@ -282,27 +272,13 @@ Status check_source(const TensorizePlan& plan, const ImageView& src) {
     return fail("source size " + std::to_string(src.width) + "x" + std::to_string(src.height) +
                 " does not match the plan's " + std::to_string(plan.src_width) + "x" +
                 std::to_string(plan.src_height));
-  int64_t row_bytes[3] = {0, 0, 0};
-  const int64_t cw = (int64_t(src.width) + 1) / 2;
-  switch (src.format) {
-    case PixelFormat::NV12:
-      row_bytes[0] = src.width;
-      row_bytes[1] = 2 * cw;
-      break;
-    case PixelFormat::I420:
-      row_bytes[0] = src.width;
-      row_bytes[1] = row_bytes[2] = cw;
-      break;
-    default:
-      row_bytes[0] = int64_t(src.width) * packed_bytes_per_pixel(src.format);
-      break;
-  }
   const int n = plane_count(src.format);
   for (int i = 0; i < n; ++i) {
+    const int64_t row_bytes = plane_row_bytes(src.format, i, src.width);
     if (!src.planes[i].data) return fail("source plane " + std::to_string(i) + " is null");
-    if (src.planes[i].stride < row_bytes[i])
+    if (src.planes[i].stride < row_bytes)
       return fail("source plane " + std::to_string(i) + " stride " + std::to_string(src.planes[i].stride) +
-                  " is smaller than its row (" + std::to_string(row_bytes[i]) + " bytes)");
+                  " is smaller than its row (" + std::to_string(row_bytes) + " bytes)");
   }
   return Status();
 }

@@ -467,12 +467,8 @@ struct DevImage {
     const int n = plane_count(f);
     std::mt19937 rng(seed);
     for (int i = 0; i < n; ++i) {
-      int64_t row_bytes;
-      if (!is_yuv(f)) row_bytes = int64_t(w) * packed_bytes_per_pixel(f);
-      else if (i == 0) row_bytes = w;
-      else row_bytes = f == PixelFormat::NV12 ? 2 * ((w + 1) / 2) : (w + 1) / 2;
-      pitch[i] = row_bytes + 13;  // odd padding that must survive
-      rows[i] = i == 0 ? h : (h + 1) / 2;
+      pitch[i] = plane_row_bytes(f, i, w) + 13;  // odd padding that must survive
+      rows[i] = static_cast<int>(plane_rows(f, i, h));
       host.emplace_back(pitch[i] * rows[i]);
       for (auto& b : host.back()) b = uint8_t(rng());
       EXPECT_EQ(cudaMalloc(&dev[i], host.back().size()), cudaSuccess);

@@ -1,6 +1,6 @@
 // GPU tests of the tensorize kernel: the CUDA path must equal the CPU path bit for bit (fp32 and
 // fp16) for every format and mode, on random images of odd sizes, with padded / pitched device
-// inputs and odd plane offsets (so the kernel's wide loads meet every alignment), with aligned
+// inputs and odd plane offsets (source rows at every alignment), with aligned
 // and misaligned outputs (vector and scalar stores). The output is poisoned before every run
 // and every element is checked to have been written, and nothing past its end.
 // Exits 77 (skipped) without a GPU (gpu_test_main.cpp). No OpenCV, no GStreamer.
@@ -91,7 +91,7 @@ struct DeviceImage {
 // Runs the kernel into a poisoned device buffer at byte offset `dst_offset`; returns the tensor
 // bytes and checks the guard bytes before and after it.
 ::testing::AssertionResult run_gpu(const TensorizePlan& plan, const ImageView& src, void* stream, size_t dst_offset,
-                                   std::vector<uint8_t>* out) {
+                                   const TensorizeTuning& tuning, std::vector<uint8_t>* out) {
   const size_t bytes = tensor_bytes(plan), total = dst_offset + bytes + kGuard;
   cuda::DeviceBuffer dev;
   Status s = dev.allocate(total);
@@ -100,7 +100,7 @@ struct DeviceImage {
     s = cuda::copy_2d_async(dev.data(), total, host.data(), total, total, 1, cuda::CopyKind::HostToDevice, stream);
   if (s.ok()) s = cuda::stream_sync(stream);
   if (!s.ok()) return ::testing::AssertionFailure() << "setup: " << s.message();
-  s = tensorize_cuda(plan, src, dev.data() + dst_offset, stream);
+  s = tensorize_cuda(plan, src, dev.data() + dst_offset, stream, tuning);
   if (!s.ok()) return ::testing::AssertionFailure() << "tensorize_cuda: " << s.message();
   s = cuda::stream_sync(stream);
   if (!s.ok()) return ::testing::AssertionFailure() << "kernel: " << s.message();
@@ -161,7 +161,7 @@ std::string describe(const TensorizeConfig& c) {
 }
 
 ::testing::AssertionResult check(const TensorizeConfig& cfg, const HostImage& im, void* stream, int mode,
-                                 size_t dst_offset = 0) {
+                                 size_t dst_offset = 0, const TensorizeTuning& tuning = TensorizeTuning()) {
   TensorizePlan plan;
   const Status s = make_tensorize_plan(cfg, &plan);
   if (!s.ok()) return ::testing::AssertionFailure() << "plan: " << s.message();
@@ -171,10 +171,12 @@ std::string describe(const TensorizeConfig& c) {
   DeviceImage d;
   r = mode == 0 ? upload_same_layout(im, stream, &d) : upload_pitched(im, mode == 1 ? 0 : mode, stream, &d);
   if (!r) return r;
-  r = run_gpu(plan, d.view, stream, dst_offset, &gpu);
+  r = run_gpu(plan, d.view, stream, dst_offset, tuning, &gpu);
   if (!r) return r << " " << describe(cfg);
   r = same_as_cpu(plan, cpu, gpu);
-  if (!r) return r << "\n" << describe(cfg) << " input layout " << mode << " dst offset " << dst_offset;
+  if (!r)
+    return r << "\n" << describe(cfg) << " input layout " << mode << " dst offset " << dst_offset << " warps per block "
+             << tuning.warps_per_block << " plane routing " << tuning.plane_routing;
   return r;
 }
 
@@ -245,6 +247,27 @@ TEST_F(TensorizeGpu, OddShapesAndOffsetsMatchCpu) {
     }
 }
 
+// Every launch shape TensorizeTuning allows computes the same bits as the CPU path.
+TEST_F(TensorizeGpu, EveryTuningMatchesCpu) {
+  std::mt19937 rng(25);
+  int k = 0;
+  for (int warps = 1; warps <= 4; ++warps)
+    for (bool routing : {true, false})
+      for (PixelFormat f : kAllFormats) {
+        HostImage im = tztest::make_image(f, 333, 201, 3, 5);
+        tztest::fill_random(im, rng);
+        TensorizeConfig c = base_config(f, 333, 201, 96, 50);
+        c.channel_order = k % 2 == 1 ? ChannelOrder::BGR : ChannelOrder::RGB;
+        c.interpolation = k % 3 == 2 ? Interpolation::Nearest : Interpolation::Bilinear;
+        c.layout = k % 4 == 3 ? Layout::NHWC : Layout::NCHW;
+        ++k;
+        TensorizeTuning tuning;
+        tuning.warps_per_block = warps;
+        tuning.plane_routing = routing;
+        EXPECT_TRUE(check(c, im, stream_, 0, 0, tuning));
+      }
+}
+
 TEST_F(TensorizeGpu, InvalidInputsLaunchNothing) {
   HostImage im = tztest::make_image(PixelFormat::NV12, 64, 48);
   DeviceImage d;
@@ -298,6 +321,14 @@ TEST_F(TensorizeGpu, InvalidInputsLaunchNothing) {
   s = tensorize_cuda(plan, d.view, nullptr, stream_);
   EXPECT_FALSE(s.ok());
   expect_untouched("null output");
+
+  for (int warps : {0, 5}) {
+    TensorizeTuning tuning;
+    tuning.warps_per_block = warps;
+    s = tensorize_cuda(plan, d.view, out.data(), stream_, tuning);
+    EXPECT_EQ(s.message(), "tensorize: warps_per_block " + std::to_string(warps) + " is out of range (1..4)");
+    expect_untouched("bad tuning");
+  }
 
   TensorizePlan broken = plan;
   broken.active_x1 = plan.dst_width + 1;

@@ -17,27 +17,17 @@ namespace tztest {
 using cudaprep::ImageView;
 using cudaprep::PixelFormat;
 
-inline const PixelFormat kAllFormats[] = {PixelFormat::NV12, PixelFormat::I420, PixelFormat::BGR,
-                                          PixelFormat::RGB,  PixelFormat::BGRx, PixelFormat::RGBx,
-                                          PixelFormat::BGRA, PixelFormat::RGBA, PixelFormat::GRAY8};
+// Every format of the table (kernels/pixel_formats.h).
+inline const std::vector<PixelFormat> kAllFormats = [] {
+  std::vector<PixelFormat> formats;
+  for (const cudaprep::PixelFormatInfo& f : cudaprep::kPixelFormats) formats.push_back(f.format);
+  return formats;
+}();
 
 // Row bytes and rows of plane i of a w x h image (chroma planes: ceil(w/2) x ceil(h/2)).
 inline void plane_geometry(PixelFormat f, int w, int h, int i, int* row_bytes, int* rows) {
-  const int cw = (w + 1) / 2, ch = (h + 1) / 2;
-  switch (f) {
-    case PixelFormat::NV12:
-      *row_bytes = i == 0 ? w : 2 * cw;
-      *rows = i == 0 ? h : ch;
-      return;
-    case PixelFormat::I420:
-      *row_bytes = i == 0 ? w : cw;
-      *rows = i == 0 ? h : ch;
-      return;
-    default:
-      *row_bytes = w * cudaprep::packed_bytes_per_pixel(f);
-      *rows = h;
-      return;
-  }
+  *row_bytes = static_cast<int>(cudaprep::plane_row_bytes(f, i, w));
+  *rows = static_cast<int>(cudaprep::plane_rows(f, i, h));
 }
 
 // One buffer holding all planes: plane i starts at offset[i], rows are stride[i] bytes apart.
