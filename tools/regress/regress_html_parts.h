@@ -1,0 +1,33 @@
+// cudaprep-regress: the parts of the HTML report (regress_html.h), one file each.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "regress_compare.h"
+#include "regress_html.h"
+#include "regress_plot.h"
+
+namespace regress {
+
+// regress_html_plots.cpp: the plots of each sink over the frames, with the tolerances.
+struct SinkPlots {
+  std::string sink, kind;
+  std::vector<Plot> plots;
+  std::string note;  // what is not plotted and why
+};
+std::vector<SinkPlots> report_plots(const std::vector<FrameResult>& frames, const HtmlReportInput& in);
+std::string plots_html(const std::vector<SinkPlots>& plots);
+
+// regress_html_frames.cpp: which frames get pictures, and the pictures (PNGs written into dir).
+struct FramePick {
+  uint64_t frame = 0;
+  std::string why;  // "first failing frame", "worst frame: max abs diff 0.5 (sink 'tensor')"
+};
+std::vector<FramePick> pick_frames(const std::vector<FrameResult>& frames);
+// The sections, with an entry per frame for the navigation ("#frame-7", title).
+std::string frame_sections_html(const std::vector<FramePick>& picks, const std::vector<FrameResult>& frames,
+                                const HtmlReportInput& in, const std::string& dir,
+                                std::vector<std::pair<std::string, std::string>>* nav, std::string* error);
+
+}  // namespace regress
