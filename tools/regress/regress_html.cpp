@@ -23,7 +23,7 @@ header.pass { background: #1e7e34; } header.regression { background: #b02a37; } 
 header .line { font: 15px/1.4 ui-monospace, monospace; margin-top: 6px; white-space: pre-wrap; }
 nav a { margin-right: 14px; }
 pre { background: #f5f5f7; padding: 10px 12px; overflow-x: auto; font: 12.5px/1.4 ui-monospace, monospace; }
-pre.summary { white-space: pre-wrap; }
+pre { white-space: pre-wrap; }
 table { border-collapse: collapse; margin: 6px 0; } td, th { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }
 th { background: #f5f5f7; } td.diff { background: #fff3cd; }
 .note { color: #6b4e00; background: #fff8e1; padding: 6px 10px; border-left: 3px solid #e0a800; }
@@ -42,7 +42,7 @@ svg.plot .failband { fill: #ffd6d6; }
 .legend .key.fail { width: 12px; height: 12px; background: #ffd6d6; border: 0; }
 .row { display: flex; flex-wrap: wrap; gap: 18px; align-items: flex-start; }
 figure { margin: 0; } figcaption { font-size: 12.5px; color: #333; max-width: 380px; margin-top: 4px; }
-.pic { position: relative; overflow: hidden; background: #222; }
+.pic { position: relative; overflow: hidden; background: #222; outline: 1px solid #888; }
 .pic img { position: absolute; image-rendering: pixelated; max-width: none; }
 .pic svg { position: absolute; left: 0; top: 0; width: 100%; height: 100%; overflow: visible; }
 .pic .worst { fill: none; stroke: #00e5ff; stroke-width: 2px; vector-effect: non-scaling-stroke; }
@@ -140,7 +140,7 @@ std::string settings_html(const HtmlReportInput& in) {
     o = "<p>The two sides were recorded with the same settings.</p>\n";
   } else {
     o = "<table class=\"settings\"><tr><th>what</th><th>setting</th><th>" + esc(in.cmp->ref_label()) + "</th><th>" +
-        esc(in.cmp->run_label()) + "</th><th></th></tr>\n" + rows + "</table>\n";
+        esc(in.cmp->run_label()) + "</th><th>note</th></tr>\n" + rows + "</table>\n";
   }
   if (normalize_description(a.pipeline) != normalize_description(b.pipeline))
     o += "<p>Pipelines:</p><pre>" + esc(in.cmp->ref_label()) + ": " + esc(a.pipeline) + "\n" +

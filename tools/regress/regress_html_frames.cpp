@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <tuple>
 
 #include "regress_html_parts.h"
 #include "regress_image.h"
@@ -65,6 +66,10 @@ std::string tensor_pictures(uint64_t frame, const SinkInfo& sink, const SinkResu
   std::string why;
   if (!run_sink || !tensor_picture(*in.ref, sink, &pref, &why) || !tensor_picture(*in.run, *run_sink, &prun, &why))
     return no_pictures(why.empty() ? "the sink is not in " + ul : why);
+  for (const auto& [label, where, m] : {std::make_tuple(rl, in.ref_where, in.ref), std::make_tuple(ul, in.run_where, in.run)})
+    if (m->store != "full")
+      return no_pictures("they need the tensors of both sides, and " + label + " (" + where +
+                         ") stores tensor digests only (--store digest); record with --store full to see them");
   std::vector<uint8_t> ref_bytes, run_bytes;
   if (!in.ref_data->tensor_bytes(sink.name, frame, &ref_bytes, &why))
     return no_pictures("they need the tensors of both sides, and " + why + "; record with --store full to see them");
@@ -99,12 +104,13 @@ std::string tensor_pictures(uint64_t frame, const SinkInfo& sink, const SinkResu
   }
   const HeatMap h = diff_heat_map(ref_bytes.data(), run_bytes.data(), ref_bytes.size(), pref);
   if (!write_png(dir + "/" + fd, h.image, error)) return "";
-  std::string ring, where;
-  if (h.worst_x >= 0) {
+  std::string ring, where = "; " + std::to_string(h.differing) + " of " +
+                           std::to_string((uint64_t)pref.width * pref.height) + " pixels differ";
+  if (h.worst_x >= 0 && h.at_max == 1) {  // a ring only where one pixel is the worst
     const double rad = std::max(2.5, pref.width / 24.0);
     ring = "<circle class=\"worst\" cx=\"" + num(h.worst_x + 0.5) + "\" cy=\"" + num(h.worst_y + 0.5) + "\" r=\"" +
            num(rad) + "\"/>";
-    where = "; ring: the largest, at pixel (" + std::to_string(h.worst_x) + ", " + std::to_string(h.worst_y) + ")";
+    where += "; ring: the largest, at pixel (" + std::to_string(h.worst_x) + ", " + std::to_string(h.worst_y) + ")";
   }
   std::string caption = "<b>|" + markup_escape(rl) + " &minus; " + markup_escape(ul) +
                         "|</b>, largest over the channels, in tensor units";

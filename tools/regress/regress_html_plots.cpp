@@ -37,6 +37,7 @@ std::vector<SinkPlots> report_plots(const std::vector<FrameResult>& frames, cons
       Plot a, b;
       if (values) {
         a = make_plot(sink.name, "max-abs", "max abs diff", n);
+        a.from_zero = true;
         b = make_plot(sink.name, "psnr", "PSNR (dB)", n);
         b.nonfinite_label = "inf: identical in value";
         a.nonfinite_label = "inf: NaN against a number";
@@ -53,7 +54,8 @@ std::vector<SinkPlots> report_plots(const std::vector<FrameResult>& frames, cons
         set_tolerance(&a, 0, "exact (digest-only): any difference fails");
         set_tolerance(&b, 0, "exact (digest-only): any difference fails");
         sp.note = "A recording stores tensor digests only (--store digest): per-value figures (max abs diff, "
-                  "PSNR) are not available. Plotted: this run's mean and L2 minus the reference's, per frame.";
+                  "PSNR) are not available. Plotted: " + in.cmp->run_label() + "'s mean and L2 minus " +
+                  in.cmp->ref_label() + "'s, per frame, as in the text report.";
       }
       for (const auto& f : frames) {
         auto it = f.sinks.find(sink.name);
@@ -78,6 +80,7 @@ std::vector<SinkPlots> report_plots(const std::vector<FrameResult>& frames, cons
     } else {
       Plot a = make_plot(sink.name, "position-delta", "match position delta (px)", n);
       Plot b = make_plot(sink.name, "score-delta", "match score delta", n);
+      a.from_zero = b.from_zero = true;
       set_tolerance(&a, opt.pos_tol, "tolerance " + format_short(opt.pos_tol, 6) + " px");
       set_tolerance(&b, opt.score_tol, "tolerance " + format_short(opt.score_tol, 6));
       std::string counts;

@@ -60,8 +60,10 @@ std::string plot_svg(const Plot& p) {
     hi = std::max(hi, p.tolerance);
   }
   if (!std::isfinite(lo)) lo = 0, hi = 1;
-  if (lo > 0 && lo < hi * 0.5) lo = 0;
-  if (hi == lo) {
+  if (p.from_zero || (lo > 0 && lo < hi * 0.5)) lo = std::min(lo, 0.0);
+  if (hi == lo && lo == 0 && p.from_zero) {
+    hi = 1;
+  } else if (hi == lo) {
     const double pad = lo == 0 ? 1 : std::fabs(lo) * 0.1;
     lo -= pad;
     hi += pad;
@@ -91,7 +93,7 @@ std::string plot_svg(const Plot& p) {
   o << "<rect class=\"area\" x=\"" << x0 << "\" y=\"" << y0 << "\" width=\"" << x1 - x0 << "\" height=\"" << y1 - y0
     << "\"/>\n";
   // failing frames: a band behind the data
-  const double band_w = std::max(2.0, (x1 - x0) / std::max(1.0, span) * 0.8);
+  const double band_w = std::max(2.0, (x1 - x0) / std::max(1.0, span));
   for (const auto& pt : p.points)
     if (pt.failing)
       o << "<rect class=\"failband\" x=\"" << X((double)pt.frame) - band_w / 2 << "\" y=\"" << kTop << "\" width=\""
@@ -111,8 +113,9 @@ std::string plot_svg(const Plot& p) {
       << "</text>\n";
   if (p.has_tolerance) {
     const double ty = Y(p.tolerance);
+    const double label_y = ty - y0 < 16 ? ty + 14 : ty - 5;  // below the line at the top of the area
     o << "<line class=\"tolerance\" x1=\"" << x0 << "\" x2=\"" << x1 << "\" y1=\"" << ty << "\" y2=\"" << ty
-      << "\"/><text class=\"tollabel\" x=\"" << x1 - 4 << "\" y=\"" << ty - 5 << "\">" << markup_escape(p.tolerance_label)
+      << "\"/><text class=\"tollabel\" x=\"" << x1 - 4 << "\" y=\"" << label_y << "\">" << markup_escape(p.tolerance_label)
       << "</text>\n";
   }
   // the line joins consecutive finite values

@@ -24,6 +24,7 @@ struct Plot {
   double tolerance = 0;
   std::string tolerance_label;  // "tolerance max-abs=1e-05"
   std::string nonfinite_label;  // text for the band of non-finite values ("inf: identical")
+  bool from_zero = false;       // a magnitude: the y axis starts at 0
 };
 
 std::string plot_svg(const Plot& p);

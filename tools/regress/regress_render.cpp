@@ -11,9 +11,10 @@ const uint8_t kNonFiniteColour[3] = {0, 200, 255};
 
 namespace {
 
-// Black -> dark red -> red -> yellow -> white: a single bright pixel stands out on black.
+// Black -> dark red -> red -> yellow -> pale yellow (not white: it would vanish on the page): a
+// single bright pixel stands out on black.
 const double kStops[][4] = {
-    {0.0, 0, 0, 0}, {0.25, 120, 0, 0}, {0.5, 230, 30, 0}, {0.75, 255, 200, 0}, {1.0, 255, 255, 255}};
+    {0.0, 0, 0, 0}, {0.25, 120, 0, 0}, {0.5, 230, 30, 0}, {0.75, 255, 200, 0}, {1.0, 255, 255, 170}};
 
 std::string property(const ElementInfo& e, const std::string& name) {
   for (const auto& kv : e.properties)
@@ -153,12 +154,16 @@ HeatMap diff_heat_map(const uint8_t* ref, const uint8_t* run, size_t bytes, cons
                                                            : (a == b ? 0 : std::fabs(a - b));
         d = std::max(d, e);
       }
+      if (d != 0) h.differing++;
       if (std::isinf(d)) {
         h.nonfinite++;
       } else if (d > h.max) {
         h.max = d;
         h.worst_x = x;
         h.worst_y = y;
+        h.at_max = 1;
+      } else if (d == h.max && d > 0) {
+        h.at_max++;
       }
     }
   for (int y = 0; y < p.height; y++)
