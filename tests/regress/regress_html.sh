@@ -15,13 +15,15 @@ expect 1 "check --html on a perturbed golden" -p "HTML report: $TMP/h1/index.htm
   "$TOOL" check --clip "$CLIP" --golden "$G" --report "$TMP/h1.txt" --html "$TMP/h1"
 expect 0 "its HTML parses, its PNGs decode, its plots are the text report's figures" \
   -p "series: plot-matches-position-delta plot-matches-score-delta plot-tensor-max-abs plot-tensor-psnr" \
-  -p "images: frame-00007-clip-frame.png frame-00007-tensor-diff.png frame-00007-tensor-ref.png frame-00007-tensor-run.png" \
+  -p "images: frame-00007-clip-frame.png frame-00007-tensor-diff.png frame-00007-tensor-ref.png frame-00007-tensor-run.png frame-00012-clip-frame.png frame-00012-tensor-diff.png" \
   -p "124 points in 4 series" -- \
   $CHECK_HTML "$TMP/h1" "$TMP/h1.txt" --pixel frame-00007-tensor-ref.png 0 0 114,114,114 \
   --pixel frame-00007-tensor-diff.png 0 0 0,0,0
 H="$TMP/h1/index.html"
-check 'grep -q "Frame 7: first failing frame, and the worst frame: largest max abs diff, 0.5 (sink &apos;tensor&apos;)" "$H"' \
-  "frame 7 is pictured as the first failing and the worst"
+check 'grep -q "Frame 7: first failing frame; the worst of sink &apos;tensor&apos;: largest max abs diff, 0.5<" "$H"' \
+  "frame 7 is pictured as the first failing frame and the tensor sink's worst"
+check 'grep -q "Frame 12: the worst of sink &apos;matches&apos;: largest match position delta, 0.3 px<" "$H"' \
+  "frame 12 is pictured as the matches' worst"
 check 'grep -q "RESULT: REGRESSION: 2 of 31 frames fail, first failing frame 7 (exit 1)" "$H"' "the RESULT line"
 check 'grep -q "sink &apos;tensor&apos; (tensor): 31 frames compared, 30 identical, 1 failing; max abs diff 0.5 (frame 7)" "$H"' \
   "the text report's summary lines"

@@ -228,22 +228,37 @@ TEST(RegressSides, CheckKeepsFirstDifferingFailingAndWorstOnly) {
   EXPECT_EQ(k.matches("matches", 4), nullptr);
 }
 
-TEST(RegressHtml, PicksTheFirstFailingAndTheWorstFrame) {
-  std::vector<FrameResult> frames(4);
+TEST(RegressHtml, PicksTheFirstFailingAndEachSinksWorstFrame) {
+  std::vector<FrameResult> frames(5);
   for (size_t i = 0; i < frames.size(); i++) frames[i].index = i;
   frames[1].sinks["tensor"] = tensor_result(0.2, false);
   frames[3].sinks["tensor"] = tensor_result(0.7, false);
+  SinkResult moved;
+  moved.kind = "matches";
+  moved.ref_present = moved.run_present = true;
+  moved.match.max_dpos = 0.3;
+  moved.match.max_dscore = 0.001;
+  SinkResult rescored = moved;
+  rescored.match.max_dpos = 0;
+  rescored.match.max_dscore = 0.5;  // a larger score change, but nothing moved: not the worst
+  frames[4].sinks["matches"] = moved;
+  frames[2].sinks["matches"] = rescored;
   std::vector<FramePick> picks = pick_frames(frames);
-  ASSERT_EQ(picks.size(), 2u);
+  ASSERT_EQ(picks.size(), 3u);
   EXPECT_EQ(picks[0].frame, 1u);
   EXPECT_EQ(picks[0].why, "first failing frame");
-  EXPECT_EQ(picks[1].frame, 3u);
-  EXPECT_EQ(picks[1].why, "worst frame: largest max abs diff, 0.7 (sink 'tensor')");
-  // one frame both: one picture set
+  EXPECT_EQ(picks[1].frame, 4u);
+  EXPECT_EQ(picks[1].why, "the worst of sink 'matches': largest match position delta, 0.3 px");
+  EXPECT_EQ(picks[2].frame, 3u);
+  EXPECT_EQ(picks[2].why, "the worst of sink 'tensor': largest max abs diff, 0.7");
+  // only scores changed: the largest score change is the worst; one frame both first and worst
+  frames[4].sinks.clear();
   frames[3].sinks["tensor"] = tensor_result(0.1, false);
   picks = pick_frames(frames);
-  ASSERT_EQ(picks.size(), 1u);
-  EXPECT_EQ(picks[0].why, "first failing frame, and the worst frame: largest max abs diff, 0.2 (sink 'tensor')");
+  ASSERT_EQ(picks.size(), 2u);
+  EXPECT_EQ(picks[0].why, "first failing frame; the worst of sink 'tensor': largest max abs diff, 0.2");
+  EXPECT_EQ(picks[1].frame, 2u);
+  EXPECT_EQ(picks[1].why, "the worst of sink 'matches': largest match score delta, 0.5");
   // nothing differs: nothing pictured
   for (auto& f : frames) f.sinks.clear();
   EXPECT_TRUE(pick_frames(frames).empty());

@@ -229,39 +229,37 @@ std::vector<FramePick> pick_frames(const std::vector<FrameResult>& frames) {
       break;
     }
   }
-  // the worst: the largest tensor difference, else the largest match move, else score change
-  struct Best {
-    double value = 0;
+  // each sink's worst frame, as the text summary names them: a tensor sink's largest max abs
+  // diff; a match sink's largest position delta, or where nothing moved, its largest score delta
+  struct Worst {
+    std::pair<double, double> rank{0, 0};  // compared in this order
     uint64_t frame = 0;
-    std::string sink;
-  } tensor, pos, score;
-  auto take = [](Best* b, double v, uint64_t frame, const std::string& sink) {
-    if (v > b->value) *b = {v, frame, sink};
+    std::string why;
   };
+  std::map<std::string, Worst> worst;  // by sink, in name order
   for (const auto& f : frames)
     for (const auto& [name, r] : f.sinks) {
       if (!compared(r)) continue;
-      if (r.kind == "tensor") take(&tensor, tensor_badness(r), f.index, name);
-      else {
-        take(&pos, r.match.max_dpos, f.index, name);
-        take(&score, r.match.max_dscore, f.index, name);
-      }
+      const bool tensor = r.kind == "tensor";
+      const std::pair<double, double> rank =
+          tensor ? std::make_pair(tensor_badness(r), 0.0) : std::make_pair(r.match.max_dpos, r.match.max_dscore);
+      Worst& w = worst[name];
+      if (rank <= w.rank) continue;
+      w.rank = rank;
+      w.frame = f.index;
+      w.why = "the worst of sink '" + name + "': " +
+              (tensor ? "largest max abs diff, " + num(rank.first)
+                      : rank.first > 0 ? "largest match position delta, " + num(rank.first) + " px"
+                                       : "largest match score delta, " + num(rank.second));
     }
-  FramePick worst;
-  if (tensor.value > 0)
-    worst = {tensor.frame, "worst frame: largest max abs diff, " + num(tensor.value) + " (sink '" + tensor.sink + "')"};
-  else if (pos.value > 0)
-    worst = {pos.frame, "worst frame: largest match position delta, " + num(pos.value) + " px (sink '" + pos.sink +
-                            "')"};
-  else if (score.value > 0)
-    worst = {score.frame, "worst frame: largest match score delta, " + num(score.value) + " (sink '" + score.sink +
-                              "')"};
-  else
-    return picks;
-  if (!picks.empty() && picks[0].frame == worst.frame)
-    picks[0].why += ", and the " + worst.why;
-  else
-    picks.push_back(worst);
+  for (const auto& [name, w] : worst) {
+    if (w.rank == std::make_pair(0.0, 0.0)) continue;
+    auto same = std::find_if(picks.begin(), picks.end(), [&](const FramePick& p) { return p.frame == w.frame; });
+    if (same != picks.end())
+      same->why += "; " + w.why;
+    else
+      picks.push_back({w.frame, w.why});
+  }
   return picks;
 }
 
