@@ -46,8 +46,8 @@ figure { margin: 0; } figcaption { font-size: 12.5px; color: #333; max-width: 38
 .pic img { position: absolute; image-rendering: pixelated; max-width: none; }
 .pic svg { position: absolute; left: 0; top: 0; width: 100%; height: 100%; overflow: visible; }
 .pic .worst { fill: none; stroke: #00e5ff; stroke-width: 2px; vector-effect: non-scaling-stroke; }
-.pic .mref { fill: none; stroke: #00d26a; stroke-width: 2px; vector-effect: non-scaling-stroke; }
-.pic .mrun { fill: none; stroke: #ff2bd6; stroke-width: 2px; stroke-dasharray: 6 4; vector-effect: non-scaling-stroke; }
+.pic .mref { fill: none; stroke: #00d26a; stroke-width: 4px; vector-effect: non-scaling-stroke; }
+.pic .mrun { fill: none; stroke: #ff2bd6; stroke-width: 1.5px; stroke-dasharray: 6 3; vector-effect: non-scaling-stroke; }
 .kref { color: #00d26a; } .krun { color: #ff2bd6; }
 .scale { display: inline-block; width: 140px; height: 10px; vertical-align: middle; border: 1px solid #999; }
 table.matches th.ref { color: #007a3d; } table.matches th.run { color: #b0009a; }
@@ -194,16 +194,14 @@ bool write_html_report(const std::string& dir, const HtmlReportInput& in, std::s
   if (at != std::string::npos) result_line = summary.substr(at, summary.find('\n', at) - at);
 
   const std::vector<FrameResult> frames = in.cmp->frame_results();
-  std::vector<std::pair<std::string, std::string>> nav = {{"#summary", "summary"}, {"#sides", "devices and versions"},
-                                                          {"#settings", "settings"}};
+  std::vector<std::pair<std::string, std::string>> nav = {{"#summary", "summary"}, {"#settings", "settings"}};
   std::string body;
   body += "<section id=\"summary\"><h2>Summary</h2>\n<table class=\"headers\">";
   for (const auto& h : in.cmp->headers()) body += "<tr><th>" + esc(h.first) + "</th><td>" + esc(h.second) + "</td></tr>";
   body += "</table>\n<pre class=\"summary\">" + esc(summary) + "</pre>\n";
   body += list_html(in.cmp->errors(), "error");
   body += list_html(in.cmp->notes(), "notes");
-  body += "</section>\n<section id=\"sides\"><h2>Devices and versions</h2>\n" + sides_html(in) + "</section>\n";
-  body += "<section id=\"settings\"><h2>Settings</h2>\n" + settings_html(in) + "</section>\n";
+  body += "</section>\n<section id=\"settings\"><h2>Settings</h2>\n" + settings_html(in) + "</section>\n";
   if (!in.played) {
     body += "<p class=\"note\">The clip was not played: the settings differ (see above), so there is nothing to plot "
             "or picture. --allow-setting-changes compares the frames anyway.</p>\n";
@@ -216,6 +214,9 @@ bool write_html_report(const std::string& dir, const HtmlReportInput& in, std::s
     body += frame_sections_html(picks, frames, in, dir, &nav, error);
     if (!error->empty()) return false;
   }
+  // what changed first, then where each side ran
+  nav.emplace_back("#sides", "devices and versions");
+  body += "<section id=\"sides\"><h2>Devices and versions</h2>\n" + sides_html(in) + "</section>\n";
   nav.emplace_back("#text", "text report");
   body += "<section id=\"text\"><h2>Text report</h2>\n<details><summary>the full text report (as --report writes "
           "it)</summary><pre>" + esc(in.text_report) + "</pre></details></section>\n";

@@ -114,9 +114,11 @@ std::string tensor_pictures(uint64_t frame, const SinkInfo& sink, const SinkResu
   }
   std::string caption = "<b>|" + markup_escape(rl) + " &minus; " + markup_escape(ul) +
                         "|</b>, largest over the channels, in tensor units";
-  caption += r.identical ? ": identical" : markup_escape(where);
-  caption += "<br><span class=\"scale\" style=\"background:" + heat_css_gradient() + "\"></span> 0 &hellip; " +
-             num(h.max);
+  if (r.identical)
+    caption += ": identical";
+  else
+    caption += markup_escape(where) + "<br><span class=\"scale\" style=\"background:" + heat_css_gradient() +
+               "\"></span> 0 &hellip; " + num(h.max);
   if (h.nonfinite)
     caption += "<br>" + std::to_string(h.nonfinite) + " pixels where NaN meets a number, in <span style=\"color:rgb(" +
                std::to_string(kNonFiniteColour[0]) + "," + std::to_string(kNonFiniteColour[1]) + "," +
@@ -185,8 +187,8 @@ std::string match_pictures(uint64_t frame, const SinkInfo& sink, const SinkResul
   const MatchDiff d = diff_matches(ea->items, eb->items);
   const std::string overlay = boxes(ea->items, "mref") + boxes(eb->items, "mrun");
   o += "<div class=\"row\">\n";
-  std::string caption = "<span class=\"kref\">&#9632;</span> " + markup_escape(rl) +
-                        " &nbsp; <span class=\"krun\">&#9632;</span> " + markup_escape(ul) + " (dashed)";
+  std::string caption = "<span class=\"kref\">&#9632;</span> " + markup_escape(rl) + " (wide)" +
+                        " &nbsp; <span class=\"krun\">&#9632;</span> " + markup_escape(ul) + " (thin, dashed)";
   if (!frame_missing.empty()) caption += "<br>No frame image: " + markup_escape(frame_missing) + ".";
   o += figure(picture(frame_png, w, h, 0, 0, w, h, std::min(640, w), overlay, "frame " + std::to_string(frame)),
               caption);
