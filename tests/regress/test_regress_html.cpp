@@ -22,10 +22,10 @@ using namespace regress;
 
 namespace {
 
-std::vector<uint8_t> floats_bytes(const std::vector<float>& v) {
-  std::vector<uint8_t> b(v.size() * 4);
-  memcpy(b.data(), v.data(), b.size());
-  return b;
+// The float32 tensor's bytes, little-endian as recorded (the supported platforms are).
+std::vector<uint8_t> tensor_bytes_of(const std::vector<float>& v) {
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(v.data());
+  return std::vector<uint8_t>(p, p + v.size() * sizeof(float));
 }
 
 // A manifest with one cudatensorize making w x h float32 tensors into sink "tensor".
@@ -61,33 +61,22 @@ SinkResult tensor_result(double max_abs, bool pass) {
 
 }  // namespace
 
+// The line for `frames` done after `elapsed_s`, of `expected` frames or `fraction` of the clip.
+std::string line(const char* label, uint64_t frames, uint64_t expected, double fraction, double elapsed_s,
+                 const char* note = "") {
+  return progress_line(ProgressSnapshot{label, frames, expected, fraction, elapsed_s, note});
+}
+
 TEST(RegressProgress, TimeLeftFromTheExpectedFrames) {
-  ProgressSnapshot s;
-  s.label = "check";
-  s.frames = 120;
-  s.expected = 1000;
-  s.elapsed_s = 10;
-  s.note = "2 failing";
   // 12 fps, 880 frames to go: 73.3 s
-  EXPECT_EQ(progress_line(s), "check: frame 120/1000 (12%), 12 fps, 1:13 left, 2 failing");
-  s.frames = 1000;
-  s.elapsed_s = 50;
-  s.note = "";
-  EXPECT_EQ(progress_line(s), "check: frame 1000/1000 (100%), 20 fps, 0 s left");
+  EXPECT_EQ(line("check", 120, 1000, -1, 10, "2 failing"), "check: frame 120/1000 (12%), 12 fps, 1:13 left, 2 failing");
+  EXPECT_EQ(line("check", 1000, 1000, -1, 50), "check: frame 1000/1000 (100%), 20 fps, 0 s left");
 }
 
 TEST(RegressProgress, TimeLeftFromTheStreamPosition) {
-  ProgressSnapshot s;
-  s.label = "record";
-  s.frames = 50;
-  s.stream_fraction = 0.25;
-  s.elapsed_s = 10;
-  EXPECT_EQ(progress_line(s), "record: frame 50 (25%), 5 fps, 30 s left");
-  s.stream_fraction = -1;  // unknown duration: no estimate
-  EXPECT_EQ(progress_line(s), "record: frame 50, 5 fps");
-  s.frames = 0;
-  s.elapsed_s = 0;
-  EXPECT_EQ(progress_line(s), "record: frame 0");
+  EXPECT_EQ(line("record", 50, 0, 0.25, 10), "record: frame 50 (25%), 5 fps, 30 s left");
+  EXPECT_EQ(line("record", 50, 0, -1, 10), "record: frame 50, 5 fps");  // unknown duration: no estimate
+  EXPECT_EQ(line("record", 0, 0, -1, 0), "record: frame 0");
 }
 
 TEST(RegressProgress, Durations) {
@@ -141,7 +130,7 @@ TEST(RegressRender, NchwDenormalisedWithMeanStdScale) {
   EXPECT_EQ(p.std[1], 2);  // one value for all channels
   // value = (pixel / 255 - mean) / std; channel planes R, G, B of 2 pixels
   auto v = [](double px, double mean) { return (float)((px / 255.0 - mean) / 2.0); };
-  const auto bytes = floats_bytes({v(10, 0.5), v(200, 0.5), v(20, 0.25), v(255, 0.25), v(30, 0), v(0, 0)});
+  const auto bytes = tensor_bytes_of({v(10, 0.5), v(200, 0.5), v(20, 0.25), v(255, 0.25), v(30, 0), v(0, 0)});
   const RgbImage img = tensor_to_image(bytes.data(), bytes.size(), p);
   EXPECT_EQ(std::vector<uint8_t>(img.at(0, 0), img.at(0, 0) + 3), (std::vector<uint8_t>{10, 20, 30}));
   EXPECT_EQ(std::vector<uint8_t>(img.at(1, 0), img.at(1, 0) + 3), (std::vector<uint8_t>{200, 255, 0}));
@@ -154,7 +143,7 @@ TEST(RegressRender, NhwcBgrAndClamping) {
   ASSERT_TRUE(tensor_picture(m, m.sinks[0], &p, &why)) << why;
   EXPECT_TRUE(p.nhwc);
   EXPECT_TRUE(p.bgr);
-  const auto bytes = floats_bytes({1, 2, 3, -5, 300, NAN});  // pixel 0: B G R; pixel 1
+  const auto bytes = tensor_bytes_of({1, 2, 3, -5, 300, NAN});  // pixel 0: B G R; pixel 1
   const RgbImage img = tensor_to_image(bytes.data(), bytes.size(), p);
   EXPECT_EQ(std::vector<uint8_t>(img.at(0, 0), img.at(0, 0) + 3), (std::vector<uint8_t>{3, 2, 1}));
   EXPECT_EQ(std::vector<uint8_t>(img.at(0, 1), img.at(0, 1) + 3), (std::vector<uint8_t>{0, 255, 0}));
@@ -174,8 +163,8 @@ TEST(RegressRender, HeatMapFindsTheWorstPixelAndNonFiniteOnes) {
   TensorPicture p;
   std::string why;
   ASSERT_TRUE(tensor_picture(m, m.sinks[0], &p, &why)) << why;
-  const auto a = floats_bytes({0, 0, 0, 0, 0, 0, 0, 0, 0});
-  const auto b = floats_bytes({0, 0.5f, 0, 0, 0, NAN, 0, 0.25f, 0});  // pixel 1: 0.5 (R) and 0.25 (B)
+  const auto a = tensor_bytes_of({0, 0, 0, 0, 0, 0, 0, 0, 0});
+  const auto b = tensor_bytes_of({0, 0.5f, 0, 0, 0, NAN, 0, 0.25f, 0});  // pixel 1: 0.5 (R) and 0.25 (B)
   const HeatMap h = diff_heat_map(a.data(), b.data(), a.size(), p);
   EXPECT_EQ(h.max, 0.5);
   EXPECT_EQ(h.worst_x, 1);
