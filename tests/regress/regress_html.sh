@@ -57,6 +57,13 @@ check 'grep -q "No tensor pictures: they need the tensors of both sides, and B (
   "it says why there are no tensor pictures"
 check '! ls "$TMP/h3" | grep -q tensor' "no tensor PNG is written"
 
+# a clip that does not decode: the report is written, without the frame, saying why
+head -c 20000 /dev/urandom >"$TMP/noise.mp4"
+expect 1 "compare --html --clip with a clip that does not decode" -p "HTML report: $TMP/h5/index.html" -- \
+  "$TOOL" compare "$GOLDEN" "$G" --html "$TMP/h5" --clip "$TMP/noise.mp4"
+check 'grep -q "No frame image: the clip $TMP/noise.mp4 does not decode" "$TMP/h5/index.html"' "it says the clip does not decode"
+check '! ls "$TMP/h5" | grep -q clip-frame' "no frame PNG is written"
+
 # settings that differ stop check before playing: the report shows the settings alone
 MEAN="${PIPELINE/cudatensorize backend=cpu/cudatensorize backend=cpu mean=<0.1>}"
 expect 2 "check --html stopped at the settings" -p "HTML report: $TMP/h4/index.html" -- \

@@ -209,7 +209,9 @@ bool write_html_report(const std::string& dir, const HtmlReportInput& in, std::s
     nav.emplace_back("#plots", "plots");
     body += "<section id=\"plots\"><h2>Over the frames</h2>\n" + plots_html(report_plots(frames, in)) + "</section>\n";
     const std::vector<FramePick> picks = pick_frames(frames);
-    if (picks.empty())
+    if (frames.empty())
+      body += "<p class=\"note\">No frame was compared: no pictures.</p>\n";
+    else if (picks.empty())
       body += "<p>No frame differs: no pictures.</p>\n";
     body += frame_sections_html(picks, frames, in, dir, &nav, error);
     if (!error->empty()) return false;

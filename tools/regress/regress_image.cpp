@@ -103,31 +103,45 @@ bool decode_frames(const std::string& clip, const std::vector<FrameWanted>& want
 
   uint64_t last = 0;
   for (const auto& w : wanted) last = std::max(last, w.index);
+  GstBus* bus = gst_element_get_bus(pipeline);
+  GstMessage* failure = nullptr;
   uint64_t index = 0;
   size_t found = 0;
-  while (found < wanted.size()) {
-    GstSample* s = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 20 * GST_SECOND);
-    if (!s) break;  // EOS, error or stalled
+  gint64 stalled_since = g_get_monotonic_time();
+  // frames come in PTS order from a decoder: past the last index wanted, nothing more will come
+  while (found < wanted.size() && index <= last + 16) {
+    GstSample* s = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 100 * GST_MSECOND);
+    if (!s) {
+      // nothing yet: the end of the clip, an error, or a decoder that stopped
+      if (gst_app_sink_is_eos(GST_APP_SINK(sink))) break;
+      if ((failure = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR))) break;
+      if (g_get_monotonic_time() - stalled_since > 20 * G_USEC_PER_SEC) break;
+      continue;
+    }
+    stalled_since = g_get_monotonic_time();
     const GstBuffer* buf = gst_sample_get_buffer(s);
     const int64_t pts = buf && GST_BUFFER_PTS_IS_VALID(buf) ? (int64_t)GST_BUFFER_PTS(buf) : -1;
     for (const auto& w : wanted) {
       const bool hit = w.pts >= 0 ? w.pts == pts : w.index == index;
-      if (hit && !out->count(w.index) && image_from_sample(s, &(*out)[w.index])) found++;
+      RgbImage image;
+      if (hit && !out->count(w.index) && image_from_sample(s, &image)) {
+        (*out)[w.index] = std::move(image);
+        found++;
+      }
     }
     gst_sample_unref(s);
-    // frames come in PTS order from a decoder: past the last index wanted, nothing more will come
-    if (++index > last + 16) break;
+    index++;
   }
-  GstBus* bus = gst_element_get_bus(pipeline);
-  GstMessage* msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
-  if (msg) {
-    gst_message_parse_error(msg, &err, nullptr);
-    *error = "the clip " + clip + " does not decode: " + (err ? err->message : "?");
-    g_clear_error(&err);
-    gst_message_unref(msg);
-  } else if (found < wanted.size()) {
-    *error = "frames not found in " + clip + " (decoded " + std::to_string(index) + " frames)";
+  if (found < wanted.size()) {
+    if (failure) {
+      gst_message_parse_error(failure, &err, nullptr);
+      *error = "the clip " + clip + " does not decode: " + (err ? err->message : "?");
+      g_clear_error(&err);
+    } else {
+      *error = "frames not found in " + clip + " (" + std::to_string(index) + " frames decoded)";
+    }
   }
+  if (failure) gst_message_unref(failure);
   gst_object_unref(bus);
   gst_element_set_state(pipeline, GST_STATE_NULL);
   gst_object_unref(src);
