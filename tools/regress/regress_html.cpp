@@ -55,9 +55,11 @@ table.matches th.ref { color: #007a3d; } table.matches th.run { color: #b0009a; 
 
 std::string esc(const std::string& s) { return markup_escape(s); }
 
+// A row of the two sides; "-" for what a side does not record (check stopped before playing).
 std::string row(const std::string& key, const std::string& a, const std::string& b) {
-  return "<tr><th>" + esc(key) + "</th><td" + (a != b ? " class=\"diff\"" : "") + ">" + esc(a) + "</td><td" +
-         (a != b ? " class=\"diff\"" : "") + ">" + esc(b) + "</td></tr>\n";
+  const char* mark = (!a.empty() && !b.empty() && a != b) ? " class=\"diff\"" : "";
+  return "<tr><th>" + esc(key) + "</th><td" + mark + ">" + esc(a.empty() ? "-" : a) + "</td><td" + mark + ">" +
+         esc(b.empty() ? "-" : b) + "</td></tr>\n";
 }
 
 std::string cudaprep_version(const Manifest& m) {
@@ -83,18 +85,19 @@ std::string sides_html(const HtmlReportInput& in) {
   o += row("from", in.ref_where, in.run_where);
   o += row("recorded", a.date, b.date);
   o += row("clip", a.clip, b.clip);
-  o += row("device", a.device.kind + (a.device.name.empty() ? "" : ": " + a.device.name),
-           b.device.kind + (b.device.name.empty() ? "" : ": " + b.device.name));
-  o += row("driver", a.device.driver.empty() ? "-" : a.device.driver, b.device.driver.empty() ? "-" : b.device.driver);
-  o += row("CUDA runtime", a.device.runtime.empty() ? "-" : a.device.runtime,
-           b.device.runtime.empty() ? "-" : b.device.runtime);
+  auto device = [&](const Manifest& m) {
+    return in.played || &m == in.ref ? m.device.kind + (m.device.name.empty() ? "" : ": " + m.device.name) : "";
+  };
+  o += row("device", device(a), device(b));
+  o += row("driver", a.device.driver, b.device.driver);
+  o += row("CUDA runtime", a.device.runtime, b.device.runtime);
   o += row("architecture", a.device.arch, b.device.arch);
   o += row("GStreamer", a.gstreamer_version, b.gstreamer_version);
   o += row("cudaprep plugin", cudaprep_version(a), cudaprep_version(b));
   o += row("cudaprep elements", cudaprep_elements(a), cudaprep_elements(b));
   o += row("tool", a.tool_version, b.tool_version);
   o += row("store", a.store, b.store);
-  o += row("frames", std::to_string(a.frames), std::to_string(b.frames));
+  o += row("frames", std::to_string(a.frames), in.played ? std::to_string(b.frames) : "");
   return o + "</table>\n";
 }
 
@@ -111,7 +114,8 @@ std::string settings_html(const HtmlReportInput& in) {
   for (const auto& s : a.sinks) {
     const SinkInfo* o = b.sink(s.name);
     if (o && !o->caps.empty() && s.caps != o->caps) add("sink '" + s.name + "'", "caps", s.caps, o->caps, "");
-    if (o && s.memory != o->memory) add("sink '" + s.name + "'", "memory", s.memory, o->memory, "where it ran");
+    if (o && !o->memory.empty() && s.memory != o->memory)
+      add("sink '" + s.name + "'", "memory", s.memory, o->memory, "where it ran");
   }
   std::set<std::string> names;
   for (const auto& e : a.elements) names.insert(e.name);
