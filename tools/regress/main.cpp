@@ -164,16 +164,22 @@ bool write_text(const std::string& path, const std::string& text, std::string* e
 }
 
 // Prints the report (failing frames only unless verbose) and writes the full one to --report
-// and, given what it shows besides, the HTML one to --html.
+// and, given `html` (what the HTML report shows besides), the HTML report to --html.
 int finish(const Comparison& cmp, const Args& a, HtmlReportInput* html = nullptr) {
   const std::string full = cmp.render(true, 0);
   fputs(cmp.render(a.flag("verbose"), 20).c_str(), stdout);
   fflush(stdout);
-  std::string err;
-  if (a.flag("report") && !write_text(a.get("report"), full, &err)) return setup_error(err);
+  if (a.flag("report")) {
+    std::string err;
+    if (!write_text(a.get("report"), full, &err)) {
+      fprintf(stderr, "cudaprep-regress: error: %s\n", err.c_str());
+      return 2;
+    }
+  }
   if (html && a.flag("html")) {
     html->cmp = &cmp;
     html->text_report = full;
+    std::string err;
     if (!write_html_report(a.get("html"), *html, &err)) return setup_error(err);
     fprintf(stderr, "cudaprep-regress: HTML report: %s/index.html\n", a.get("html").c_str());
   }
