@@ -120,6 +120,18 @@ TEST(RegressPlot, PointsCarryTheirValuesAndTheToleranceIsDrawn) {
   EXPECT_EQ(std::count(svg.begin(), svg.end(), 'M'), 1);
 }
 
+TEST(RegressPlot, OneBandPerRunOfFailingFrames) {
+  Plot p;
+  p.id = "plot-x";
+  p.frames = 6;
+  for (uint64_t f = 0; f < 6; f++) p.points.push_back({f, (double)f, f == 1 || f == 2 || f == 4});
+  const std::string svg = plot_svg(p);
+  size_t bands = 0;
+  for (size_t at = svg.find("class=\"failband\""); at != std::string::npos; at = svg.find("class=\"failband\"", at + 1))
+    bands++;
+  EXPECT_EQ(bands, 2u);  // frames 1-2, frame 4
+}
+
 TEST(RegressRender, NchwDenormalisedWithMeanStdScale) {
   Manifest m = tensor_manifest(2, 1, "nchw", "rgb", "< (double)0.5, (double)0.25, (double)0 >",
                                "< (double)2 >", "0.0039215686274509803");

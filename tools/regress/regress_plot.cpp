@@ -92,12 +92,17 @@ std::string plot_svg(const Plot& p) {
     << "\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" aria-label=\"" << markup_escape(p.y_label) << " per frame\">\n";
   o << "<rect class=\"area\" x=\"" << x0 << "\" y=\"" << y0 << "\" width=\"" << x1 - x0 << "\" height=\"" << y1 - y0
     << "\"/>\n";
-  // failing frames: a band behind the data
-  const double band_w = std::max(2.0, (x1 - x0) / std::max(1.0, span));
-  for (const auto& pt : p.points)
-    if (pt.failing)
-      o << "<rect class=\"failband\" x=\"" << X((double)pt.frame) - band_w / 2 << "\" y=\"" << kTop << "\" width=\""
-        << band_w << "\" height=\"" << y1 - kTop << "\"/>\n";
+  // failing frames: a band behind the data, one per run of consecutive failing frames
+  const double half = std::max(1.0, (x1 - x0) / std::max(1.0, span) / 2);
+  for (size_t i = 0; i < p.points.size(); i++) {
+    if (!p.points[i].failing) continue;
+    size_t j = i;
+    while (j + 1 < p.points.size() && p.points[j + 1].failing && p.points[j + 1].frame == p.points[j].frame + 1) j++;
+    const double left = X((double)p.points[i].frame) - half, right = X((double)p.points[j].frame) + half;
+    o << "<rect class=\"failband\" x=\"" << left << "\" y=\"" << kTop << "\" width=\"" << right - left
+      << "\" height=\"" << y1 - kTop << "\"/>\n";
+    i = j;
+  }
   for (double t : ticks) {
     o << "<line class=\"grid\" x1=\"" << x0 << "\" x2=\"" << x1 << "\" y1=\"" << Y(t) << "\" y2=\"" << Y(t)
       << "\"/><text class=\"ytick\" x=\"" << x0 - 6 << "\" y=\"" << Y(t) + 4 << "\">" << num(t) << "</text>\n";
