@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Checks a cudaprep-regress HTML report (--html DIR) against the text report of the same run
 (--report FILE), with the standard library only:
-  - index.html parses (html.parser) and loads nothing from outside DIR (no scripts, no links,
-    no remote URLs);
+  - index.html parses (html.parser), every element it opens is closed in order, and it loads
+    nothing from outside DIR (no scripts, no links, no remote URLs);
   - every <img> names a PNG in DIR that decodes (chunk CRCs, zlib, row filters, size);
   - every plotted point (svg.plot circles: data-frame, data-value, class "fail") equals the
     text report's figure for that frame and sink, and every frame the text report gives a
@@ -20,13 +20,22 @@ import sys
 import zlib
 
 
+VOID = {"meta", "img", "br", "hr", "input", "link", "source", "wbr"}
+
+
 class Page(html.parser.HTMLParser):
     def __init__(self):
         super().__init__()
         self.images, self.points, self.external, self.text = [], [], [], []
         self.series = None
+        self.open, self.unbalanced = [], []
 
-    def handle_starttag(self, tag, attrs):
+    def handle_startendtag(self, tag, attrs):  # <rect .../>: opens and closes
+        self.handle_starttag(tag, attrs, closed=True)
+
+    def handle_starttag(self, tag, attrs, closed=False):
+        if tag not in VOID and not closed:
+            self.open.append((tag, self.getpos()[0]))
         a = dict(attrs)
         if tag in ("script", "link", "iframe", "object", "embed"):
             self.external.append(tag)
@@ -45,6 +54,11 @@ class Page(html.parser.HTMLParser):
     def handle_endtag(self, tag):
         if tag == "svg":
             self.series = None
+        if not self.open or self.open[-1][0] != tag:
+            self.unbalanced.append("</%s> on line %d closes %s" % (
+                tag, self.getpos()[0], "<%s> of line %d" % self.open[-1] if self.open else "nothing"))
+        else:
+            self.open.pop()
 
     def handle_data(self, data):
         self.text.append(data)
@@ -148,6 +162,8 @@ def main():
     page = Page()
     page.feed(open(os.path.join(d, "index.html"), encoding="utf-8").read())
     page.close()
+    problems += page.unbalanced
+    problems += ["<%s> of line %d is never closed" % t for t in page.open]
     if page.external:
         problems.append("loads from outside the report: %s" % page.external)
     decoded = {}
