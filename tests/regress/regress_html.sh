@@ -56,6 +56,20 @@ expect 0 "digest-only: plots of the stat differences, as in the text report; onl
 check 'grep -q "No tensor pictures: they need the tensors of both sides, and B ($TMP/d) stores tensor digests only" "$TMP/h3/index.html"' \
   "it says why there are no tensor pictures"
 check '! ls "$TMP/h3" | grep -q tensor' "no tensor PNG is written"
+expect 1 "compare --html against a digest-only recording, no clip" -- \
+  "$TOOL" compare "$G" "$TMP/d" --report "$TMP/h3b.txt" --html "$TMP/h3b"
+expect 0 "... plots only, no image at all" -p "0 images decoded, 124 points in 4 series" -- \
+  $CHECK_HTML "$TMP/h3b" "$TMP/h3b.txt"
+check 'grep -q "No frame image: compare draws the matches over the clip&apos;s frames when given --clip FILE" "$TMP/h3b/index.html"' \
+  "it says why there is no frame image"
+expect 1 "check --html against a digest-only golden" -- \
+  "$TOOL" check --clip "$CLIP" --golden "$TMP/d" --pipeline "$PAD" --allow-setting-changes --report "$TMP/h3c.txt" \
+  --html "$TMP/h3c"
+expect 0 "... plots of the stat differences, as in the text report" \
+  -p "series: plot-matches-position-delta plot-matches-score-delta plot-tensor-l2-delta plot-tensor-mean-delta" -- \
+  $CHECK_HTML "$TMP/h3c" "$TMP/h3c.txt"
+check 'grep -q "No tensor pictures: they need the tensors of both sides, and golden ($TMP/d) stores tensor digests only" "$TMP/h3c/index.html"' \
+  "it says why there are no tensor pictures"
 
 # a clip that does not decode: the report is written, without the frame, saying why
 head -c 20000 /dev/urandom >"$TMP/noise.mp4"
