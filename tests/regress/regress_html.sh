@@ -94,6 +94,12 @@ mkdir -p "$TMP/other" && touch "$TMP/other/keep.txt"
 expect 2 "--html into a directory that holds something else" -p "refusing to overwrite it" -- \
   "$TOOL" compare "$GOLDEN" "$G" --html "$TMP/other"
 check '[ -e "$TMP/other/keep.txt" ]' "that directory is left alone"
+touch "$TMP/afile"
+expect 2 "check --html naming a file fails before the clip is played" -p "--html $TMP/afile exists and is not a directory" -- \
+  "$TOOL" check --clip "$CLIP" --golden "$GOLDEN" --html "$TMP/afile"
+OUT="$TMP/out.$N"  # the output of the expect above
+check '[ -s "$OUT" ] && ! grep -q "RESULT" "$OUT"' "... with no report"
+expect 2 "--html with no directory" -p "--html needs a directory" -- "$TOOL" compare "$GOLDEN" "$G" --html ""
 expect 2 "compare --clip without --html" -p "compare takes --clip only with --html" -- \
   "$TOOL" compare "$GOLDEN" "$G" --clip "$CLIP"
 

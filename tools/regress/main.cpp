@@ -435,6 +435,7 @@ int cmd_check(int argc, char** argv) {
   if (!a.flag("golden")) return usage_error("check needs --golden DIR");
   CompareOptions opt;
   if (!tolerance_options(a, &opt, &err)) return usage_error(err);
+  if (a.flag("html") && !html_dir_usable(a.get("html"), &err)) return setup_error(err);
   const std::string clip = a.get("clip");
   if (!clip_ok(clip, &err)) return setup_error(err);
 
@@ -532,6 +533,7 @@ int cmd_compare(int argc, char** argv) {
   if (!tolerance_options(a, &opt, &err)) return usage_error(err);
   if (a.flag("clip") && !a.flag("html")) return usage_error("compare takes --clip only with --html (for its pictures)");
   if (a.flag("clip") && !clip_ok(a.get("clip"), &err)) return setup_error(err);
+  if (a.flag("html") && !html_dir_usable(a.get("html"), &err)) return setup_error(err);
   Recording ra, rb;
   if (!ra.load(a.positional[0], &err)) return setup_error("A: " + err);
   if (!rb.load(a.positional[1], &err)) return setup_error("B: " + err);

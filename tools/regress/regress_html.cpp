@@ -159,23 +159,19 @@ std::string list_html(const std::vector<std::string>& items, const char* cls) {
   return o + "</ul>\n";
 }
 
-// An existing DIR must be empty or an earlier report: never overwrite anything else.
+std::vector<std::string> dir_entries(const std::string& dir) {
+  std::vector<std::string> entries;
+  GDir* d = g_dir_open(dir.c_str(), 0, nullptr);
+  for (const gchar* n = d ? g_dir_read_name(d) : nullptr; n; n = g_dir_read_name(d)) entries.push_back(n);
+  if (d) g_dir_close(d);
+  return entries;
+}
+
+// Creates DIR, or removes an earlier report's files from it (never anything else).
 bool prepare_dir(const std::string& dir, std::string* error) {
+  if (!html_dir_usable(dir, error)) return false;
   if (g_file_test(dir.c_str(), G_FILE_TEST_EXISTS)) {
-    if (!g_file_test(dir.c_str(), G_FILE_TEST_IS_DIR)) {
-      *error = "--html " + dir + " exists and is not a directory";
-      return false;
-    }
-    const bool earlier = g_file_test((dir + "/index.html").c_str(), G_FILE_TEST_EXISTS);
-    GDir* d = g_dir_open(dir.c_str(), 0, nullptr);
-    std::vector<std::string> entries;
-    for (const gchar* n = d ? g_dir_read_name(d) : nullptr; n; n = g_dir_read_name(d)) entries.push_back(n);
-    if (d) g_dir_close(d);
-    if (!entries.empty() && !earlier) {
-      *error = "--html " + dir + " is not empty and holds no earlier report (index.html): refusing to overwrite it";
-      return false;
-    }
-    for (const auto& n : entries)
+    for (const auto& n : dir_entries(dir))
       if (n == "index.html" || (g_str_has_prefix(n.c_str(), "frame-") && g_str_has_suffix(n.c_str(), ".png")))
         g_remove((dir + "/" + n).c_str());
   } else if (g_mkdir_with_parents(dir.c_str(), 0755) != 0) {
@@ -186,6 +182,35 @@ bool prepare_dir(const std::string& dir, std::string* error) {
 }
 
 }  // namespace
+
+bool html_dir_usable(const std::string& dir, std::string* error) {
+  if (dir.empty()) {
+    *error = "--html needs a directory";
+    return false;
+  }
+  if (g_file_test(dir.c_str(), G_FILE_TEST_EXISTS)) {
+    if (!g_file_test(dir.c_str(), G_FILE_TEST_IS_DIR)) {
+      *error = "--html " + dir + " exists and is not a directory";
+      return false;
+    }
+    if (!dir_entries(dir).empty() && !g_file_test((dir + "/index.html").c_str(), G_FILE_TEST_EXISTS)) {
+      *error = "--html " + dir + " is not empty and holds no earlier report (index.html): refusing to overwrite it";
+      return false;
+    }
+    return true;
+  }
+  // it will be created: its nearest existing ancestor must be a directory
+  gchar* parent = g_path_get_dirname(dir.c_str());
+  while (!g_file_test(parent, G_FILE_TEST_EXISTS)) {
+    gchar* up = g_path_get_dirname(parent);
+    g_free(parent);
+    parent = up;
+  }
+  const bool ok = g_file_test(parent, G_FILE_TEST_IS_DIR);
+  if (!ok) *error = std::string("cannot create --html ") + dir + ": " + parent + " is not a directory";
+  g_free(parent);
+  return ok;
+}
 
 bool write_html_report(const std::string& dir, const HtmlReportInput& in, std::string* error) {
   error->clear();

@@ -26,6 +26,10 @@ struct HtmlReportInput {
   std::string text_report;   // the full text report
 };
 
+// Whether DIR can take a report, without touching anything: checked before a clip is played so
+// that a bad --html fails at once, not after the clip. False with the reason.
+bool html_dir_usable(const std::string& dir, std::string* error);
+
 // Writes DIR/index.html and its PNGs. DIR is created; an existing DIR must hold an earlier
 // report (index.html) or nothing, which is replaced. False with a message on any error.
 bool write_html_report(const std::string& dir, const HtmlReportInput& in, std::string* error);
