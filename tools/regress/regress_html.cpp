@@ -98,7 +98,18 @@ std::string sides_html(const HtmlReportInput& in) {
   o += row("tool", a.tool_version, b.tool_version);
   o += row("store", a.store, b.store);
   o += row("frames", std::to_string(a.frames), in.played ? std::to_string(b.frames) : "");
-  return o + "</table>\n";
+  o += "</table>\n";
+  // every element with its plugin and version, for the decoders and converters around cudaprep
+  auto plugin = [](const ElementInfo* e) {
+    return e ? e->factory + " (" + e->plugin + " " + e->plugin_version + ")" : std::string();
+  };
+  std::set<std::string> names;
+  for (const auto& e : a.elements) names.insert(e.name);
+  for (const auto& e : b.elements) names.insert(e.name);
+  o += "<details><summary>every element and its plugin version</summary><table class=\"sides\"><tr><th>element</th>"
+       "<th>" + esc(in.cmp->ref_label()) + "</th><th>" + esc(in.cmp->run_label()) + "</th></tr>\n";
+  for (const auto& n : names) o += row(n, plugin(a.element(n)), plugin(b.element(n)));
+  return o + "</table></details>\n";
 }
 
 // Every setting that differs: caps of the sinks, element properties, elements on one side.
