@@ -85,6 +85,7 @@ expect 2 "check --html stopped at the settings" -p "HTML report: $TMP/h4/index.h
   "$TOOL" check --clip "$CLIP" --golden "$GOLDEN" --pipeline "$MEAN" --html "$TMP/h4"
 check 'grep -q "The clip was not played" "$TMP/h4/index.html" && grep -q "<td>mean</td>" "$TMP/h4/index.html"' \
   "the settings diff, and why there are no plots"
+check 'grep -q "re-record it if the change is intended" "$TMP/h4/index.html"' "the hint of the text report"
 expect 0 "... and it parses" -p "0 images decoded, 0 points" -- $CHECK_HTML "$TMP/h4" /dev/null
 
 # a second report replaces the first; other directories are not overwritten

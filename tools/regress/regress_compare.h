@@ -74,6 +74,7 @@ class Comparison {
   bool has_errors() const;
   const std::vector<std::string>& errors() const { return errors_; }
   const std::vector<std::string>& notes() const { return notes_; }
+  const std::vector<std::string>& hints() const { return hints_; }
   const std::vector<std::pair<std::string, std::string>>& headers() const { return header_; }
 
   // Caps of the sinks, element properties, pipeline, versions. Differences that make the

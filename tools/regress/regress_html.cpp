@@ -240,6 +240,7 @@ bool write_html_report(const std::string& dir, const HtmlReportInput& in, std::s
   for (const auto& h : in.cmp->headers()) body += "<tr><th>" + esc(h.first) + "</th><td>" + esc(h.second) + "</td></tr>";
   body += "</table>\n<pre class=\"summary\">" + esc(summary) + "</pre>\n";
   body += list_html(in.cmp->errors(), "error");
+  for (const auto& h : in.cmp->hints()) body += "<p>" + esc(h) + "</p>\n";
   body += list_html(in.cmp->notes(), "notes");
   body += "</section>\n<section id=\"settings\"><h2>Settings</h2>\n" + settings_html(in) + "</section>\n";
   if (!in.played) {
@@ -263,7 +264,7 @@ bool write_html_report(const std::string& dir, const HtmlReportInput& in, std::s
   body += "<section id=\"text\"><h2>Text report</h2>\n<details><summary>the full text report (as --report writes "
           "it)</summary><pre>" + esc(in.text_report) + "</pre></details></section>\n";
 
-  std::string page = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>cudaprep-regress " +
+  std::string page = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width\">\n<title>cudaprep-regress " +
                      esc(in.cmp->command()) + ": " + state + "</title>\n<style>" + kStyle + "</style></head>\n<body>\n";
   page += std::string("<header class=\"result ") + state + "\"><h1>cudaprep-regress " + esc(in.cmp->command()) +
           "</h1><div class=\"line\">" + esc(result_line) + "</div></header>\n<nav>";
