@@ -8,7 +8,9 @@
     text report's figure for that frame and sink, and every frame the text report gives a
     figure for is plotted.
   check_html_report.py DIR TEXT_REPORT [--pixel PNG X Y R,G,B]... [--same PNG_A PNG_B X Y]...
-(--pixel: that pixel has that colour; --same: the two images agree at that pixel)
+                      [--identical PNG_A PNG_B]...
+(--pixel: that pixel has that colour; --same: the two images agree at that pixel; --identical:
+the two images are the same picture)
 Prints what it checked; exits 1 with every problem listed otherwise.
 """
 import html.parser
@@ -208,6 +210,11 @@ def main():
             pa, pb = pixel(a, x, y), pixel(b, x, y)
             if pa is not None and pb is not None and pa != pb:
                 problems.append("pixel (%d, %d): %s has %s, %s has %s" % (x, y, a, pa, b, pb))
+        elif pixels[0] == "--identical":
+            a, b = pixels[1], pixels[2]
+            pixels = pixels[3:]
+            if a not in decoded or b not in decoded or decoded[a] != decoded[b]:
+                problems.append("%s and %s are not the same picture" % (a, b))
         else:
             problems.append("unknown argument %s" % pixels[0])
             break

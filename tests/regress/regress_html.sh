@@ -47,6 +47,14 @@ H="$TMP/h2/index.html"
 check 'grep -q "<td>pad-value</td><td class=\"diff\">114</td><td class=\"diff\">0</td>" "$H"' "the settings diff names pad-value"
 check 'grep -q "tolerance max-abs=0.3" "$H"' "the max-abs tolerance is drawn"
 
+# the same frame as NHWC with BGR channels: each side drawn with its own settings, the same picture
+NHWC="${PIPELINE/cudatensorize backend=cpu/cudatensorize backend=cpu layout=nhwc channel-order=bgr}"
+expect 1 "check --html with layout=nhwc channel-order=bgr" -- \
+  "$TOOL" check --clip "$CLIP" --golden "$GOLDEN" --pipeline "$NHWC" --allow-setting-changes --html "$TMP/h6" \
+  --report "$TMP/h6.txt"
+expect 0 "NHWC BGR de-normalised is the golden's picture" -- \
+  $CHECK_HTML "$TMP/h6" "$TMP/h6.txt" --identical frame-00000-tensor-ref.png frame-00000-tensor-run.png
+
 # digest-only: plots of the stats, no pictures, and the report says why
 expect 0 "record digest-only" -- "$TOOL" record --clip "$CLIP" --pipeline "$PIPELINE" --out "$TMP/d" --store digest
 expect 1 "compare --html against a digest-only recording" -- \
