@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "regress_compare.h"
+#include "regress_html.h"
 #include "regress_pipeline.h"
 #include "regress_store.h"
 
@@ -32,9 +33,9 @@ const char* kUsage =
     "                           [--progress]\n"
     "  cudaprep-regress check   --clip FILE --golden DIR [--pipeline DESC] [--tensor-tol exact|max-abs=X|psnr=DB]\n"
     "                           [--match-pos-tol PX] [--match-score-tol S] [--report FILE] [--progress]\n"
-    "                           [--verbose] [--allow-setting-changes]\n"
+    "                           [--verbose] [--allow-setting-changes] [--html DIR]\n"
     "  cudaprep-regress compare DIR_A DIR_B [--tensor-tol ...] [--match-pos-tol PX] [--match-score-tol S]\n"
-    "                           [--report FILE] [--verbose] [--allow-setting-changes]\n"
+    "                           [--report FILE] [--verbose] [--allow-setting-changes] [--html DIR [--clip FILE]]\n"
     "  cudaprep-regress --version\n"
     "DESC is a gst-launch description with {clip} where the clip goes and appsinks named after what\n"
     "they carry (appsink name=tensor after cudatensorize, appsink name=matches after cudatemplatematch).\n"
@@ -163,8 +164,9 @@ bool write_text(const std::string& path, const std::string& text, std::string* e
   return write_file(path, text.data(), text.size(), error);
 }
 
-// Prints the report (failing frames only unless verbose) and writes the full one to --report.
-int finish(const Comparison& cmp, const Args& a) {
+// Prints the report (failing frames only unless verbose) and writes the full one to --report
+// and, given `html` (what the HTML report shows besides), the HTML report to --html.
+int finish(const Comparison& cmp, const Args& a, HtmlReportInput* html = nullptr) {
   const std::string full = cmp.render(true, 0);
   fputs(cmp.render(a.flag("verbose"), 20).c_str(), stdout);
   fflush(stdout);
@@ -174,6 +176,13 @@ int finish(const Comparison& cmp, const Args& a) {
       fprintf(stderr, "cudaprep-regress: error: %s\n", err.c_str());
       return 2;
     }
+  }
+  if (html && a.flag("html")) {
+    html->cmp = &cmp;
+    html->text_report = full;
+    std::string err;
+    if (!write_html_report(a.get("html"), *html, &err)) return setup_error(err);
+    fprintf(stderr, "cudaprep-regress: HTML report: %s/index.html\n", a.get("html").c_str());
   }
   return cmp.exit_code();
 }
@@ -326,7 +335,9 @@ int cmd_record(int argc, char** argv) {
 
 class CheckHandler : public SampleHandler {
  public:
-  CheckHandler(const Recording& golden, Comparison* cmp) : golden_(golden), cmp_(cmp) {}
+  // keeper: what the HTML report may show of this run (nullptr: no --html)
+  CheckHandler(const Recording& golden, Comparison* cmp, RunKeeper* keeper)
+      : golden_(golden), cmp_(cmp), keeper_(keeper) {}
 
   void on_tensor(const std::string& sink, uint64_t index, const TensorEntry& entry, DType type,
                  const uint8_t* data) override {
@@ -353,13 +364,16 @@ class CheckHandler : public SampleHandler {
       }
       rd = ref_data.data();
     }
-    cmp_->add(index, compare_tensor(sink, *ref, rd, entry, data, gtype, cmp_->options(), cmp_->ref_label(),
-                                    cmp_->run_label()));
+    const SinkResult r =
+        compare_tensor(sink, *ref, rd, entry, data, gtype, cmp_->options(), cmp_->ref_label(), cmp_->run_label());
+    if (keeper_) keeper_->keep_tensor(sink, index, r, data, entry.bytes);
+    cmp_->add(index, r);
   }
 
   void on_matches(const std::string& sink, uint64_t index, const MatchesEntry& entry) override {
     const SinkInfo* gs = golden_.manifest.sink(sink);
     if (!gs || gs->kind != "matches") return;
+    if (keeper_) keeper_->keep_matches(sink, index, entry);
     const MatchesEntry* ref = nullptr;
     if (index < golden_.frames.size()) {
       auto it = golden_.frames[index].matches.find(sink);
@@ -400,6 +414,7 @@ class CheckHandler : public SampleHandler {
 
   const Recording& golden_;
   Comparison* cmp_;
+  RunKeeper* keeper_;
   std::mutex mu_;
   std::vector<std::string> corrupt_;
 };
@@ -432,19 +447,27 @@ int cmd_check(int argc, char** argv) {
   Args a;
   a.command = "check";
   std::string err;
-  if (!parse_args(argc, argv, {"clip", "golden", "pipeline", "tensor-tol", "match-pos-tol", "match-score-tol", "report"},
+  if (!parse_args(argc, argv,
+                  {"clip", "golden", "pipeline", "tensor-tol", "match-pos-tol", "match-score-tol", "report", "html"},
                   {"progress", "verbose", "allow-setting-changes"}, &a, &err))
     return usage_error(err);
   if (!a.positional.empty()) return usage_error("unexpected argument " + a.positional[0]);
   if (!a.flag("golden")) return usage_error("check needs --golden DIR");
   CompareOptions opt;
   if (!tolerance_options(a, &opt, &err)) return usage_error(err);
+  if (a.flag("html") && !html_dir_usable(a.get("html"), &err)) return setup_error(err);
   const std::string clip = a.get("clip");
   if (!clip_ok(clip, &err)) return setup_error(err);
 
   Recording golden;
   if (!golden.load(a.get("golden"), &err)) return setup_error("golden: " + err);
   const std::string desc = a.get("pipeline", golden.manifest.pipeline);
+  const RecordingSide golden_side(golden);
+  HtmlReportInput html;
+  html.ref = &golden.manifest;
+  html.ref_where = golden.dir;
+  html.ref_data = &golden_side;
+  html.clip = clip;
 
   Comparison cmp("check", "golden", "this run", opt);
   cmp.header("clip", clip);
@@ -482,11 +505,15 @@ int cmd_check(int argc, char** argv) {
       for (const auto& e : early.errors()) report.error(e);
       report.hint("The golden was recorded with other settings: re-record it if the change is intended "
                   "(tools/regress/README.md), or pass --allow-setting-changes to compare the frames anyway.");
-      return finish(report, a);
+      html.run = &pre;
+      html.run_where = "this run (not played)";
+      html.played = false;
+      return finish(report, a, &html);
     }
   }
 
-  CheckHandler handler(golden, &cmp);
+  RunKeeper keeper;
+  CheckHandler handler(golden, &cmp, a.flag("html") ? &keeper : nullptr);
   const bool ran = run.run(&handler, &err);
   const Manifest m = run.manifest("full");
   cmp.header("this run", describe_device(m.device) + "; " + m.gstreamer_version);
@@ -507,7 +534,10 @@ int cmd_check(int argc, char** argv) {
     cmp.compare_frame_counts(golden.manifest, m);
     add_missing_frames(&cmp, golden, m);
   }
-  return finish(cmp, a);
+  html.run = &m;
+  html.run_where = "this run";
+  html.run_data = &keeper;
+  return finish(cmp, a, &html);
 }
 
 /* ---- compare ---------------------------------------------------------------------------- */
@@ -516,12 +546,15 @@ int cmd_compare(int argc, char** argv) {
   Args a;
   a.command = "compare";
   std::string err;
-  if (!parse_args(argc, argv, {"tensor-tol", "match-pos-tol", "match-score-tol", "report"},
+  if (!parse_args(argc, argv, {"tensor-tol", "match-pos-tol", "match-score-tol", "report", "html", "clip"},
                   {"verbose", "allow-setting-changes"}, &a, &err))
     return usage_error(err);
   if (a.positional.size() != 2) return usage_error("compare needs two recordings: DIR_A DIR_B");
   CompareOptions opt;
   if (!tolerance_options(a, &opt, &err)) return usage_error(err);
+  if (a.flag("clip") && !a.flag("html")) return usage_error("compare takes --clip only with --html (for its pictures)");
+  if (a.flag("clip") && !clip_ok(a.get("clip"), &err)) return setup_error(err);
+  if (a.flag("html") && !html_dir_usable(a.get("html"), &err)) return setup_error(err);
   Recording ra, rb;
   if (!ra.load(a.positional[0], &err)) return setup_error("A: " + err);
   if (!rb.load(a.positional[1], &err)) return setup_error("B: " + err);
@@ -538,7 +571,17 @@ int cmd_compare(int argc, char** argv) {
   cmp.compare_frame_counts(ra.manifest, rb.manifest);
 
   compare_recordings(ra, rb, &cmp);
-  return finish(cmp, a);
+  const RecordingSide side_a(ra), side_b(rb);
+  HtmlReportInput html;
+  html.ref = &ra.manifest;
+  html.run = &rb.manifest;
+  html.ref_where = ra.dir;
+  html.run_where = rb.dir;
+  html.ref_data = &side_a;
+  html.run_data = &side_b;
+  html.clip = a.get("clip");
+  html.clip_missing = "compare draws the matches over the clip's frames when given --clip FILE";
+  return finish(cmp, a, &html);
 }
 
 }  // namespace

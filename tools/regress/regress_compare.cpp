@@ -429,7 +429,23 @@ std::string Comparison::render(bool all_frames, size_t max_frame_lines) const {
     o << fl.str();
     if (skipped) o << "  ... " << skipped << " more failing lines (--report FILE or --verbose lists all)\n";
   }
+  summary_to(o);
+  return o.str();
+}
 
+std::string Comparison::render_summary() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::ostringstream o;
+  summary_to(o);
+  return o.str();
+}
+
+std::vector<FrameResult> Comparison::frame_results() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return frames_;
+}
+
+void Comparison::summary_to(std::ostringstream& o) const {
   // per-sink summary
   std::map<std::string, std::vector<const SinkResult*>> by_sink;
   std::map<std::string, std::vector<uint64_t>> frames_of;
@@ -562,7 +578,6 @@ std::string Comparison::render(bool all_frames, size_t max_frame_lines) const {
                            << " that both sides have " << (failing_compared == 1 ? "fails" : "fail");
   }
   o << " (exit " << code << ")\n";
-  return o.str();
 }
 
 namespace {

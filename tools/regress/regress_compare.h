@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,7 @@ class Comparison {
   Comparison(std::string command, std::string ref_label, std::string run_label, CompareOptions opt);
 
   const CompareOptions& options() const { return opt_; }
+  const std::string& command() const { return command_; }
   const std::string& ref_label() const { return ref_label_; }
   const std::string& run_label() const { return run_label_; }
 
@@ -71,6 +73,9 @@ class Comparison {
   void hint(const std::string& message);  // printed after the setup errors
   bool has_errors() const;
   const std::vector<std::string>& errors() const { return errors_; }
+  const std::vector<std::string>& notes() const { return notes_; }
+  const std::vector<std::string>& hints() const { return hints_; }
+  const std::vector<std::pair<std::string, std::string>>& headers() const { return header_; }
 
   // Caps of the sinks, element properties, pipeline, versions. Differences that make the
   // comparison meaningless are errors (or notes with allow_setting_changes).
@@ -90,9 +95,14 @@ class Comparison {
   // The report: header, notes, errors, per-frame lines (all, or failing ones up to
   // max_frame_lines), per-sink summary, first failing frame, RESULT line.
   std::string render(bool all_frames, size_t max_frame_lines) const;
+  // The report's closing lines alone: per-sink summary, tolerances, first failing frame, RESULT.
+  std::string render_summary() const;
+  // A copy of the per-frame results so far (thread-safe).
+  std::vector<FrameResult> frame_results() const;
 
  private:
   std::string frame_line(const FrameResult& f, const SinkResult& r) const;
+  void summary_to(std::ostringstream& o) const;  // mu_ held
 
   std::string command_, ref_label_, run_label_;
   CompareOptions opt_;

@@ -15,6 +15,7 @@
 #include "config.h"
 #include "gstcudaprepmeta.h"
 #include "regress_device.h"
+#include "regress_progress.h"
 
 namespace regress {
 
@@ -715,20 +716,17 @@ bool PipelineRun::run(SampleHandler* handler, std::string* error) {
     if (!final && !tty && n == 0) return;
     last = now;
     printed_n = n;
-    const double secs = std::chrono::duration<double>(now - start).count();
-    std::string line = config_.label + ": frame " + std::to_string(n);
-    if (config_.expected_frames) {
-      line += "/" + std::to_string(config_.expected_frames) + " (" +
-              std::to_string(std::min<uint64_t>(100, n * 100 / config_.expected_frames)) + "%)";
-    } else {
-      gint64 pos = 0, dur = 0;
-      if (gst_element_query_position(pipeline_, GST_FORMAT_TIME, &pos) &&
-          gst_element_query_duration(pipeline_, GST_FORMAT_TIME, &dur) && dur > 0)
-        line += " (" + std::to_string(std::min<gint64>(100, pos * 100 / dur)) + "%)";
-    }
-    if (secs > 0) line += ", " + format_short(n / secs, 3) + " fps";
-    std::string note = handler->progress_note();
-    if (!note.empty()) line += ", " + note;
+    ProgressSnapshot snap;
+    snap.label = config_.label;
+    snap.frames = n;
+    snap.expected = config_.expected_frames;
+    snap.elapsed_s = std::chrono::duration<double>(now - start).count();
+    snap.note = handler->progress_note();
+    gint64 pos = 0, dur = 0;
+    if (!snap.expected && gst_element_query_position(pipeline_, GST_FORMAT_TIME, &pos) &&
+        gst_element_query_duration(pipeline_, GST_FORMAT_TIME, &dur) && dur > 0)
+      snap.stream_fraction = (double)pos / (double)dur;
+    const std::string line = progress_line(snap);
     if (tty)
       fprintf(stderr, "\r%s\033[K%s", line.c_str(), final ? "\n" : "");
     else

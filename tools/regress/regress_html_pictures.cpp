@@ -1,0 +1,243 @@
+#include <gst/gst.h>
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+#include "regress_html_parts.h"
+#include "regress_image.h"
+#include "regress_render.h"
+
+namespace regress {
+
+namespace {
+
+
+std::string num(double v) { return format_short(v, 6); }
+
+// An image (or, without one, a dark canvas) of img_w x img_h units, showing the view
+// (vx, vy, vw, vh) of it display_w pixels wide, with SVG drawn over it in the same units.
+std::string picture(const std::string& png, int img_w, int img_h, double vx, double vy, double vw, double vh,
+                    int display_w, const std::string& overlay, const std::string& alt) {
+  const double s = display_w / vw;
+  char box[320];
+  g_snprintf(box, sizeof box, "<div class=\"pic\" style=\"width:%dpx;height:%dpx\">", display_w,
+             (int)std::lround(vh * s));
+  std::string o = box;
+  if (!png.empty()) {
+    char img[320];
+    g_snprintf(img, sizeof img, "style=\"width:%.2fpx;height:%.2fpx;left:%.2fpx;top:%.2fpx\"", img_w * s, img_h * s,
+               -vx * s, -vy * s);
+    o += "<img src=\"" + markup_escape(png) + "\" alt=\"" + markup_escape(alt) + "\" " + img + ">";
+  }
+  o += "<svg viewBox=\"" + num(vx) + " " + num(vy) + " " + num(vw) + " " + num(vh) +
+       "\" preserveAspectRatio=\"none\" xmlns=\"http://www.w3.org/2000/svg\">" + overlay + "</svg></div>";
+  return o;
+}
+
+int tensor_display_width(int w) { return w <= 360 ? w * std::max(1, 360 / w) : 360; }
+
+std::string stats_caption(const TensorStats& s) {
+  return "min " + num(s.min) + ", max " + num(s.max) + ", mean " + num(s.mean);
+}
+
+std::string figure(const std::string& picture_html, const std::string& caption) {
+  return "<figure>" + picture_html + "<figcaption>" + caption + "</figcaption></figure>\n";
+}
+
+// What goes with a picture: SVG drawn over it, and its caption.
+struct Annotation {
+  std::string overlay, caption;
+};
+
+// Writes the heat map of |ref - run| to png_path; a ring round the single worst pixel.
+Annotation heat_map_figure(const std::vector<uint8_t>& ref, const std::vector<uint8_t>& run, const TensorPicture& p,
+                            bool identical, const std::string& rl, const std::string& ul, const std::string& png_path,
+                            std::string* error) {
+  const HeatMap h = diff_heat_map(ref.data(), run.data(), ref.size(), p);
+  if (!write_png(png_path, h.image, error)) return {};
+  std::string ring, where = "; " + std::to_string(h.differing) + " of " +
+                           std::to_string((uint64_t)p.width * p.height) + " pixels differ";
+  if (h.worst_x >= 0 && h.at_max == 1) {  // a ring only where one pixel is the worst
+    ring = "<circle class=\"worst\" cx=\"" + num(h.worst_x + 0.5) + "\" cy=\"" + num(h.worst_y + 0.5) + "\" r=\"" +
+           num(std::max(2.5, p.width / 24.0)) + "\"/>";
+    where += "; ring: the largest, at pixel (" + std::to_string(h.worst_x) + ", " + std::to_string(h.worst_y) + ")";
+  }
+  std::string caption = "<b>|" + markup_escape(rl) + " &minus; " + markup_escape(ul) +
+                        "|</b>, largest over the channels, in tensor units";
+  if (identical)
+    caption += ": identical";
+  else
+    caption += markup_escape(where) + "<br><span class=\"scale\" style=\"background:" + heat_css_gradient() +
+               "\"></span> 0 &hellip; " + num(h.max);
+  if (h.nonfinite)
+    caption += "<br>" + std::to_string(h.nonfinite) + " pixels where NaN meets a number, in <span style=\"color:rgb(" +
+               std::to_string(kNonFiniteColour[0]) + "," + std::to_string(kNonFiniteColour[1]) + "," +
+               std::to_string(kNonFiniteColour[2]) + ")\">&#9632;</span>";
+  return {ring, caption};
+}
+
+}  // namespace
+
+std::string png_name(uint64_t frame, const std::string& sink, const char* what) {
+  char buf[32];
+  g_snprintf(buf, sizeof buf, "frame-%05" G_GUINT64_FORMAT "-", frame);
+  return buf + sink + "-" + what + ".png";
+}
+
+std::string tensor_pictures(uint64_t frame, const SinkInfo& sink, const SinkResult& r, const HtmlReportInput& in,
+                            const std::string& dir, std::string* error) {
+  const std::string rl = in.cmp->ref_label(), ul = in.cmp->run_label();
+  std::string o = "<h3>sink '" + markup_escape(sink.name) + "' (tensor)</h3>\n";
+  auto no_pictures = [&](const std::string& why) {
+    return o + "<p class=\"note\">No tensor pictures: " + markup_escape(why) + ".</p>\n";
+  };
+  const SinkInfo* run_sink = in.run->sink(sink.name);
+  TensorPicture pref, prun;
+  std::string why;
+  if (!run_sink || !tensor_picture(*in.ref, sink, &pref, &why) || !tensor_picture(*in.run, *run_sink, &prun, &why))
+    return no_pictures(why.empty() ? "the sink is not in " + ul : why);
+  for (const auto& [label, where, m] : {std::make_tuple(rl, in.ref_where, in.ref), std::make_tuple(ul, in.run_where, in.run)})
+    if (m->store != "full")
+      return no_pictures("they need the tensors of both sides, and " + label + " (" + where +
+                         ") stores tensor digests only (--store digest); record with --store full to see them");
+  std::vector<uint8_t> ref_bytes, run_bytes;
+  if (!in.ref_data->tensor_bytes(sink.name, frame, &ref_bytes, &why)) return no_pictures(why);
+  if (r.identical)
+    run_bytes = ref_bytes;
+  else if (!in.run_data->tensor_bytes(sink.name, frame, &run_bytes, &why))
+    return no_pictures(why);
+
+  const std::string fr = png_name(frame, sink.name, "ref"), fu = png_name(frame, sink.name, "run"),
+                    fd = png_name(frame, sink.name, "diff");
+  if (!write_png(dir + "/" + fr, tensor_to_image(ref_bytes.data(), ref_bytes.size(), pref), error) ||
+      !write_png(dir + "/" + fu, tensor_to_image(run_bytes.data(), run_bytes.size(), prun), error))
+    return "";
+  const int dw = tensor_display_width(pref.width);
+  auto norm = [](const TensorPicture& p) {
+    return "de-normalised with " + p.element + "'s scale " + num(p.scale) + ", mean " + num(p.mean[0]) + "/" +
+           num(p.mean[1]) + "/" + num(p.mean[2]) + ", std " + num(p.std[0]) + "/" + num(p.std[1]) + "/" +
+           num(p.std[2]);
+  };
+  o += "<div class=\"row\">\n";
+  o += figure(picture(fr, pref.width, pref.height, 0, 0, pref.width, pref.height, dw, "", rl),
+              "<b>" + markup_escape(rl) + "</b> " + std::to_string(pref.width) + "x" + std::to_string(pref.height) +
+                  "; " + stats_caption(r.ref_stats) + "<br>" + markup_escape(norm(pref)));
+  o += figure(picture(fu, prun.width, prun.height, 0, 0, prun.width, prun.height, tensor_display_width(prun.width),
+                      "", ul),
+              "<b>" + markup_escape(ul) + "</b> " + std::to_string(prun.width) + "x" + std::to_string(prun.height) +
+                  "; " + stats_caption(r.run_stats) + "<br>" + markup_escape(norm(prun)));
+  if (ref_bytes.size() != run_bytes.size() || pref.width != prun.width || pref.height != prun.height ||
+      pref.type != prun.type || pref.nhwc != prun.nhwc) {
+    o += "</div>\n<p class=\"note\">No difference map: the two tensors differ in size or layout.</p>\n";
+    return o;
+  }
+  const Annotation heat = heat_map_figure(ref_bytes, run_bytes, pref, r.identical, rl, ul, dir + "/" + fd, error);
+  if (!error->empty()) return "";
+  o += figure(picture(fd, pref.width, pref.height, 0, 0, pref.width, pref.height, dw, heat.overlay, "difference"),
+              heat.caption);
+  o += "</div>\n";
+  if (!r.identical && r.data_compared)
+    o += "<p>max abs diff " + num(r.diff.max_abs) + " (element " + std::to_string(r.diff.worst_index) + "), PSNR " +
+         num(r.diff.psnr) + " dB, " + std::to_string(r.diff.differing) + " of " + std::to_string(r.diff.count) +
+         " values differ.</p>\n";
+  return o;
+}
+
+namespace {
+
+// The matcher's frame size, from a match sink's caps.
+bool frame_size(const SinkInfo& sink, int* w, int* h) {
+  GstCaps* caps = gst_caps_from_string(sink.caps.c_str());
+  bool ok = caps && gst_caps_get_size(caps) &&
+            gst_structure_get_int(gst_caps_get_structure(caps, 0), "width", w) &&
+            gst_structure_get_int(gst_caps_get_structure(caps, 0), "height", h);
+  if (caps) gst_caps_unref(caps);
+  return ok && *w > 0 && *h > 0;
+}
+
+std::string boxes(const std::vector<MatchRec>& list, const char* cls) {
+  std::string o;
+  for (const MatchRec& m : list) {
+    o += std::string("<rect class=\"") + cls + "\" x=\"" + num(m.sub_x) + "\" y=\"" + num(m.sub_y) + "\" width=\"" +
+         std::to_string(m.w) + "\" height=\"" + std::to_string(m.h) + "\"/>";
+  }
+  return o;
+}
+
+std::string match_table(const std::vector<MatchRec>& a, const std::vector<MatchRec>& b, const MatchDiff& d,
+                        const std::string& rl, const std::string& ul) {
+  auto cell = [](const std::vector<MatchRec>& list, int i) -> std::string {
+    if (i < 0) return "<td colspan=\"3\">(none)</td>";
+    const MatchRec& m = list[i];
+    return "<td>" + num(m.sub_x) + "</td><td>" + num(m.sub_y) + "</td><td>" + num(m.score) + "</td>";
+  };
+  std::string o = "<table class=\"matches\"><tr><th colspan=\"3\" class=\"ref\">" + markup_escape(rl) +
+                  "</th><th colspan=\"3\" class=\"run\">" + markup_escape(ul) +
+                  "</th><th>position delta (px)</th><th>score delta</th></tr>\n"
+                  "<tr><th>x</th><th>y</th><th>score</th><th>x</th><th>y</th><th>score</th><th></th><th></th></tr>\n";
+  std::vector<bool> used_a(a.size()), used_b(b.size());
+  for (const auto& p : d.pairs) {
+    used_a[p.ref] = used_b[p.run] = true;
+    o += "<tr>" + cell(a, p.ref) + cell(b, p.run) + "<td>" + num(p.dpos) + "</td><td>" + num(p.dscore) + "</td></tr>\n";
+  }
+  for (size_t i = 0; i < a.size(); i++)
+    if (!used_a[i]) o += "<tr>" + cell(a, (int)i) + cell(b, -1) + "<td></td><td></td></tr>\n";
+  for (size_t j = 0; j < b.size(); j++)
+    if (!used_b[j]) o += "<tr>" + cell(a, -1) + cell(b, (int)j) + "<td></td><td></td></tr>\n";
+  return o + "</table>\n";
+}
+
+// A close-up of the pair of matches that moved most (or of the first match), where sub-pixel
+// moves show; "" without matches.
+std::string close_up(const MatchesEntry& a, const MatchesEntry& b, const MatchDiff& d, const std::string& frame_png,
+                     int w, int h, const std::string& overlay) {
+  const MatchRec* m1 = nullptr;
+  const MatchRec* m2 = nullptr;
+  double most = -1;
+  for (const auto& p : d.pairs)
+    if (p.dpos > most) {
+      most = p.dpos;
+      m1 = &a.items[p.ref];
+      m2 = &b.items[p.run];
+    }
+  if (!m1 && !a.items.empty()) m1 = &a.items[0];
+  if (!m1 && !b.items.empty()) m1 = &b.items[0];
+  if (!m1) return "";
+  if (!m2) m2 = m1;
+  const double margin = std::max(4.0, 0.15 * std::max(m1->w, m1->h));
+  const double x0 = std::min(m1->sub_x, m2->sub_x) - margin, y0 = std::min(m1->sub_y, m2->sub_y) - margin;
+  const double x1 = std::max(m1->sub_x + m1->w, m2->sub_x + m2->w) + margin;
+  const double y1 = std::max(m1->sub_y + m1->h, m2->sub_y + m2->h) + margin;
+  const int zw = (int)std::lround(std::min(320.0, 320.0 * (x1 - x0) / (y1 - y0)));
+  return figure(picture(frame_png, w, h, x0, y0, x1 - x0, y1 - y0, zw, overlay, "close-up"),
+                "close-up, " + format_short(zw / (x1 - x0), 2) + "x" +
+                    (most > 0 ? ", position delta " + num(most) + " px" : ""));
+}
+
+}  // namespace
+
+std::string match_pictures(uint64_t frame, const SinkInfo& sink, const HtmlReportInput& in,
+                           const std::string& frame_png, const std::string& frame_missing) {
+  const std::string rl = in.cmp->ref_label(), ul = in.cmp->run_label();
+  std::string o = "<h3>sink '" + markup_escape(sink.name) + "' (matches)</h3>\n";
+  const MatchesEntry* ea = in.ref_data->matches(sink.name, frame);
+  const MatchesEntry* eb = in.run_data->matches(sink.name, frame);
+  int w = 0, h = 0;
+  if (!ea || !eb || !frame_size(sink, &w, &h))
+    return o + "<p class=\"note\">No picture: the matches of this frame are not at hand.</p>\n";
+  const MatchDiff d = diff_matches(ea->items, eb->items);
+  const std::string overlay = boxes(ea->items, "mref") + boxes(eb->items, "mrun");
+  o += "<div class=\"row\">\n";
+  std::string caption = "<span class=\"kref\">&#9632;</span> " + markup_escape(rl) + " (wide)" +
+                        " &nbsp; <span class=\"krun\">&#9632;</span> " + markup_escape(ul) + " (thin, dashed)";
+  if (!frame_missing.empty()) caption += "<br>No frame image: " + markup_escape(frame_missing) + ".";
+  o += figure(picture(frame_png, w, h, 0, 0, w, h, std::min(640, w), overlay, "frame " + std::to_string(frame)),
+              caption);
+  o += close_up(*ea, *eb, d, frame_png, w, h, overlay);
+  o += "</div>\n" + match_table(ea->items, eb->items, d, rl, ul);
+  return o;
+}
+
+
+}  // namespace regress

@@ -1,0 +1,123 @@
+#include <cmath>
+
+#include "regress_html_parts.h"
+
+namespace regress {
+
+namespace {
+
+Plot make_plot(const std::string& sink, const std::string& series, const std::string& y_label, uint64_t frames) {
+  Plot p;
+  p.id = "plot-" + sink + "-" + series;
+  p.y_label = y_label;
+  p.frames = frames;
+  return p;
+}
+
+void set_tolerance(Plot* p, double value, const std::string& label) {
+  p->has_tolerance = true;
+  p->tolerance = value;
+  p->tolerance_label = label;
+}
+
+bool full_store(const Manifest* m) { return m && m->store == "full"; }
+
+}  // namespace
+
+std::vector<SinkPlots> report_plots(const std::vector<FrameResult>& frames, const HtmlReportInput& in) {
+  const CompareOptions& opt = in.cmp->options();
+  const bool values = full_store(in.ref) && full_store(in.run);
+  std::vector<SinkPlots> out;
+  for (const auto& sink : in.ref->sinks) {
+    SinkPlots sp;
+    sp.sink = sink.name;
+    sp.kind = sink.kind;
+    const uint64_t n = frames.size();
+    if (sink.kind == "tensor") {
+      Plot a, b;
+      if (values) {
+        a = make_plot(sink.name, "max-abs", "max abs diff", n);
+        a.from_zero = true;
+        b = make_plot(sink.name, "psnr", "PSNR (dB)", n);
+        b.nonfinite_label = "inf: identical in value";
+        a.nonfinite_label = "inf: NaN against a number";
+        if (opt.tensor_tol.kind == TensorTolerance::MaxAbs)
+          set_tolerance(&a, opt.tensor_tol.value, "tolerance " + opt.tensor_tol.text());
+        else if (opt.tensor_tol.kind == TensorTolerance::Exact)
+          set_tolerance(&a, 0, "tolerance exact: any difference fails");
+        else
+          set_tolerance(&b, opt.tensor_tol.value, "tolerance " + opt.tensor_tol.text());
+      } else {
+        // the text report's figures for digest-only recordings: differences of the stats
+        a = make_plot(sink.name, "mean-delta", "mean difference", n);
+        b = make_plot(sink.name, "l2-delta", "L2 difference", n);
+        set_tolerance(&a, 0, "exact (digest-only): any difference fails");
+        set_tolerance(&b, 0, "exact (digest-only): any difference fails");
+        sp.note = "A recording stores tensor digests only (--store digest): per-value figures (max abs diff, "
+                  "PSNR) are not available. Plotted: " + in.cmp->run_label() + "'s mean and L2 minus " +
+                  in.cmp->ref_label() + "'s, per frame, as in the text report.";
+      }
+      for (const auto& f : frames) {
+        auto it = f.sinks.find(sink.name);
+        if (it == f.sinks.end() || !it->second.ref_present || !it->second.run_present) continue;
+        const SinkResult& r = it->second;
+        if (r.ref_bytes != r.run_bytes) continue;  // no figures for tensors of different sizes
+        PlotPoint pa, pb;
+        pa.frame = pb.frame = f.index;
+        pa.failing = pb.failing = !r.pass;
+        if (values) {
+          if (!r.identical && !r.data_compared) continue;
+          pa.value = r.identical ? 0 : r.diff.max_abs;
+          pb.value = r.identical ? INFINITY : r.diff.psnr;
+        } else {
+          pa.value = r.identical ? 0 : r.run_stats.mean - r.ref_stats.mean;
+          pb.value = r.identical ? 0 : r.run_stats.l2 - r.ref_stats.l2;
+        }
+        a.points.push_back(pa);
+        b.points.push_back(pb);
+      }
+      sp.plots = {a, b};
+    } else {
+      Plot a = make_plot(sink.name, "position-delta", "match position delta (px)", n);
+      Plot b = make_plot(sink.name, "score-delta", "match score delta", n);
+      a.from_zero = b.from_zero = true;
+      set_tolerance(&a, opt.pos_tol, "tolerance " + format_short(opt.pos_tol, 6) + " px");
+      set_tolerance(&b, opt.score_tol, "tolerance " + format_short(opt.score_tol, 6));
+      std::string counts;
+      for (const auto& f : frames) {
+        auto it = f.sinks.find(sink.name);
+        if (it == f.sinks.end() || !it->second.ref_present || !it->second.run_present) continue;
+        const SinkResult& r = it->second;
+        if (r.match.n_ref != r.match.n_run)
+          counts += (counts.empty() ? "" : ", ") + std::to_string(f.index) + " (" + std::to_string(r.match.n_ref) +
+                    " vs " + std::to_string(r.match.n_run) + ")";
+        if (r.match.pairs.empty()) continue;  // nothing paired, nothing to measure
+        PlotPoint pa, pb;
+        pa.frame = pb.frame = f.index;
+        pa.failing = pb.failing = !r.pass;
+        pa.value = r.match.max_dpos;
+        pb.value = r.match.max_dscore;
+        a.points.push_back(pa);
+        b.points.push_back(pb);
+      }
+      if (!counts.empty()) sp.note = "Frames with a different number of matches: " + counts + ".";
+      sp.plots = {a, b};
+    }
+    out.push_back(sp);
+  }
+  return out;
+}
+
+std::string plots_html(const std::vector<SinkPlots>& plots) {
+  std::string o;
+  for (const auto& sp : plots) {
+    o += "<h3>sink '" + markup_escape(sp.sink) + "' (" + sp.kind + ")</h3>\n";
+    if (!sp.note.empty()) o += "<p class=\"note\">" + markup_escape(sp.note) + "</p>\n";
+    for (const auto& p : sp.plots) o += plot_svg(p);
+  }
+  o += "<p class=\"legend\"><span class=\"key line\"></span> value per frame &nbsp; <span class=\"key tol\"></span> "
+       "tolerance &nbsp; <span class=\"key fail\"></span> failing frame &nbsp; (hover a point for its value)</p>\n";
+  return o;
+}
+
+}  // namespace regress
