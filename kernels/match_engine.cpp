@@ -19,17 +19,29 @@ bool view_gray_in_place(const ImageView& frame, GrayView* gray) {
 
 Status not_configured() { return Status::error("match engine not configured for this frame format and size"); }
 
-class MatchEngineCpu final : public MatchEngine {
+// What both engines hand straight to their matcher.
+template <class Matcher>
+class MatchEngineOver : public MatchEngine {
+ public:
+  Status set_template(const GrayView& t) override { return matcher_.set_template(t); }
+  bool has_template() const override { return matcher_.has_template(); }
+  int template_width() const override { return matcher_.template_width(); }
+  int template_height() const override { return matcher_.template_height(); }
+  Status match(const GrayView& gray, const MatchSettings& s, std::vector<Match>* matches) override {
+    return matcher_.match(gray, s, matches);
+  }
+
+ protected:
+  Matcher matcher_;
+};
+
+class MatchEngineCpu final : public MatchEngineOver<TemplateMatcherCpu> {
  public:
   bool on_device() const override { return false; }
   Status configure(PixelFormat format, int width, int height) override {
     gray_.assign(gray_is_first_plane(format) ? 0 : size_t(width) * height, 0);
     return Status();
   }
-  Status set_template(const GrayView& t) override { return matcher_.set_template(t); }
-  bool has_template() const override { return matcher_.has_template(); }
-  int template_width() const override { return matcher_.template_width(); }
-  int template_height() const override { return matcher_.template_height(); }
   Status gray_of(const ImageView& frame, GrayView* gray) override {
     if (view_gray_in_place(frame, gray)) return Status();
     if (gray_.size() != size_t(frame.width) * frame.height) return not_configured();
@@ -42,20 +54,16 @@ class MatchEngineCpu final : public MatchEngine {
       std::memcpy(host + size_t(y) * r.w, gray.data + int64_t(r.y + y) * gray.stride + r.x, size_t(r.w));
     return Status();
   }
-  Status match(const GrayView& gray, const MatchSettings& s, std::vector<Match>* matches) override {
-    return matcher_.match(gray, s, matches);
-  }
   Status draw(const ImageView& frame, const Rect* boxes, int count, const BoxStyle& style) override {
     draw_boxes_cpu(frame, boxes, count, style);
     return Status();
   }
 
  private:
-  TemplateMatcherCpu matcher_;
   std::vector<uint8_t> gray_;  // converted frames
 };
 
-class MatchEngineCuda final : public MatchEngine {
+class MatchEngineCuda final : public MatchEngineOver<TemplateMatcherCuda> {
  public:
   MatchEngineCuda(void* stream, GpuWait wait) : stream_(stream) { options_.wait = wait; }
   bool on_device() const override { return true; }
@@ -65,10 +73,6 @@ class MatchEngineCuda final : public MatchEngine {
     if (!gray_is_first_plane(format)) return gray_.allocate_pitched(size_t(width), size_t(height));
     return Status();
   }
-  Status set_template(const GrayView& t) override { return matcher_.set_template(t); }
-  bool has_template() const override { return matcher_.has_template(); }
-  int template_width() const override { return matcher_.template_width(); }
-  int template_height() const override { return matcher_.template_height(); }
   Status gray_of(const ImageView& frame, GrayView* gray) override {
     if (view_gray_in_place(frame, gray)) return Status();
     if (!gray_.data()) return not_configured();
@@ -82,9 +86,6 @@ class MatchEngineCuda final : public MatchEngine {
                                                  cuda::CopyKind::DeviceToHost, stream_));
     return cuda::stream_sync(stream_);
   }
-  Status match(const GrayView& gray, const MatchSettings& s, std::vector<Match>* matches) override {
-    return matcher_.match(gray, s, matches);
-  }
   Status draw(const ImageView& frame, const Rect* boxes, int count, const BoxStyle& style) override {
     return draw_boxes_cuda(frame, boxes, count, style, stream_);
   }
@@ -92,7 +93,6 @@ class MatchEngineCuda final : public MatchEngine {
  private:
   void* stream_;
   MatcherCudaOptions options_;
-  TemplateMatcherCuda matcher_;
   cuda::DeviceBuffer gray_;  // converted frames
 };
 

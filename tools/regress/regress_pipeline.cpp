@@ -37,28 +37,36 @@ std::string substitute_clip(const std::string& description, const std::string& t
   return out + description.substr(pos);
 }
 
+// Every element inside `bin`, recursively, each with a reference the caller drops.
+static std::vector<GstElement*> elements_of(GstBin* bin) {
+  std::vector<GstElement*> all;
+  GstIterator* it = gst_bin_iterate_recurse(bin);
+  GValue item = G_VALUE_INIT;
+  bool done = false;
+  while (!done) {
+    switch (gst_iterator_next(it, &item)) {
+      case GST_ITERATOR_OK:
+        all.push_back((GstElement*)gst_object_ref(g_value_get_object(&item)));
+        g_value_reset(&item);
+        break;
+      case GST_ITERATOR_RESYNC:
+        for (GstElement* x : all) gst_object_unref(x);
+        all.clear();
+        gst_iterator_resync(it);
+        break;
+      default: done = true; break;
+    }
+  }
+  g_value_unset(&item);
+  gst_iterator_free(it);
+  return all;
+}
+
 int apply_clip(GstElement* pipeline, const std::string& token, const std::string& clip, std::string* error) {
   std::vector<GstElement*> all{(GstElement*)gst_object_ref(pipeline)};
   if (GST_IS_BIN(pipeline)) {
-    GstIterator* it = gst_bin_iterate_recurse(GST_BIN(pipeline));
-    GValue item = G_VALUE_INIT;
-    bool done = false;
-    while (!done) {
-      switch (gst_iterator_next(it, &item)) {
-        case GST_ITERATOR_OK:
-          all.push_back((GstElement*)gst_object_ref(g_value_get_object(&item)));
-          g_value_reset(&item);
-          break;
-        case GST_ITERATOR_RESYNC:
-          for (size_t i = 1; i < all.size(); i++) gst_object_unref(all[i]);
-          all.resize(1);
-          gst_iterator_resync(it);
-          break;
-        default: done = true; break;
-      }
-    }
-    g_value_unset(&item);
-    gst_iterator_free(it);
+    std::vector<GstElement*> inside = elements_of(GST_BIN(pipeline));
+    all.insert(all.end(), inside.begin(), inside.end());
   }
   int set = 0;
   for (GstElement* e : all) {
@@ -551,26 +559,7 @@ bool PipelineRun::prepare(const RunConfig& config, std::string* error) {
   }
 
   // every element, with GStreamer's automatic names renumbered by creation order
-  std::vector<GstElement*> all;
-  GstIterator* it = gst_bin_iterate_recurse(GST_BIN(pipeline_));
-  GValue item = G_VALUE_INIT;
-  bool done = false;
-  while (!done) {
-    switch (gst_iterator_next(it, &item)) {
-      case GST_ITERATOR_OK:
-        all.push_back((GstElement*)gst_object_ref(g_value_get_object(&item)));
-        g_value_reset(&item);
-        break;
-      case GST_ITERATOR_RESYNC:
-        for (GstElement* x : all) gst_object_unref(x);
-        all.clear();
-        gst_iterator_resync(it);
-        break;
-      default: done = true; break;
-    }
-  }
-  g_value_unset(&item);
-  gst_iterator_free(it);
+  std::vector<GstElement*> all = elements_of(GST_BIN(pipeline_));
 
   std::map<std::string, std::vector<std::pair<long, GstElement*>>> autos;
   std::map<GstElement*, std::string> canonical;
