@@ -218,6 +218,7 @@ gst_cuda_prep_caps_has_cuda_feature (GstCaps * caps, guint idx)
   return f && gst_caps_features_contains (f, "memory:CUDAMemory");
 }
 
+#if CUDAPREP_HAVE_CUDA
 /* Per-caps staging for system-memory input on the GPU path: one pitched allocation with
  * every plane stacked, so the copy and the kernel see ordinary strided planes. */
 static gboolean
@@ -247,6 +248,7 @@ gst_cuda_prep_base_alloc_staging (GstCudaPrepBase * self)
   }
   return TRUE;
 }
+#endif
 
 static gboolean
 gst_cuda_prep_base_set_caps (GstBaseTransform * trans, GstCaps * incaps, GstCaps * outcaps)
@@ -383,10 +385,10 @@ gst_cuda_prep_base_map_input (GstCudaPrepBase * self, GstBuffer * buffer, gboole
 gboolean
 gst_cuda_prep_base_unmap_input (GstCudaPrepBase * self, GstVideoFrame * frame, gboolean modified)
 {
-  GstCudaPrepBasePrivate *priv = PRIV (self);
   gboolean ok = TRUE;
 
 #if CUDAPREP_HAVE_CUDA
+  GstCudaPrepBasePrivate *priv = PRIV (self);
   gboolean staged = priv->gpu && !(frame->map[0].flags & GST_MAP_CUDA);
   if (staged && modified) {
     for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES (frame) && ok; p++) {

@@ -413,7 +413,6 @@ static gboolean
 gst_cuda_tensorize_decide_allocation (GstBaseTransform * trans, GstQuery * query)
 {
   GstCudaTensorize *self = GST_CUDA_TENSORIZE (trans);
-  GstCudaPrepBase *base = GST_CUDA_PREP_BASE (trans);
   GstCaps *outcaps = NULL;
   GstBufferPool *pool = NULL;
   GstCaps *pool_caps = NULL;
@@ -425,6 +424,7 @@ gst_cuda_tensorize_decide_allocation (GstBaseTransform * trans, GstQuery * query
   const gsize bytes = tensor_bytes (self->state->plan);
 
 #if CUDAPREP_HAVE_CUDA
+  GstCudaPrepBase *base = GST_CUDA_PREP_BASE (trans);
   if (self->state->output_cuda) {
     /* GstCudaBufferPool sizes its memory from video caps: describe the contiguous tensor as
      * one RGBA row, so the allocation has no row padding. */
@@ -467,7 +467,6 @@ static gboolean
 gst_cuda_tensorize_propose_allocation (GstBaseTransform * trans, GstQuery * decide_query,
     GstQuery * query)
 {
-  GstCudaPrepBase *base = GST_CUDA_PREP_BASE (trans);
   GstCaps *caps = NULL;
   GstVideoInfo info;
   GstBufferPool *pool = NULL;
@@ -481,6 +480,7 @@ gst_cuda_tensorize_propose_allocation (GstBaseTransform * trans, GstQuery * deci
     return TRUE;
 
 #if CUDAPREP_HAVE_CUDA
+  GstCudaPrepBase *base = GST_CUDA_PREP_BASE (trans);
   if (gst_cuda_prep_caps_has_cuda_feature (caps, 0) && gst_cuda_prep_base_context (base))
     pool = gst_cuda_buffer_pool_new (gst_cuda_prep_base_context (base));
 #endif
