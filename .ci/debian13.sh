@@ -81,8 +81,10 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want_stamp" ]; then
   rm -f "$stamp"
   rm -rf --one-file-system "$root"
   mkdir -p "$(dirname "$root")"
-  command -v debootstrap >/dev/null ||
+  if ! command -v debootstrap >/dev/null; then
+    apt-get update -q >/dev/null
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends debootstrap >/dev/null
+  fi
   debootstrap --variant=minbase "$suite" "$root" "$mirror" >"$root.debootstrap.log" 2>&1 ||
     { tail -20 "$root.debootstrap.log" >&2; exit 1; }
   # Mirrors that serve snapshots have Release files past their Valid-Until date.
@@ -97,9 +99,14 @@ mkdir -p "$repo/build-debian13"
 mount_at "$root/src" --bind "$repo"
 mount_at "$root/src/build" --bind "$repo/build-debian13"
 nvcc=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)
-if [ -n "$nvcc" ]; then
+toolkit=
+if [ -n "$nvcc" ]; then  # where the toolkit really is: nvcc may be a wrapper script
   toolkit=$("$nvcc" --dryrun -x cu -c /dev/null -o /dev/null 2>&1 | sed -n 's/^#\$ TOP=//p')
+fi
+if [ -n "$toolkit" ]; then
   bind_ro "$(realpath "$toolkit")" "$root/usr/local/cuda"
+else
+  echo "debian13: no CUDA toolkit found on this machine: the CPU path only"
 fi
 
 in_chroot() {
