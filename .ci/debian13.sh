@@ -70,6 +70,10 @@ bind_ro() {
   mount -o remount,bind,ro "$2"
 }
 
+# One run at a time: a second would mount its checkout over the first's (and unmount it below).
+mkdir -p "$(dirname "$root")"
+exec 9>"$root.lock"
+flock 9
 # Whatever a killed run left mounted under the chroot must go before anything is deleted in it.
 while read -r target; do
   umount -l "$target"
@@ -80,7 +84,6 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want_stamp" ]; then
   echo "debian13: making the chroot in $root (debootstrap $suite from $mirror)"
   rm -f "$stamp"
   rm -rf --one-file-system "$root"
-  mkdir -p "$(dirname "$root")"
   if ! command -v debootstrap >/dev/null; then
     apt-get update -q >/dev/null
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends debootstrap >/dev/null
