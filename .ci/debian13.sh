@@ -98,6 +98,7 @@ fi
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 mount_at "$root/proc" -t proc proc
 mount_at "$root/dev" --bind /dev
+mount_at "$root/dev/pts" --bind /dev/pts  # for apt's and dpkg's terminal log
 mkdir -p "$repo/build-debian13"
 mount_at "$root/src" --bind "$repo"
 mount_at "$root/src/build" --bind "$repo/build-debian13"
@@ -118,7 +119,9 @@ in_chroot() {
     CUDAPREP_MESON_ARGS="${CUDAPREP_MESON_ARGS:-}" "$@"
 }
 if [ -n "${new_chroot:-}" ]; then
-  in_chroot bash /src/scripts/bootstrap.sh --install-only
+  echo "debian13: installing the build dependencies (log: $root.install.log)"
+  in_chroot bash /src/scripts/bootstrap.sh --install-only >"$root.install.log" 2>&1 ||
+    { tail -20 "$root.install.log" >&2; exit 1; }
   echo "$want_stamp" >"$stamp"
 fi
 if [ $# -eq 0 ]; then
