@@ -522,7 +522,6 @@ static gboolean
 gst_cuda_tensorize_decide_allocation (GstBaseTransform * trans, GstQuery * query)
 {
   GstCudaTensorize *self = GST_CUDA_TENSORIZE (trans);
-  GstCudaPrepBase *base = GST_CUDA_PREP_BASE (trans);
   GstCaps *outcaps = NULL;
   GstBufferPool *pool = NULL;
   GstCaps *pool_caps = NULL;
@@ -540,7 +539,7 @@ gst_cuda_tensorize_decide_allocation (GstBaseTransform * trans, GstQuery * query
      * one RGBA row, so the allocation has no row padding. */
     GstVideoInfo vinfo;
     gst_video_info_set_format (&vinfo, GST_VIDEO_FORMAT_RGBA, (guint) ((bytes + 3) / 4), 1);
-    pool = gst_cuda_buffer_pool_new (gst_cuda_prep_base_device (base).context ());
+    pool = gst_cuda_buffer_pool_new (gst_cuda_prep_base_device (GST_CUDA_PREP_BASE (trans)).context ());
     pool_caps = gst_video_info_to_caps (&vinfo);
     size = (guint) GST_VIDEO_INFO_SIZE (&vinfo);
   }
@@ -577,7 +576,6 @@ static gboolean
 gst_cuda_tensorize_propose_allocation (GstBaseTransform * trans, GstQuery * decide_query,
     GstQuery * query)
 {
-  GstCudaPrepBase *base = GST_CUDA_PREP_BASE (trans);
   GstCaps *caps = NULL;
   GstVideoInfo info;
   GstBufferPool *pool = NULL;
@@ -591,7 +589,7 @@ gst_cuda_tensorize_propose_allocation (GstBaseTransform * trans, GstQuery * deci
     return TRUE;
 
 #if CUDAPREP_HAVE_CUDA
-  GstCudaContext *context = gst_cuda_prep_base_device (base).context ();
+  GstCudaContext *context = gst_cuda_prep_base_device (GST_CUDA_PREP_BASE (trans)).context ();
   if (gst_cuda_prep_caps_has_cuda_feature (caps, 0) && context)
     pool = gst_cuda_buffer_pool_new (context);
 #endif

@@ -26,10 +26,12 @@ int cuda_device_count() {
 #endif
 }
 
+#if CUDAPREP_HAVE_CUDA
 static std::string cuda_version_text(int v) {
   // 13000 -> "13.0", 12040 -> "12.4"
   return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
 }
+#endif
 
 bool cuda_device_describe(int index, std::string* name, std::string* driver, std::string* runtime) {
 #if CUDAPREP_HAVE_CUDA

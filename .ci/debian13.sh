@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Runs a command in this repository inside a Debian 13 ("trixie": GStreamer 1.26, GCC 14,
+# OpenCV 4.10) chroot, as root: bash .ci/debian13.sh COMMAND... (default: a shell).
+#
+# The chroot is made with debootstrap from the Debian mirror this machine's apt uses and kept in
+# $CUDAPREP_CHROOT (default /var/cache/cudaprep/debian13-chroot), with the build dependencies
+# installed by scripts/bootstrap.sh itself. A stamp file next to it records the mirror and the
+# package list; it is written last, so a chroot without it (an interrupted run) or made for
+# another list is made anew.
+# Inside, the repository is /src and /src/build is this checkout's build-debian13/, so the
+# project's scripts work unchanged and the native build/ is left alone. The host's CUDA toolkit,
+# where there is one, is mounted read-only at /usr/local/cuda (the CUDA path is then built too).
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+root=${CUDAPREP_CHROOT:-/var/cache/cudaprep/debian13-chroot}
+stamp=$root.stamp
+suite=trixie
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "debian13: needs root (debootstrap, chroot, mount)" >&2
+  exit 1
+fi
+
+# The first URI of an apt source for this machine's own release (one-line or deb822 format).
+host_mirror() {
+  local codename f
+  codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
+    if [ -f "$f" ]; then cat "$f"; echo; fi
+  done | awk -v want="$codename" '
+    function stanza_end() {
+      if (!found && types ~ / deb( |$)/ && uri != "" && suites ~ ("(^| )" want "( |$)")) {
+        print uri; found = 1
+      }
+      types = uri = suites = ""
+    }
+    /^deb[ \t]/ { sub(/\[[^]]*\]/, ""); if (!found && $3 == want) { print $2; found = 1 } }
+    /^[ \t]*$/ { stanza_end() }
+    /^Types:/ { types = $0 }
+    /^URIs:/ { uri = $2 }
+    /^Suites:/ { sub(/^Suites:[ \t]*/, ""); suites = $0 }
+    END { stanza_end() }'
+}
+mirror=${CUDAPREP_DEBIAN_MIRROR:-$(host_mirror)}
+if [ -z "$mirror" ]; then
+  echo "debian13: found no Debian mirror in /etc/apt/sources.list*; set CUDAPREP_DEBIAN_MIRROR" >&2
+  exit 1
+fi
+
+mounts=()
+unmount_all() {
+  local i
+  for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
+    umount "${mounts[i]}" 2>/dev/null || umount -l "${mounts[i]}"
+  done
+  mounts=()
+}
+trap unmount_all EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+# mount_at TARGET MOUNT-ARGS...: mounts and remembers it for unmount_all.
+mount_at() {
+  local target=$1; shift
+  mkdir -p "$target"
+  mount "$@" "$target"
+  mounts+=("$target")
+}
+bind_ro() {
+  mount_at "$2" --bind "$1"
+  mount -o remount,bind,ro "$2"
+}
+
+# One run at a time: a second would mount its checkout over the first's (and unmount it below).
+mkdir -p "$(dirname "$root")"
+exec 9>"$root.lock"
+flock 9
+# Whatever a killed run left mounted under the chroot must go before anything is deleted in it.
+while read -r target; do
+  umount -l "$target"
+done < <(awk -v r="$root/" 'index($2 "/", r) == 1 { print $2 }' /proc/self/mounts | sort -r)
+
+want_stamp="suite=$suite mirror=$mirror packages=$(bash "$repo/scripts/bootstrap.sh" --list-packages)"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want_stamp" ]; then
+  echo "debian13: making the chroot in $root (debootstrap $suite from $mirror)"
+  rm -f "$stamp"
+  rm -rf --one-file-system "$root"
+  if ! command -v debootstrap >/dev/null; then
+    apt-get update -q >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends debootstrap >/dev/null
+  fi
+  debootstrap --variant=minbase "$suite" "$root" "$mirror" >"$root.debootstrap.log" 2>&1 ||
+    { tail -20 "$root.debootstrap.log" >&2; exit 1; }
+  # Mirrors that serve snapshots have Release files past their Valid-Until date.
+  echo 'Acquire::Check-Valid-Until "false";' >"$root/etc/apt/apt.conf.d/99cudaprep"
+  new_chroot=1
+fi
+
+cp /etc/resolv.conf "$root/etc/resolv.conf"
+mount_at "$root/proc" -t proc proc
+mount_at "$root/dev" --bind /dev
+mount_at "$root/dev/pts" --bind /dev/pts  # for apt's and dpkg's terminal log
+mkdir -p "$repo/build-debian13"
+mount_at "$root/src" --bind "$repo"
+mount_at "$root/src/build" --bind "$repo/build-debian13"
+nvcc=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)
+toolkit=
+if [ -n "$nvcc" ]; then  # where the toolkit really is: nvcc may be a wrapper script
+  toolkit=$("$nvcc" --dryrun -x cu -c /dev/null -o /dev/null 2>&1 | sed -n 's/^#\$ TOP=//p')
+fi
+if [ -n "$toolkit" ]; then
+  bind_ro "$(realpath "$toolkit")" "$root/usr/local/cuda"
+else
+  echo "debian13: no CUDA toolkit found on this machine: the CPU path only"
+fi
+
+in_chroot() {
+  chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb CI="${CI:-}" \
+    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    CUDAPREP_MESON_ARGS="${CUDAPREP_MESON_ARGS:-}" "$@"
+}
+if [ -n "${new_chroot:-}" ]; then
+  echo "debian13: installing the build dependencies (log: $root.install.log)"
+  in_chroot bash /src/scripts/bootstrap.sh --install-only >"$root.install.log" 2>&1 ||
+    { tail -20 "$root.install.log" >&2; exit 1; }
+  echo "$want_stamp" >"$stamp"
+fi
+if [ $# -eq 0 ]; then
+  set -- bash
+fi
+status=0
+in_chroot bash -c 'cd /src && exec "$@"' bash "$@" || status=$?
+exit $status
