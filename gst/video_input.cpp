@@ -49,7 +49,7 @@ CudaPrepVideoInput::configure (GstElement * element, CudaPrepDevice & device, Gs
   device.sync ();
   staging_.reset ();
   gsize width_bytes = 0, rows = 0;
-  for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES (&info_); p++) {
+  for (guint p = 0; p < planes_ (); p++) {
     gst_cuda_prep_plane_size (&info_, p, &row_bytes_[p], &rows_[p]);
     width_bytes = MAX (width_bytes, row_bytes_[p]);
     rows += rows_[p];
@@ -61,7 +61,7 @@ CudaPrepVideoInput::configure (GstElement * element, CudaPrepDevice & device, Gs
     return FALSE;
   }
   gsize row = 0;
-  for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES (&info_); p++) {
+  for (guint p = 0; p < planes_ (); p++) {
     staging_offset_[p] = row * staging_.pitch ();
     row += rows_[p];
   }
@@ -117,7 +117,7 @@ CudaPrepVideoInput::map (GstElement * element, CudaPrepDevice & device, GstBuffe
     return TRUE;
 
   /* System memory (or CUDA memory of a foreign context) on the GPU path: stage it. */
-  for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES (frame); p++) {
+  for (guint p = 0; p < planes_ (); p++) {
     uint8_t *dst = staging_.data () + staging_offset_[p];
     cudaprep::Status st = cudaprep::cuda::copy_2d_async (dst, staging_.pitch (),
         GST_VIDEO_FRAME_PLANE_DATA (frame, p), GST_VIDEO_FRAME_PLANE_STRIDE (frame, p),
@@ -142,7 +142,7 @@ CudaPrepVideoInput::unmap (GstElement * element, CudaPrepDevice & device, GstVid
   gboolean ok = TRUE;
 #if CUDAPREP_HAVE_CUDA
   const gboolean staged = device.gpu () && !(frame->map[0].flags & GST_MAP_CUDA);
-  for (guint p = 0; staged && modified && ok && p < GST_VIDEO_FRAME_N_PLANES (frame); p++) {
+  for (guint p = 0; staged && modified && ok && p < planes_ (); p++) {
     cudaprep::Status st = cudaprep::cuda::copy_2d_async (GST_VIDEO_FRAME_PLANE_DATA (frame, p),
         GST_VIDEO_FRAME_PLANE_STRIDE (frame, p), staging_.data () + staging_offset_[p],
         staging_.pitch (), row_bytes_[p], rows_[p], cudaprep::cuda::CopyKind::DeviceToHost,

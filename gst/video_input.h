@@ -38,6 +38,9 @@ public:
       gboolean modified);
 
 private:
+  /* Planes of the negotiated format, bounded for the compiler's sake (GStreamer's are <= 4). */
+  guint planes_ () const { return MIN (GST_VIDEO_INFO_N_PLANES (&info_), (guint) GST_VIDEO_MAX_PLANES); }
+
   GstVideoInfo info_ {};
   cudaprep::cuda::DeviceBuffer staging_;
   gsize staging_offset_[GST_VIDEO_MAX_PLANES] {};
