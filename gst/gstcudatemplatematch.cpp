@@ -86,7 +86,7 @@ struct MatchProps
   guint color = DEFAULT_COLOR;
   int thickness = DEFAULT_THICKNESS;
   gboolean post_messages = DEFAULT_POST_MESSAGES;
-  GpuWait gpu_wait = GpuWait::Spin;     /* taken when the engine is made (start / caps) */
+  GpuWait gpu_wait = GpuWait::Blocking; /* taken when the engine is made (start / caps) */
 };
 
 /* Streaming state: built in start / set_caps / on template requests, dropped in stop. */
@@ -131,6 +131,7 @@ gpu_wait_get_type (void)
   static const GEnumValue values[] = {
     {(gint) GpuWait::Spin, "Spin on a flag the kernel writes into pinned memory", "spin"},
     {(gint) GpuWait::StreamSync, "cudaStreamSynchronize", "stream-sync"},
+    {(gint) GpuWait::Blocking, "Sleep on a blocking-sync event until the kernel ends", "blocking"},
     {0, NULL, NULL},
   };
   if (g_once_init_enter (&type)) {
@@ -604,10 +605,11 @@ gst_cuda_template_match_class_init (GstCudaTemplateMatchClass * klass)
 
   g_object_class_install_property (gobject_class, PROP_GPU_WAIT,
       g_param_spec_enum ("gpu-wait", "GPU wait",
-          "How the streaming thread waits for the GPU's matches: spin on a flag in pinned memory "
-          "(lowest latency, a CPU core busy meanwhile) or cudaStreamSynchronize (honours a "
-          "context made with blocking synchronisation). Taken at start; NULL/READY only",
-          gpu_wait_get_type (), (gint) GpuWait::Spin,
+          "How the streaming thread waits for the GPU's matches: blocking (default: the thread "
+          "sleeps until the kernel ends, no CPU core busy), spin on a flag in pinned memory "
+          "(lowest latency, a CPU core busy for the whole kernel time) or cudaStreamSynchronize "
+          "(honours a context made with blocking synchronisation). Taken at start; NULL/READY only",
+          gpu_wait_get_type (), (gint) GpuWait::Blocking,
           (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY)));
 
   gst_element_class_set_static_metadata (element_class, "CUDA template match",

@@ -494,6 +494,21 @@ TEST(TemplateMatchElement, GpuWaitIsAStartSetting) {
   gst_harness_teardown(h);
 }
 
+// The default wait must not keep a CPU core spinning for the whole kernel time: blocking, with
+// spin and stream-sync still there to choose.
+TEST(TemplateMatchElement, GpuWaitDefaultsToBlocking) {
+  GstElement* e = gst_element_factory_make("cudatemplatematch", NULL);
+  ASSERT_NE(e, nullptr);
+  GParamSpec* spec = g_object_class_find_property(G_OBJECT_GET_CLASS(e), "gpu-wait");
+  ASSERT_NE(spec, nullptr);
+  GEnumValue* def = g_enum_get_value(G_PARAM_SPEC_ENUM(spec)->enum_class, G_PARAM_SPEC_ENUM(spec)->default_value);
+  ASSERT_NE(def, nullptr);
+  EXPECT_STREQ(def->value_nick, "blocking");
+  for (const char* nick : {"spin", "stream-sync", "blocking"})
+    EXPECT_NE(g_enum_get_value_by_nick(G_PARAM_SPEC_ENUM(spec)->enum_class, nick), nullptr) << nick;
+  gst_object_unref(e);
+}
+
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   ::testing::AddGlobalTestEnvironment(new test::GstEnv);
