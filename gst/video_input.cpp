@@ -1,6 +1,8 @@
 /* CudaPrepVideoInput: input frames mapped in place or staged on the GPU. */
 #include "video_input.h"
 
+#include <cstring>
+
 #if CUDAPREP_HAVE_CUDA
 #include <gst/cuda/gstcudamemory.h>
 #endif
@@ -47,14 +49,22 @@ CudaPrepVideoInput::configure (GstElement * element, CudaPrepDevice & device, Gs
   /* Finish work on the old caps' staging before replacing it. One pitched allocation with
    * every plane stacked, so the copy and the kernel see ordinary strided planes. */
   device.sync ();
-  staging_.reset ();
-  gsize width_bytes = 0, rows = 0;
+  reset ();
+  gsize width_bytes = 0, rows = 0, packed_bytes = 0;
   for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES (&info_); p++) {
     gst_cuda_prep_plane_size (&info_, p, &row_bytes_[p], &rows_[p]);
     width_bytes = MAX (width_bytes, row_bytes_[p]);
     rows += rows_[p];
+    slot_offset_[p] = packed_bytes;
+    packed_bytes += row_bytes_[p] * rows_[p];
   }
   cudaprep::Status st = staging_.allocate_pitched (width_bytes, rows);
+  for (UploadSlot & slot : slots_) {
+    if (st.ok ())
+      st = slot.host.allocate (packed_bytes);
+    if (st.ok ())
+      st = slot.copied.create (true);
+  }
   if (!st.ok ()) {
     GST_ELEMENT_ERROR (element, RESOURCE, NO_SPACE_LEFT, ("Could not allocate CUDA staging memory"),
         ("%s", st.message ().c_str ()));
@@ -72,6 +82,43 @@ void
 CudaPrepVideoInput::reset ()
 {
   staging_.reset ();
+  for (UploadSlot & slot : slots_) {
+    slot.host.reset ();
+    slot.copied.reset ();
+    slot.in_use = FALSE;
+  }
+  next_slot_ = 0;
+}
+
+/* Stages a mapped system-memory frame through the next slot of the ring; @view then points at
+ * the device staging. */
+gboolean
+CudaPrepVideoInput::upload (GstElement * element, CudaPrepDevice & device,
+    const GstVideoFrame * frame, cudaprep::ImageView * view)
+{
+  UploadSlot & slot = slots_[next_slot_];
+  next_slot_ = (next_slot_ + 1) % kUploadSlots;
+  /* Normally long done: the copy of kUploadSlots frames ago. */
+  cudaprep::Status st = slot.in_use ? slot.copied.synchronize () : cudaprep::Status ();
+  for (guint p = 0; st.ok () && p < GST_VIDEO_FRAME_N_PLANES (frame); p++) {
+    uint8_t *packed = slot.host.data () + slot_offset_[p];
+    const uint8_t *src = (const uint8_t *) GST_VIDEO_FRAME_PLANE_DATA (frame, p);
+    const gint stride = GST_VIDEO_FRAME_PLANE_STRIDE (frame, p);
+    for (gsize y = 0; y < rows_[p]; y++)
+      memcpy (packed + y * row_bytes_[p], src + (gssize) y * stride, row_bytes_[p]);
+    uint8_t *dst = staging_.data () + staging_offset_[p];
+    st = cudaprep::cuda::copy_2d_async (dst, staging_.pitch (), packed, row_bytes_[p],
+        row_bytes_[p], rows_[p], cudaprep::cuda::CopyKind::HostToDevice, device.stream ());
+    view->planes[p].data = dst;
+    view->planes[p].stride = (int64_t) staging_.pitch ();
+  }
+  if (st.ok ())
+    st = slot.copied.record (device.stream ());
+  slot.in_use = st.ok ();
+  if (!st.ok ())
+    GST_ELEMENT_ERROR (element, STREAM, FAILED, ("Could not upload the frame to the GPU"),
+        ("%s", st.message ().c_str ()));
+  return st.ok ();
 }
 
 #if CUDAPREP_HAVE_CUDA
@@ -117,20 +164,9 @@ CudaPrepVideoInput::map (GstElement * element, CudaPrepDevice & device, GstBuffe
     return TRUE;
 
   /* System memory (or CUDA memory of a foreign context) on the GPU path: stage it. */
-  for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES (frame); p++) {
-    uint8_t *dst = staging_.data () + staging_offset_[p];
-    cudaprep::Status st = cudaprep::cuda::copy_2d_async (dst, staging_.pitch (),
-        GST_VIDEO_FRAME_PLANE_DATA (frame, p), GST_VIDEO_FRAME_PLANE_STRIDE (frame, p),
-        row_bytes_[p], rows_[p],
-        cudaprep::cuda::CopyKind::HostToDevice, device.stream ());
-    if (!st.ok ()) {
-      GST_ELEMENT_ERROR (element, STREAM, FAILED, ("Could not upload the frame to the GPU"),
-          ("%s", st.message ().c_str ()));
-      gst_video_frame_unmap (frame);
-      return FALSE;
-    }
-    view->planes[p].data = dst;
-    view->planes[p].stride = (int64_t) staging_.pitch ();
+  if (!upload (element, device, frame, view)) {
+    gst_video_frame_unmap (frame);
+    return FALSE;
   }
   return TRUE;
 }

@@ -38,8 +38,26 @@ public:
       gboolean modified);
 
 private:
+  gboolean upload (GstElement * element, CudaPrepDevice & device, const GstVideoFrame * frame,
+      cudaprep::ImageView * view);
+
+  /* A system-memory frame on the GPU path is copied by the host into the next pinned slot of a
+   * ring, then to the device staging asynchronously, so an upload never waits for the previous
+   * frame's kernel; a slot is refilled once the copy that read it has ended (its event). One
+   * device staging suffices: the stream orders each upload after the kernel that read the last. */
+  static constexpr int kUploadSlots = 3;
+  struct UploadSlot
+  {
+    cudaprep::cuda::PinnedBuffer host;          /* planes packed, row_bytes_ apart */
+    cudaprep::cuda::Event copied;               /* recorded after the copy that read it */
+    gboolean in_use = FALSE;
+  };
+
   GstVideoInfo info_ {};
   cudaprep::cuda::DeviceBuffer staging_;
   gsize staging_offset_[GST_VIDEO_MAX_PLANES] {};
   gsize row_bytes_[GST_VIDEO_MAX_PLANES] {}, rows_[GST_VIDEO_MAX_PLANES] {};   /* pixel data per plane */
+  UploadSlot slots_[kUploadSlots];
+  gsize slot_offset_[GST_VIDEO_MAX_PLANES] {};
+  int next_slot_ = 0;
 };
