@@ -15,7 +15,9 @@
  *
  * On the GPU the frame is read through CUDA texture objects made once per caps (and per pool
  * buffer), the template statistics once per template, and the only synchronisation per frame
- * is the read-back of the short match list.
+ * is the wait for the short match list (gpu-wait: blocking by default, no CPU core spinning),
+ * plus, when boxes are drawn into CUDA memory that does not carry the element's stream, a wait
+ * for the drawing.
  *
  * ## Example launch lines
  * |[
@@ -439,8 +441,9 @@ gst_cuda_template_match_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
     state.warned_no_template = TRUE;
   }
 
-  /* The GPU is done with the frame (and its drawing) before the buffer moves on. */
-  if (ret == GST_FLOW_OK && !(st = device.sync ()).ok ()) {
+  /* The GPU is done with the frame (and its drawing) before the buffer moves on, unless later
+   * work on it is ordered after ours anyway (staging; 1.24+ memory carrying our stream). */
+  if (ret == GST_FLOW_OK && !input.stream_ordered (device, &frame) && !(st = device.sync ()).ok ()) {
     GST_ELEMENT_ERROR (self, STREAM, FAILED, ("CUDA error"), ("%s", st.message ().c_str ()));
     ret = GST_FLOW_ERROR;
   }

@@ -554,6 +554,8 @@ gst_cuda_tensorize_decide_allocation (GstBaseTransform * trans, GstQuery * query
   GstStructure *config = gst_buffer_pool_get_config (pool);
   gst_buffer_pool_config_set_params (config, pool_caps, size, 2, 0);
   gst_caps_unref (pool_caps);
+  if (state.output_cuda)
+    gst_cuda_prep_base_set_pool_stream (base, config);
   if (!gst_buffer_pool_set_config (pool, config)) {
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("Could not configure the output buffer pool"),
         ("%" G_GSIZE_FORMAT " bytes per tensor", bytes));
@@ -595,9 +597,12 @@ gst_cuda_tensorize_propose_allocation (GstBaseTransform * trans, GstQuery * deci
   if (gst_cuda_prep_caps_has_cuda_feature (caps, 0) && context)
     pool = gst_cuda_buffer_pool_new (context);
 #endif
+  const gboolean cuda_pool = pool != NULL;
   if (!pool)
     pool = gst_video_buffer_pool_new ();
   GstStructure *config = gst_buffer_pool_get_config (pool);
+  if (cuda_pool)
+    gst_cuda_prep_base_set_pool_stream (base, config);  /* upstream then writes on our stream */
   gst_buffer_pool_config_add_option (config, GST_BUFFER_POOL_OPTION_VIDEO_META);
   gst_buffer_pool_config_set_params (config, caps, (guint) GST_VIDEO_INFO_SIZE (&info), 0, 0);
   if (!gst_buffer_pool_set_config (pool, config)) {
@@ -702,8 +707,11 @@ gst_cuda_tensorize_transform (GstBaseTransform * trans, GstBuffer * inbuf, GstBu
   if (st.ok () && download)
     st = cuda::copy_2d_async (out_map.data, bytes, state.scratch.data (), bytes, bytes, 1,
         cuda::CopyKind::DeviceToHost, device.stream ());
-  /* The tensor is complete, and the GPU done with the input frame, before either leaves. */
-  if (st.ok ())
+  /* The tensor is complete, and the GPU done with the input frame, before either leaves;
+   * unless both are ordered on our stream (1.24+): then the tensor's memory carries the stream
+   * and is marked as needing a sync, so a CUDA consumer orders on it and a host map waits. */
+  const gboolean ordered = !download && device.orders (outbuf) && input.stream_ordered (device, &frame);
+  if (st.ok () && !ordered)
     st = device.sync ();
   gst_buffer_unmap (outbuf, &out_map);
   const gboolean unmapped = input.unmap (GST_ELEMENT (self), device, &frame, FALSE);

@@ -144,9 +144,11 @@ CudaPrepVideoInput::map (GstElement * element, CudaPrepDevice & device, GstBuffe
 
 #if CUDAPREP_HAVE_CUDA
   if (device.gpu () && readable_in_place (device, buffer)) {
-#if GST_CHECK_VERSION(1, 24, 0)
-    /* Since 1.24 CUDA memory can carry pending work on its producer's stream. */
-    gst_cuda_memory_sync (GST_CUDA_MEMORY_CAST (gst_buffer_peek_memory (buffer, 0)));
+#if CUDAPREP_HAVE_GST_CUDA_STREAM
+    /* Since 1.24 CUDA memory can carry pending work on its producer's stream: wait for it
+     * unless that stream is ours, which orders our kernels after it anyway. */
+    if (!device.orders (buffer))
+      gst_cuda_memory_sync (GST_CUDA_MEMORY_CAST (gst_buffer_peek_memory (buffer, 0)));
 #endif
     if (!gst_video_frame_map (frame, &info_, buffer, (GstMapFlags) (access | GST_MAP_CUDA))) {
       GST_ELEMENT_ERROR (element, STREAM, FAILED, ("Could not map the input CUDA frame"), (NULL));
@@ -169,6 +171,15 @@ CudaPrepVideoInput::map (GstElement * element, CudaPrepDevice & device, GstBuffe
     return FALSE;
   }
   return TRUE;
+}
+
+gboolean
+CudaPrepVideoInput::stream_ordered (const CudaPrepDevice & device, GstVideoFrame * frame) const
+{
+  if (!device.gpu ())
+    return TRUE;
+  const gboolean staged = !(frame->map[0].flags & GST_MAP_CUDA);
+  return staged || device.orders (frame->buffer);
 }
 
 gboolean

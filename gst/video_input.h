@@ -31,9 +31,15 @@ public:
    * unmap(). @writable maps for editing in place. */
   gboolean map (GstElement * element, CudaPrepDevice & device, GstBuffer * buffer,
       gboolean writable, GstVideoFrame * frame, cudaprep::ImageView * view);
+  /* Whether work that others do later on @frame's memory is ordered after the element's GPU
+   * work on it, so that the element need not wait before the buffer moves on: a staged frame
+   * (unmap() copies edits back and waits), or (1.24+) CUDA memory carrying the element's stream.
+   * A mapped frame of this input. */
+  gboolean stream_ordered (const CudaPrepDevice & device, GstVideoFrame * frame) const;
   /* Copies a staged frame back when it was @modified, waiting for it (host memory must hold
    * the edits before it is unmapped), and unmaps. Otherwise it does not wait for the GPU: the
-   * element finishes the frame (CudaPrepDevice::sync) before the buffer leaves it. */
+   * element finishes the frame (CudaPrepDevice::sync) before the buffer leaves it unless the
+   * frame is stream_ordered(). */
   gboolean unmap (GstElement * element, CudaPrepDevice & device, GstVideoFrame * frame,
       gboolean modified);
 
