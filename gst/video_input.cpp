@@ -176,10 +176,14 @@ CudaPrepVideoInput::map (GstElement * element, CudaPrepDevice & device, GstBuffe
 gboolean
 CudaPrepVideoInput::stream_ordered (const CudaPrepDevice & device, GstVideoFrame * frame) const
 {
+#if CUDAPREP_HAVE_CUDA
   if (!device.gpu ())
     return TRUE;
   const gboolean staged = !(frame->map[0].flags & GST_MAP_CUDA);
   return staged || device.orders (frame->buffer);
+#else
+  return TRUE;                  /* nothing runs on a GPU */
+#endif
 }
 
 gboolean
