@@ -79,6 +79,8 @@ CudaPrepDevice::open (GstElement * element, const CudaPrepDeviceSettings & setti
         st = cudaprep::Status::error ("could not make the CUDA context current");
       } else {
         st = create_stream ();
+        if (st.ok ())
+          st = stream_done_.create (true);
         gst_cuda_context_pop (NULL);
       }
       if (!st.ok ()) {
@@ -119,6 +121,7 @@ CudaPrepDevice::close ()
   if (context_ && gst_cuda_context_push (context_)) {
     if (stream_)
       cudaprep::cuda::stream_sync (stream_);
+    stream_done_.reset ();
 #if CUDAPREP_HAVE_GST_CUDA_STREAM
     /* Memory still in flight holds its own reference: the stream lives as long as it does. */
     gst_clear_cuda_stream (&cuda_stream_);
@@ -192,6 +195,15 @@ CudaPrepDevice::sync ()
   if (!gpu_)
     return cudaprep::Status ();
   return cudaprep::cuda::stream_sync (stream_);
+}
+
+cudaprep::Status
+CudaPrepDevice::sync_sleeping ()
+{
+  if (!gpu_)
+    return cudaprep::Status ();
+  cudaprep::Status st = stream_done_.record (stream_);
+  return st.ok () ? stream_done_.synchronize () : st;
 }
 
 void

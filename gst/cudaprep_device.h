@@ -12,6 +12,7 @@
 #include <gst/gst.h>
 
 #include "config.h"
+#include "cuda_device.h"
 #include "status.h"
 
 #if CUDAPREP_HAVE_CUDA
@@ -75,8 +76,11 @@ public:
    * failure. Pair with pop(). */
   gboolean push (GstElement * element);
   void pop ();
-  /* Blocks until everything enqueued on the stream is done. */
+  /* Blocks until everything enqueued on the stream is done (spinning, the driver's default). */
   cudaprep::Status sync ();
+  /* The same, sleeping instead of spinning: for long waits (a download), where a spinning core
+   * would cost as much CPU time as the GPU work takes. */
+  cudaprep::Status sync_sleeping ();
 
   /* GstContext plumbing, for GstElement::set_context and context queries. */
   void set_context (GstElement * element, GstContext * context, int device_id);
@@ -92,6 +96,7 @@ private:
   GstCudaContext *context_ = nullptr;
   GstCudaStream *cuda_stream_ = nullptr;  /* 1.24+: owns stream_ */
   void *stream_ = nullptr;
+  cudaprep::cuda::Event stream_done_;   /* blocking-sync event for sync_sleeping() */
   gboolean gpu_ = FALSE;
   gboolean open_ = FALSE;
 };

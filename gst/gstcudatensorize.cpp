@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "pinned_pool.h"
 #include "transform_meta.h"
 #include "pixel_format.h"
 #include "property_arrays.h"
@@ -546,7 +547,10 @@ gst_cuda_tensorize_decide_allocation (GstBaseTransform * trans, GstQuery * query
   }
 #endif
   if (!pool) {
-    pool = gst_buffer_pool_new ();
+    /* GPU tensors for system memory are downloaded: into pinned memory, at DMA speed. */
+    pool = gst_cuda_prep_pinned_pool_new (gst_cuda_prep_base_device (base));
+    if (!pool)
+      pool = gst_buffer_pool_new ();
     pool_caps = gst_caps_ref (outcaps);
     size = (guint) bytes;
   }
@@ -711,7 +715,9 @@ gst_cuda_tensorize_transform (GstBaseTransform * trans, GstBuffer * inbuf, GstBu
    * unless both are ordered on our stream (1.24+): then the tensor's memory carries the stream
    * and is marked as needing a sync, so a CUDA consumer orders on it and a host map waits. */
   const gboolean ordered = !download && device.orders (outbuf) && input.stream_ordered (device, &frame);
-  if (st.ok () && !ordered)
+  if (st.ok () && download)
+    st = device.sync_sleeping ();       /* a copy of megabytes: no core spins meanwhile */
+  else if (st.ok () && !ordered)
     st = device.sync ();
   gst_buffer_unmap (outbuf, &out_map);
   const gboolean unmapped = input.unmap (GST_ELEMENT (self), device, &frame, FALSE);
