@@ -395,16 +395,13 @@ gst_cuda_template_match_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
   CudaPrepDevice &device = gst_cuda_prep_base_device (base);
   CudaPrepVideoInput &input = gst_cuda_prep_base_input (base);
 
-  GST_OBJECT_LOCK (self);
-  const gboolean draw_requested = self->impl->props.draw;
-  GST_OBJECT_UNLOCK (self);
-
   CudaPrepScopedContext ctx (device, GST_ELEMENT (self));
   if (!ctx.ok ())
     return GST_FLOW_ERROR;
   GstVideoFrame frame;
   ImageView view;
-  if (!input.map (GST_ELEMENT (self), device, buf, draw_requested, &frame, &view))
+  /* Read-only: a frame is mapped for writing only when a box is drawn (remap_writable). */
+  if (!input.map (GST_ELEMENT (self), device, buf, FALSE, &frame, &view))
     return GST_FLOW_ERROR;
 
   GrayView gray;
@@ -423,15 +420,18 @@ gst_cuda_template_match_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
     if (!st.ok ()) {
       GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Template matching failed: %s", st.message ().c_str ()), (NULL));
       ret = GST_FLOW_ERROR;
-    } else if (draw && draw_requested && !state.matches.empty ()) {
+    } else if (draw && !state.matches.empty ()) {
       state.boxes.clear ();
       for (const Match & m : state.matches)
         state.boxes.push_back (Rect {m.x, m.y, m.width, m.height});
-      st = state.engine->draw (view, state.boxes.data (), (int) state.boxes.size (), style);
-      modified = st.ok ();
-      if (!st.ok ()) {
+      if (!input.remap_writable (GST_ELEMENT (self), &frame, &view)) {
+        ret = GST_FLOW_ERROR;
+      } else if (!(st = state.engine->draw (view, state.boxes.data (), (int) state.boxes.size (),
+                  style)).ok ()) {
         GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Drawing failed"), ("%s", st.message ().c_str ()));
         ret = GST_FLOW_ERROR;
+      } else {
+        modified = TRUE;
       }
     }
   } else if (!state.warned_no_template) {

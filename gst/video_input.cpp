@@ -174,6 +174,26 @@ CudaPrepVideoInput::map (GstElement * element, CudaPrepDevice & device, GstBuffe
 }
 
 gboolean
+CudaPrepVideoInput::remap_writable (GstElement * element, GstVideoFrame * frame,
+    cudaprep::ImageView * view)
+{
+  GstBuffer *buffer = frame->buffer;
+  const GstMapFlags read = (GstMapFlags) (frame->map[0].flags & ~GST_MAP_WRITE);
+  /* A staged view points at the staging, which already holds the frame: keep it. */
+  const gboolean in_place = view->planes[0].data == (const uint8_t *) GST_VIDEO_FRAME_PLANE_DATA (frame, 0);
+  gst_video_frame_unmap (frame);
+  if (gst_video_frame_map (frame, &info_, buffer, (GstMapFlags) (read | GST_MAP_WRITE))) {
+    if (in_place)
+      gst_cuda_prep_view_from_frame (frame, view);
+    return TRUE;
+  }
+  GST_ELEMENT_ERROR (element, STREAM, FAILED, ("Could not map the frame for drawing"), (NULL));
+  if (!gst_video_frame_map (frame, &info_, buffer, read))
+    *frame = GstVideoFrame ();  /* unmapped: unmap() then only reports the failure */
+  return FALSE;
+}
+
+gboolean
 CudaPrepVideoInput::stream_ordered (const CudaPrepDevice & device, GstVideoFrame * frame) const
 {
 #if CUDAPREP_HAVE_CUDA
@@ -190,6 +210,8 @@ gboolean
 CudaPrepVideoInput::unmap (GstElement * element, CudaPrepDevice & device, GstVideoFrame * frame,
     gboolean modified)
 {
+  if (!frame->buffer)
+    return FALSE;               /* lost by a failed remap_writable() */
   gboolean ok = TRUE;
 #if CUDAPREP_HAVE_CUDA
   const gboolean staged = device.gpu () && !(frame->map[0].flags & GST_MAP_CUDA);

@@ -31,6 +31,11 @@ public:
    * unmap(). @writable maps for editing in place. */
   gboolean map (GstElement * element, CudaPrepDevice & device, GstBuffer * buffer,
       gboolean writable, GstVideoFrame * frame, cudaprep::ImageView * view);
+  /* Maps @frame (from map(), read-only) again for writing, for drawing into it: memory that is
+   * shared (a tee's other branch) is copied only now, when there is something to draw. @view
+   * points where the processing path writes (a staged frame keeps its staging: unmap() copies
+   * the edits back). On failure posts an error; @frame stays for unmap(). */
+  gboolean remap_writable (GstElement * element, GstVideoFrame * frame, cudaprep::ImageView * view);
   /* Whether work that others do later on @frame's memory is ordered after the element's GPU
    * work on it, so that the element need not wait before the buffer moves on: a staged frame
    * (unmap() copies edits back and waits), or (1.24+) CUDA memory carrying the element's stream.
