@@ -208,6 +208,7 @@ const Variant kVariants[] = {
     {"no prefix sums", [](Options& o) { o.tuning.prefix_sums = false; }},
     {"two M-groups per warp", [](Options& o) { o.tuning.m16 = false; }},
     {"dp4a", [](Options& o) { o.tuning.dp4a = true; }},
+    {"wait: spin (lowest latency)", [](Options& o) { o.wait = GpuWait::Spin; }},
     {"wait: stream sync", [](Options& o) { o.wait = GpuWait::StreamSync; }},
     {"suppression on the host", [](Options& o) { o.tuning.nms_on_host_up_to = 100000; }},
     {"default again", [](Options&) {}},

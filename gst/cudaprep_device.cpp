@@ -78,7 +78,9 @@ CudaPrepDevice::open (GstElement * element, const CudaPrepDeviceSettings & setti
       if (!gst_cuda_context_push (context_)) {
         st = cudaprep::Status::error ("could not make the CUDA context current");
       } else {
-        st = cudaprep::cuda::stream_create (&stream_);
+        st = create_stream ();
+        if (st.ok ())
+          st = stream_done_.create (true);
         gst_cuda_context_pop (NULL);
       }
       if (!st.ok ()) {
@@ -117,10 +119,15 @@ CudaPrepDevice::close ()
 {
 #if CUDAPREP_HAVE_CUDA
   if (context_ && gst_cuda_context_push (context_)) {
-    if (stream_) {
+    if (stream_)
       cudaprep::cuda::stream_sync (stream_);
-      cudaprep::cuda::stream_destroy (stream_);
-    }
+    stream_done_.reset ();
+#if CUDAPREP_HAVE_GST_CUDA_STREAM
+    /* Memory still in flight holds its own reference: the stream lives as long as it does. */
+    gst_clear_cuda_stream (&cuda_stream_);
+#else
+    cudaprep::cuda::stream_destroy (stream_);
+#endif
     gst_cuda_context_pop (NULL);
   }
 #endif
@@ -128,6 +135,36 @@ CudaPrepDevice::close ()
   gpu_ = FALSE;
   open_ = FALSE;
   gst_clear_object (&context_);
+}
+
+/* With the context current. */
+cudaprep::Status
+CudaPrepDevice::create_stream ()
+{
+#if CUDAPREP_HAVE_GST_CUDA_STREAM
+  cuda_stream_ = gst_cuda_stream_new (context_);
+  if (!cuda_stream_)
+    return cudaprep::Status::error ("gst_cuda_stream_new failed");
+  stream_ = (void *) gst_cuda_stream_get_handle (cuda_stream_);
+  return cudaprep::Status ();
+#else
+  return cudaprep::cuda::stream_create (&stream_);
+#endif
+}
+
+gboolean
+CudaPrepDevice::orders (GstBuffer * buffer) const
+{
+#if CUDAPREP_HAVE_GST_CUDA_STREAM
+  if (!gpu_ || !cuda_stream_ || gst_buffer_n_memory (buffer) != 1)
+    return FALSE;
+  GstMemory *mem = gst_buffer_peek_memory (buffer, 0);
+  return gst_is_cuda_memory (mem) &&
+      gst_cuda_memory_get_stream (GST_CUDA_MEMORY_CAST (mem)) == cuda_stream_;
+#else
+  (void) buffer;
+  return FALSE;
+#endif
 }
 
 gboolean
@@ -158,6 +195,15 @@ CudaPrepDevice::sync ()
   if (!gpu_)
     return cudaprep::Status ();
   return cudaprep::cuda::stream_sync (stream_);
+}
+
+cudaprep::Status
+CudaPrepDevice::sync_sleeping ()
+{
+  if (!gpu_)
+    return cudaprep::Status ();
+  cudaprep::Status st = stream_done_.record (stream_);
+  return st.ok () ? stream_done_.synchronize () : st;
 }
 
 void

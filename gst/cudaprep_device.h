@@ -3,7 +3,8 @@
  * One CudaPrepDevice per element, owned by composition so that a GstBaseTransform and a
  * GstAggregator share the same code: open() decides once per start between the GPU and the CPU
  * (property "backend"), shares or creates the GstCudaContext (GstContext negotiation with the
- * neighbours) and creates one CUDA stream; close() drops them in stop. Nothing here is touched
+ * neighbours) and creates one CUDA stream (a GstCudaStream since 1.24, so that memory can carry
+ * it); close() drops them in stop. Nothing here is touched
  * by property setters: they only change settings, which open() reads as a snapshot.
  */
 #pragma once
@@ -11,12 +12,23 @@
 #include <gst/gst.h>
 
 #include "config.h"
+#include "cuda_device.h"
 #include "status.h"
 
 #if CUDAPREP_HAVE_CUDA
 #include <gst/cuda/gstcudacontext.h>
 #else
 typedef struct _GstCudaContext GstCudaContext;
+#endif
+
+/* Since 1.24 CUDA memory can carry the stream its pending work runs on: the element's stream is
+ * then a GstCudaStream, and a consumer orders on it instead of the element waiting. */
+#if CUDAPREP_HAVE_CUDA && GST_CHECK_VERSION(1, 24, 0)
+#define CUDAPREP_HAVE_GST_CUDA_STREAM 1
+#include <gst/cuda/gstcudastream.h>
+#else
+#define CUDAPREP_HAVE_GST_CUDA_STREAM 0
+typedef struct _GstCudaStream GstCudaStream;
 #endif
 
 typedef enum
@@ -54,13 +66,21 @@ public:
   gboolean gpu () const { return gpu_; }
   void *stream () const { return stream_; }
   GstCudaContext *context () const { return context_; }
+  /* The stream as a GstCudaStream, for buffer pools and memory (1.24+); NULL before 1.24. */
+  GstCudaStream *cuda_stream () const { return cuda_stream_; }
+  /* Whether @buffer is one CUDA memory carrying this element's stream (1.24+): work on it is
+   * ordered on the stream, so the element need not wait for its own work on it. */
+  gboolean orders (GstBuffer * buffer) const;
 
   /* Makes the context current on this thread (no-op on the CPU path); posts an error on
    * failure. Pair with pop(). */
   gboolean push (GstElement * element);
   void pop ();
-  /* Blocks until everything enqueued on the stream is done. */
+  /* Blocks until everything enqueued on the stream is done (spinning, the driver's default). */
   cudaprep::Status sync ();
+  /* The same, sleeping instead of spinning: for long waits (a download), where a spinning core
+   * would cost as much CPU time as the GPU work takes. */
+  cudaprep::Status sync_sleeping ();
 
   /* GstContext plumbing, for GstElement::set_context and context queries. */
   void set_context (GstElement * element, GstContext * context, int device_id);
@@ -71,8 +91,12 @@ public:
   static gboolean gpu_possible (GstCudaPrepBackend backend);
 
 private:
+  cudaprep::Status create_stream ();
+
   GstCudaContext *context_ = nullptr;
+  GstCudaStream *cuda_stream_ = nullptr;  /* 1.24+: owns stream_ */
   void *stream_ = nullptr;
+  cudaprep::cuda::Event stream_done_;   /* blocking-sync event for sync_sleeping() */
   gboolean gpu_ = FALSE;
   gboolean open_ = FALSE;
 };

@@ -1,6 +1,10 @@
 /* GstCudaPrepBase: device, stream and input handling shared by the cudaprep transforms. */
 #include "gstcudaprepbase.h"
 
+#if CUDAPREP_HAVE_GST_CUDA_STREAM
+#include <gst/cuda/gstcudabufferpool.h>
+#endif
+
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_prep_base_debug);
 #define GST_CAT_DEFAULT gst_cuda_prep_base_debug
 
@@ -177,6 +181,19 @@ CudaPrepVideoInput &
 gst_cuda_prep_base_input (GstCudaPrepBase * self)
 {
   return IMPL (self)->input;
+}
+
+void
+gst_cuda_prep_base_set_pool_stream (GstCudaPrepBase * self, GstStructure * config)
+{
+#if CUDAPREP_HAVE_GST_CUDA_STREAM
+  GstCudaStream *stream = IMPL (self)->device.cuda_stream ();
+  if (stream)
+    gst_buffer_pool_config_set_cuda_stream (config, stream);
+#else
+  (void) self;
+  (void) config;
+#endif
 }
 
 gboolean

@@ -34,6 +34,12 @@ CudaPrepDevice &gst_cuda_prep_base_device (GstCudaPrepBase * self);
 /* Valid between set_caps and stop. */
 CudaPrepVideoInput &gst_cuda_prep_base_input (GstCudaPrepBase * self);
 
+/* Since 1.24: gives a CUDA buffer pool's @config the element's stream, so that its memory carries
+ * it and work on that memory is ordered on the stream; nothing before 1.24 or without a stream.
+ * A pool proposed upstream lets the producer enqueue on our stream from its own thread: not for
+ * an element that captures CUDA graphs on its stream (that work would join the capture). */
+void gst_cuda_prep_base_set_pool_stream (GstCudaPrepBase * self, GstStructure * config);
+
 /* Whether frames will go through the GPU: decided in start; before that, whether the backend
  * allows it and a device is present. For transform_caps, to offer CUDA memory or not. */
 gboolean gst_cuda_prep_base_gpu_possible (GstCudaPrepBase * self);

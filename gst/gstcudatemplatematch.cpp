@@ -15,7 +15,9 @@
  *
  * On the GPU the frame is read through CUDA texture objects made once per caps (and per pool
  * buffer), the template statistics once per template, and the only synchronisation per frame
- * is the read-back of the short match list.
+ * is the wait for the short match list (gpu-wait: blocking by default, no CPU core spinning),
+ * plus, when boxes are drawn into CUDA memory that does not carry the element's stream, a wait
+ * for the drawing.
  *
  * ## Example launch lines
  * |[
@@ -86,7 +88,7 @@ struct MatchProps
   guint color = DEFAULT_COLOR;
   int thickness = DEFAULT_THICKNESS;
   gboolean post_messages = DEFAULT_POST_MESSAGES;
-  GpuWait gpu_wait = GpuWait::Spin;     /* taken when the engine is made (start / caps) */
+  GpuWait gpu_wait = GpuWait::Blocking; /* taken when the engine is made (start / caps) */
 };
 
 /* Streaming state: built in start / set_caps / on template requests, dropped in stop. */
@@ -131,6 +133,7 @@ gpu_wait_get_type (void)
   static const GEnumValue values[] = {
     {(gint) GpuWait::Spin, "Spin on a flag the kernel writes into pinned memory", "spin"},
     {(gint) GpuWait::StreamSync, "cudaStreamSynchronize", "stream-sync"},
+    {(gint) GpuWait::Blocking, "Sleep on a blocking-sync event until the kernel ends", "blocking"},
     {0, NULL, NULL},
   };
   if (g_once_init_enter (&type)) {
@@ -392,16 +395,13 @@ gst_cuda_template_match_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
   CudaPrepDevice &device = gst_cuda_prep_base_device (base);
   CudaPrepVideoInput &input = gst_cuda_prep_base_input (base);
 
-  GST_OBJECT_LOCK (self);
-  const gboolean draw_requested = self->impl->props.draw;
-  GST_OBJECT_UNLOCK (self);
-
   CudaPrepScopedContext ctx (device, GST_ELEMENT (self));
   if (!ctx.ok ())
     return GST_FLOW_ERROR;
   GstVideoFrame frame;
   ImageView view;
-  if (!input.map (GST_ELEMENT (self), device, buf, draw_requested, &frame, &view))
+  /* Read-only: a frame is mapped for writing only when a box is drawn (remap_writable). */
+  if (!input.map (GST_ELEMENT (self), device, buf, FALSE, &frame, &view))
     return GST_FLOW_ERROR;
 
   GrayView gray;
@@ -420,15 +420,18 @@ gst_cuda_template_match_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
     if (!st.ok ()) {
       GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Template matching failed: %s", st.message ().c_str ()), (NULL));
       ret = GST_FLOW_ERROR;
-    } else if (draw && draw_requested && !state.matches.empty ()) {
+    } else if (draw && !state.matches.empty ()) {
       state.boxes.clear ();
       for (const Match & m : state.matches)
         state.boxes.push_back (Rect {m.x, m.y, m.width, m.height});
-      st = state.engine->draw (view, state.boxes.data (), (int) state.boxes.size (), style);
-      modified = st.ok ();
-      if (!st.ok ()) {
+      if (!input.remap_writable (GST_ELEMENT (self), &frame, &view)) {
+        ret = GST_FLOW_ERROR;
+      } else if (!(st = state.engine->draw (view, state.boxes.data (), (int) state.boxes.size (),
+                  style)).ok ()) {
         GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Drawing failed"), ("%s", st.message ().c_str ()));
         ret = GST_FLOW_ERROR;
+      } else {
+        modified = TRUE;
       }
     }
   } else if (!state.warned_no_template) {
@@ -438,8 +441,9 @@ gst_cuda_template_match_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
     state.warned_no_template = TRUE;
   }
 
-  /* The GPU is done with the frame (and its drawing) before the buffer moves on. */
-  if (ret == GST_FLOW_OK && !(st = device.sync ()).ok ()) {
+  /* The GPU is done with the frame (and its drawing) before the buffer moves on, unless later
+   * work on it is ordered after ours anyway (staging; 1.24+ memory carrying our stream). */
+  if (ret == GST_FLOW_OK && !input.stream_ordered (device, &frame) && !(st = device.sync ()).ok ()) {
     GST_ELEMENT_ERROR (self, STREAM, FAILED, ("CUDA error"), ("%s", st.message ().c_str ()));
     ret = GST_FLOW_ERROR;
   }
@@ -604,10 +608,11 @@ gst_cuda_template_match_class_init (GstCudaTemplateMatchClass * klass)
 
   g_object_class_install_property (gobject_class, PROP_GPU_WAIT,
       g_param_spec_enum ("gpu-wait", "GPU wait",
-          "How the streaming thread waits for the GPU's matches: spin on a flag in pinned memory "
-          "(lowest latency, a CPU core busy meanwhile) or cudaStreamSynchronize (honours a "
-          "context made with blocking synchronisation). Taken at start; NULL/READY only",
-          gpu_wait_get_type (), (gint) GpuWait::Spin,
+          "How the streaming thread waits for the GPU's matches: blocking (default: the thread "
+          "sleeps until the kernel ends, no CPU core busy), spin on a flag in pinned memory "
+          "(lowest latency, a CPU core busy for the whole kernel time) or cudaStreamSynchronize "
+          "(honours a context made with blocking synchronisation). Taken at start; NULL/READY only",
+          gpu_wait_get_type (), (gint) GpuWait::Blocking,
           (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY)));
 
   gst_element_class_set_static_metadata (element_class, "CUDA template match",

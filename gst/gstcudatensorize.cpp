@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "pinned_pool.h"
 #include "transform_meta.h"
 #include "pixel_format.h"
 #include "property_arrays.h"
@@ -522,6 +523,7 @@ static gboolean
 gst_cuda_tensorize_decide_allocation (GstBaseTransform * trans, GstQuery * query)
 {
   GstCudaTensorize *self = GST_CUDA_TENSORIZE (trans);
+  GstCudaPrepBase *base = GST_CUDA_PREP_BASE (trans);
   GstCaps *outcaps = NULL;
   GstBufferPool *pool = NULL;
   GstCaps *pool_caps = NULL;
@@ -539,13 +541,16 @@ gst_cuda_tensorize_decide_allocation (GstBaseTransform * trans, GstQuery * query
      * one RGBA row, so the allocation has no row padding. */
     GstVideoInfo vinfo;
     gst_video_info_set_format (&vinfo, GST_VIDEO_FORMAT_RGBA, (guint) ((bytes + 3) / 4), 1);
-    pool = gst_cuda_buffer_pool_new (gst_cuda_prep_base_device (GST_CUDA_PREP_BASE (trans)).context ());
+    pool = gst_cuda_buffer_pool_new (gst_cuda_prep_base_device (base).context ());
     pool_caps = gst_video_info_to_caps (&vinfo);
     size = (guint) GST_VIDEO_INFO_SIZE (&vinfo);
   }
 #endif
   if (!pool) {
-    pool = gst_buffer_pool_new ();
+    /* GPU tensors for system memory are downloaded: into pinned memory, at DMA speed. */
+    pool = gst_cuda_prep_pinned_pool_new (gst_cuda_prep_base_device (base));
+    if (!pool)
+      pool = gst_buffer_pool_new ();
     pool_caps = gst_caps_ref (outcaps);
     size = (guint) bytes;
   }
@@ -553,6 +558,8 @@ gst_cuda_tensorize_decide_allocation (GstBaseTransform * trans, GstQuery * query
   GstStructure *config = gst_buffer_pool_get_config (pool);
   gst_buffer_pool_config_set_params (config, pool_caps, size, 2, 0);
   gst_caps_unref (pool_caps);
+  if (state.output_cuda)
+    gst_cuda_prep_base_set_pool_stream (base, config);
   if (!gst_buffer_pool_set_config (pool, config)) {
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("Could not configure the output buffer pool"),
         ("%" G_GSIZE_FORMAT " bytes per tensor", bytes));
@@ -576,6 +583,7 @@ static gboolean
 gst_cuda_tensorize_propose_allocation (GstBaseTransform * trans, GstQuery * decide_query,
     GstQuery * query)
 {
+  GstCudaPrepBase *base = GST_CUDA_PREP_BASE (trans);
   GstCaps *caps = NULL;
   GstVideoInfo info;
   GstBufferPool *pool = NULL;
@@ -589,13 +597,16 @@ gst_cuda_tensorize_propose_allocation (GstBaseTransform * trans, GstQuery * deci
     return TRUE;
 
 #if CUDAPREP_HAVE_CUDA
-  GstCudaContext *context = gst_cuda_prep_base_device (GST_CUDA_PREP_BASE (trans)).context ();
+  GstCudaContext *context = gst_cuda_prep_base_device (base).context ();
   if (gst_cuda_prep_caps_has_cuda_feature (caps, 0) && context)
     pool = gst_cuda_buffer_pool_new (context);
 #endif
+  const gboolean cuda_pool = pool != NULL;
   if (!pool)
     pool = gst_video_buffer_pool_new ();
   GstStructure *config = gst_buffer_pool_get_config (pool);
+  if (cuda_pool)
+    gst_cuda_prep_base_set_pool_stream (base, config);  /* upstream then writes on our stream */
   gst_buffer_pool_config_add_option (config, GST_BUFFER_POOL_OPTION_VIDEO_META);
   gst_buffer_pool_config_set_params (config, caps, (guint) GST_VIDEO_INFO_SIZE (&info), 0, 0);
   if (!gst_buffer_pool_set_config (pool, config)) {
@@ -700,8 +711,13 @@ gst_cuda_tensorize_transform (GstBaseTransform * trans, GstBuffer * inbuf, GstBu
   if (st.ok () && download)
     st = cuda::copy_2d_async (out_map.data, bytes, state.scratch.data (), bytes, bytes, 1,
         cuda::CopyKind::DeviceToHost, device.stream ());
-  /* The tensor is complete, and the GPU done with the input frame, before either leaves. */
-  if (st.ok ())
+  /* The tensor is complete, and the GPU done with the input frame, before either leaves;
+   * unless both are ordered on our stream (1.24+): then the tensor's memory carries the stream
+   * and is marked as needing a sync, so a CUDA consumer orders on it and a host map waits. */
+  const gboolean ordered = !download && device.orders (outbuf) && input.stream_ordered (device, &frame);
+  if (st.ok () && download)
+    st = device.sync_sleeping ();       /* a copy of megabytes: no core spins meanwhile */
+  else if (st.ok () && !ordered)
     st = device.sync ();
   gst_buffer_unmap (outbuf, &out_map);
   const gboolean unmapped = input.unmap (GST_ELEMENT (self), device, &frame, FALSE);

@@ -1,6 +1,8 @@
 /* CudaPrepVideoInput: input frames mapped in place or staged on the GPU. */
 #include "video_input.h"
 
+#include <cstring>
+
 #if CUDAPREP_HAVE_CUDA
 #include <gst/cuda/gstcudamemory.h>
 #endif
@@ -47,14 +49,22 @@ CudaPrepVideoInput::configure (GstElement * element, CudaPrepDevice & device, Gs
   /* Finish work on the old caps' staging before replacing it. One pitched allocation with
    * every plane stacked, so the copy and the kernel see ordinary strided planes. */
   device.sync ();
-  staging_.reset ();
-  gsize width_bytes = 0, rows = 0;
+  reset ();
+  gsize width_bytes = 0, rows = 0, packed_bytes = 0;
   for (guint p = 0; p < planes_ (); p++) {
     gst_cuda_prep_plane_size (&info_, p, &row_bytes_[p], &rows_[p]);
     width_bytes = MAX (width_bytes, row_bytes_[p]);
     rows += rows_[p];
+    slot_offset_[p] = packed_bytes;
+    packed_bytes += row_bytes_[p] * rows_[p];
   }
   cudaprep::Status st = staging_.allocate_pitched (width_bytes, rows);
+  for (UploadSlot & slot : slots_) {
+    if (st.ok ())
+      st = slot.host.allocate (packed_bytes);
+    if (st.ok ())
+      st = slot.copied.create (true);
+  }
   if (!st.ok ()) {
     GST_ELEMENT_ERROR (element, RESOURCE, NO_SPACE_LEFT, ("Could not allocate CUDA staging memory"),
         ("%s", st.message ().c_str ()));
@@ -72,6 +82,43 @@ void
 CudaPrepVideoInput::reset ()
 {
   staging_.reset ();
+  for (UploadSlot & slot : slots_) {
+    slot.host.reset ();
+    slot.copied.reset ();
+    slot.in_use = FALSE;
+  }
+  next_slot_ = 0;
+}
+
+/* Stages a mapped system-memory frame through the next slot of the ring; @view then points at
+ * the device staging. */
+gboolean
+CudaPrepVideoInput::upload (GstElement * element, CudaPrepDevice & device,
+    const GstVideoFrame * frame, cudaprep::ImageView * view)
+{
+  UploadSlot & slot = slots_[next_slot_];
+  next_slot_ = (next_slot_ + 1) % kUploadSlots;
+  /* Normally long done: the copy of kUploadSlots frames ago. */
+  cudaprep::Status st = slot.in_use ? slot.copied.synchronize () : cudaprep::Status ();
+  for (guint p = 0; st.ok () && p < planes_ (); p++) {
+    uint8_t *packed = slot.host.data () + slot_offset_[p];
+    const uint8_t *src = (const uint8_t *) GST_VIDEO_FRAME_PLANE_DATA (frame, p);
+    const gint stride = GST_VIDEO_FRAME_PLANE_STRIDE (frame, p);
+    for (gsize y = 0; y < rows_[p]; y++)
+      memcpy (packed + y * row_bytes_[p], src + (gssize) y * stride, row_bytes_[p]);
+    uint8_t *dst = staging_.data () + staging_offset_[p];
+    st = cudaprep::cuda::copy_2d_async (dst, staging_.pitch (), packed, row_bytes_[p],
+        row_bytes_[p], rows_[p], cudaprep::cuda::CopyKind::HostToDevice, device.stream ());
+    view->planes[p].data = dst;
+    view->planes[p].stride = (int64_t) staging_.pitch ();
+  }
+  if (st.ok ())
+    st = slot.copied.record (device.stream ());
+  slot.in_use = st.ok ();
+  if (!st.ok ())
+    GST_ELEMENT_ERROR (element, STREAM, FAILED, ("Could not upload the frame to the GPU"),
+        ("%s", st.message ().c_str ()));
+  return st.ok ();
 }
 
 #if CUDAPREP_HAVE_CUDA
@@ -97,9 +144,11 @@ CudaPrepVideoInput::map (GstElement * element, CudaPrepDevice & device, GstBuffe
 
 #if CUDAPREP_HAVE_CUDA
   if (device.gpu () && readable_in_place (device, buffer)) {
-#if GST_CHECK_VERSION(1, 24, 0)
-    /* Since 1.24 CUDA memory can carry pending work on its producer's stream. */
-    gst_cuda_memory_sync (GST_CUDA_MEMORY_CAST (gst_buffer_peek_memory (buffer, 0)));
+#if CUDAPREP_HAVE_GST_CUDA_STREAM
+    /* Since 1.24 CUDA memory can carry pending work on its producer's stream: wait for it
+     * unless that stream is ours, which orders our kernels after it anyway. */
+    if (!device.orders (buffer))
+      gst_cuda_memory_sync (GST_CUDA_MEMORY_CAST (gst_buffer_peek_memory (buffer, 0)));
 #endif
     if (!gst_video_frame_map (frame, &info_, buffer, (GstMapFlags) (access | GST_MAP_CUDA))) {
       GST_ELEMENT_ERROR (element, STREAM, FAILED, ("Could not map the input CUDA frame"), (NULL));
@@ -117,28 +166,52 @@ CudaPrepVideoInput::map (GstElement * element, CudaPrepDevice & device, GstBuffe
     return TRUE;
 
   /* System memory (or CUDA memory of a foreign context) on the GPU path: stage it. */
-  for (guint p = 0; p < planes_ (); p++) {
-    uint8_t *dst = staging_.data () + staging_offset_[p];
-    cudaprep::Status st = cudaprep::cuda::copy_2d_async (dst, staging_.pitch (),
-        GST_VIDEO_FRAME_PLANE_DATA (frame, p), GST_VIDEO_FRAME_PLANE_STRIDE (frame, p),
-        row_bytes_[p], rows_[p],
-        cudaprep::cuda::CopyKind::HostToDevice, device.stream ());
-    if (!st.ok ()) {
-      GST_ELEMENT_ERROR (element, STREAM, FAILED, ("Could not upload the frame to the GPU"),
-          ("%s", st.message ().c_str ()));
-      gst_video_frame_unmap (frame);
-      return FALSE;
-    }
-    view->planes[p].data = dst;
-    view->planes[p].stride = (int64_t) staging_.pitch ();
+  if (!upload (element, device, frame, view)) {
+    gst_video_frame_unmap (frame);
+    return FALSE;
   }
   return TRUE;
+}
+
+gboolean
+CudaPrepVideoInput::remap_writable (GstElement * element, GstVideoFrame * frame,
+    cudaprep::ImageView * view)
+{
+  GstBuffer *buffer = frame->buffer;
+  const GstMapFlags read = (GstMapFlags) (frame->map[0].flags & ~GST_MAP_WRITE);
+  /* A staged view points at the staging, which already holds the frame: keep it. */
+  const gboolean in_place = view->planes[0].data == (const uint8_t *) GST_VIDEO_FRAME_PLANE_DATA (frame, 0);
+  gst_video_frame_unmap (frame);
+  if (gst_video_frame_map (frame, &info_, buffer, (GstMapFlags) (read | GST_MAP_WRITE))) {
+    if (in_place)
+      gst_cuda_prep_view_from_frame (frame, view);
+    return TRUE;
+  }
+  GST_ELEMENT_ERROR (element, STREAM, FAILED, ("Could not map the frame for drawing"), (NULL));
+  if (!gst_video_frame_map (frame, &info_, buffer, read))
+    *frame = GstVideoFrame ();  /* unmapped: unmap() then only reports the failure */
+  return FALSE;
+}
+
+gboolean
+CudaPrepVideoInput::stream_ordered (const CudaPrepDevice & device, GstVideoFrame * frame) const
+{
+#if CUDAPREP_HAVE_CUDA
+  if (!device.gpu ())
+    return TRUE;
+  const gboolean staged = !(frame->map[0].flags & GST_MAP_CUDA);
+  return staged || device.orders (frame->buffer);
+#else
+  return TRUE;                  /* nothing runs on a GPU */
+#endif
 }
 
 gboolean
 CudaPrepVideoInput::unmap (GstElement * element, CudaPrepDevice & device, GstVideoFrame * frame,
     gboolean modified)
 {
+  if (!frame->buffer)
+    return FALSE;               /* lost by a failed remap_writable() */
   gboolean ok = TRUE;
 #if CUDAPREP_HAVE_CUDA
   const gboolean staged = device.gpu () && !(frame->map[0].flags & GST_MAP_CUDA);

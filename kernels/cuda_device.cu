@@ -106,5 +106,30 @@ void PinnedBuffer::reset() {
   bytes_ = 0;
 }
 
+Event::~Event() { reset(); }
+
+Status Event::create(bool blocking) {
+  reset();
+  const unsigned flags = cudaEventDisableTiming | (blocking ? cudaEventBlockingSync : 0u);
+  cudaEvent_t e = nullptr;
+  CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaEventCreateWithFlags(&e, flags), "cudaEventCreate"));
+  event_ = e;
+  return Status();
+}
+
+void Event::reset() {
+  if (event_) cudaEventDestroy(static_cast<cudaEvent_t>(event_));
+  event_ = nullptr;
+}
+
+Status Event::record(void* stream) {
+  return cuda_status(cudaEventRecord(static_cast<cudaEvent_t>(event_), static_cast<cudaStream_t>(stream)),
+                     "cudaEventRecord");
+}
+
+Status Event::synchronize() {
+  return cuda_status(cudaEventSynchronize(static_cast<cudaEvent_t>(event_)), "cudaEventSynchronize");
+}
+
 }  // namespace cuda
 }  // namespace cudaprep

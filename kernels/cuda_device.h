@@ -63,5 +63,23 @@ class PinnedBuffer {
   size_t bytes_ = 0;
 };
 
+// One CUDA event, created per caps, never per frame. `blocking`: a host thread waiting on it
+// sleeps until the driver wakes it (cudaEventBlockingSync) instead of spinning on a core.
+class Event {
+ public:
+  Event() = default;
+  ~Event();
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  Status create(bool blocking);
+  void reset();
+  bool valid() const { return event_ != nullptr; }
+  Status record(void* stream);
+  Status synchronize();
+
+ private:
+  void* event_ = nullptr;  // cudaEvent_t
+};
+
 }  // namespace cuda
 }  // namespace cudaprep

@@ -25,6 +25,11 @@ void DeviceBuffer::reset() {}
 PinnedBuffer::~PinnedBuffer() = default;
 Status PinnedBuffer::allocate(size_t) { return no_cuda(); }
 void PinnedBuffer::reset() {}
+Event::~Event() = default;
+Status Event::create(bool) { return no_cuda(); }
+void Event::reset() {}
+Status Event::record(void*) { return no_cuda(); }
+Status Event::synchronize() { return no_cuda(); }
 }  // namespace cuda
 
 Status tensorize_cuda(const TensorizePlan&, const ImageView&, void*, void*, const TensorizeTuning&) {

@@ -92,20 +92,26 @@ class TemplateMatcherCpu {
   std::vector<tm::Candidate> candidates_;
 };
 
-// How TemplateMatcherCuda::match() waits for the kernel's matches.
+// How TemplateMatcherCuda::match() waits for the kernel's matches. The values are the element's
+// gpu-wait enum values: append only.
 enum class GpuWait {
   // Spin on the flag the kernel writes into pinned memory after the matches, the way
   // cudaStreamSynchronize spins under the default scheduling policy (about 2 us sooner per frame
-  // on an H200: it need not wait for the kernel to retire).
+  // on an H200: it need not wait for the kernel to retire). Lowest latency; a CPU core is busy for
+  // the whole kernel time.
   Spin,
   // cudaStreamSynchronize: honours a context created with blocking synchronisation.
   StreamSync,
+  // The default: an event made with cudaEventBlockingSync, recorded after the kernel; the thread
+  // sleeps in cudaEventSynchronize until the driver wakes it, so no core spins while the GPU works
+  // (the wake-up costs a few microseconds of latency).
+  Blocking,
 };
 
 // Settings of a TemplateMatcherCuda, fixed at configure(). The defaults are the production
 // behaviour; `tuning` and `diagnostics` are for tests and benchmarks.
 struct MatcherCudaOptions {
-  GpuWait wait = GpuWait::Spin;
+  GpuWait wait = GpuWait::Blocking;
 
   // Auto: the launch planner decides (per template and search region).
   enum class Override { Auto, Off, On };
@@ -137,8 +143,8 @@ struct MatcherCudaOptions {
 };
 
 // CUDA path. configure() once per caps (allocates everything a frame needs); set_template()
-// once per template; match() per frame enqueues one kernel on the stream and waits once, by
-// default for the flag the kernel sets in pinned memory after the short match list (non-maximum
+// once per template; match() per frame enqueues one kernel on the stream and waits once (see
+// GpuWait) for the short match list the kernel writes into pinned memory (non-maximum
 // suppression runs in the kernel when many cells qualify). The frame is read through texture
 // objects, which are cached per plane pointer so a buffer pool's frames reuse them. Work enqueued
 // on the same stream after match() runs after the kernel; the matcher syncs the stream itself

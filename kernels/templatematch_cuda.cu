@@ -1,6 +1,6 @@
 // CUDA template matcher. Per frame, on the caller's stream, with no allocation: ONE kernel launch
-// (frame_kernel; replayed as a CUDA graph on the caller's own stream) and one wait, by default on
-// a flag the kernel sets in pinned memory (wait_for_candidates), then the host's final NMS pass
+// (frame_kernel; replayed as a CUDA graph on the caller's own stream) and one wait
+// (wait_for_candidates: a blocking event by default), then the host's final NMS pass
 // (shared code). The kernel (templatematch_kernel.cuh)
 //   - stages the template rows and the frame rows of a 64 x 64 (or 128 x 64) tile of positions in
 //     shared memory; the frame is read through texture objects (templatematch_textures.h) cached
@@ -98,7 +98,8 @@ struct TemplateMatcherCuda::Impl {
   int tex_pitch_align = 32;
   int tex_align = 512;
   tm::LaunchPlanner planner;  // per configure(); its occupancy tables per template
-  GpuWait wait = GpuWait::Spin;
+  GpuWait wait = GpuWait::Blocking;
+  cuda::Event done_event;  // GpuWait::Blocking: a blocking-sync event recorded after the kernel
   bool in_flight = false;        // a frame kernel may still be running (see settle())
   unsigned nms_host_up_to = 0;   // tuning.nms_on_host_up_to (tests: 0 = always in the kernel)
   // Per caps.
@@ -254,13 +255,18 @@ struct TemplateMatcherCuda::Impl {
     return launch_frame(tex, r, true, threshold, max_matches);
   }
 
-  // The one host synchronisation of a frame. GpuWait::Spin (default): spin on the flag that the
+  // The one host synchronisation of a frame. GpuWait::Spin: spin on the flag that the
   // kernel's last block sets in pinned memory after the candidates, asking the driver now and
   // then, so that a failed launch ends the wait with its error instead of hanging. Measured on an
   // H200: about 2 us sooner than GpuWait::StreamSync (cudaStreamSynchronize), which waits for the
   // whole kernel to retire and for the driver to notice.
+  // GpuWait::Blocking: the thread sleeps until the kernel has ended (no core spins meanwhile).
   Status wait_for_candidates() {
     if (wait == GpuWait::StreamSync) return cuda_status(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    if (wait == GpuWait::Blocking) {
+      CUDAPREP_RETURN_IF_ERROR(done_event.record(stream));
+      return done_event.synchronize();
+    }
     const volatile unsigned* done = &reinterpret_cast<volatile OutHeader*>(host_out.data())->done;
     for (unsigned spin = 0; !*done; ++spin) {
       if ((spin & 255u) == 255u) {
@@ -361,6 +367,7 @@ struct TemplateMatcherCuda::Impl {
       if (e) cudaEventDestroy(e);
       e = nullptr;
     }
+    done_event.reset();
     profile = false;
     map.reset();
     staging.reset();
@@ -401,6 +408,7 @@ Status TemplateMatcherCuda::configure(int frame_width, int frame_height, void* s
   // Graphs need a stream of the caller's own (the legacy stream cannot be captured).
   m.use_graphs = m.stream != nullptr && options.tuning.graphs;
   m.wait = options.wait;
+  if (m.wait == GpuWait::Blocking) CUDAPREP_RETURN_IF_ERROR(m.done_event.create(true));
   m.nms_host_up_to = options.tuning.nms_on_host_up_to;
   m.width = frame_width;
   m.height = frame_height;

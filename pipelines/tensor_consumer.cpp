@@ -137,7 +137,10 @@ int main(int argc, char** argv) {
                   (size_t)gst_buffer_get_size(buf));
       // In CUDA memory the tensor is handed to the detector without a copy: map with
       // GST_MAP_READ | GST_MAP_CUDA and pass map.data (a CUdeviceptr, contiguous tensor) to
-      // TensorRT's enqueue, keeping the mapping until the inference has consumed it.
+      // TensorRT's enqueue, keeping the mapping until the inference has consumed it. With
+      // GStreamer 1.24+ the tensor may still be in flight on the stream its memory carries
+      // (gst_cuda_memory_get_stream): enqueue on that stream (or make yours wait on it), or call
+      // gst_cuda_memory_sync first. Before 1.24 it is complete when pushed.
       GstMapInfo dmap;
       if (in_cuda && gst_buffer_map(buf, &dmap, (GstMapFlags)(GST_MAP_READ | MAP_CUDA))) {
         std::printf("device pointer %p, %zu bytes, ready for TensorRT\n", (void*)dmap.data, (size_t)dmap.size);

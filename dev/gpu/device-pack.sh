@@ -20,6 +20,10 @@ for f in $bins; do
   cp "$f" ".carry/$f"
   extra="$extra $f"
 done
+# The pipeline benchmark's clip (bench/pipeline_bench.sh; the GPU machine has no H.264 encoder),
+# encoded once into out/ and carried along.
+[ -s out/pipeline-clip-1080p.mp4 ] || bash bench/make_pipeline_clip.sh out/pipeline-clip-1080p.mp4 >/dev/null
+mkdir -p .carry/bench && cp out/pipeline-clip-1080p.mp4 .carry/bench/
 GST_BUNDLE_EXTRA_BINS="$extra" GST_BUNDLE_PLUGINS="pnm ${GST_BUNDLE_PLUGINS:-}" \
   bash ../shared/gpu/make-gst-bundle.sh .gstbundle >/dev/null
 du -sh .carry .gstbundle

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # On the GPU machine (after dev/gpu/device-pack.sh here, with .carry and .gstbundle carried):
 # GPU tests, element tests on the GPU, compute-sanitizer, then benchmarks; a summary last.
-# Logs: $OUT/logs.tgz when $OUT is set (the device tool returns at most 8 files).  Usage: dev/gpu/device-run.sh [tests|bench|all] [gtest filter]
+# Logs: $OUT/logs.tgz when $OUT is set (the device tool returns at most 8 files).
+# Usage: dev/gpu/device-run.sh [tests|bench|all|pipeline-bench|sanitize-pipelines] [gtest filter]
+# (pipeline-bench and sanitize-pipelines take a device call of their own each: not part of all)
 set -u
 cd "$(dirname "$0")/../.."
 what=${1:-all}
@@ -56,6 +58,18 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
       --gtest_filter="${RACECHECK_FILTER:-*PastedCopies*:*GpuDraw*:*GpuClusterSplit*Kz6}"
   [ -x $t ] && step racecheck-suppression timeout 150 compute-sanitizer --tool racecheck --error-exitcode 9 $t \
       --gtest_filter="*Suppression*"
+fi
+if [ "$what" = pipeline-bench ]; then
+  step pipeline-bench bash bench/pipeline_bench.sh
+  tail -16 "$LOG/pipeline-bench.log"
+fi
+if [ "$what" = sanitize-pipelines ]; then
+  # Whole gst-launch pipelines under compute-sanitizer (the stream-ordered handoff, the upload ring).
+  for tool in memcheck racecheck; do
+    for n in $(bash dev/gpu/sanitize-pipelines.sh --list); do
+      step "$tool-$n" timeout 100 bash dev/gpu/sanitize-pipelines.sh $tool $n
+    done
+  done
 fi
 [ -n "${OUT:-}" ] && tar -C /tmp -czf "$OUT/logs.tgz" cudaprep-logs
 echo "================ summary"

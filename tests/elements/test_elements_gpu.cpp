@@ -317,6 +317,120 @@ TEST(ClipGpu, NvdecIntoElementsMatchesCpuPathOnDecodedFrames) {
   EXPECT_EQ(gpu.frames[0], cpu.frames[0]);
 }
 
+namespace {
+
+// What the element pushed, read by a pad probe at the moment of the push: a tensor that is not
+// yet complete then would be caught (a later read could find the GPU done by chance).
+struct PushedTensors {
+  std::vector<std::vector<uint8_t>> host;  // system-memory tensors, mapped at push time
+  std::vector<std::vector<uint8_t>> ordered;  // CUDA tensors read on the memory's own stream
+  int need_sync = 0, without_stream = 0;
+};
+
+// A CUDA consumer that orders on the tensor's stream instead of the host: it enqueues its read
+// (a copy to pinned memory) on the stream the memory carries and waits for that read only.
+std::vector<uint8_t> read_on_memory_stream(GstMemory* mem, PushedTensors* seen) {
+  std::vector<uint8_t> out;
+#if GST_CHECK_VERSION(1, 24, 0)
+  GstCudaMemory* cmem = GST_CUDA_MEMORY_CAST(mem);
+  GstCudaStream* stream = gst_cuda_memory_get_stream(cmem);
+  if (!stream) {
+    seen->without_stream++;
+    return out;
+  }
+  if (GST_MEMORY_FLAG_IS_SET(mem, GST_CUDA_MEMORY_TRANSFER_NEED_SYNC)) seen->need_sync++;
+  GstMapInfo map;
+  if (!gst_memory_map(mem, &map, (GstMapFlags)(GST_MAP_READ | GST_MAP_CUDA))) return out;  // no host sync
+  EXPECT_TRUE(gst_cuda_context_push(cmem->context));
+  cudaprep::cuda::PinnedBuffer pinned;
+  cudaprep::cuda::Event read;
+  void* handle = (void*)gst_cuda_stream_get_handle(stream);
+  EXPECT_TRUE(pinned.allocate(map.size).ok());
+  EXPECT_TRUE(read.create(true).ok());
+  EXPECT_TRUE(cudaprep::cuda::copy_2d_async(pinned.data(), map.size, map.data, map.size, map.size, 1,
+                                            cudaprep::cuda::CopyKind::DeviceToHost, handle).ok());
+  EXPECT_TRUE(read.record(handle).ok());
+  EXPECT_TRUE(read.synchronize().ok());
+  out.assign(pinned.data(), pinned.data() + map.size);
+  gst_cuda_context_pop(nullptr);
+  gst_memory_unmap(mem, &map);
+#else
+  (void)mem;
+  seen->without_stream++;
+#endif
+  return out;
+}
+
+GstPadProbeReturn read_when_pushed(GstPad*, GstPadProbeInfo* info, gpointer data) {
+  auto* seen = static_cast<PushedTensors*>(data);
+  GstBuffer* buf = GST_PAD_PROBE_INFO_BUFFER(info);
+  GstMemory* mem = gst_buffer_peek_memory(buf, 0);
+  if (gst_is_cuda_memory(mem)) {
+    seen->ordered.push_back(read_on_memory_stream(mem, seen));
+  } else {
+    GstMapInfo map;
+    EXPECT_TRUE(gst_buffer_map(buf, &map, GST_MAP_READ));
+    seen->host.emplace_back(map.data, map.data + map.size);
+    gst_buffer_unmap(buf, &map);
+  }
+  return GST_PAD_PROBE_OK;
+}
+
+// Pushes `frames` different frames through `desc` (outputs are collected by a probe when pushed,
+// none pulled in between), and the CPU path's tensors of the same frames.
+void push_distinct_frames(const std::string& desc, const std::string& caps, const char* sink_caps, int frames,
+                          PushedTensors* seen, std::vector<std::vector<uint8_t>>* cpu) {
+  GstHarness* h = gst_harness_new_parse(desc.c_str());
+  gst_harness_set_src_caps_str(h, caps.c_str());
+  gst_harness_set_sink_caps_str(h, sink_caps);
+  GstPad* src = gst_element_get_static_pad(test::element_of(h, "cudatensorize"), "src");
+  gst_pad_add_probe(src, GST_PAD_PROBE_TYPE_BUFFER, read_when_pushed, seen, nullptr);
+  gst_object_unref(src);
+  for (int i = 0; i < frames; i++) {
+    auto frame = make_frame(GST_VIDEO_FORMAT_BGR, 1280, 720, 100 + i, 0, 0);
+    auto cpu_frame = make_frame(GST_VIDEO_FORMAT_BGR, 1280, 720, 100 + i, 0, 0);
+    ASSERT_EQ(gst_harness_push(h, frame.buffer), GST_FLOW_OK) << i;
+    cpu->push_back(run_tensorize("cudatensorize backend=cpu width=640 height=640", caps, nullptr, cpu_frame.buffer,
+                                 nullptr));
+  }
+  gst_harness_teardown(h);
+}
+
+}  // namespace
+
+// System-memory tensors are complete when pushed; system-memory frames go through the ring of
+// upload slots (more frames than slots, each different) without one overwriting another.
+TEST(HandoffGpu, SystemMemoryTensorIsCompleteWhenPushed) {
+  PushedTensors seen;
+  std::vector<std::vector<uint8_t>> cpu;
+  push_distinct_frames("cudatensorize backend=cuda width=640 height=640", video_caps("BGR", 1280, 720),
+                       "other/tensors", 7, &seen, &cpu);
+  ASSERT_EQ(seen.host.size(), 7u);
+  for (size_t i = 0; i < seen.host.size(); i++)
+    expect_floats_close(seen.host[i], cpu[i], false, "frame " + std::to_string(i));
+}
+
+// A CUDA consumer that orders its reads on the stream the tensor's memory carries (GStreamer
+// 1.24+), with no host sync, sees complete tensors, from CUDA and from system-memory frames.
+TEST(HandoffGpu, CudaConsumerOrderingOnTheStreamSeesCompleteTensors) {
+#if !GST_CHECK_VERSION(1, 24, 0)
+  GTEST_SKIP() << "GStreamer " << GST_VERSION_MAJOR << "." << GST_VERSION_MINOR
+               << " < 1.24: CUDA memory carries no stream; the element syncs before pushing";
+#endif
+  for (const char* upstream : {"", "cudaupload ! video/x-raw(memory:CUDAMemory) ! "}) {
+    SCOPED_TRACE(*upstream ? "CUDA frames" : "system-memory frames");
+    PushedTensors seen;
+    std::vector<std::vector<uint8_t>> cpu;
+    push_distinct_frames(std::string(upstream) + "cudatensorize backend=cuda width=640 height=640",
+                         video_caps("BGR", 1280, 720), "other/tensors(memory:CUDAMemory)", 7, &seen, &cpu);
+    EXPECT_EQ(seen.without_stream, 0) << "the tensor's memory carries no stream";
+    EXPECT_EQ(seen.need_sync, 7) << "the tensor's memory is not marked as needing a sync";
+    ASSERT_EQ(seen.ordered.size(), 7u);
+    for (size_t i = 0; i < seen.ordered.size(); i++)
+      expect_floats_close(seen.ordered[i], cpu[i], false, "frame " + std::to_string(i));
+  }
+}
+
 int main(int argc, char** argv) {
   gst_init(&argc, &argv);
   if (cudaprep::cuda::device_count() == 0) {

@@ -494,6 +494,58 @@ TEST(TemplateMatchElement, GpuWaitIsAStartSetting) {
   gst_harness_teardown(h);
 }
 
+// A frame another branch also holds (behind a tee) is copied only when a box is actually drawn
+// into it: with draw=true and no match the frame keeps its memory (writing would copy it per
+// frame); with a match the drawing goes into a copy and the other branch's frame is untouched.
+TEST(TemplateMatchElement, SharedFrameIsCopiedOnlyToDraw) {
+  auto g = texture(W, H, 5);
+  const std::string present = write_pgm(patch(g, W, 30, 20, 24, 20), 24, 20, "present.pgm");
+  const std::string absent = write_pgm(patch(texture(W, H, 6), W, 30, 20, 24, 20), 24, 20, "absent.pgm");
+  for (const std::string& pgm : {absent, present}) {
+    SCOPED_TRACE(pgm);
+    const bool drawn = pgm == present;
+    GstHarness* h = new_match("template-location=" + pgm + " draw=true threshold=0.9");
+    gst_harness_set_src_caps_str(h, video_caps("BGR", W, H).c_str());
+    GstBuffer* in = bgr_from_gray(g, W, H);
+    GstBuffer* other_branch = gst_buffer_ref(in);
+    GstMemory* mem = gst_buffer_peek_memory(in, 0);
+    GstMapInfo before;
+    ASSERT_TRUE(gst_memory_map(mem, &before, GST_MAP_READ));
+    std::vector<uint8_t> original(before.data, before.data + before.size);
+    gst_memory_unmap(mem, &before);
+    GstBuffer* out = gst_harness_push_and_pull(h, in);
+    ASSERT_NE(out, nullptr);
+    EXPECT_EQ(rois(out).size(), drawn ? 1u : 0u);
+    EXPECT_EQ(gst_buffer_peek_memory(out, 0) == mem, !drawn) << (drawn ? "drawn into the shared memory"
+                                                                      : "memory copied without a box to draw");
+    GstMapInfo after;
+    ASSERT_TRUE(gst_buffer_map(other_branch, &after, GST_MAP_READ));
+    EXPECT_TRUE(after.size == original.size() && std::memcmp(after.data, original.data(), after.size) == 0)
+        << "the other branch's frame changed";
+    gst_buffer_unmap(other_branch, &after);
+    gst_buffer_unref(other_branch);
+    gst_buffer_unref(out);
+    gst_harness_teardown(h);
+  }
+  remove(present.c_str());
+  remove(absent.c_str());
+}
+
+// The default wait must not keep a CPU core spinning for the whole kernel time: blocking, with
+// spin and stream-sync still there to choose.
+TEST(TemplateMatchElement, GpuWaitDefaultsToBlocking) {
+  GstElement* e = gst_element_factory_make("cudatemplatematch", NULL);
+  ASSERT_NE(e, nullptr);
+  GParamSpec* spec = g_object_class_find_property(G_OBJECT_GET_CLASS(e), "gpu-wait");
+  ASSERT_NE(spec, nullptr);
+  GEnumValue* def = g_enum_get_value(G_PARAM_SPEC_ENUM(spec)->enum_class, G_PARAM_SPEC_ENUM(spec)->default_value);
+  ASSERT_NE(def, nullptr);
+  EXPECT_STREQ(def->value_nick, "blocking");
+  for (const char* nick : {"spin", "stream-sync", "blocking"})
+    EXPECT_NE(g_enum_get_value_by_nick(G_PARAM_SPEC_ENUM(spec)->enum_class, nick), nullptr) << nick;
+  gst_object_unref(e);
+}
+
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   ::testing::AddGlobalTestEnvironment(new test::GstEnv);

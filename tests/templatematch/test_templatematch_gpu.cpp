@@ -327,6 +327,42 @@ TEST(GpuMatchMisc, PastedCopiesAndThresholds) {
   cuda::stream_destroy(stream);
 }
 
+// Every wait gives the CPU's matches, frame after frame (the flag is reset and the event
+// re-recorded each time), and blocking is the default.
+TEST(GpuMatchMisc, EveryWaitEqualsCpu) {
+  EXPECT_EQ(MatcherCudaOptions().wait, GpuWait::Blocking);
+  Gray f = tmtest::random_gray(640, 360, 11, 60, 200);
+  Gray t = tmtest::random_gray(64, 64, 12);
+  tmtest::paste(f, t, 100, 50);
+  tmtest::paste(f, t, 500, 250);
+  DevGray dev;
+  dev.upload(f);
+  TemplateMatcherCpu cpu;
+  ASSERT_TRUE(cpu.set_template(t.view()).ok());
+  MatchSettings s;
+  s.threshold = 0.5;
+  s.max_matches = 4;
+  std::vector<Match> a;
+  ASSERT_TRUE(cpu.match(f.view(), s, &a).ok());
+  ASSERT_EQ(a.size(), 2u);
+  void* stream = nullptr;
+  ASSERT_TRUE(cuda::stream_create(&stream).ok());
+  for (GpuWait wait : {GpuWait::Blocking, GpuWait::Spin, GpuWait::StreamSync}) {
+    SCOPED_TRACE("wait " + std::to_string(static_cast<int>(wait)));
+    TemplateMatcherCuda gpu;
+    MatcherCudaOptions o;
+    o.wait = wait;
+    ASSERT_TRUE(gpu.configure(640, 360, stream, o).ok());
+    ASSERT_TRUE(gpu.set_template(t.view()).ok());
+    for (int frame = 0; frame < 20; ++frame) {
+      std::vector<Match> b;
+      ASSERT_TRUE(gpu.match(dev.view(), s, &b).ok());
+      expect_same_matches(a, b);
+    }
+  }
+  cuda::stream_destroy(stream);
+}
+
 class GpuCache : public ::testing::TestWithParam<bool> {};
 
 TEST_P(GpuCache, TextureCacheReuseAcrossBuffers) {

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""What cudatensorize and cudatemplatematch cost inside a real pipeline (NVDEC decode, fakesink).
+
+Every case is one gst-launch-1.0 process, run side by side with the decode-only pipeline:
+  - latency: one run under GStreamer's latency tracer (flags=element): the time each buffer spends
+    inside the element, median and p90 over every buffer (all instances of an element pooled);
+  - CPU: user + system time of the process (rusage), minus the baseline's, per decoded frame;
+  - wall: the whole process, best of --runs (it is noisy), minus the baseline's, per frame.
+The 4-stream cases put 4 independent pipelines into one gst-launch; their throughput is compared
+with 4 decode-only pipelines. Prints one markdown table last.
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+LATENCY_LINE = re.compile(r"element-latency, .*?element=\(string\)([^,]+), .*?time=\(guint64\)(\d+)")
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--clip", required=True, help="1080p H.264 MP4 (bench/make_pipeline_clip.sh)")
+    p.add_argument("--frames", type=int, default=540, help="frames in the clip")
+    p.add_argument("--runs", type=int, default=3, help="timed runs per case (best wall time kept)")
+    p.add_argument("--decoder", default="nvh264dec", help="decoder (avdec_h264 to try it without a GPU)")
+    p.add_argument("--memory", default="(memory:CUDAMemory)", help="caps feature of decoded frames ('' for system)")
+    p.add_argument("--element-args", default="", help="extra properties of both elements (e.g. backend=cpu)")
+    p.add_argument("--only", action="append", default=[], help="a case to run (repeatable; default: all)")
+    return p.parse_args()
+
+
+def cases(a):
+    """(name, element name prefixes whose latency is reported, branch builder, streams)."""
+    x = a.element_args
+    tensor_cuda = "'other/tensors(memory:CUDAMemory)'"
+    tensor_sys = "other/tensors"
+    tz = lambda n, extra="", caps=tensor_cuda: f"cudatensorize name=tz{n} {x} {extra} ! {caps} ! fakesink"
+    tm = lambda n, side, draw: (f"cudatemplatematch name=tm{n} {x} template-rect=\"<{760 - side // 2},{400 - side // 2},"
+                                f"{side},{side}>\" draw={draw} ! fakesink")
+    both = lambda n: (f"tee name=t{n} t{n}. ! queue ! {tz(n)} "
+                      f"t{n}. ! queue ! {tm(n, 64, 'true')}")
+    return [
+        ("decode only", [], lambda n: "fakesink", 1),
+        ("tensorize, CUDA tensor", ["tz"], lambda n: tz(n), 1),
+        ("tensorize, system-memory tensor", ["tz"], lambda n: tz(n, caps=tensor_sys), 1),
+        ("tensorize fp16, CUDA tensor", ["tz"], lambda n: tz(n, "dtype=float16"), 1),
+        ("templatematch 64 px, draw=false", ["tm"], lambda n: tm(n, 64, "false"), 1),
+        ("templatematch 64 px, draw=true", ["tm"], lambda n: tm(n, 64, "true"), 1),
+        ("templatematch 128 px, draw=false", ["tm"], lambda n: tm(n, 128, "false"), 1),
+        ("templatematch 128 px, draw=true", ["tm"], lambda n: tm(n, 128, "true"), 1),
+        ("both behind a tee", ["tz", "tm"], both, 1),
+        ("4 streams, decode only", [], lambda n: "fakesink", 4),
+        ("4 streams, both behind a tee", ["tz", "tm"], both, 4),
+    ]
+
+
+def pipeline(a, branch, streams):
+    caps = f"'video/x-raw{a.memory}'"
+    return " ".join(f"filesrc location={a.clip} ! qtdemux ! h264parse ! {a.decoder} ! {caps} ! {branch(n)}"
+                    for n in range(streams))
+
+
+def run(description, tracer):
+    """(wall s, cpu s, stderr) of one gst-launch-1.0 process."""
+    env = dict(os.environ, GST_DEBUG_NO_COLOR="1")
+    env.setdefault("XDG_RUNTIME_DIR", "/tmp")
+    if tracer:
+        env.update(GST_TRACERS="latency(flags=element)", GST_DEBUG="GST_TRACER:7")
+    else:
+        env.pop("GST_TRACERS", None)
+    t0 = time.monotonic()
+    # exec: the shell becomes gst-launch, so wait4's rusage is gst-launch's own.
+    p = subprocess.Popen("exec gst-launch-1.0 -q " + description, shell=True, env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    err = p.stderr.read()
+    _, status, usage = os.wait4(p.pid, 0)
+    wall = time.monotonic() - t0
+    rc = p.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+    if rc != 0:
+        sys.exit(f"gst-launch-1.0 failed ({rc}):\n  {description}\n{err[-3000:]}")
+    return wall, usage.ru_utime + usage.ru_stime, err
+
+
+def latencies(stderr, prefixes):
+    """{prefix: [us per buffer]} from the latency tracer's lines."""
+    out = {q: [] for q in prefixes}
+    for m in LATENCY_LINE.finditer(stderr):
+        for q in prefixes:
+            if m.group(1).startswith(q):
+                out[q].append(int(m.group(2)) / 1000.0)
+    return out
+
+
+def p90(v):
+    s = sorted(v)
+    return s[min(len(s) - 1, int(0.9 * len(s)))]
+
+
+def main():
+    a = parse_args()
+    if not os.path.exists(a.clip):
+        sys.exit(f"no clip at {a.clip}: make it with bench/make_pipeline_clip.sh")
+    only = set(a.only)
+    results, baseline = [], {}
+    for name, prefixes, branch, streams in cases(a):
+        if only and prefixes and name not in only:
+            continue
+        desc = pipeline(a, branch, streams)
+        _, _, err = run(desc, tracer=True) if prefixes else (0, 0, "")
+        lat = latencies(err, prefixes)
+        timed = [run(desc, tracer=False)[:2] for _ in range(a.runs)]
+        wall = min(t[0] for t in timed)
+        cpu = statistics.median(t[1] for t in timed)
+        frames = a.frames * streams
+        if not prefixes:
+            baseline[streams] = (wall, cpu)
+        b_wall, b_cpu = baseline[streams]
+        results.append((name, streams, lat, wall, cpu, (cpu - b_cpu) / frames * 1e6,
+                        (wall - b_wall) / frames * 1e6, b_wall / wall))
+        print(f"{name}: wall {wall:.3f} s, cpu {cpu:.3f} s" +
+              "".join(f", {q} {len(v)} buffers" for q, v in lat.items()), file=sys.stderr, flush=True)
+
+    print(f"\n{a.frames} frames of {os.path.basename(a.clip)} per stream, decoder {a.decoder}, "
+          f"best of {a.runs} runs for wall time (median for CPU); latency from one traced run.\n")
+    print("| case | element latency median / p90 (us) | CPU added per frame (us) | wall added per frame (us) "
+          "| throughput vs decode only |")
+    print("|---|---:|---:|---:|---:|")
+    for name, streams, lat, wall, cpu, cpu_add, wall_add, ratio in results:
+        text = "; ".join(f"{q} {statistics.median(v):.0f} / {p90(v):.0f}" for q, v in lat.items() if v) or "—"
+        base = not lat
+        print(f"| {name} | {text} | {'(%.3f s total)' % cpu if base else '%.0f' % cpu_add} | "
+              f"{'(%.3f s total)' % wall if base else '%.0f' % wall_add} | {'1' if base else '%.3f' % ratio} |")
+
+
+if __name__ == "__main__":
+    main()
