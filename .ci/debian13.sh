@@ -74,7 +74,14 @@ bind_ro() {
 mkdir -p "$(dirname "$root")"
 exec 9>"$root.lock"
 flock 9
-# Whatever a killed run left mounted under the chroot must go before anything is deleted in it.
+# Whatever a killed run left mounted under the chroot must go before anything is deleted in it;
+# but mounts that a process living in the chroot uses (someone working in it by hand) are not stale.
+for p in /proc/[0-9]*; do
+  if [ "$(readlink "$p/root" 2>/dev/null)" = "$root" ]; then
+    echo "debian13: process ${p#/proc/} is using $root; not touching it" >&2
+    exit 1
+  fi
+done
 while read -r target; do
   umount -l "$target"
 done < <(awk -v r="$root/" 'index($2 "/", r) == 1 { print $2 }' /proc/self/mounts | sort -r)
