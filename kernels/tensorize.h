@@ -114,10 +114,8 @@ struct TensorizeTuning {
 Status tensorize_cuda(const TensorizePlan& plan, const ImageView& src, void* dst, void* stream,
                       const TensorizeTuning& tuning = TensorizeTuning());
 
-// Maps a box given by its corners (x1, y1, x2, y2) in tensor pixels (pixel i covers [i, i+1))
-// back into frame pixels, clipped to the frame. Works on corners, so it holds for any of the
-// resize modes. (gstcudaprepmeta.h has the same for (x, y, w, h) boxes, for C applications.)
-void tensor_box_to_frame(const TensorTransform& t, const double box_in[4], double box_out[4]);
+// Boxes map back to the frame with gst_cudaprep_transform_box_to_frame (gst/gstcudaprepmeta.h,
+// header-only, for applications): the one implementation of that mapping.
 
 // IEEE binary16 conversion with round-to-nearest-even, as __float2half_rn does.
 uint16_t float_to_half_bits(float f);

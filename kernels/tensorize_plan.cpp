@@ -283,23 +283,6 @@ Status check_source(const TensorizePlan& plan, const ImageView& src) {
   return Status();
 }
 
-void tensor_box_to_frame(const TensorTransform& t, const double box_in[4], double box_out[4]) {
-  // Boxes are (x1, y1, x2, y2) in continuous coordinates where pixel i covers [i, i + 1): convert
-  // to pixel-index coordinates (- 0.5), map, convert back (+ 0.5), then order and clip.
-  const double* m = t.dst_to_src;
-  double xs[2], ys[2];
-  for (int k = 0; k < 2; ++k) {
-    const double x = box_in[2 * k] - 0.5, y = box_in[2 * k + 1] - 0.5;
-    xs[k] = m[0] * x + m[1] * y + m[2] + 0.5;
-    ys[k] = m[3] * x + m[4] * y + m[5] + 0.5;
-  }
-  auto clip = [](double v, double hi) { return std::min(std::max(v, 0.0), hi); };
-  box_out[0] = clip(std::min(xs[0], xs[1]), t.src_width);
-  box_out[1] = clip(std::min(ys[0], ys[1]), t.src_height);
-  box_out[2] = clip(std::max(xs[0], xs[1]), t.src_width);
-  box_out[3] = clip(std::max(ys[0], ys[1]), t.src_height);
-}
-
 uint16_t float_to_half_bits(float f) { return tz::float_to_half_rn(f); }
 float half_bits_to_float(uint16_t h) { return tz::half_to_float(h); }
 
