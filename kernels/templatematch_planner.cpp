@@ -92,7 +92,7 @@ Status LaunchPlanner::compute_solo(OccupancyQueries& queries) {
   return Status();
 }
 
-// Launch shape for a search region (measured on an H200; bench/NOTES-templatematch.md):
+// Launch shape for a search region (measured on an H200; dev/perf/templatematch.md):
 //  - tile width: 64; 128 for templates 65..128 px wide on a grid that fills the GPU (half the
 //    template loads per mma; faster at 128 px, slower at 64 and 256 px and on small grids);
 //  - cluster split kz: where the tiles fill less than half the GPU, the template rows are split

@@ -3,7 +3,7 @@
 // the GPU's figures and answers its occupancy questions, so the CPU tests can drive it with a
 // model of any GPU.
 //
-// Launch shape (measured on an H200, see bench/NOTES-templatematch.md): 64-wide tiles,
+// Launch shape (measured on an H200, see dev/perf/templatematch.md): 64-wide tiles,
 // 128-wide for templates 65..128 px wide on grids that fill the GPU; where the tiles fill less
 // than half the GPU, the template rows are split over a thread-block cluster of up to 8 blocks per
 // tile (sm_90), summed through distributed shared memory, and such blocks run 8 warps of one

@@ -102,7 +102,7 @@ Status check_source(const TensorizePlan& plan, const ImageView& src);
 Status tensorize_cpu(const TensorizePlan& plan, const ImageView& src, void* dst);
 
 // Launch shape of the CUDA kernel. The defaults are the fastest shape measured
-// (bench/NOTES-tensorize.md); other values are for benchmarks and tests that compare shapes.
+// (dev/perf/tensorize.md); other values are for benchmarks and tests that compare shapes.
 // No setting changes the result.
 struct TensorizeTuning {
   int warps_per_block = 4;    // 1..4 (the kernel's launch bound is 128 threads)

@@ -4,7 +4,7 @@
 // (kPixelsPerLane), written with one 2-wide vector store per channel plane (three for NHWC).
 // Blocks are 4 warps taking consecutive warp indices. Two pixels per lane for every source
 // family, 4-warp blocks and the plane routing below are the fastest shape measured for both NV12
-// and BGR (bench/NOTES-tensorize.md, rounds 3 and 4; 1 and 4 pixels per lane were slower overall
+// and BGR (dev/perf/tensorize.md, rounds 3 and 4; 1 and 4 pixels per lane were slower overall
 // and are not built). TensorizeTuning changes the warps per block and the routing, for benchmarks.
 // The rows that sample the source come first in that order, so their blocks are dispatched and
 // their loads issued first; every row that is all padding follows, one warp per row, written with
@@ -12,7 +12,7 @@
 //
 // Sampling. Every tap is read with a byte load at its clamped position, so no read can leave its
 // row: no window checks and no second (divergent) path for the lanes at the row ends (the word
-// loads of an earlier design needed both; bench/NOTES-tensorize.md). A byte becomes the float
+// loads of an earlier design needed both; dev/perf/tensorize.md). A byte becomes the float
 // 2^23 + byte by one OR, and the interpolation subtracts 2^23 exactly. Tap positions are
 // floored with the 2^23 rounding trick on the FP32/ALU pipes rather than floorf + float->int
 // conversions on the conversion pipe (16 per clock per SM). Nearest neighbour, and pixels of a
