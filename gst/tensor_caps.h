@@ -12,4 +12,6 @@
 
 /* "W:H:3:1" for NCHW, "3:W:H:1" for NHWC. */
 gchar *gst_cuda_prep_tensor_dimensions (int width, int height, cudaprep::Layout layout);
+/* "W:H:3:B" for NCHW, "3:W:H:B" for NHWC: a batch of @batch tensors. */
+gchar *gst_cuda_prep_batch_dimensions (int width, int height, cudaprep::Layout layout, int batch);
 const gchar *gst_cuda_prep_tensor_type_name (cudaprep::DType dtype);
