@@ -44,6 +44,10 @@
 #include "tensorize_settings.h"
 #include "tensorizer.h"
 
+#if CUDAPREP_HAVE_CUDA
+#include <gst/cuda/gstcudamemory.h>
+#endif
+
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_tensor_batch_debug);
 #define GST_CAT_DEFAULT gst_cuda_tensor_batch_debug
 
