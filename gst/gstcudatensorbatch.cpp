@@ -40,13 +40,10 @@
 #include "gstcudatensorbatchpad.h"
 #include "pixel_format.h"
 #include "tensor_caps.h"
+#include "tensor_output.h"
 #include "tensor_pool.h"
 #include "tensorize_settings.h"
 #include "tensorizer.h"
-
-#if CUDAPREP_HAVE_CUDA
-#include <gst/cuda/gstcudamemory.h>
-#endif
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_tensor_batch_debug);
 #define GST_CAT_DEFAULT gst_cuda_tensor_batch_debug
@@ -122,16 +119,11 @@ settings_snapshot (GstCudaTensorBatch * self)
   return s;
 }
 
-/* Posts a settings error once: the same error is not posted again while streaming. */
 static void
 post_settings_error (GstCudaTensorBatch * self, const Status & st, const char *context)
 {
-  std::string &posted = self->impl->state.posted_error;
-  if (posted == st.message ())
-    return;
-  posted = st.message ();
-  GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, ("Invalid cudatensorbatch settings: %s",
-          st.message ().c_str ()), ("%s", context));
+  gst_cuda_prep_post_settings_error (GST_ELEMENT (self), self->impl->state.posted_error, st,
+      context);
 }
 
 /* The output plan for a settings snapshot. */
@@ -730,32 +722,14 @@ run_batch (GstCudaTensorBatch * self, GstBuffer * outbuf, const BatchWindow & w)
     return GST_FLOW_ERROR;
   }
 
-  /* The tensorizer writes where it runs; a GPU batch for system memory goes through scratch. */
-  const gboolean download = state.tensorizer->on_device () && !state.output_cuda;
-  GstMapFlags out_flags = GST_MAP_WRITE;
-#if CUDAPREP_HAVE_CUDA
-  if (state.tensorizer->on_device () && !download)
-    out_flags = (GstMapFlags) (GST_MAP_WRITE | GST_MAP_CUDA);
-#endif
-  GstMapInfo out_map;
-  if (!gst_buffer_map (outbuf, &out_map, out_flags)) {
-    finish_slots (self);
-    GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Could not map the output buffer"), (NULL));
-    return GST_FLOW_ERROR;
-  }
   TensorizeBatch batch;
   batch.output = state.output;
   batch.slots = state.batch.data ();
   batch.count = state.slots;
-  uint8_t *dst = download ? state.scratch.data () : out_map.data;
-  Status st = state.tensorizer->run_batch (batch, dst, state.bytes);
-  if (st.ok () && download)
-    st = cuda::copy_2d_async (out_map.data, state.bytes, state.scratch.data (), state.bytes,
-        state.bytes, 1, cuda::CopyKind::DeviceToHost, device.stream ());
-  /* The tensor is complete, and the GPU done with the input frames, before any leaves. */
-  if (st.ok ())
-    st = device.sync ();
-  gst_buffer_unmap (outbuf, &out_map);
+  Status st = gst_cuda_prep_write_tensor (device, state.tensorizer->on_device (),
+      state.output_cuda, state.scratch, outbuf, state.bytes, [&](uint8_t * dst) {
+        return state.tensorizer->run_batch (batch, dst, state.bytes);
+      });
   const gboolean unmapped = finish_slots (self);
   if (!st.ok ()) {
     GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Batch tensorize failed"), ("%s",
@@ -931,16 +905,7 @@ gst_cuda_tensor_batch_class_init (GstCudaTensorBatchClass * klass)
           "at the next batch when pads are requested or released. A fixed size keeps the caps "
           "static: slots without a pad are empty, and no more pads than slots can be "
           "requested. NULL/READY only", 0, kMaxBatchSlots, 0, ready_only));
-  g_object_class_install_property (gobject_class, PROP_DEVICE_ID,
-      g_param_spec_int ("device-id", "Device ID",
-          "CUDA device to use; -1 shares the context of neighbouring CUDA elements or takes "
-          "device 0. A device that cannot be used is a warning on the bus with backend=auto "
-          "(the CPU takes over) and an error with backend=cuda. NULL/READY only",
-          -1, G_MAXINT, -1, ready_only));
-  g_object_class_install_property (gobject_class, PROP_BACKEND,
-      g_param_spec_enum ("backend", "Backend",
-          "Where batches are made: auto uses CUDA when a device is usable, else the CPU. "
-          "NULL/READY only", GST_TYPE_CUDA_PREP_BACKEND, GST_CUDA_PREP_BACKEND_AUTO, ready_only));
+  gst_cuda_prep_device_properties_install (gobject_class, PROP_DEVICE_ID, PROP_BACKEND);
   gst_cuda_prep_tensor_properties_install (gobject_class, PROP_TENSOR_FIRST);
 
   gst_element_class_set_static_metadata (element_class, "CUDA tensor batch",

@@ -1,8 +1,6 @@
 /* Tensor properties shared by cudatensorize and cudatensorbatch, and settings -> kernel specs. */
 #include "tensorize_settings.h"
 
-#include <string>
-
 #include "pixel_format.h"
 #include "property_arrays.h"
 
@@ -269,4 +267,17 @@ gst_cuda_prep_slot_source (const TensorizeSettings & s, const std::vector<int> &
   else if (info)
     source->yuv_full_range = info->colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255;
   return Status ();
+}
+
+void
+gst_cuda_prep_post_settings_error (GstElement * element, std::string & posted, const Status & st,
+    const char *context)
+{
+  if (posted == st.message ())
+    return;
+  posted = st.message ();
+  GstElementFactory *factory = gst_element_get_factory (element);
+  GST_ELEMENT_ERROR (element, LIBRARY, SETTINGS, ("Invalid %s settings: %s",
+          factory ? GST_OBJECT_NAME (factory) : GST_ELEMENT_NAME (element), st.message ().c_str ()),
+      ("%s", context));
 }

@@ -10,6 +10,7 @@
 #include <gst/gst.h>
 #include <gst/video/video.h>
 
+#include <string>
 #include <vector>
 
 #include "tensorize.h"
@@ -87,3 +88,8 @@ cudaprep::Status gst_cuda_prep_output_spec (const TensorizeSettings & s,
  * entirely outside is an error) and the colorimetry (caps, or the yuv-* overrides). */
 cudaprep::Status gst_cuda_prep_slot_source (const TensorizeSettings & s, const std::vector<int> &roi,
     const GstVideoInfo * info, cudaprep::SlotSourceSpec * source);
+
+/* Posts "Invalid <element factory> settings: <message>" on @element, once: not again while
+ * @posted (the element's record of the last one posted) holds the same message. */
+void gst_cuda_prep_post_settings_error (GstElement * element, std::string & posted,
+    const cudaprep::Status & st, const char *context);
