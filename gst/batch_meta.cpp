@@ -32,8 +32,9 @@ gst_cuda_prep_buffer_add_batch_meta (GstBuffer * buffer, const BatchSlotMeta * s
     const BatchSlotMeta &m = slots[i];
     const cudaprep::TensorTransform &t = m.transform;
     GstStructure *s = gst_structure_new ("cudaprep/slot", "source-pad", G_TYPE_STRING,
-        m.pad_name ? m.pad_name : "", "pts", G_TYPE_UINT64, (guint64) m.pts, "empty",
-        G_TYPE_BOOLEAN, m.empty, "source-width", G_TYPE_INT, t.src_width, "source-height",
+        m.pad_name ? m.pad_name : "", "source-pts", G_TYPE_UINT64, (guint64) m.pts,
+        "region-index", G_TYPE_INT, -1, "region-id", G_TYPE_INT, -1, "empty", G_TYPE_BOOLEAN,
+        m.empty, "source-width", G_TYPE_INT, t.src_width, "source-height",
         G_TYPE_INT, t.src_height, "tensor-width", G_TYPE_INT, t.dst_width, "tensor-height",
         G_TYPE_INT, t.dst_height, NULL);
     set_doubles (s, "src-to-tensor", t.src_to_dst, 6);

@@ -32,7 +32,7 @@ bool read_slot(GstBuffer* buf, guint i, Slot* slot) {
   const GstStructure* s = gst_value_get_structure(gst_value_array_get_value(slots, i));
   const gchar* pad = gst_structure_get_string(s, "source-pad");
   slot->pad = pad ? pad : "";
-  gst_structure_get_uint64(s, "pts", &slot->pts);
+  gst_structure_get_uint64(s, "source-pts", &slot->pts);
   gst_structure_get_boolean(s, "empty", &slot->empty);
   return gst_structure_get_int(s, "source-width", &slot->t.source_width) &&
          gst_structure_get_int(s, "source-height", &slot->t.source_height) &&

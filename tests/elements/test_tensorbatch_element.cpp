@@ -73,7 +73,7 @@ SlotMeta slot_meta(GstBuffer* buf, guint i) {
   if (!slots || i >= gst_value_array_get_size(slots)) return m;
   const GstStructure* s = gst_value_get_structure(gst_value_array_get_value(slots, i));
   m.pad = gst_structure_get_string(s, "source-pad");
-  gst_structure_get_uint64(s, "pts", &m.pts);
+  gst_structure_get_uint64(s, "source-pts", &m.pts);
   gst_structure_get_boolean(s, "empty", &m.empty);
   GstCudaPrepTransform& t = m.transform;
   EXPECT_TRUE(gst_structure_get_int(s, "source-width", &t.source_width) &&
@@ -162,6 +162,11 @@ class Batcher {
     sink_ = gst_bin_get_by_name(GST_BIN(pipeline_), "out");
     bus_ = gst_element_get_bus(pipeline_);
     for (int i = 0; i < pads; i++) srcs_.push_back(gst_bin_get_by_name(GST_BIN(pipeline_), src_name(i).c_str()));
+  }
+  // One pad per caps string, each appsrc set to those caps.
+  Batcher(const std::string& props, const std::vector<std::string>& caps, bool live = false)
+      : Batcher(props, (int)caps.size(), live) {
+    for (size_t i = 0; i < caps.size(); i++) set_caps((int)i, caps[i]);
   }
   ~Batcher() {
     gst_element_set_state(pipeline_, GST_STATE_NULL);
@@ -369,9 +374,8 @@ TEST(TensorBatchElement, ShippedClipSlotsEqualCudatensorize) {
 // its slot is the pad value, marked empty. When it comes back it fills its slot again.
 TEST(TensorBatchElement, StalledLivePadTimesOutIntoAnEmptySlot) {
   const std::string props = "width=32 height=24";
-  Batcher b(props + " latency=100000000", 2, /*live=*/true);
-  b.set_caps(0, video_caps("BGR", 40, 30));
-  b.set_caps(1, video_caps("BGR", 40, 30));
+  Batcher b(props + " latency=100000000", {video_caps("BGR", 40, 30), video_caps("BGR", 40, 30)},
+            /*live=*/true);
   ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
   GstBuffer* f = photo_frame("fruits.jpg", GST_VIDEO_FORMAT_BGR, 40, 30);
   b.push(0, timed(gst_buffer_copy(f), 0, GST_SECOND / 30));
@@ -391,9 +395,7 @@ TEST(TensorBatchElement, StalledLivePadTimesOutIntoAnEmptySlot) {
 
 // Non-live: EOS on one pad leaves its slot empty while the others go on; EOS on all ends.
 TEST(TensorBatchElement, EosOnOnePadEmptiesItsSlotEosOnAllEnds) {
-  Batcher b("width=16 height=16", 2);
-  b.set_caps(0, video_caps("GRAY8", 16, 16));
-  b.set_caps(1, video_caps("RGBA", 20, 10));
+  Batcher b("width=16 height=16", {video_caps("GRAY8", 16, 16), video_caps("RGBA", 20, 10)});
   ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
   const GstClockTime d = GST_SECOND / 10;
   b.push(0, timed(test::make_frame(GST_VIDEO_FORMAT_GRAY8, 16, 16, 1).buffer, 0, d));
@@ -419,9 +421,7 @@ TEST(TensorBatchElement, EosOnOnePadEmptiesItsSlotEosOnAllEnds) {
 // Different frame rates (non-live): the batch lasts the earliest frame; a 15 fps stream fills
 // every other batch of a 30 fps one, each frame in exactly one batch.
 TEST(TensorBatchElement, DifferentFrameratesPutEachFrameInOneBatch) {
-  Batcher b("width=8 height=8", 2);
-  b.set_caps(0, video_caps("BGR", 8, 8));
-  b.set_caps(1, "video/x-raw,format=BGR,width=8,height=8,framerate=15/1");
+  Batcher b("width=8 height=8", {video_caps("BGR", 8, 8), "video/x-raw,format=BGR,width=8,height=8,framerate=15/1"});
   ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
   const GstClockTime d30 = GST_SECOND / 30, d15 = GST_SECOND / 15;
   for (int i = 0; i < 4; i++) b.push(0, timed(test::make_frame(GST_VIDEO_FORMAT_BGR, 8, 8, i).buffer, i * d30, d30));
@@ -452,8 +452,7 @@ TEST(TensorBatchElement, DifferentFrameratesPutEachFrameInOneBatch) {
 // With batch-size=0 a pad requested while playing joins at the next batch (caps W:H:3:3), and
 // one released leaves at the next batch (W:H:3:2).
 TEST(TensorBatchElement, PadAddedAndRemovedWhilePlaying) {
-  Batcher b("width=8 height=8", 2);
-  for (int i = 0; i < 2; i++) b.set_caps(i, video_caps("BGR", 8, 8));
+  Batcher b("width=8 height=8", {video_caps("BGR", 8, 8), video_caps("BGR", 8, 8)});
   ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
   const GstClockTime d = GST_SECOND / 30;
   GstClockTime t = 0;
@@ -492,9 +491,7 @@ TEST(TensorBatchElement, PadAddedAndRemovedWhilePlaying) {
 // new frame), the other pad's slot and the output caps do not change.
 TEST(TensorBatchElement, CapsChangeOnOnePadMidStream) {
   const std::string props = "width=24 height=24 resize-mode=stretch";
-  Batcher b(props, 2);
-  b.set_caps(0, video_caps("BGR", 30, 20));
-  b.set_caps(1, video_caps("NV12", 32, 18));
+  Batcher b(props, {video_caps("BGR", 30, 20), video_caps("NV12", 32, 18)});
   ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
   const GstClockTime d = GST_SECOND / 30;
   GstBuffer* a = photo_frame("baboon.jpg", GST_VIDEO_FORMAT_BGR, 30, 20);
@@ -524,9 +521,7 @@ TEST(TensorBatchElement, CapsChangeOnOnePadMidStream) {
 // Properties change while playing: a pad's roi and mean take effect at the next batch, a new
 // width renegotiates (the batch's dimensions follow).
 TEST(TensorBatchElement, PropertyChangesWhilePlaying) {
-  Batcher b("width=24 height=16", 2);
-  b.set_caps(0, video_caps("BGR", 40, 30));
-  b.set_caps(1, video_caps("NV12", 33, 21));
+  Batcher b("width=24 height=16", {video_caps("BGR", 40, 30), video_caps("NV12", 33, 21)});
   ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
   GstBuffer* f0 = photo_frame("baboon.jpg", GST_VIDEO_FORMAT_BGR, 40, 30);
   GstBuffer* f1 = photo_frame("fruits.jpg", GST_VIDEO_FORMAT_NV12, 33, 21);
@@ -567,8 +562,7 @@ TEST(TensorBatchElement, PropertyChangesWhilePlaying) {
 // A fixed batch-size keeps the caps static: slots without a pad are empty, and no more pads
 // than slots can be requested (one clear error).
 TEST(TensorBatchElement, FixedBatchSize) {
-  Batcher b("width=8 height=8 batch-size=3", 2);
-  for (int i = 0; i < 2; i++) b.set_caps(i, video_caps("BGR", 8, 8));
+  Batcher b("width=8 height=8 batch-size=3", {video_caps("BGR", 8, 8), video_caps("BGR", 8, 8)});
   ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
   for (int i = 0; i < 2; i++) b.push(i, timed(test::make_frame(GST_VIDEO_FORMAT_BGR, 8, 8, i).buffer, 0, GST_SECOND));
   GstSample* s = b.pull();
@@ -628,8 +622,7 @@ TEST(TensorBatchElement, BadSettingsAreRefusedAtStart) {
 
 // A roi entirely outside its pad's frame is an error naming the pad, once caps say the size.
 TEST(TensorBatchElement, PadRoiOutsideTheFrameIsAnError) {
-  Batcher b("width=8 height=8", 2);
-  for (int i = 0; i < 2; i++) b.set_caps(i, video_caps("BGR", 8, 8));
+  Batcher b("width=8 height=8", {video_caps("BGR", 8, 8), video_caps("BGR", 8, 8)});
   GstPad* pad = gst_element_get_static_pad(b.batch, "sink_1");
   gst_util_set_object_arg(G_OBJECT(pad), "roi", "<8,0,4,4>");
   gst_object_unref(pad);
@@ -641,8 +634,7 @@ TEST(TensorBatchElement, PadRoiOutsideTheFrameIsAnError) {
 }
 
 TEST(TensorBatchElement, CudaCapsWithoutGpuIsANegotiationError) {
-  Batcher b("width=8 height=8", 1);
-  b.set_caps(0, "video/x-raw(memory:CUDAMemory),format=BGR,width=8,height=8,framerate=30/1");
+  Batcher b("width=8 height=8", {"video/x-raw(memory:CUDAMemory),format=BGR,width=8,height=8,framerate=30/1"});
   ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
   b.push(0, timed(test::make_frame(GST_VIDEO_FORMAT_BGR, 8, 8, 1).buffer, 0, GST_SECOND));
   EXPECT_EQ(b.pull(GST_SECOND), nullptr);
