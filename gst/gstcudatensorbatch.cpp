@@ -77,6 +77,7 @@ struct BatchState
   std::vector<BatchSlotMeta> meta;
   std::vector<GstCudaTensorBatchPad *> pads;    /* this batch's pads, slot order */
   std::string posted_error;     /* the last settings error posted, so it is posted once */
+  GstClockTime last_duration = GST_CLOCK_TIME_NONE;     /* of the last batch */
 };
 
 struct GstCudaTensorBatchImpl
@@ -579,6 +580,7 @@ gst_cuda_tensor_batch_stop (GstAggregator * agg)
   release_pads (pads);
   state.have_output = FALSE;
   state.slots = 0;
+  state.last_duration = GST_CLOCK_TIME_NONE;
   impl->device.close ();
   return TRUE;
 }
@@ -758,6 +760,31 @@ any_buffer (const std::vector<GstCudaTensorBatchPad *> &pads, int slots)
   return FALSE;
 }
 
+/* A live timeout found no frame at all: no batch. The next deadline is one batch period from
+ * now, so that stalled sources are polled at the batch rate rather than in a busy loop. */
+static void
+defer_deadline (GstCudaTensorBatch * self)
+{
+  GstAggregator *agg = GST_AGGREGATOR (self);
+  GstClock *clock = gst_element_get_clock (GST_ELEMENT (self));
+  if (!clock)
+    return;
+  const GstClockTime now = gst_clock_get_time (clock);
+  gst_object_unref (clock);
+  const GstClockTime base = gst_element_get_base_time (GST_ELEMENT (self));
+  const GstClockTime last = self->impl->state.last_duration;
+  const GstClockTime latency = gst_aggregator_get_latency (agg);
+  GstClockTime step = 10 * GST_MSECOND;
+  if (GST_CLOCK_TIME_IS_VALID (last) && last > 0)
+    step = last;
+  else if (GST_CLOCK_TIME_IS_VALID (latency))
+    step = MAX (latency, step);
+  GstAggregatorPad *srcpad = GST_AGGREGATOR_PAD (GST_AGGREGATOR_SRC_PAD (agg));
+  GST_OBJECT_LOCK (self);
+  srcpad->segment.position = (now > base ? now - base : 0) + step;
+  GST_OBJECT_UNLOCK (self);
+}
+
 static GstFlowReturn
 make_batch (GstCudaTensorBatch * self)
 {
@@ -773,11 +800,7 @@ make_batch (GstCudaTensorBatch * self)
   if (!state.pads.empty () && all_eos (state.pads))
     return GST_FLOW_EOS;
   if (!any_buffer (state.pads, state.slots)) {
-    /* Live timeout with no frame at all: no batch; the next deadline moves one frame on. */
-    GST_OBJECT_LOCK (self);
-    if (GST_CLOCK_TIME_IS_VALID (srcpad->segment.position))
-      srcpad->segment.position += MAX (gst_aggregator_get_latency (agg), GST_MSECOND);
-    GST_OBJECT_UNLOCK (self);
+    defer_deadline (self);
     return GST_AGGREGATOR_FLOW_NEED_DATA;
   }
   if (!refresh_output (self))
@@ -806,6 +829,7 @@ make_batch (GstCudaTensorBatch * self)
   gst_cuda_prep_buffer_add_batch_meta (outbuf, state.meta.data (), state.slots);
   GST_BUFFER_PTS (outbuf) = w.start;
   GST_BUFFER_DURATION (outbuf) = w.duration;
+  state.last_duration = w.duration;
   GST_OBJECT_LOCK (self);
   if (GST_CLOCK_TIME_IS_VALID (w.start))
     srcpad->segment.position = w.start +

@@ -393,6 +393,29 @@ TEST(TensorBatchElement, StalledLivePadTimesOutIntoAnEmptySlot) {
   gst_buffer_unref(f);
 }
 
+// Live: when every source stalls no batch is made (no batch of empty slots); when they come
+// back, batches are made as before.
+TEST(TensorBatchElement, AllLivePadsStalledMakeNoBatch) {
+  Batcher b("width=8 height=8 latency=20000000", {video_caps("BGR", 8, 8), video_caps("BGR", 8, 8)},
+            /*live=*/true);
+  ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+  const GstClockTime d = GST_SECOND / 30;
+  for (int i = 0; i < 2; i++) b.push(i, timed(test::make_frame(GST_VIDEO_FORMAT_BGR, 8, 8, i).buffer, 0, d));
+  GstSample* s = b.pull();
+  ASSERT_NE(s, nullptr) << b.error();
+  gst_sample_unref(s);
+  EXPECT_EQ(b.pull(300 * GST_MSECOND), nullptr);
+  const GstClockTime later = GST_SECOND;  // after the stall, in running time
+  for (int i = 0; i < 2; i++) b.push(i, timed(test::make_frame(GST_VIDEO_FORMAT_BGR, 8, 8, i).buffer, later, d));
+  s = b.pull();
+  ASSERT_NE(s, nullptr) << b.error();
+  EXPECT_EQ(GST_BUFFER_PTS(gst_sample_get_buffer(s)), later);
+  EXPECT_FALSE(slot_meta(gst_sample_get_buffer(s), 0).empty);
+  EXPECT_FALSE(slot_meta(gst_sample_get_buffer(s), 1).empty);
+  gst_sample_unref(s);
+  EXPECT_EQ(b.error(), "");
+}
+
 // Non-live: EOS on one pad leaves its slot empty while the others go on; EOS on all ends.
 TEST(TensorBatchElement, EosOnOnePadEmptiesItsSlotEosOnAllEnds) {
   Batcher b("width=16 height=16", {video_caps("GRAY8", 16, 16), video_caps("RGBA", 20, 10)});
