@@ -314,7 +314,7 @@ gst_cuda_tensor_batch_update_src_caps (GstAggregator * agg, GstCaps * downstream
   gint fps_n, fps_d;
   fastest_framerate (self, &fps_n, &fps_d);
 
-  gchar *dims = gst_cuda_prep_batch_dimensions (s.width, s.height, s.layout, slots);
+  gchar *dims = gst_cuda_prep_tensor_dimensions (s.width, s.height, s.layout, slots);
   GstStructure *st = gst_structure_new ("other/tensors", "format", G_TYPE_STRING, "static",
       "num_tensors", G_TYPE_INT, 1, "types", G_TYPE_STRING, gst_cuda_prep_tensor_type_name (s.dtype),
       "dimensions", G_TYPE_STRING, dims, "framerate", GST_TYPE_FRACTION, fps_n, fps_d, NULL);

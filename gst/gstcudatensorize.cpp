@@ -32,6 +32,7 @@
 #include "property_arrays.h"
 #include "tensor_caps.h"
 #include "tensorize.h"
+#include "tensorize_batch.h"
 #include "tensorizer.h"
 
 #if CUDAPREP_HAVE_CUDA
@@ -62,6 +63,8 @@ enum
   PROP_ROI,
   PROP_YUV_MATRIX,
   PROP_YUV_RANGE,
+  PROP_ROIS,
+  PROP_BATCH_SIZE,
 };
 
 typedef enum { YUV_MATRIX_AUTO = -1 } YuvMatrixAuto;
@@ -85,27 +88,43 @@ struct TensorizeSettings
   std::vector<int> roi;         /* empty: whole frame */
   int yuv_matrix = YUV_MATRIX_AUTO;
   int yuv_range = YUV_RANGE_AUTO;
+  std::vector<std::vector<int>> rois;   /* empty: one slot, the roi (or the whole frame) */
+  int batch_size = 1;
 
   /* What the output caps say: a change renegotiates. */
   bool same_shape (const TensorizeSettings & o) const
   {
-    return width == o.width && height == o.height && layout == o.layout && dtype == o.dtype;
+    return width == o.width && height == o.height && layout == o.layout && dtype == o.dtype &&
+        batch_size == o.batch_size;
   }
   bool operator== (const TensorizeSettings & o) const
   {
     return same_shape (o) && mode == o.mode && align == o.align && pad_value == o.pad_value &&
         interpolation == o.interpolation && channel_order == o.channel_order &&
         scale == o.scale && mean == o.mean && std == o.std && roi == o.roi &&
-        yuv_matrix == o.yuv_matrix && yuv_range == o.yuv_range;
+        yuv_matrix == o.yuv_matrix && yuv_range == o.yuv_range && rois == o.rois;
   }
 };
 
 /* Streaming state: built in start / set_caps from a settings snapshot, dropped in stop. */
+/* The plans of a settings snapshot and an input: the output and one slot plan per region. */
+struct TensorizePlans
+{
+  TensorOutputPlan output {};
+  std::vector<SlotPlan> regions;        /* the rois kept, or the one roi / whole frame */
+  std::vector<int> region_index;        /* each one's index in rois; -1 when rois is not set */
+  std::string skipped;                  /* the rois skipped (outside the frame or empty) */
+};
+
 struct TensorizeState
 {
-  TensorizeSettings built_from; /* the snapshot the plan was made from */
-  TensorizePlan plan {};
+  TensorizeSettings built_from; /* the snapshot the plans were made from */
+  TensorizePlans plans;
+  TensorizePlan plan {};        /* output + first region: the single-frame path (batch-size 1) */
   gboolean have_plan = FALSE;
+  std::vector<BatchSlot> slots; /* batch-size slots, sized per caps, reused every tensor */
+  std::vector<CudaPrepSlotMeta> slot_metas;
+  size_t next_region = 0;       /* first region of the queued frame's next tensor */
   gboolean output_cuda = FALSE;
   std::unique_ptr<Tensorizer> tensorizer;
   cuda::DeviceBuffer scratch;   /* GPU path with system-memory output */
@@ -168,8 +187,8 @@ DEFINE_ENUM_TYPE (channel_order_get_type, "GstCudaTensorizeChannelOrder",
     {(gint) ChannelOrder::RGB, "R, G, B", "rgb"},
     {(gint) ChannelOrder::BGR, "B, G, R", "bgr"})
 DEFINE_ENUM_TYPE (layout_get_type, "GstCudaTensorizeLayout",
-    {(gint) Layout::NCHW, "Planar: all of channel 0, then 1, then 2 (dimensions W:H:3:1)", "nchw"},
-    {(gint) Layout::NHWC, "Interleaved channels (dimensions 3:W:H:1)", "nhwc"})
+    {(gint) Layout::NCHW, "Planar: all of channel 0, then 1, then 2 (dimensions W:H:3:B)", "nchw"},
+    {(gint) Layout::NHWC, "Interleaved channels (dimensions 3:W:H:B)", "nhwc"})
 DEFINE_ENUM_TYPE (dtype_get_type, "GstCudaTensorizeDType",
     {(gint) DType::Float32, "32-bit float", "float32"},
     {(gint) DType::Float16, "16-bit float (IEEE half, round to nearest even)", "float16"})
@@ -235,11 +254,12 @@ resolve_roi (const std::vector<int> &roi, int frame_w, int frame_h, const char *
   return Status ();
 }
 
-/* The kernel plan for a settings snapshot and an input; every invalid setting gets its own
+/* The kernel plans for a settings snapshot and an input; every invalid setting gets its own
  * message. Without @info (at start, before caps) the checks that need no caps are made, with
- * the largest frame the element takes. */
+ * the largest frame the element takes. Regions (rois) partly outside the frame are clipped to
+ * it, as roi is; regions entirely outside or empty are skipped and listed in plans->skipped. */
 static Status
-build_plan (const TensorizeSettings & s, const GstVideoInfo * info, TensorizePlan * plan)
+build_plans (const TensorizeSettings & s, const GstVideoInfo * info, TensorizePlans * plans)
 {
   TensorizeConfig cfg;
   std::string err;
@@ -284,7 +304,46 @@ build_plan (const TensorizeSettings & s, const GstVideoInfo * info, TensorizePla
   else if (info)
     cfg.yuv_full_range = info->colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255;
 
-  return make_tensorize_plan (cfg, plan);
+  TensorizePlans p;
+  CUDAPREP_RETURN_IF_ERROR (make_output_plan (cfg, &p.output));
+  if (s.rois.empty ()) {
+    p.regions.emplace_back ();
+    p.region_index.push_back (-1);
+    CUDAPREP_RETURN_IF_ERROR (make_slot_plan (cfg, cfg, &p.regions.back ()));
+  }
+  for (size_t i = 0; i < s.rois.size (); i++) {
+    const std::string which = "rois item " + std::to_string (i);
+    if (s.rois[i].size () != 4)
+      return Status::error (which + " needs 4 values <x, y, width, height>, got " +
+          std::to_string (s.rois[i].size ()));
+    Rect r;
+    Status clipped = resolve_roi (s.rois[i], cfg.src_width, cfg.src_height, frame_desc.c_str (), &r);
+    if (!clipped.ok ()) {
+      p.skipped += (p.skipped.empty ()? "" : "; ") + which + ": " + clipped.message ();
+      continue;
+    }
+    SlotSourceSpec source = cfg;
+    source.roi = r;
+    p.regions.emplace_back ();
+    p.region_index.push_back ((int) i);
+    CUDAPREP_RETURN_IF_ERROR (make_slot_plan (cfg, source, &p.regions.back ()));
+  }
+  *plans = std::move (p);
+  return Status ();
+}
+
+/* Makes @state's plans from a snapshot: the single-frame plan and the regions. One warning names
+ * the regions that are skipped. */
+static void
+adopt_plans (GstCudaTensorize * self, TensorizePlans && plans)
+{
+  TensorizeState &state = self->impl->state;
+  if (!plans.skipped.empty ())
+    GST_ELEMENT_WARNING (self, STREAM, FORMAT, ("Regions skipped"),
+        ("%s (they never fill a slot)", plans.skipped.c_str ()));
+  state.plans = std::move (plans);
+  state.plan = combine_plan (state.plans.output,
+      state.plans.regions.empty ()? SlotPlan {} : state.plans.regions[0]);
 }
 
 /* Posts a settings error once: the same error is not posted again while streaming. */
@@ -311,12 +370,13 @@ settings_snapshot (GstCudaTensorize * self)
 /* ---- caps ----------------------------------------------------------------------------- */
 
 static void
-output_geometry (GstCudaTensorize * self, int *w, int *h, Layout * layout, DType * dtype)
+output_geometry (GstCudaTensorize * self, int *w, int *h, int *batch, Layout * layout, DType * dtype)
 {
   GST_OBJECT_LOCK (self);
   const TensorizeSettings &s = self->impl->settings;
   *w = s.width;
   *h = s.height;
+  *batch = s.batch_size;
   *layout = s.layout;
   *dtype = s.dtype;
   GST_OBJECT_UNLOCK (self);
@@ -348,11 +408,11 @@ gst_cuda_tensorize_transform_caps (GstBaseTransform * trans, GstPadDirection dir
     GstStructure *out;
 
     if (direction == GST_PAD_SINK) {
-      int w, h;
+      int w, h, batch;
       Layout layout;
       DType dtype;
-      output_geometry (self, &w, &h, &layout, &dtype);
-      gchar *dims = gst_cuda_prep_tensor_dimensions (w, h, layout);
+      output_geometry (self, &w, &h, &batch, &layout, &dtype);
+      gchar *dims = gst_cuda_prep_tensor_dimensions (w, h, layout, batch);
       out = gst_structure_new ("other/tensors", "format", G_TYPE_STRING, "static",
           "num_tensors", G_TYPE_INT, 1, "types", G_TYPE_STRING, gst_cuda_prep_tensor_type_name (dtype),
           "dimensions", G_TYPE_STRING, dims, NULL);
@@ -408,7 +468,7 @@ gst_cuda_tensorize_transform_size (GstBaseTransform * trans, GstPadDirection dir
   const TensorizeState &state = GST_CUDA_TENSORIZE (trans)->impl->state;
   if (direction != GST_PAD_SINK || !state.have_plan)
     return FALSE;
-  *othersize = tensor_bytes (state.plan);
+  *othersize = batch_bytes (state.plans.output, (int) state.slots.size ());
   return TRUE;
 }
 
@@ -458,9 +518,9 @@ gst_cuda_tensorize_start (GstBaseTransform * trans)
 {
   GstCudaTensorize *self = GST_CUDA_TENSORIZE (trans);
   TensorizeState &state = self->impl->state;
-  TensorizePlan plan;
+  TensorizePlans plans;
   state.posted_error.clear ();
-  Status st = build_plan (settings_snapshot (self), NULL, &plan);
+  Status st = build_plans (settings_snapshot (self), NULL, &plans);
   if (!st.ok ()) {
     post_settings_error (self, st, "checked at start, before caps");
     return FALSE;
@@ -478,7 +538,8 @@ gst_cuda_tensorize_configure (GstCudaPrepBase * base, GstCaps * incaps, GstCaps 
 
   state.built_from = settings_snapshot (self);
   state.have_plan = FALSE;
-  Status st = build_plan (state.built_from, info, &state.plan);
+  TensorizePlans plans;
+  Status st = build_plans (state.built_from, info, &plans);
   if (!st.ok ()) {
     gchar *caps = gst_caps_to_string (incaps);
     post_settings_error (self, st, (std::string ("input caps ") + caps).c_str ());
@@ -491,7 +552,11 @@ gst_cuda_tensorize_configure (GstCudaPrepBase * base, GstCaps * incaps, GstCaps 
       info->colorimetry.matrix != GST_VIDEO_COLOR_MATRIX_BT2020)
     GST_WARNING_OBJECT (self, "colour matrix %d not supported, using BT.601",
         info->colorimetry.matrix);
+  adopt_plans (self, std::move (plans));
   state.have_plan = TRUE;
+  state.next_region = 0;
+  state.slots.assign (state.built_from.batch_size, BatchSlot ());
+  state.slot_metas.assign (state.built_from.batch_size, CudaPrepSlotMeta ());
   state.output_cuda = gst_cuda_prep_caps_has_cuda_feature (outcaps, 0);
   state.tensorizer = device.gpu () ? make_tensorizer_cuda (device.stream ()) : make_tensorizer_cpu ();
 
@@ -501,8 +566,9 @@ gst_cuda_tensorize_configure (GstCudaPrepBase * base, GstCaps * incaps, GstCaps 
       return FALSE;
     device.sync ();             /* the old scratch may still be read */
     state.scratch.reset ();
-    if (!state.output_cuda)
-      st = state.scratch.allocate (tensor_bytes (state.plan));
+    st = state.tensorizer->reserve (state.built_from.batch_size);
+    if (st.ok () && !state.output_cuda)
+      st = state.scratch.allocate (batch_bytes (state.plans.output, state.built_from.batch_size));
     if (!st.ok ()) {
       GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT, ("Could not allocate CUDA memory"),
           ("%s", st.message ().c_str ()));
@@ -532,7 +598,7 @@ gst_cuda_tensorize_decide_allocation (GstBaseTransform * trans, GstQuery * query
   const TensorizeState &state = self->impl->state;
   if (!outcaps || !state.have_plan)
     return FALSE;
-  const gsize bytes = tensor_bytes (state.plan);
+  const gsize bytes = batch_bytes (state.plans.output, (int) state.slots.size ());
 
 #if CUDAPREP_HAVE_CUDA
   if (state.output_cuda) {
@@ -641,14 +707,14 @@ refresh_plan (GstCudaTensorize * self)
   if (!changed || !snapshot.same_shape (state.built_from))
     return TRUE;
 
-  TensorizePlan plan;
-  Status st = build_plan (snapshot, gst_cuda_prep_base_input (GST_CUDA_PREP_BASE (self)).info (),
-      &plan);
+  TensorizePlans plans;
+  Status st = build_plans (snapshot, gst_cuda_prep_base_input (GST_CUDA_PREP_BASE (self)).info (),
+      &plans);
   if (!st.ok ()) {
     post_settings_error (self, st, "changed while playing");
     return FALSE;
   }
-  state.plan = plan;
+  adopt_plans (self, std::move (plans));
   state.built_from = std::move (snapshot);
   return TRUE;
 }
@@ -662,14 +728,8 @@ gst_cuda_tensorize_transform (GstBaseTransform * trans, GstBuffer * inbuf, GstBu
   CudaPrepDevice &device = gst_cuda_prep_base_device (base);
   CudaPrepVideoInput &input = gst_cuda_prep_base_input (base);
 
-  if (!state.have_plan) {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("No caps negotiated before the first buffer"), (NULL));
-    return GST_FLOW_NOT_NEGOTIATED;
-  }
-  if (!refresh_plan (self))
-    return GST_FLOW_ERROR;
-
-  const gsize bytes = tensor_bytes (state.plan);
+  const int batch = (int) state.slots.size ();
+  const gsize bytes = batch_bytes (state.plans.output, batch);
   if (gst_buffer_get_size (outbuf) < bytes) {
     GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Output buffer too small"),
         ("%" G_GSIZE_FORMAT " < %" G_GSIZE_FORMAT, gst_buffer_get_size (outbuf), bytes));
@@ -698,7 +758,35 @@ gst_cuda_tensorize_transform (GstBaseTransform * trans, GstBuffer * inbuf, GstBu
     GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Could not map the output buffer"), (NULL));
     return GST_FLOW_ERROR;
   }
-  Status st = state.tensorizer->run (state.plan, view, download ? state.scratch.data () : out_map.data);
+  /* Slots [next_region, next_region + batch) of this frame's regions; the rest are empty. */
+  const size_t n_regions = state.plans.regions.size ();
+  for (int k = 0; k < batch; k++) {
+    const size_t r = state.next_region + k;
+    BatchSlot &slot = state.slots[k];
+    CudaPrepSlotMeta &meta = state.slot_metas[k];
+    slot.empty = r >= n_regions;
+    meta = CudaPrepSlotMeta ();
+    meta.empty = slot.empty;
+    meta.source_pts = GST_BUFFER_PTS (inbuf);
+    if (slot.empty) {
+      meta.transform.dst_width = state.plans.output.dst_width;
+      meta.transform.dst_height = state.plans.output.dst_height;
+      continue;
+    }
+    slot.plan = state.plans.regions[r];
+    slot.src = view;
+    meta.transform = slot.plan.transform;
+    meta.source_rect = slot.plan.roi;
+    meta.region_index = state.plans.region_index[r];
+  }
+  TensorizeBatch tb;
+  tb.output = state.plans.output;
+  tb.slots = state.slots.data ();
+  tb.count = batch;
+  void *dst = download ? state.scratch.data () : out_map.data;
+  /* A batch of one frame keeps the single-frame kernel (no slot table upload). */
+  Status st = batch == 1 && !state.slots[0].empty ?
+      state.tensorizer->run (state.plan, view, dst) : state.tensorizer->run_batch (tb, dst, bytes);
   if (st.ok () && download)
     st = cuda::copy_2d_async (out_map.data, bytes, state.scratch.data (), bytes, bytes, 1,
         cuda::CopyKind::DeviceToHost, device.stream ());
@@ -714,8 +802,43 @@ gst_cuda_tensorize_transform (GstBaseTransform * trans, GstBuffer * inbuf, GstBu
   }
   if (!unmapped)
     return GST_FLOW_ERROR;
-  gst_cuda_prep_buffer_add_transform_meta (outbuf, state.plan.transform, state.plan.roi);
+  gst_cuda_prep_buffer_add_batch_transform_meta (outbuf, state.slot_metas.data (), batch);
   return GST_FLOW_OK;
+}
+
+/* One input frame gives ceil(regions / batch-size) tensors (at least one): GstBaseTransform
+ * calls this until it returns no buffer, and the frame stays queued until its last tensor. */
+static GstFlowReturn
+gst_cuda_tensorize_generate_output (GstBaseTransform * trans, GstBuffer ** outbuf)
+{
+  GstCudaTensorize *self = GST_CUDA_TENSORIZE (trans);
+  TensorizeState &state = self->impl->state;
+  GstBuffer *inbuf = trans->queued_buf;
+  *outbuf = NULL;
+  if (!inbuf)
+    return GST_FLOW_OK;
+  GstFlowReturn ret = GST_FLOW_OK;
+  if (!state.have_plan) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("No caps negotiated before the first buffer"), (NULL));
+    ret = GST_FLOW_NOT_NEGOTIATED;
+  } else if (state.next_region == 0 && !refresh_plan (self)) {
+    ret = GST_FLOW_ERROR;       /* settings are taken between frames, never between its tensors */
+  }
+  if (ret == GST_FLOW_OK)
+    ret = GST_BASE_TRANSFORM_GET_CLASS (trans)->prepare_output_buffer (trans, inbuf, outbuf);
+  if (ret == GST_FLOW_OK)
+    ret = gst_cuda_tensorize_transform (trans, inbuf, *outbuf);
+  state.next_region += state.slots.size ();
+  if (ret != GST_FLOW_OK && *outbuf) {
+    gst_buffer_unref (*outbuf);
+    *outbuf = NULL;
+  }
+  if (ret != GST_FLOW_OK || state.next_region >= state.plans.regions.size ()) {
+    trans->queued_buf = NULL;
+    gst_buffer_unref (inbuf);
+    state.next_region = 0;
+  }
+  return ret;
 }
 
 static gboolean
@@ -730,6 +853,7 @@ gst_cuda_tensorize_stop (GstBaseTransform * trans)
     state.scratch.reset ();
   }
   state.have_plan = FALSE;
+  state.next_region = 0;
   state.tensorizer.reset ();
   return GST_BASE_TRANSFORM_CLASS (parent_class)->stop (trans);
 }
@@ -761,6 +885,8 @@ gst_cuda_tensorize_set_property (GObject * object, guint prop_id, const GValue *
     case PROP_ROI: s.roi = gst_cuda_prep_vector_from_array<int> (value); break;
     case PROP_YUV_MATRIX: s.yuv_matrix = g_value_get_enum (value); break;
     case PROP_YUV_RANGE: s.yuv_range = g_value_get_enum (value); break;
+    case PROP_ROIS: s.rois = gst_cuda_prep_rects_from_array (value); break;
+    case PROP_BATCH_SIZE: geometry = s.batch_size != g_value_get_int (value); s.batch_size = g_value_get_int (value); break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -796,6 +922,8 @@ gst_cuda_tensorize_get_property (GObject * object, guint prop_id, GValue * value
     case PROP_ROI: gst_cuda_prep_vector_to_array (s.roi, value); break;
     case PROP_YUV_MATRIX: g_value_set_enum (value, s.yuv_matrix); break;
     case PROP_YUV_RANGE: g_value_set_enum (value, s.yuv_range); break;
+    case PROP_ROIS: gst_cuda_prep_rects_to_array (s.rois, value); break;
+    case PROP_BATCH_SIZE: g_value_set_int (value, s.batch_size); break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -871,6 +999,17 @@ gst_cuda_tensorize_class_init (GstCudaTensorizeClass * klass)
           "YUV quantisation range; auto takes it from the caps colorimetry", yuv_range_get_type (),
           YUV_RANGE_AUTO, rw));
 
+  g_object_class_install_property (gobject_class, PROP_ROIS,
+      gst_cuda_prep_param_spec_rects ("rois", "Regions of interest",
+          "Regions \"<<x, y, width, height>, ...>\" of each frame, one batch slot each (roi is "
+          "then not used). Regions partly outside the frame are clipped to it; regions entirely "
+          "outside or empty are skipped with a warning. More regions than batch-size give several "
+          "tensors for the same frame; the meta's slots say which region each slot came from", rw));
+  g_object_class_install_property (gobject_class, PROP_BATCH_SIZE,
+      g_param_spec_int ("batch-size", "Batch size",
+          "Slots per tensor (the last dimension of the caps, fixed so that caps stay static); "
+          "slots without a region hold the pad value and are marked empty in the meta",
+          1, kMaxBatchSlots, 1, rw));
   gst_element_class_set_static_metadata (element_class, "CUDA tensorize",
       "Filter/Converter/Video/Scaler/Hardware",
       "Resize (letterbox/stretch/crop), colour-convert, normalise and lay out video frames "
@@ -886,7 +1025,10 @@ gst_cuda_tensorize_class_init (GstCudaTensorizeClass * klass)
   trans_class->decide_allocation = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_decide_allocation);
   trans_class->propose_allocation = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_propose_allocation);
   trans_class->transform_meta = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_transform_meta);
+  /* generate_output calls transform once per tensor; transform stays set all the same, since a
+   * GstBaseTransform without transform or transform_ip is taken for a passthrough element. */
   trans_class->transform = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_transform);
+  trans_class->generate_output = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_generate_output);
   trans_class->start = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_start);
   trans_class->stop = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_stop);
   trans_class->sink_event = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_sink_event);

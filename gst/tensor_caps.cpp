@@ -1,13 +1,7 @@
 #include "tensor_caps.h"
 
 gchar *
-gst_cuda_prep_tensor_dimensions (int width, int height, cudaprep::Layout layout)
-{
-  return gst_cuda_prep_batch_dimensions (width, height, layout, 1);
-}
-
-gchar *
-gst_cuda_prep_batch_dimensions (int width, int height, cudaprep::Layout layout, int batch)
+gst_cuda_prep_tensor_dimensions (int width, int height, cudaprep::Layout layout, int batch)
 {
   if (layout == cudaprep::Layout::NCHW)
     return g_strdup_printf ("%d:%d:3:%d", width, height, batch);
