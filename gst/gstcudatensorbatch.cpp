@@ -35,7 +35,6 @@
 #include <string>
 #include <vector>
 
-#include "batch_meta.h"
 #include "gstcudaprepbase.h"
 #include "gstcudatensorbatchpad.h"
 #include "pixel_format.h"
@@ -44,6 +43,7 @@
 #include "tensor_pool.h"
 #include "tensorize_settings.h"
 #include "tensorizer.h"
+#include "transform_meta.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_tensor_batch_debug);
 #define GST_CAT_DEFAULT gst_cuda_tensor_batch_debug
@@ -74,7 +74,7 @@ struct BatchState
   std::unique_ptr<Tensorizer> tensorizer;
   cuda::DeviceBuffer scratch;   /* GPU path with system-memory output */
   std::vector<BatchSlot> batch; /* sized at negotiation: no allocation per batch */
-  std::vector<BatchSlotMeta> meta;
+  std::vector<CudaPrepSlotMeta> meta;
   std::vector<GstCudaTensorBatchPad *> pads;    /* this batch's pads, slot order */
   std::string posted_error;     /* the last settings error posted, so it is posted once */
   GstClockTime last_duration = GST_CLOCK_TIME_NONE;     /* of the last batch */
@@ -373,7 +373,7 @@ gst_cuda_tensor_batch_negotiated_src_caps (GstAggregator * agg, GstCaps * caps)
   state.output_cuda = gst_cuda_prep_caps_has_cuda_feature (caps, 0);
   state.bytes = batch_bytes (state.output, state.slots);
   state.batch.assign (state.slots, BatchSlot ());
-  state.meta.assign (state.slots, BatchSlotMeta ());
+  state.meta.assign (state.slots, CudaPrepSlotMeta ());
   state.pads.reserve (state.slots + 8);
 
   CudaPrepScopedContext ctx (device, GST_ELEMENT (self));
@@ -651,11 +651,11 @@ fill_slot (GstCudaTensorBatch * self, int i, GstCudaTensorBatchPad * pad, const 
   BatchState &state = self->impl->state;
   CudaTensorBatchPadState &ps = gst_cuda_tensor_batch_pad_state (pad);
   BatchSlot &slot = state.batch[i];
-  BatchSlotMeta &meta = state.meta[i];
+  CudaPrepSlotMeta &meta = state.meta[i];
   slot.empty = true;
-  meta.empty = TRUE;
-  meta.pad_name = GST_PAD_NAME (pad);
-  meta.pts = GST_CLOCK_TIME_NONE;
+  meta = CudaPrepSlotMeta ();
+  meta.empty = true;
+  meta.source_pad = GST_PAD_NAME (pad);
 
   GstBuffer *buf = gst_aggregator_pad_peek_buffer (GST_AGGREGATOR_PAD (pad));
   if (!buf)
@@ -665,7 +665,7 @@ fill_slot (GstCudaTensorBatch * self, int i, GstCudaTensorBatchPad * pad, const 
   if (!take)
     return TRUE;
   ps.buffer = gst_aggregator_pad_pop_buffer (GST_AGGREGATOR_PAD (pad));
-  meta.pts = GST_BUFFER_PTS (ps.buffer);
+  meta.source_pts = GST_BUFFER_PTS (ps.buffer);
   /* A gap (GAP event, or a gap buffer) holds no frame: the slot stays empty. */
   if (GST_BUFFER_FLAG_IS_SET (ps.buffer, GST_BUFFER_FLAG_GAP) &&
       gst_buffer_get_size (ps.buffer) == 0)
@@ -678,9 +678,9 @@ fill_slot (GstCudaTensorBatch * self, int i, GstCudaTensorBatchPad * pad, const 
   ps.mapped = TRUE;
   slot.plan = ps.plan;
   slot.empty = false;
-  meta.empty = FALSE;
+  meta.empty = false;
   meta.transform = ps.plan.transform;
-  meta.roi = ps.plan.roi;
+  meta.source_rect = ps.plan.roi;
   return TRUE;
 }
 
@@ -716,7 +716,8 @@ run_batch (GstCudaTensorBatch * self, GstBuffer * outbuf, const BatchWindow & w)
       ok = ok && fill_slot (self, i, pads[i], w);
     } else {
       state.batch[i].empty = true;      /* no pad for this slot */
-      state.meta[i] = BatchSlotMeta ();
+      state.meta[i] = CudaPrepSlotMeta ();
+      state.meta[i].empty = true;
     }
   }
   if (!ok) {
@@ -826,7 +827,7 @@ make_batch (GstCudaTensorBatch * self)
     gst_buffer_unref (outbuf);
     return ret;
   }
-  gst_cuda_prep_buffer_add_batch_meta (outbuf, state.meta.data (), state.slots);
+  gst_cuda_prep_buffer_add_batch_transform_meta (outbuf, state.meta.data (), state.slots);
   GST_BUFFER_PTS (outbuf) = w.start;
   GST_BUFFER_DURATION (outbuf) = w.duration;
   state.last_duration = w.duration;

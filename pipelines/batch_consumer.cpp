@@ -16,32 +16,13 @@
 
 namespace {
 
-// Slot i of the batch meta: source pad, PTS, empty flag and transform.
-struct Slot {
-  std::string pad;
-  guint64 pts = GST_CLOCK_TIME_NONE;
-  gboolean empty = TRUE;
-  GstCudaPrepTransform t{};
-};
-
-bool read_slot(GstBuffer* buf, guint i, Slot* slot) {
+// The "source-pad" field of slot i: which camera (sink pad) the slot holds.
+std::string slot_source_pad(GstBuffer* buf, guint i) {
   GstCustomMeta* meta = gst_buffer_get_custom_meta(buf, GST_CUDAPREP_TRANSFORM_META_NAME);
-  if (!meta) return false;
-  const GValue* slots = gst_structure_get_value(gst_custom_meta_get_structure(meta), "slots");
-  if (!slots || i >= gst_value_array_get_size(slots)) return false;
-  const GstStructure* s = gst_value_get_structure(gst_value_array_get_value(slots, i));
-  const gchar* pad = gst_structure_get_string(s, "source-pad");
-  slot->pad = pad ? pad : "";
-  gst_structure_get_uint64(s, "source-pts", &slot->pts);
-  gst_structure_get_boolean(s, "empty", &slot->empty);
-  return gst_structure_get_int(s, "source-width", &slot->t.source_width) &&
-         gst_structure_get_int(s, "source-height", &slot->t.source_height) &&
-         gst_structure_get_int(s, "tensor-width", &slot->t.tensor_width) &&
-         gst_structure_get_int(s, "tensor-height", &slot->t.tensor_height) &&
-         gst_cudaprep_read_doubles_(s, "tensor-to-src", slot->t.tensor_to_src, 6) &&
-         gst_cudaprep_read_doubles_(s, "src-to-tensor", slot->t.src_to_tensor, 6) &&
-         gst_cudaprep_read_doubles_(s, "active-rect", slot->t.active_rect, 4) &&
-         gst_cudaprep_read_doubles_(s, "source-rect", slot->t.source_rect, 4);
+  const GValue* slots = meta ? gst_structure_get_value(gst_custom_meta_get_structure(meta), "slots") : nullptr;
+  if (!slots || i >= gst_value_array_get_size(slots)) return "";
+  const gchar* pad = gst_structure_get_string(gst_value_get_structure(gst_value_array_get_value(slots, i)), "source-pad");
+  return pad ? pad : "";
 }
 
 }  // namespace
@@ -79,20 +60,21 @@ int main(int argc, char** argv) {
       std::printf("batch %s %s, %zu bytes\n", dims, gst_structure_get_string(s, "types"),
                   (size_t)gst_buffer_get_size(buf));
     for (int i = 0; i < slots; i++) {
-      Slot slot;
-      if (!read_slot(buf, i, &slot)) {
+      GstCudaPrepSlotInfo info;
+      GstCudaPrepTransform t;
+      if (!gst_cudaprep_buffer_get_slot_info(buf, i, &info) || !gst_cudaprep_buffer_get_slot_transform(buf, i, &t)) {
         std::fprintf(stderr, "batch %d: no meta for slot %d\n", batches, i);
         continue;
       }
-      slot.empty ? empty++ : filled++;
-      if (batches != 0 || slot.empty) continue;
+      info.empty ? empty++ : filled++;
+      if (batches != 0 || info.empty) continue;
       // A detection in slot i (tensor pixels), mapped back to that camera's frame.
-      double box[4] = {slot.t.active_rect[0] + 10, slot.t.active_rect[1] + 10, 100, 50}, out[4];
-      gst_cudaprep_transform_box_to_frame(&slot.t, box, out);
+      double box[4] = {t.active_rect[0] + 10, t.active_rect[1] + 10, 100, 50}, out[4];
+      gst_cudaprep_transform_box_to_frame(&t, box, out);
       std::printf("slot %d: %s pts %" GST_TIME_FORMAT " frame %dx%d: tensor box (%.1f, %.1f, %.1f x %.1f) -> "
                   "frame box (%.1f, %.1f, %.1f x %.1f)\n",
-                  i, slot.pad.c_str(), GST_TIME_ARGS(slot.pts), slot.t.source_width, slot.t.source_height, box[0],
-                  box[1], box[2], box[3], out[0], out[1], out[2], out[3]);
+                  i, slot_source_pad(buf, i).c_str(), GST_TIME_ARGS(info.source_pts), t.source_width,
+                  t.source_height, box[0], box[1], box[2], box[3], out[0], out[1], out[2], out[3]);
     }
     batches++;
     gst_sample_unref(sample);
