@@ -86,6 +86,7 @@ struct GstCudaTensorBatchImpl
   TensorizeSettings settings;
   CudaPrepDeviceSettings device_settings;
   guint batch_size = 0;
+  std::vector<GstCudaTensorBatchPad *> released;        /* pads released, staging not freed */
   /* Streaming. */
   CudaPrepDevice device;
   BatchState state;
@@ -263,12 +264,33 @@ static void
 gst_cuda_tensor_batch_release_pad (GstElement * element, GstPad * pad)
 {
   GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (element);
-  GST_ELEMENT_CLASS (parent_class)->release_pad (element, pad);
+  /* Its GPU staging is freed by the streaming thread with the context current (drop_released),
+   * not whenever the pad dies. */
   GST_OBJECT_LOCK (self);
+  self->impl->released.push_back (GST_CUDA_TENSOR_BATCH_PAD (gst_object_ref (pad)));
   const guint batch_size = self->impl->batch_size;
   GST_OBJECT_UNLOCK (self);
+  GST_ELEMENT_CLASS (parent_class)->release_pad (element, pad);
   if (batch_size == 0)
     gst_pad_mark_reconfigure (GST_AGGREGATOR_SRC_PAD (self));
+}
+
+/* Frees what released pads held on the device, with the context current. Streaming thread,
+ * stop or finalize. */
+static void
+drop_released (GstCudaTensorBatch * self)
+{
+  std::vector<GstCudaTensorBatchPad *> released;
+  GST_OBJECT_LOCK (self);
+  released.swap (self->impl->released);
+  GST_OBJECT_UNLOCK (self);
+  if (released.empty ())
+    return;
+  CudaPrepScopedContext ctx (self->impl->device, GST_ELEMENT (self));
+  for (GstCudaTensorBatchPad * pad : released) {
+    gst_cuda_tensor_batch_pad_state (pad).input.reset ();
+    gst_object_unref (pad);
+  }
 }
 
 /* ---- caps ----------------------------------------------------------------------------- */
@@ -574,6 +596,7 @@ gst_cuda_tensor_batch_stop (GstAggregator * agg)
       ps.input.reset ();
       ps.have_caps = ps.have_plan = FALSE;
     }
+    drop_released (self);
     state.scratch.reset ();
     state.tensorizer.reset ();  /* its CUDA slot table needs the context */
   }
@@ -845,6 +868,7 @@ gst_cuda_tensor_batch_aggregate (GstAggregator * agg, gboolean timeout)
 {
   GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (agg);
   BatchState &state = self->impl->state;
+  drop_released (self);
   collect_pads (self, state.pads);
   /* A timeout only means that some pads have no frame: their slots are empty. */
   GstFlowReturn ret = make_batch (self);
@@ -907,6 +931,7 @@ gst_cuda_tensor_batch_get_property (GObject * object, guint prop_id, GValue * va
 static void
 gst_cuda_tensor_batch_finalize (GObject * object)
 {
+  drop_released (GST_CUDA_TENSOR_BATCH (object));
   delete GST_CUDA_TENSOR_BATCH (object)->impl;
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
