@@ -23,6 +23,7 @@
  */
 #include "gstcudatensorize.h"
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -65,6 +66,11 @@ enum
   PROP_YUV_RANGE,
   PROP_ROIS,
   PROP_BATCH_SIZE,
+  PROP_ROI_META,
+  PROP_ROI_TYPE,
+  PROP_ROI_MIN_SIZE,
+  PROP_ROI_MAX_SIZE,
+  PROP_ROI_MARGIN,
 };
 
 typedef enum { YUV_MATRIX_AUTO = -1 } YuvMatrixAuto;
@@ -90,6 +96,10 @@ struct TensorizeSettings
   int yuv_range = YUV_RANGE_AUTO;
   std::vector<std::vector<int>> rois;   /* empty: one slot, the roi (or the whole frame) */
   int batch_size = 1;
+  bool roi_meta = false;                /* regions from upstream GstVideoRegionOfInterestMeta */
+  std::string roi_type;                 /* only metas of this roi-type; empty: any */
+  int roi_min_size = 0, roi_max_size = 0; /* region width and height bounds; max 0: none */
+  double roi_margin = 0.0;              /* fraction of a region's size added on each side */
 
   /* What the output caps say: a change renegotiates. */
   bool same_shape (const TensorizeSettings & o) const
@@ -102,7 +112,9 @@ struct TensorizeSettings
     return same_shape (o) && mode == o.mode && align == o.align && pad_value == o.pad_value &&
         interpolation == o.interpolation && channel_order == o.channel_order &&
         scale == o.scale && mean == o.mean && std == o.std && roi == o.roi &&
-        yuv_matrix == o.yuv_matrix && yuv_range == o.yuv_range && rois == o.rois;
+        yuv_matrix == o.yuv_matrix && yuv_range == o.yuv_range && rois == o.rois &&
+        roi_meta == o.roi_meta && roi_type == o.roi_type && roi_min_size == o.roi_min_size &&
+        roi_max_size == o.roi_max_size && roi_margin == o.roi_margin;
   }
 };
 
@@ -112,19 +124,23 @@ struct TensorizePlans
 {
   TensorOutputPlan output {};
   std::vector<SlotPlan> regions;        /* the rois kept, or the one roi / whole frame */
-  std::vector<int> region_index;        /* each one's index in rois; -1 when rois is not set */
-  std::string skipped;                  /* the rois skipped (outside the frame or empty) */
+  std::vector<int> region_index;        /* each one's index in rois or among the frame's ROI
+                                         * metas; -1 for the roi / whole frame */
+  std::vector<int> region_id;           /* the ROI meta's id; -1 if none */
+  std::string skipped;                  /* the regions skipped (outside the frame or empty) */
+  TensorizeConfig cfg;                  /* what the slot plans are made from (roi aside) */
+  std::string frame_desc;
 };
 
 struct TensorizeState
 {
   TensorizeSettings built_from; /* the snapshot the plans were made from */
   TensorizePlans plans;
-  TensorizePlan plan {};        /* output + first region: the single-frame path (batch-size 1) */
   gboolean have_plan = FALSE;
   std::vector<BatchSlot> slots; /* batch-size slots, sized per caps, reused every tensor */
   std::vector<CudaPrepSlotMeta> slot_metas;
   size_t next_region = 0;       /* first region of the queued frame's next tensor */
+  gboolean warned_meta_skip = FALSE; /* roi-meta: regions skipped are warned about once */
   gboolean output_cuda = FALSE;
   std::unique_ptr<Tensorizer> tensorizer;
   cuda::DeviceBuffer scratch;   /* GPU path with system-memory output */
@@ -228,6 +244,8 @@ rect_text (const Rect & r)
       "," + std::to_string (r.h) + ">";
 }
 
+static Status clip_roi (const Rect & r, int frame_w, int frame_h, const char *frame_desc, Rect * out);
+
 /* The roi property as the rectangle of a frame_w x frame_h frame it selects: clipped to the
  * frame (documented); an empty result is an error. */
 static Status
@@ -241,7 +259,13 @@ resolve_roi (const std::vector<int> &roi, int frame_w, int frame_h, const char *
   if (roi.size () != 4)
     return Status::error ("roi needs 4 values <x, y, width, height>, got " +
         std::to_string (roi.size ()));
-  const Rect r {roi[0], roi[1], roi[2], roi[3]};
+  return clip_roi (Rect {roi[0], roi[1], roi[2], roi[3]}, frame_w, frame_h, frame_desc, out);
+}
+
+/* A rectangle clipped to the frame (documented); an empty result is an error. */
+static Status
+clip_roi (const Rect & r, int frame_w, int frame_h, const char *frame_desc, Rect * out)
+{
   if (r.empty ())
     return Status::error ("roi width and height must be positive, got " + std::to_string (r.w) +
         "x" + std::to_string (r.h));
@@ -253,6 +277,9 @@ resolve_roi (const std::vector<int> &roi, int frame_w, int frame_h, const char *
   *out = Rect {(int) x0, (int) y0, (int) (x1 - x0), (int) (y1 - y0)};
   return Status ();
 }
+
+static Status add_region (TensorizePlans * p, const Rect & r, double margin, const char *kind, int index,
+    int id);
 
 /* The kernel plans for a settings snapshot and an input; every invalid setting gets its own
  * message. Without @info (at start, before caps) the checks that need no caps are made, with
@@ -304,36 +331,61 @@ build_plans (const TensorizeSettings & s, const GstVideoInfo * info, TensorizePl
   else if (info)
     cfg.yuv_full_range = info->colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255;
 
+  if (!(s.roi_margin >= 0.0 && s.roi_margin <= 10.0))
+    return Status::error ("roi-margin " + std::to_string (s.roi_margin) + " is out of range (0..10)");
+  if (s.roi_max_size > 0 && s.roi_max_size < s.roi_min_size)
+    return Status::error ("roi-max-size " + std::to_string (s.roi_max_size) + " is below roi-min-size " +
+        std::to_string (s.roi_min_size));
   TensorizePlans p;
+  p.cfg = cfg;
+  p.frame_desc = frame_desc;
   CUDAPREP_RETURN_IF_ERROR (make_output_plan (cfg, &p.output));
-  if (s.rois.empty ()) {
+  if (s.rois.empty () && !s.roi_meta) {
     p.regions.emplace_back ();
     p.region_index.push_back (-1);
+    p.region_id.push_back (-1);
     CUDAPREP_RETURN_IF_ERROR (make_slot_plan (cfg, cfg, &p.regions.back ()));
   }
-  for (size_t i = 0; i < s.rois.size (); i++) {
-    const std::string which = "rois item " + std::to_string (i);
+  for (size_t i = 0; i < s.rois.size () && !s.roi_meta; i++) {
     if (s.rois[i].size () != 4)
-      return Status::error (which + " needs 4 values <x, y, width, height>, got " +
+      return Status::error ("rois item " + std::to_string (i) + " needs 4 values <x, y, width, height>, got " +
           std::to_string (s.rois[i].size ()));
-    Rect r;
-    Status clipped = resolve_roi (s.rois[i], cfg.src_width, cfg.src_height, frame_desc.c_str (), &r);
-    if (!clipped.ok ()) {
-      p.skipped += (p.skipped.empty ()? "" : "; ") + which + ": " + clipped.message ();
-      continue;
-    }
-    SlotSourceSpec source = cfg;
-    source.roi = r;
-    p.regions.emplace_back ();
-    p.region_index.push_back ((int) i);
-    CUDAPREP_RETURN_IF_ERROR (make_slot_plan (cfg, source, &p.regions.back ()));
+    const Rect r {s.rois[i][0], s.rois[i][1], s.rois[i][2], s.rois[i][3]};
+    CUDAPREP_RETURN_IF_ERROR (add_region (&p, r, s.roi_margin, "rois item", (int) i, -1));
   }
   *plans = std::move (p);
   return Status ();
 }
 
-/* Makes @state's plans from a snapshot: the single-frame plan and the regions. One warning names
- * the regions that are skipped. */
+/* Adds region @r grown by @margin of its width / height on each side (outward to whole
+ * pixels), then clipped to the frame, as a slot plan; a region entirely outside the frame or
+ * empty is listed in p->skipped instead. */
+static Status
+add_region (TensorizePlans * p, const Rect & r, double margin, const char *kind, int index, int id)
+{
+  Rect grown = r;
+  if (margin > 0.0 && !r.empty ()) {
+    const double mx = margin * r.w, my = margin * r.h;
+    const double x0 = std::floor (r.x - mx), y0 = std::floor (r.y - my);
+    const double x1 = std::ceil (r.x + r.w + mx), y1 = std::ceil (r.y + r.h + my);
+    grown = Rect {(int) x0, (int) y0, (int) (x1 - x0), (int) (y1 - y0)};
+  }
+  Rect clipped;
+  Status st = clip_roi (grown, p->cfg.src_width, p->cfg.src_height, p->frame_desc.c_str (), &clipped);
+  if (!st.ok ()) {
+    p->skipped += std::string (p->skipped.empty ()? "" : "; ") + kind + " " + std::to_string (index) + ": " +
+        st.message ();
+    return Status ();
+  }
+  SlotSourceSpec source = p->cfg;
+  source.roi = clipped;
+  p->regions.emplace_back ();
+  p->region_index.push_back (index);
+  p->region_id.push_back (id);
+  return make_slot_plan (p->cfg, source, &p->regions.back ());
+}
+
+/* Makes the plans of a snapshot @state's. One warning names the regions that are skipped. */
 static void
 adopt_plans (GstCudaTensorize * self, TensorizePlans && plans)
 {
@@ -342,8 +394,6 @@ adopt_plans (GstCudaTensorize * self, TensorizePlans && plans)
     GST_ELEMENT_WARNING (self, STREAM, FORMAT, ("Regions skipped"),
         ("%s (they never fill a slot)", plans.skipped.c_str ()));
   state.plans = std::move (plans);
-  state.plan = combine_plan (state.plans.output,
-      state.plans.regions.empty ()? SlotPlan {} : state.plans.regions[0]);
 }
 
 /* Posts a settings error once: the same error is not posted again while streaming. */
@@ -555,6 +605,7 @@ gst_cuda_tensorize_configure (GstCudaPrepBase * base, GstCaps * incaps, GstCaps 
   adopt_plans (self, std::move (plans));
   state.have_plan = TRUE;
   state.next_region = 0;
+  state.warned_meta_skip = FALSE;
   state.slots.assign (state.built_from.batch_size, BatchSlot ());
   state.slot_metas.assign (state.built_from.batch_size, CudaPrepSlotMeta ());
   state.output_cuda = gst_cuda_prep_caps_has_cuda_feature (outcaps, 0);
@@ -577,9 +628,9 @@ gst_cuda_tensorize_configure (GstCudaPrepBase * base, GstCaps * incaps, GstCaps 
   }
   GST_INFO_OBJECT (self, "%dx%d %s -> tensor %dx%dx3 (%s, %s), %s path, output in %s memory",
       GST_VIDEO_INFO_WIDTH (info), GST_VIDEO_INFO_HEIGHT (info), GST_VIDEO_INFO_NAME (info),
-      state.plan.dst_width, state.plan.dst_height,
-      state.plan.layout == Layout::NCHW ? "nchw" : "nhwc",
-      gst_cuda_prep_tensor_type_name (state.plan.dtype),
+      state.plans.output.dst_width, state.plans.output.dst_height,
+      state.plans.output.layout == Layout::NCHW ? "nchw" : "nhwc",
+      gst_cuda_prep_tensor_type_name (state.plans.output.dtype),
       device.gpu () ? "CUDA" : "CPU", state.output_cuda ? "CUDA" : "system");
   return TRUE;
 }
@@ -778,6 +829,7 @@ gst_cuda_tensorize_transform (GstBaseTransform * trans, GstBuffer * inbuf, GstBu
     meta.transform = slot.plan.transform;
     meta.source_rect = slot.plan.roi;
     meta.region_index = state.plans.region_index[r];
+    meta.region_id = state.plans.region_id[r];
   }
   TensorizeBatch tb;
   tb.output = state.plans.output;
@@ -786,7 +838,8 @@ gst_cuda_tensorize_transform (GstBaseTransform * trans, GstBuffer * inbuf, GstBu
   void *dst = download ? state.scratch.data () : out_map.data;
   /* A batch of one frame keeps the single-frame kernel (no slot table upload). */
   Status st = batch == 1 && !state.slots[0].empty ?
-      state.tensorizer->run (state.plan, view, dst) : state.tensorizer->run_batch (tb, dst, bytes);
+      state.tensorizer->run (combine_plan (tb.output, state.slots[0].plan), view, dst) :
+      state.tensorizer->run_batch (tb, dst, bytes);
   if (st.ok () && download)
     st = cuda::copy_2d_async (out_map.data, bytes, state.scratch.data (), bytes, bytes, 1,
         cuda::CopyKind::DeviceToHost, device.stream ());
@@ -806,6 +859,41 @@ gst_cuda_tensorize_transform (GstBaseTransform * trans, GstBuffer * inbuf, GstBu
   return GST_FLOW_OK;
 }
 
+/* roi-meta: this frame's regions from its GstVideoRegionOfInterestMeta, filtered by roi-type and
+ * size (the region's own width and height, before the margin). The vectors keep their capacity
+ * from frame to frame. Regions skipped are warned about once per stream. */
+static Status
+collect_meta_regions (GstCudaTensorize * self, GstBuffer * inbuf)
+{
+  TensorizeState &state = self->impl->state;
+  TensorizePlans &p = state.plans;
+  const TensorizeSettings &s = state.built_from;
+  p.regions.clear ();
+  p.region_index.clear ();
+  p.region_id.clear ();
+  p.skipped.clear ();
+  const GQuark type = s.roi_type.empty ()? 0 : g_quark_from_string (s.roi_type.c_str ());
+  gpointer iter = NULL;
+  int index = 0;
+  while (GstMeta * m = gst_buffer_iterate_meta_filtered (inbuf, &iter,
+          GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)) {
+    const GstVideoRegionOfInterestMeta *roi = (const GstVideoRegionOfInterestMeta *) m;
+    const int i = index++;
+    const int w = (int) MIN (roi->w, (guint) kMaxSourceSide), h = (int) MIN (roi->h, (guint) kMaxSourceSide);
+    if ((type && roi->roi_type != type) || w < s.roi_min_size || h < s.roi_min_size ||
+        (s.roi_max_size > 0 && (w > s.roi_max_size || h > s.roi_max_size)))
+      continue;
+    const Rect r {(int) MIN (roi->x, (guint) kMaxSourceSide), (int) MIN (roi->y, (guint) kMaxSourceSide), w, h};
+    CUDAPREP_RETURN_IF_ERROR (add_region (&p, r, s.roi_margin, "region meta", i, roi->id));
+  }
+  if (!p.skipped.empty () && !state.warned_meta_skip) {
+    state.warned_meta_skip = TRUE;
+    GST_ELEMENT_WARNING (self, STREAM, FORMAT, ("Regions skipped"),
+        ("%s (warned once per stream)", p.skipped.c_str ()));
+  }
+  return Status ();
+}
+
 /* One input frame gives ceil(regions / batch-size) tensors (at least one): GstBaseTransform
  * calls this until it returns no buffer, and the frame stays queued until its last tensor. */
 static GstFlowReturn
@@ -823,6 +911,12 @@ gst_cuda_tensorize_generate_output (GstBaseTransform * trans, GstBuffer ** outbu
     ret = GST_FLOW_NOT_NEGOTIATED;
   } else if (state.next_region == 0 && !refresh_plan (self)) {
     ret = GST_FLOW_ERROR;       /* settings are taken between frames, never between its tensors */
+  } else if (state.next_region == 0 && state.built_from.roi_meta) {
+    Status st = collect_meta_regions (self, inbuf);
+    if (!st.ok ()) {
+      GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Bad region of interest"), ("%s", st.message ().c_str ()));
+      ret = GST_FLOW_ERROR;
+    }
   }
   if (ret == GST_FLOW_OK)
     ret = GST_BASE_TRANSFORM_GET_CLASS (trans)->prepare_output_buffer (trans, inbuf, outbuf);
@@ -887,6 +981,11 @@ gst_cuda_tensorize_set_property (GObject * object, guint prop_id, const GValue *
     case PROP_YUV_RANGE: s.yuv_range = g_value_get_enum (value); break;
     case PROP_ROIS: s.rois = gst_cuda_prep_rects_from_array (value); break;
     case PROP_BATCH_SIZE: geometry = s.batch_size != g_value_get_int (value); s.batch_size = g_value_get_int (value); break;
+    case PROP_ROI_META: s.roi_meta = g_value_get_boolean (value); break;
+    case PROP_ROI_TYPE: s.roi_type = g_value_get_string (value) ? g_value_get_string (value) : ""; break;
+    case PROP_ROI_MIN_SIZE: s.roi_min_size = g_value_get_int (value); break;
+    case PROP_ROI_MAX_SIZE: s.roi_max_size = g_value_get_int (value); break;
+    case PROP_ROI_MARGIN: s.roi_margin = g_value_get_double (value); break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -924,6 +1023,11 @@ gst_cuda_tensorize_get_property (GObject * object, guint prop_id, GValue * value
     case PROP_YUV_RANGE: g_value_set_enum (value, s.yuv_range); break;
     case PROP_ROIS: gst_cuda_prep_rects_to_array (s.rois, value); break;
     case PROP_BATCH_SIZE: g_value_set_int (value, s.batch_size); break;
+    case PROP_ROI_META: g_value_set_boolean (value, s.roi_meta); break;
+    case PROP_ROI_TYPE: g_value_set_string (value, s.roi_type.c_str ()); break;
+    case PROP_ROI_MIN_SIZE: g_value_set_int (value, s.roi_min_size); break;
+    case PROP_ROI_MAX_SIZE: g_value_set_int (value, s.roi_max_size); break;
+    case PROP_ROI_MARGIN: g_value_set_double (value, s.roi_margin); break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1010,6 +1114,26 @@ gst_cuda_tensorize_class_init (GstCudaTensorizeClass * klass)
           "Slots per tensor (the last dimension of the caps, fixed so that caps stay static); "
           "slots without a region hold the pad value and are marked empty in the meta",
           1, kMaxBatchSlots, 1, rw));
+  g_object_class_install_property (gobject_class, PROP_ROI_META,
+      g_param_spec_boolean ("roi-meta", "Regions from metas",
+          "Take the regions from each frame's GstVideoRegionOfInterestMeta (e.g. a detector's "
+          "boxes), one slot each, instead of rois / roi; the meta's slots give each one's index and "
+          "id. (GstAnalyticsODMtd on GStreamer 1.24+ is not read yet.)", FALSE, rw));
+  g_object_class_install_property (gobject_class, PROP_ROI_TYPE,
+      g_param_spec_string ("roi-type", "Region type",
+          "roi-meta: only regions of this roi-type (e.g. \"car\"); empty (default) = any", "", rw));
+  g_object_class_install_property (gobject_class, PROP_ROI_MIN_SIZE,
+      g_param_spec_int ("roi-min-size", "Region minimum size",
+          "roi-meta: only regions at least this wide and high (before roi-margin)", 0, kMaxSourceSide, 0, rw));
+  g_object_class_install_property (gobject_class, PROP_ROI_MAX_SIZE,
+      g_param_spec_int ("roi-max-size", "Region maximum size",
+          "roi-meta: only regions at most this wide and high (before roi-margin); 0 = no limit", 0,
+          kMaxSourceSide, 0, rw));
+  g_object_class_install_property (gobject_class, PROP_ROI_MARGIN,
+      g_param_spec_double ("roi-margin", "Region margin",
+          "Fraction of a region's width / height added on each side (rois and roi-meta), rounded "
+          "outward to whole pixels, then clipped to the frame; e.g. 0.1 grows a 100-px box to 120 px",
+          0.0, 10.0, 0.0, rw));
   gst_element_class_set_static_metadata (element_class, "CUDA tensorize",
       "Filter/Converter/Video/Scaler/Hardware",
       "Resize (letterbox/stretch/crop), colour-convert, normalise and lay out video frames "

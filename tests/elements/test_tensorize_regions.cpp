@@ -163,13 +163,70 @@ TEST(TensorizeRegions, RoisPropertyRoundTripsAndBadItemIsRefused) {
   gst_object_unref(e);
   gst_harness_teardown(h);
 
-  h = new_tensorize("rois=<<1,2,3>>");
-  BusWatch bus(h);
-  gst_harness_set_src_caps_str(h, video_caps("BGR", kW, kH).c_str());
-  auto f = make_frame(GST_VIDEO_FORMAT_BGR, kW, kH, 34);
-  EXPECT_NE(gst_harness_push(h, f.buffer), GST_FLOW_OK);
-  const std::string err = bus.first_error();
-  EXPECT_NE(err.find("rois item 0 needs 4 values <x, y, width, height>, got 3"), std::string::npos) << err;
+  // A region without 4 values is refused once, at start.
+  GError* perr = nullptr;
+  GstElement* bad = gst_parse_launch("cudatensorize backend=cpu rois=<<1,2,3>>", &perr);
+  ASSERT_EQ(perr, nullptr);
+  GstBus* bus = gst_bus_new();
+  gst_element_set_bus(bad, bus);
+  EXPECT_EQ(gst_element_set_state(bad, GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
+  int errors = 0;
+  while (GstMessage* m = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR)) {
+    GError* ge = nullptr;
+    gchar* dbg = nullptr;
+    gst_message_parse_error(m, &ge, &dbg);
+    EXPECT_NE(std::string(ge->message).find("rois item 0 needs 4 values <x, y, width, height>, got 3"),
+              std::string::npos)
+        << ge->message;
+    errors++;
+    g_error_free(ge);
+    g_free(dbg);
+    gst_message_unref(m);
+  }
+  EXPECT_EQ(errors, 1);
+  gst_element_set_state(bad, GST_STATE_NULL);
+  gst_object_unref(bus);
+  gst_object_unref(bad);
+}
+
+TEST(TensorizeRegions, RoiMetaFilteredByTypeAndSizeWithMargin) {
+  const size_t slot = 32 * 24 * 3 * 4;
+  GstHarness* h = new_tensorize("batch-size=3 roi-meta=true roi-type=car roi-min-size=8 roi-max-size=60 roi-margin=0.25");
+  gst_harness_set_src_caps_str(h, video_caps("NV12", kW, kH).c_str());
+  auto f = make_frame(GST_VIDEO_FORMAT_NV12, kW, kH, 35);
+  struct {
+    const char* type;
+    guint x, y, w, h;
+  } boxes[] = {{"car", 10, 10, 20, 12},    // kept: grown by 5 / 3 px each side -> <5,7,30,18>
+               {"person", 0, 0, 30, 30},   // other type
+               {"car", 50, 40, 4, 40},     // narrower than roi-min-size
+               {"car", 0, 0, 90, 20},      // wider than roi-max-size
+               {"car", 80, 50, 16, 14}};   // kept: grown to <76,46,24,22>, clipped to <76,46,20,18>
+  for (const auto& b : boxes) {
+    GstVideoRegionOfInterestMeta* m = gst_buffer_add_video_region_of_interest_meta(f.buffer, b.type, b.x, b.y, b.w, b.h);
+    m->id = 100 + int(b.x);
+  }
+  GstBuffer* out = gst_harness_push_and_pull(h, f.buffer);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(bytes_of(out, 0, slot), single_roi_tensor("NV12", GST_VIDEO_FORMAT_NV12, "<5,7,30,18>", 35));
+  EXPECT_EQ(bytes_of(out, slot, slot), single_roi_tensor("NV12", GST_VIDEO_FORMAT_NV12, "<76,46,20,18>", 35));
+  GstCudaPrepSlotInfo info;
+  ASSERT_TRUE(gst_cudaprep_buffer_get_slot_info(out, 0, &info));
+  EXPECT_EQ(info.region_index, 0);
+  EXPECT_EQ(info.region_id, 110);
+  ASSERT_TRUE(gst_cudaprep_buffer_get_slot_info(out, 1, &info));
+  EXPECT_EQ(info.region_index, 4);
+  EXPECT_EQ(info.region_id, 180);
+  ASSERT_TRUE(gst_cudaprep_buffer_get_slot_info(out, 2, &info));
+  EXPECT_TRUE(info.empty);
+  gst_buffer_unref(out);
+  // A frame without regions still gives one tensor, every slot empty.
+  auto g = make_frame(GST_VIDEO_FORMAT_NV12, kW, kH, 36);
+  out = gst_harness_push_and_pull(h, g.buffer);
+  ASSERT_NE(out, nullptr);
+  ASSERT_TRUE(gst_cudaprep_buffer_get_slot_info(out, 0, &info));
+  EXPECT_TRUE(info.empty);
+  gst_buffer_unref(out);
   gst_harness_teardown(h);
 }
 
