@@ -340,6 +340,11 @@ build_plans (const TensorizeSettings & s, const GstVideoInfo * info, TensorizePl
   p.cfg = cfg;
   p.frame_desc = frame_desc;
   CUDAPREP_RETURN_IF_ERROR (make_output_plan (cfg, &p.output));
+  const uint64_t bytes = (uint64_t) slot_bytes (p.output) * (uint64_t) s.batch_size;
+  if (bytes > kMaxTensorBytes)      /* one GstBuffer, one pool allocation (guint sizes) */
+    return Status::error ("batch of " + std::to_string (s.batch_size) + " tensors " + std::to_string (s.width) +
+        "x" + std::to_string (s.height) + "x3 needs " + std::to_string (bytes) + " bytes, more than the " +
+        std::to_string (kMaxTensorBytes) + "-byte limit of one buffer");
   if (s.rois.empty () && !s.roi_meta) {
     p.regions.emplace_back ();
     p.region_index.push_back (-1);
