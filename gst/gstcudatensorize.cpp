@@ -561,6 +561,9 @@ gst_cuda_tensorize_sink_event (GstBaseTransform * trans, GstEvent * event)
     GstCaps *caps;
     gst_event_parse_caps (event, &caps);
     explain_refused_output (GST_CUDA_TENSORIZE (trans), caps);
+  } else if (GST_EVENT_TYPE (event) == GST_EVENT_FLUSH_STOP) {
+    /* a flush drops the queued frame: the next one starts at its first region */
+    GST_CUDA_TENSORIZE (trans)->impl->state.next_region = 0;
   }
   return GST_BASE_TRANSFORM_CLASS (parent_class)->sink_event (trans, event);
 }
