@@ -25,7 +25,8 @@
  * From C: gst_cudaprep_buffer_get_slot_count, gst_cudaprep_buffer_get_slot_transform and
  * gst_cudaprep_buffer_get_slot_info below. From Python:
  *   s = buf.get_custom_meta("GstCudaPrepTransformMeta").get_structure()
- *   slot = s.get_value("slots")[i]           # a Gst.Structure
+ *   ok, slots = s.get_array("slots")
+ *   slot = slots.get_nth(i)                  # a Gst.Structure
  *   slot.get_value("tensor-to-src"), slot.get_value("empty"), slot.get_value("region-id")
  *
  * The mapping is between the tensor and the frame as it entered cudatensorize. The meta is

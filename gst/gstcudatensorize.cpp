@@ -340,6 +340,11 @@ build_plans (const TensorizeSettings & s, const GstVideoInfo * info, TensorizePl
   p.cfg = cfg;
   p.frame_desc = frame_desc;
   CUDAPREP_RETURN_IF_ERROR (make_output_plan (cfg, &p.output));
+  const uint64_t bytes = (uint64_t) slot_bytes (p.output) * (uint64_t) s.batch_size;
+  if (bytes > kMaxTensorBytes)      /* one GstBuffer, one pool allocation (guint sizes) */
+    return Status::error ("batch of " + std::to_string (s.batch_size) + " tensors " + std::to_string (s.width) +
+        "x" + std::to_string (s.height) + "x3 needs " + std::to_string (bytes) + " bytes, more than the " +
+        std::to_string (kMaxTensorBytes) + "-byte limit of one buffer");
   if (s.rois.empty () && !s.roi_meta) {
     p.regions.emplace_back ();
     p.region_index.push_back (-1);
@@ -556,6 +561,9 @@ gst_cuda_tensorize_sink_event (GstBaseTransform * trans, GstEvent * event)
     GstCaps *caps;
     gst_event_parse_caps (event, &caps);
     explain_refused_output (GST_CUDA_TENSORIZE (trans), caps);
+  } else if (GST_EVENT_TYPE (event) == GST_EVENT_FLUSH_STOP) {
+    /* a flush drops the queued frame: the next one starts at its first region */
+    GST_CUDA_TENSORIZE (trans)->impl->state.next_region = 0;
   }
   return GST_BASE_TRANSFORM_CLASS (parent_class)->sink_event (trans, event);
 }

@@ -110,7 +110,10 @@ TEST_P(TensorizeGpuElement, CudaPathEqualsCpuPathThroughEveryMemoryRoute) {
   const int w = 317, h = 211;
   const char* props[] = {"width=160 height=128", "width=96 height=96 resize-mode=crop interpolation=nearest layout=nhwc",
                          "width=64 height=80 resize-mode=ultralytics dtype=float16 channel-order=bgr",
-                         "width=50 height=50 resize-mode=stretch roi=<10,20,200,150> mean=<0.4> std=<0.2,0.3,0.4>"};
+                         "width=50 height=50 resize-mode=stretch roi=<10,20,200,150> mean=<0.4> std=<0.2,0.3,0.4>",
+                         // the batch kernel: the first of two tensors of 3 regions each (one clipped)
+                         "width=48 height=40 batch-size=3 roi-margin=0.1 "
+                         "rois=<<0,0,100,80>,<150,100,160,110>,<300,200,40,40>,<5,5,30,30>>"};
   for (const char* p : props) {
     std::string caps = video_caps(f.name, w, h);
     auto cpu_frame = make_frame(f.format, w, h, 21, 3, 0);

@@ -230,6 +230,32 @@ TEST(TensorizeRegions, RoiMetaFilteredByTypeAndSizeWithMargin) {
   gst_harness_teardown(h);
 }
 
+// A batch over the 2 GiB a buffer can hold is refused at start (its size overflowed the pool's
+// guint size before the check).
+TEST(TensorizeRegions, BatchOverOneBufferIsRefusedAtStart) {
+  GError* perr = nullptr;
+  GstElement* e = gst_parse_launch("cudatensorize backend=cpu width=4096 height=4096 batch-size=16", &perr);
+  ASSERT_EQ(perr, nullptr);
+  GstBus* bus = gst_bus_new();
+  gst_element_set_bus(e, bus);
+  EXPECT_EQ(gst_element_set_state(e, GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
+  GstMessage* m = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+  ASSERT_NE(m, nullptr);
+  GError* ge = nullptr;
+  gchar* dbg = nullptr;
+  gst_message_parse_error(m, &ge, &dbg);
+  EXPECT_NE(std::string(ge->message).find("batch of 16 tensors 4096x4096x3 needs 3221225472 bytes, more than the "
+                                          "2147483648-byte limit of one buffer"),
+            std::string::npos)
+      << ge->message;
+  g_error_free(ge);
+  g_free(dbg);
+  gst_message_unref(m);
+  gst_element_set_state(e, GST_STATE_NULL);
+  gst_object_unref(bus);
+  gst_object_unref(e);
+}
+
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   ::testing::AddGlobalTestEnvironment(new test::GstEnv);

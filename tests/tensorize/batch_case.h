@@ -111,6 +111,23 @@ struct BatchCase {
   }
 };
 
+// A random image of format number `format_index` (of kAllFormats), random size, row padding and
+// plane offsets, as a slot whose ROI and YUV settings are randomised on top of `c`.
+template <class Rng>
+void add_random_slot(BatchCase& bc, const cudaprep::TensorizeConfig& c, int format_index, int max_side, Rng& rng) {
+  std::uniform_int_distribution<int> side(1, max_side);
+  const cudaprep::PixelFormat f = kAllFormats[format_index % kAllFormats.size()];
+  HostImage im = make_image(f, side(rng), side(rng), side(rng) % 9, side(rng) % 5);
+  fill_random(im, rng);
+  cudaprep::TensorizeConfig sc = c;
+  sc.format = f;
+  sc.src_width = im.view.width;
+  sc.src_height = im.view.height;
+  sc.roi = cudaprep::Rect();
+  randomize_settings(sc, rng);  // ROI, YUV matrix and range per slot
+  bc.add(sc, std::move(im));
+}
+
 inline cudaprep::SlotSourceSpec source_of(const HostImage& im) {
   cudaprep::SlotSourceSpec s;
   s.format = im.view.format;

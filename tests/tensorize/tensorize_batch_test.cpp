@@ -117,16 +117,7 @@ TEST(TensorizeBatch, RandomImagesEveryCombination) {
     BatchCase bc;
     bc.spec = c;
     for (int i = 0; i < 5; ++i) {
-      const PixelFormat f = tztest::kAllFormats[(k + i) % tztest::kAllFormats.size()];
-      HostImage im = tztest::make_image(f, side(rng), side(rng), side(rng) % 9, side(rng) % 5);
-      tztest::fill_random(im, rng);
-      TensorizeConfig sc = c;
-      sc.format = f;
-      sc.src_width = im.view.width;
-      sc.src_height = im.view.height;
-      sc.roi = Rect();
-      tztest::randomize_settings(sc, rng);  // ROI, YUV matrix and range per slot
-      bc.add(sc, std::move(im));
+      tztest::add_random_slot(bc, c, k + i, 97, rng);
       if (i == 2) bc.add_empty();
     }
     ASSERT_TRUE(bc.build().ok());
