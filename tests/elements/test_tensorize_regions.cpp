@@ -164,29 +164,11 @@ TEST(TensorizeRegions, RoisPropertyRoundTripsAndBadItemIsRefused) {
   gst_harness_teardown(h);
 
   // A region without 4 values is refused once, at start.
-  GError* perr = nullptr;
-  GstElement* bad = gst_parse_launch("cudatensorize backend=cpu rois=<<1,2,3>>", &perr);
-  ASSERT_EQ(perr, nullptr);
-  GstBus* bus = gst_bus_new();
-  gst_element_set_bus(bad, bus);
-  EXPECT_EQ(gst_element_set_state(bad, GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
-  int errors = 0;
-  while (GstMessage* m = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR)) {
-    GError* ge = nullptr;
-    gchar* dbg = nullptr;
-    gst_message_parse_error(m, &ge, &dbg);
-    EXPECT_NE(std::string(ge->message).find("rois item 0 needs 4 values <x, y, width, height>, got 3"),
-              std::string::npos)
-        << ge->message;
-    errors++;
-    g_error_free(ge);
-    g_free(dbg);
-    gst_message_unref(m);
-  }
-  EXPECT_EQ(errors, 1);
-  gst_element_set_state(bad, GST_STATE_NULL);
-  gst_object_unref(bus);
-  gst_object_unref(bad);
+  const test::StartResult r = test::start_with_props("cudatensorize backend=cpu", "rois=<<1,2,3>>");
+  EXPECT_EQ(r.ret, GST_STATE_CHANGE_FAILURE);
+  const std::vector<std::string>& errors = r.errors;
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("rois item 0 needs 4 values <x, y, width, height>, got 3"), std::string::npos) << errors[0];
 }
 
 TEST(TensorizeRegions, RoiMetaFilteredByTypeAndSizeWithMargin) {
@@ -233,27 +215,15 @@ TEST(TensorizeRegions, RoiMetaFilteredByTypeAndSizeWithMargin) {
 // A batch over the 2 GiB a buffer can hold is refused at start (its size overflowed the pool's
 // guint size before the check).
 TEST(TensorizeRegions, BatchOverOneBufferIsRefusedAtStart) {
-  GError* perr = nullptr;
-  GstElement* e = gst_parse_launch("cudatensorize backend=cpu width=4096 height=4096 batch-size=16", &perr);
-  ASSERT_EQ(perr, nullptr);
-  GstBus* bus = gst_bus_new();
-  gst_element_set_bus(e, bus);
-  EXPECT_EQ(gst_element_set_state(e, GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
-  GstMessage* m = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
-  ASSERT_NE(m, nullptr);
-  GError* ge = nullptr;
-  gchar* dbg = nullptr;
-  gst_message_parse_error(m, &ge, &dbg);
-  EXPECT_NE(std::string(ge->message).find("batch of 16 tensors 4096x4096x3 needs 3221225472 bytes, more than the "
-                                          "2147483648-byte limit of one buffer"),
+  const test::StartResult r =
+      test::start_with_props("cudatensorize backend=cpu", "width=4096 height=4096 batch-size=16");
+  EXPECT_EQ(r.ret, GST_STATE_CHANGE_FAILURE);
+  const std::vector<std::string>& errors = r.errors;
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("batch of 16 tensors 4096x4096x3 needs 3221225472 bytes, more than the "
+                           "2147483648-byte limit of one buffer"),
             std::string::npos)
-      << ge->message;
-  g_error_free(ge);
-  g_free(dbg);
-  gst_message_unref(m);
-  gst_element_set_state(e, GST_STATE_NULL);
-  gst_object_unref(bus);
-  gst_object_unref(e);
+      << errors[0];
 }
 
 int main(int argc, char** argv) {
