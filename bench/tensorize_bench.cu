@@ -9,6 +9,10 @@
 //     2.4 MB of NV12, 4.1 MB of BGR at this 3:1 scale), and of (input + output) bytes;
 //     "vs floor" is the ratio of per-frame times; a copy kernel on the SMs, in case the copy engine
 //     that cudaMemcpyAsync may use is slower;
+//   * batches (issue 10, not with --warm): 8 x 1080p NV12 -> 8x3x640x640, 64 regions of 32-400 px
+//     of one 1080p frame -> 64x3x224x224, and 4 NV12 + 4 BGR of different sizes -> 8x3x640x640:
+//     tensorize_batch_cuda (one upload + one launch a batch) vs the same slots as single-frame
+//     launches vs the D2D copy of the batch's output bytes (a "frame" in the table is one batch);
 //   * floors for the single frame: a letterbox-shaped kernel that reads one cold source byte per 4
 //     outputs and writes the whole tensor (the least any letterbox kernel does), a write-only memset
 //     of the output, and empty kernels on one block and on the fused kernel's grid.
@@ -40,6 +44,7 @@
 #include <vector>
 
 #include "tensorize.h"
+#include "tensorize_batch.h"
 
 using namespace cudaprep;
 
@@ -236,6 +241,155 @@ void time_method(const char* input, const char* method, size_t moved_bytes, Laun
   CK(cudaEventDestroy(e1));
   rows->push_back({input, method, per_frame_us, moved_bytes / (per_frame_us * 1e3), median(gpu), median(queued),
                    median(lat), median(call), 0, 0, 0});
+}
+
+// ---- batches (issue 10) ----------------------------------------------------------------------
+
+// One slot of a batch case: a source frame (format, size) and a region of it (empty = whole).
+struct BatchSlotCase {
+  PixelFormat format;
+  int w, h;
+  Rect roi;
+};
+
+size_t frame_bytes(PixelFormat f, int w, int h) {
+  size_t n = 0;
+  for (int p = 0; p < plane_count(f); ++p) n += size_t(plane_row_bytes(f, p, w)) * size_t(plane_rows(f, p, h));
+  return n;
+}
+
+// Times one batch case side by side: the one-launch batch, the same slots as single-frame
+// launches, and the device-to-device copy of the batch's output bytes (the floor). Slots that
+// share a frame (regions) read the same input buffer. Inputs and outputs rotate over enough sets
+// that L2 never holds the next batch.
+void bench_batch(const char* name, const std::vector<BatchSlotCase>& cases, bool one_frame, int dst_w, int dst_h,
+                 const cudaDeviceProp& prop, const TensorizeTuning& tuning, cudaStream_t s, std::vector<Row>* rows) {
+  TensorOutputSpec spec;
+  spec.dst_width = dst_w;
+  spec.dst_height = dst_h;
+  TensorOutputPlan output;
+  if (!make_output_plan(spec, &output).ok()) std::exit(1);
+  const int n = int(cases.size());
+  const int frames = one_frame ? 1 : n;
+  std::vector<size_t> in_off(frames + 1, 0);
+  for (int f = 0; f < frames; ++f) in_off[f + 1] = in_off[f] + frame_bytes(cases[f].format, cases[f].w, cases[f].h);
+  const size_t in_bytes = in_off[frames], out_bytes = batch_bytes(output, n);
+  const size_t l2 = size_t(std::max(prop.l2CacheSize, 1 << 20));
+  const int sets = int(std::max<size_t>(4, (3 * l2 + in_bytes + out_bytes - 1) / (in_bytes + out_bytes)));
+  uint8_t *in = nullptr, *out = nullptr, *copy_src = nullptr, *copy_dst = nullptr;
+  CK(cudaMalloc(&in, in_bytes * sets));
+  CK(cudaMalloc(&out, out_bytes * sets));
+  CK(cudaMalloc(&copy_src, out_bytes * sets));
+  CK(cudaMalloc(&copy_dst, out_bytes * sets));
+  fill_kernel<<<1024, 256, 0, s>>>(in, in_bytes * sets, 4321u);
+  CK(cudaGetLastError());
+  // Slot plans and the slot arrays of every set.
+  std::vector<std::vector<BatchSlot>> slots(sets, std::vector<BatchSlot>(n));
+  for (int i = 0; i < n; ++i) {
+    const BatchSlotCase& c = cases[i];
+    SlotSourceSpec src;
+    src.format = c.format;
+    src.src_width = c.w;
+    src.src_height = c.h;
+    src.roi = c.roi;
+    SlotPlan plan;
+    const Status st = make_slot_plan(spec, src, &plan);
+    if (!st.ok()) {
+      std::fprintf(stderr, "%s slot %d: %s\n", name, i, st.message().c_str());
+      std::exit(1);
+    }
+    for (int k = 0; k < sets; ++k) {
+      const uint8_t* base = in + size_t(k) * in_bytes + in_off[one_frame ? 0 : i];
+      ImageView v;
+      v.format = c.format;
+      v.width = c.w;
+      v.height = c.h;
+      for (int p = 0; p < plane_count(c.format); ++p) {
+        v.planes[p] = {base, plane_row_bytes(c.format, p, c.w)};
+        base += size_t(plane_row_bytes(c.format, p, c.w)) * size_t(plane_rows(c.format, p, c.h));
+      }
+      slots[k][i].plan = plan;
+      slots[k][i].src = v;
+    }
+  }
+  BatchSlotTable table;
+  if (!table.reserve(n).ok()) std::exit(1);
+  const size_t first_row = rows->size();
+  time_method(name, "tensorize_batch_cuda (one launch)", in_bytes + out_bytes,
+              [&](int i) {
+                TensorizeBatch b;
+                b.output = output;
+                b.slots = slots[i % sets].data();
+                b.count = n;
+                const Status r = tensorize_batch_cuda(b, out + size_t(i % sets) * out_bytes, out_bytes, s, &table, tuning);
+                if (!r.ok()) {
+                  std::fprintf(stderr, "tensorize_batch_cuda: %s\n", r.message().c_str());
+                  std::exit(1);
+                }
+              },
+              s, rows);
+  char single[64];
+  std::snprintf(single, sizeof(single), "%d x tensorize_cuda (single launches)", n);
+  const size_t slot = slot_bytes(output);
+  time_method(name, single, in_bytes + out_bytes,
+              [&](int i) {
+                for (int k = 0; k < n; ++k) {
+                  const BatchSlot& b = slots[i % sets][k];
+                  const Status r = tensorize_cuda(combine_plan(output, b.plan), b.src,
+                                                  out + size_t(i % sets) * out_bytes + slot * k, s, tuning);
+                  if (!r.ok()) std::exit(1);
+                }
+              },
+              s, rows);
+  time_method(name, "cudaMemcpy D2D (out bytes) = floor", 2 * out_bytes,
+              [&](int i) {
+                CK(cudaMemcpyAsync(copy_dst + size_t(i % sets) * out_bytes,
+                                   copy_src + size_t((i + 1) % sets) * out_bytes, out_bytes, cudaMemcpyDeviceToDevice, s));
+              },
+              s, rows);
+  const double floor_us = rows->back().per_frame_us, batch_us = (*rows)[first_row].per_frame_us;
+  for (size_t k = first_row; k < rows->size(); ++k) {
+    (*rows)[k].vs_out_copy = (*rows)[k].per_frame_us / floor_us;
+    (*rows)[k].vs_inout_copy = 0;  // not measured for batches ("-")
+    (*rows)[k].vs_in_copy = 0;
+  }
+  std::printf("%s: one launch = %.2fx the copy floor, %.2fx the single launches\n", name, batch_us / floor_us,
+              batch_us / (*rows)[first_row + 1].per_frame_us);
+  CK(cudaFree(in));
+  CK(cudaFree(out));
+  CK(cudaFree(copy_src));
+  CK(cudaFree(copy_dst));
+}
+
+// The issue's three batch cases.
+void bench_batches(const cudaDeviceProp& prop, const TensorizeTuning& tuning, cudaStream_t s, std::vector<Row>* rows) {
+  std::vector<BatchSlotCase> cams(8, BatchSlotCase{PixelFormat::NV12, 1920, 1080, Rect()});
+  bench_batch("batch: 8 x NV12 1920x1080 -> 8x3x640x640", cams, false, 640, 640, prop, tuning, s, rows);
+
+  std::vector<BatchSlotCase> regions;
+  uint32_t seed = 7;
+  auto next = [&seed](int m) {
+    seed = seed * 1664525u + 1013904223u;
+    return int((seed >> 8) % uint32_t(m));
+  };
+  for (int i = 0; i < 64; ++i) {
+    Rect r;
+    r.w = 32 + next(369);
+    r.h = 32 + next(369);
+    r.x = next(1920 - r.w);
+    r.y = next(1080 - r.h);
+    regions.push_back({PixelFormat::NV12, 1920, 1080, r});
+  }
+  bench_batch("batch: 64 regions 32-400 px of one NV12 1080p -> 64x3x224x224", regions, true, 224, 224, prop, tuning,
+              s, rows);
+
+  const std::vector<BatchSlotCase> mixed = {
+      {PixelFormat::NV12, 1920, 1080, Rect()}, {PixelFormat::NV12, 1280, 720, Rect()},
+      {PixelFormat::NV12, 3840, 2160, Rect()}, {PixelFormat::NV12, 1279, 719, Rect()},
+      {PixelFormat::BGR, 1920, 1080, Rect()},  {PixelFormat::BGR, 640, 480, Rect()},
+      {PixelFormat::BGR, 1280, 720, Rect()},   {PixelFormat::BGR, 1001, 777, Rect()}};
+  bench_batch("batch: mixed 4 NV12 + 4 BGR, sizes 640x480..3840x2160 -> 8x3x640x640", mixed, false, 640, 640, prop,
+              tuning, s, rows);
 }
 
 struct Options {
@@ -446,15 +600,24 @@ int main(int argc, char** argv) {
     CK(cudaFree(copy_src));
     CK(cudaFree(copy_dst));
   }
+  if (!opt.warm) bench_batches(prop, opt.tuning, s, &rows);
   CK(cudaStreamDestroy(s));
 
   std::printf("\n%s, 1920x1080 -> 640x640x3 fp32 NCHW letterbox (bilinear, RGB, /255)\n\n", prop.name);
   std::printf("| input | method | per frame, back to back (us) | GB/s moved | single frame, GPU (us) | single frame, GPU, launch queued (us) | single frame, launch+sync (us) | launch call, host (us) | vs floor (out copy) | vs in+out copy | vs in copy |\n");
   std::printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  auto ratio = [](double v) {
+    char b[32];
+    if (v > 0)
+      std::snprintf(b, sizeof(b), "%.2fx", v);
+    else
+      std::snprintf(b, sizeof(b), "-");
+    return std::string(b);
+  };
   for (const Row& r : rows)
-    std::printf("| %s | %s | %.2f | %.0f | %.2f | %.2f | %.1f | %.2f | %.2fx | %.2fx | %.2fx |\n", r.input.c_str(),
+    std::printf("| %s | %s | %.2f | %.0f | %.2f | %.2f | %.1f | %.2f | %s | %s | %s |\n", r.input.c_str(),
                 r.method.c_str(), r.per_frame_us, r.gbps, r.single_gpu_us, r.queued_gpu_us, r.latency_us, r.call_us,
-                r.vs_out_copy, r.vs_inout_copy, r.vs_in_copy);
+                ratio(r.vs_out_copy).c_str(), ratio(r.vs_inout_copy).c_str(), ratio(r.vs_in_copy).c_str());
   std::printf("\nGB/s moved: input + output bytes per frame (memcpy: 2 x its size, read + write) / time.\n");
   std::printf("Floor (the issue's): a device-to-device copy of the output tensor's bytes; target <= 1.3x, and a\n"
               "single frame <= 6 us on the GPU.\n");

@@ -218,23 +218,12 @@ gst_cuda_prep_base_class_init (GstCudaPrepBaseClass * klass)
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
   GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS (klass);
-  const GParamFlags ready_only =
-      (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
 
   gobject_class->set_property = gst_cuda_prep_base_set_property;
   gobject_class->get_property = gst_cuda_prep_base_get_property;
   gobject_class->finalize = gst_cuda_prep_base_finalize;
 
-  g_object_class_install_property (gobject_class, PROP_DEVICE_ID,
-      g_param_spec_int ("device-id", "Device ID",
-          "CUDA device to use; -1 shares the context of neighbouring CUDA elements or takes "
-          "device 0. A device that cannot be used is a warning on the bus with backend=auto "
-          "(the CPU takes over) and an error with backend=cuda. NULL/READY only",
-          -1, G_MAXINT, -1, ready_only));
-  g_object_class_install_property (gobject_class, PROP_BACKEND,
-      g_param_spec_enum ("backend", "Backend",
-          "Where frames are processed: auto uses CUDA when a device is usable, else the CPU. "
-          "NULL/READY only", GST_TYPE_CUDA_PREP_BACKEND, GST_CUDA_PREP_BACKEND_AUTO, ready_only));
+  gst_cuda_prep_device_properties_install (gobject_class, PROP_DEVICE_ID, PROP_BACKEND);
 
   element_class->set_context = GST_DEBUG_FUNCPTR (gst_cuda_prep_base_set_context);
   trans_class->start = GST_DEBUG_FUNCPTR (gst_cuda_prep_base_start);

@@ -12,6 +12,22 @@
  *                                 image inside the tensor)
  *   source-rect                  (GstValueArray of 4 gdouble: x, y, w, h of the frame region
  *                                 the tensor was made from: the roi, clipped to the frame)
+ *   slots                        (GstValueArray of GstStructure "cudaprep/slot", one per slot
+ *                                 of the batch, B = the tensor's last dimension)
+ * The top-level fields above are those of slot 0 (a batch of one reads as before). Each
+ * "cudaprep/slot" structure has the same seven transform fields, plus:
+ *   empty         (gboolean) no source in this slot: it holds the pad value, ignore it
+ *   region-index  (gint)     which region of the frame the slot came from (rois / roi-meta
+ *                            order), -1 when the slot is a whole frame or a single roi
+ *   region-id     (gint)     the id of the upstream GstVideoRegionOfInterestMeta, -1 if none
+ *   source-pts    (guint64)  PTS of the source buffer (GST_CLOCK_TIME_NONE if unknown)
+ *   source-pad    (gchararray, optional) the aggregator pad the slot came from
+ * From C: gst_cudaprep_buffer_get_slot_count, gst_cudaprep_buffer_get_slot_transform and
+ * gst_cudaprep_buffer_get_slot_info below. From Python:
+ *   s = buf.get_custom_meta("GstCudaPrepTransformMeta").get_structure()
+ *   ok, slots = s.get_array("slots")
+ *   slot = slots.get_nth(i)                  # a Gst.Structure
+ *   slot.get_value("tensor-to-src"), slot.get_value("empty"), slot.get_value("region-id")
  *
  * The mapping is between the tensor and the frame as it entered cudatensorize. The meta is
  * tagged "video" and "size": a scaler that transforms video metas (videoscale,
@@ -57,15 +73,19 @@ gst_cudaprep_read_doubles_ (const GstStructure * s, const gchar * field, gdouble
   return TRUE;
 }
 
-/* Reads the transform attached to @buffer. Returns FALSE if there is none. */
-static inline gboolean
-gst_cudaprep_buffer_get_transform (GstBuffer * buffer, GstCudaPrepTransform * t)
+/* What a slot of a batch holds besides its transform. */
+typedef struct
 {
-  GstCustomMeta *meta = gst_buffer_get_custom_meta (buffer, GST_CUDAPREP_TRANSFORM_META_NAME);
-  const GstStructure *s;
-  if (!meta)
-    return FALSE;
-  s = gst_custom_meta_get_structure (meta);
+  gboolean empty;
+  gint region_index;
+  gint region_id;
+  GstClockTime source_pts;
+} GstCudaPrepSlotInfo;
+
+/* Reads the transform fields of a "cudaprep/transform" or "cudaprep/slot" structure. */
+static inline gboolean
+gst_cudaprep_structure_get_transform (const GstStructure * s, GstCudaPrepTransform * t)
+{
   return gst_structure_get_int (s, "source-width", &t->source_width) &&
       gst_structure_get_int (s, "source-height", &t->source_height) &&
       gst_structure_get_int (s, "tensor-width", &t->tensor_width) &&
@@ -74,6 +94,71 @@ gst_cudaprep_buffer_get_transform (GstBuffer * buffer, GstCudaPrepTransform * t)
       gst_cudaprep_read_doubles_ (s, "tensor-to-src", t->tensor_to_src, 6) &&
       gst_cudaprep_read_doubles_ (s, "active-rect", t->active_rect, 4) &&
       gst_cudaprep_read_doubles_ (s, "source-rect", t->source_rect, 4);
+}
+
+/* Reads the transform attached to @buffer (slot 0 of a batch). Returns FALSE if there is none. */
+static inline gboolean
+gst_cudaprep_buffer_get_transform (GstBuffer * buffer, GstCudaPrepTransform * t)
+{
+  GstCustomMeta *meta = gst_buffer_get_custom_meta (buffer, GST_CUDAPREP_TRANSFORM_META_NAME);
+  if (!meta)
+    return FALSE;
+  return gst_cudaprep_structure_get_transform (gst_custom_meta_get_structure (meta), t);
+}
+
+/* The "slots" array of @buffer's transform meta, or NULL. */
+static inline const GValue *
+gst_cudaprep_slots_ (GstBuffer * buffer)
+{
+  GstCustomMeta *meta = gst_buffer_get_custom_meta (buffer, GST_CUDAPREP_TRANSFORM_META_NAME);
+  const GValue *slots;
+  if (!meta)
+    return NULL;
+  slots = gst_structure_get_value (gst_custom_meta_get_structure (meta), "slots");
+  return slots && GST_VALUE_HOLDS_ARRAY (slots) ? slots : NULL;
+}
+
+/* The "cudaprep/slot" structure of slot @i, or NULL. */
+static inline const GstStructure *
+gst_cudaprep_slot_structure_ (GstBuffer * buffer, guint i)
+{
+  const GValue *slots = gst_cudaprep_slots_ (buffer);
+  const GValue *v;
+  if (!slots || i >= gst_value_array_get_size (slots))
+    return NULL;
+  v = gst_value_array_get_value (slots, i);
+  return GST_VALUE_HOLDS_STRUCTURE (v) ? gst_value_get_structure (v) : NULL;
+}
+
+/* Number of slots described by @buffer's transform meta (0 if there is none). */
+static inline guint
+gst_cudaprep_buffer_get_slot_count (GstBuffer * buffer)
+{
+  const GValue *slots = gst_cudaprep_slots_ (buffer);
+  return slots ? gst_value_array_get_size (slots) : 0;
+}
+
+/* Reads the transform of slot @i. Returns FALSE if there is no such slot. */
+static inline gboolean
+gst_cudaprep_buffer_get_slot_transform (GstBuffer * buffer, guint i, GstCudaPrepTransform * t)
+{
+  const GstStructure *s = gst_cudaprep_slot_structure_ (buffer, i);
+  return s && gst_cudaprep_structure_get_transform (s, t);
+}
+
+/* Reads what slot @i holds (empty, region). Returns FALSE if there is no such slot. */
+static inline gboolean
+gst_cudaprep_buffer_get_slot_info (GstBuffer * buffer, guint i, GstCudaPrepSlotInfo * info)
+{
+  const GstStructure *s = gst_cudaprep_slot_structure_ (buffer, i);
+  guint64 pts = GST_CLOCK_TIME_NONE;
+  if (!s || !gst_structure_get_boolean (s, "empty", &info->empty) ||
+      !gst_structure_get_int (s, "region-index", &info->region_index) ||
+      !gst_structure_get_int (s, "region-id", &info->region_id))
+    return FALSE;
+  gst_structure_get_uint64 (s, "source-pts", &pts);
+  info->source_pts = pts;
+  return TRUE;
 }
 
 /* Maps an axis-aligned box (x, y, w, h) given in tensor pixels back into frame pixels,

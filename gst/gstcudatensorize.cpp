@@ -23,6 +23,7 @@
  */
 #include "gstcudatensorize.h"
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,6 +34,7 @@
 #include "property_arrays.h"
 #include "tensor_caps.h"
 #include "tensorize.h"
+#include "tensorize_batch.h"
 #include "tensorizer.h"
 
 #if CUDAPREP_HAVE_CUDA
@@ -63,6 +65,13 @@ enum
   PROP_ROI,
   PROP_YUV_MATRIX,
   PROP_YUV_RANGE,
+  PROP_ROIS,
+  PROP_BATCH_SIZE,
+  PROP_ROI_META,
+  PROP_ROI_TYPE,
+  PROP_ROI_MIN_SIZE,
+  PROP_ROI_MAX_SIZE,
+  PROP_ROI_MARGIN,
 };
 
 typedef enum { YUV_MATRIX_AUTO = -1 } YuvMatrixAuto;
@@ -86,27 +95,53 @@ struct TensorizeSettings
   std::vector<int> roi;         /* empty: whole frame */
   int yuv_matrix = YUV_MATRIX_AUTO;
   int yuv_range = YUV_RANGE_AUTO;
+  std::vector<std::vector<int>> rois;   /* empty: one slot, the roi (or the whole frame) */
+  int batch_size = 1;
+  bool roi_meta = false;                /* regions from upstream GstVideoRegionOfInterestMeta */
+  std::string roi_type;                 /* only metas of this roi-type; empty: any */
+  int roi_min_size = 0, roi_max_size = 0; /* region width and height bounds; max 0: none */
+  double roi_margin = 0.0;              /* fraction of a region's size added on each side */
 
   /* What the output caps say: a change renegotiates. */
   bool same_shape (const TensorizeSettings & o) const
   {
-    return width == o.width && height == o.height && layout == o.layout && dtype == o.dtype;
+    return width == o.width && height == o.height && layout == o.layout && dtype == o.dtype &&
+        batch_size == o.batch_size;
   }
   bool operator== (const TensorizeSettings & o) const
   {
     return same_shape (o) && mode == o.mode && align == o.align && pad_value == o.pad_value &&
         interpolation == o.interpolation && channel_order == o.channel_order &&
         scale == o.scale && mean == o.mean && std == o.std && roi == o.roi &&
-        yuv_matrix == o.yuv_matrix && yuv_range == o.yuv_range;
+        yuv_matrix == o.yuv_matrix && yuv_range == o.yuv_range && rois == o.rois &&
+        roi_meta == o.roi_meta && roi_type == o.roi_type && roi_min_size == o.roi_min_size &&
+        roi_max_size == o.roi_max_size && roi_margin == o.roi_margin;
   }
 };
 
 /* Streaming state: built in start / set_caps from a settings snapshot, dropped in stop. */
+/* The plans of a settings snapshot and an input: the output and one slot plan per region. */
+struct TensorizePlans
+{
+  TensorOutputPlan output {};
+  std::vector<SlotPlan> regions;        /* the rois kept, or the one roi / whole frame */
+  std::vector<int> region_index;        /* each one's index in rois or among the frame's ROI
+                                         * metas; -1 for the roi / whole frame */
+  std::vector<int> region_id;           /* the ROI meta's id; -1 if none */
+  std::string skipped;                  /* the regions skipped (outside the frame or empty) */
+  TensorizeConfig cfg;                  /* what the slot plans are made from (roi aside) */
+  std::string frame_desc;
+};
+
 struct TensorizeState
 {
-  TensorizeSettings built_from; /* the snapshot the plan was made from */
-  TensorizePlan plan {};
+  TensorizeSettings built_from; /* the snapshot the plans were made from */
+  TensorizePlans plans;
   gboolean have_plan = FALSE;
+  std::vector<BatchSlot> slots; /* batch-size slots, sized per caps, reused every tensor */
+  std::vector<CudaPrepSlotMeta> slot_metas;
+  size_t next_region = 0;       /* first region of the queued frame's next tensor */
+  gboolean warned_meta_skip = FALSE; /* roi-meta: regions skipped are warned about once */
   gboolean output_cuda = FALSE;
   std::unique_ptr<Tensorizer> tensorizer;
   cuda::DeviceBuffer scratch;   /* GPU path with system-memory output */
@@ -169,8 +204,8 @@ DEFINE_ENUM_TYPE (channel_order_get_type, "GstCudaTensorizeChannelOrder",
     {(gint) ChannelOrder::RGB, "R, G, B", "rgb"},
     {(gint) ChannelOrder::BGR, "B, G, R", "bgr"})
 DEFINE_ENUM_TYPE (layout_get_type, "GstCudaTensorizeLayout",
-    {(gint) Layout::NCHW, "Planar: all of channel 0, then 1, then 2 (dimensions W:H:3:1)", "nchw"},
-    {(gint) Layout::NHWC, "Interleaved channels (dimensions 3:W:H:1)", "nhwc"})
+    {(gint) Layout::NCHW, "Planar: all of channel 0, then 1, then 2 (dimensions W:H:3:B)", "nchw"},
+    {(gint) Layout::NHWC, "Interleaved channels (dimensions 3:W:H:B)", "nhwc"})
 DEFINE_ENUM_TYPE (dtype_get_type, "GstCudaTensorizeDType",
     {(gint) DType::Float32, "32-bit float", "float32"},
     {(gint) DType::Float16, "16-bit float (IEEE half, round to nearest even)", "float16"})
@@ -210,6 +245,8 @@ rect_text (const Rect & r)
       "," + std::to_string (r.h) + ">";
 }
 
+static Status clip_roi (const Rect & r, int frame_w, int frame_h, const char *frame_desc, Rect * out);
+
 /* The roi property as the rectangle of a frame_w x frame_h frame it selects: clipped to the
  * frame (documented); an empty result is an error. */
 static Status
@@ -223,7 +260,13 @@ resolve_roi (const std::vector<int> &roi, int frame_w, int frame_h, const char *
   if (roi.size () != 4)
     return Status::error ("roi needs 4 values <x, y, width, height>, got " +
         std::to_string (roi.size ()));
-  const Rect r {roi[0], roi[1], roi[2], roi[3]};
+  return clip_roi (Rect {roi[0], roi[1], roi[2], roi[3]}, frame_w, frame_h, frame_desc, out);
+}
+
+/* A rectangle clipped to the frame (documented); an empty result is an error. */
+static Status
+clip_roi (const Rect & r, int frame_w, int frame_h, const char *frame_desc, Rect * out)
+{
   if (r.empty ())
     return Status::error ("roi width and height must be positive, got " + std::to_string (r.w) +
         "x" + std::to_string (r.h));
@@ -236,11 +279,15 @@ resolve_roi (const std::vector<int> &roi, int frame_w, int frame_h, const char *
   return Status ();
 }
 
-/* The kernel plan for a settings snapshot and an input; every invalid setting gets its own
+static Status add_region (TensorizePlans * p, const Rect & r, double margin, const char *kind, int index,
+    int id);
+
+/* The kernel plans for a settings snapshot and an input; every invalid setting gets its own
  * message. Without @info (at start, before caps) the checks that need no caps are made, with
- * the largest frame the element takes. */
+ * the largest frame the element takes. Regions (rois) partly outside the frame are clipped to
+ * it, as roi is; regions entirely outside or empty are skipped and listed in plans->skipped. */
 static Status
-build_plan (const TensorizeSettings & s, const GstVideoInfo * info, TensorizePlan * plan)
+build_plans (const TensorizeSettings & s, const GstVideoInfo * info, TensorizePlans * plans)
 {
   TensorizeConfig cfg;
   std::string err;
@@ -285,7 +332,74 @@ build_plan (const TensorizeSettings & s, const GstVideoInfo * info, TensorizePla
   else if (info)
     cfg.yuv_full_range = info->colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255;
 
-  return make_tensorize_plan (cfg, plan);
+  if (!(s.roi_margin >= 0.0 && s.roi_margin <= 10.0))
+    return Status::error ("roi-margin " + std::to_string (s.roi_margin) + " is out of range (0..10)");
+  if (s.roi_max_size > 0 && s.roi_max_size < s.roi_min_size)
+    return Status::error ("roi-max-size " + std::to_string (s.roi_max_size) + " is below roi-min-size " +
+        std::to_string (s.roi_min_size));
+  TensorizePlans p;
+  p.cfg = cfg;
+  p.frame_desc = frame_desc;
+  CUDAPREP_RETURN_IF_ERROR (make_output_plan (cfg, &p.output));
+  const uint64_t bytes = (uint64_t) slot_bytes (p.output) * (uint64_t) s.batch_size;
+  if (bytes > kMaxTensorBytes)      /* one GstBuffer, one pool allocation (guint sizes) */
+    return Status::error ("batch of " + std::to_string (s.batch_size) + " tensors " + std::to_string (s.width) +
+        "x" + std::to_string (s.height) + "x3 needs " + std::to_string (bytes) + " bytes, more than the " +
+        std::to_string (kMaxTensorBytes) + "-byte limit of one buffer");
+  if (s.rois.empty () && !s.roi_meta) {
+    p.regions.emplace_back ();
+    p.region_index.push_back (-1);
+    p.region_id.push_back (-1);
+    CUDAPREP_RETURN_IF_ERROR (make_slot_plan (cfg, cfg, &p.regions.back ()));
+  }
+  for (size_t i = 0; i < s.rois.size () && !s.roi_meta; i++) {
+    if (s.rois[i].size () != 4)
+      return Status::error ("rois item " + std::to_string (i) + " needs 4 values <x, y, width, height>, got " +
+          std::to_string (s.rois[i].size ()));
+    const Rect r {s.rois[i][0], s.rois[i][1], s.rois[i][2], s.rois[i][3]};
+    CUDAPREP_RETURN_IF_ERROR (add_region (&p, r, s.roi_margin, "rois item", (int) i, -1));
+  }
+  *plans = std::move (p);
+  return Status ();
+}
+
+/* Adds region @r grown by @margin of its width / height on each side (outward to whole
+ * pixels), then clipped to the frame, as a slot plan; a region entirely outside the frame or
+ * empty is listed in p->skipped instead. */
+static Status
+add_region (TensorizePlans * p, const Rect & r, double margin, const char *kind, int index, int id)
+{
+  Rect grown = r;
+  if (margin > 0.0 && !r.empty ()) {
+    const double mx = margin * r.w, my = margin * r.h;
+    const double x0 = std::floor (r.x - mx), y0 = std::floor (r.y - my);
+    const double x1 = std::ceil (r.x + r.w + mx), y1 = std::ceil (r.y + r.h + my);
+    grown = Rect {(int) x0, (int) y0, (int) (x1 - x0), (int) (y1 - y0)};
+  }
+  Rect clipped;
+  Status st = clip_roi (grown, p->cfg.src_width, p->cfg.src_height, p->frame_desc.c_str (), &clipped);
+  if (!st.ok ()) {
+    p->skipped += std::string (p->skipped.empty ()? "" : "; ") + kind + " " + std::to_string (index) + ": " +
+        st.message ();
+    return Status ();
+  }
+  SlotSourceSpec source = p->cfg;
+  source.roi = clipped;
+  p->regions.emplace_back ();
+  p->region_index.push_back (index);
+  p->region_id.push_back (id);
+  return make_slot_plan (p->cfg, source, &p->regions.back ());
+}
+
+/* Makes the plans of a snapshot @state's. One warning names the regions that are skipped. */
+static void
+adopt_plans (GstCudaTensorize * self, TensorizePlans && plans)
+{
+  TensorizeState &state = self->impl->state;
+  if (!plans.skipped.empty ())
+    GST_ELEMENT_WARNING (self, STREAM, FORMAT, ("Regions skipped"),
+        ("%s (they never fill a slot)", plans.skipped.c_str ()));
+  state.plans = std::move (plans);
 }
 
 /* Posts a settings error once: the same error is not posted again while streaming. */
@@ -312,12 +426,13 @@ settings_snapshot (GstCudaTensorize * self)
 /* ---- caps ----------------------------------------------------------------------------- */
 
 static void
-output_geometry (GstCudaTensorize * self, int *w, int *h, Layout * layout, DType * dtype)
+output_geometry (GstCudaTensorize * self, int *w, int *h, int *batch, Layout * layout, DType * dtype)
 {
   GST_OBJECT_LOCK (self);
   const TensorizeSettings &s = self->impl->settings;
   *w = s.width;
   *h = s.height;
+  *batch = s.batch_size;
   *layout = s.layout;
   *dtype = s.dtype;
   GST_OBJECT_UNLOCK (self);
@@ -349,11 +464,11 @@ gst_cuda_tensorize_transform_caps (GstBaseTransform * trans, GstPadDirection dir
     GstStructure *out;
 
     if (direction == GST_PAD_SINK) {
-      int w, h;
+      int w, h, batch;
       Layout layout;
       DType dtype;
-      output_geometry (self, &w, &h, &layout, &dtype);
-      gchar *dims = gst_cuda_prep_tensor_dimensions (w, h, layout);
+      output_geometry (self, &w, &h, &batch, &layout, &dtype);
+      gchar *dims = gst_cuda_prep_tensor_dimensions (w, h, layout, batch);
       out = gst_structure_new ("other/tensors", "format", G_TYPE_STRING, "static",
           "num_tensors", G_TYPE_INT, 1, "types", G_TYPE_STRING, gst_cuda_prep_tensor_type_name (dtype),
           "dimensions", G_TYPE_STRING, dims, NULL);
@@ -409,7 +524,7 @@ gst_cuda_tensorize_transform_size (GstBaseTransform * trans, GstPadDirection dir
   const TensorizeState &state = GST_CUDA_TENSORIZE (trans)->impl->state;
   if (direction != GST_PAD_SINK || !state.have_plan)
     return FALSE;
-  *othersize = tensor_bytes (state.plan);
+  *othersize = batch_bytes (state.plans.output, (int) state.slots.size ());
   return TRUE;
 }
 
@@ -447,6 +562,9 @@ gst_cuda_tensorize_sink_event (GstBaseTransform * trans, GstEvent * event)
     GstCaps *caps;
     gst_event_parse_caps (event, &caps);
     explain_refused_output (GST_CUDA_TENSORIZE (trans), caps);
+  } else if (GST_EVENT_TYPE (event) == GST_EVENT_FLUSH_STOP) {
+    /* a flush drops the queued frame: the next one starts at its first region */
+    GST_CUDA_TENSORIZE (trans)->impl->state.next_region = 0;
   }
   return GST_BASE_TRANSFORM_CLASS (parent_class)->sink_event (trans, event);
 }
@@ -459,9 +577,9 @@ gst_cuda_tensorize_start (GstBaseTransform * trans)
 {
   GstCudaTensorize *self = GST_CUDA_TENSORIZE (trans);
   TensorizeState &state = self->impl->state;
-  TensorizePlan plan;
+  TensorizePlans plans;
   state.posted_error.clear ();
-  Status st = build_plan (settings_snapshot (self), NULL, &plan);
+  Status st = build_plans (settings_snapshot (self), NULL, &plans);
   if (!st.ok ()) {
     post_settings_error (self, st, "checked at start, before caps");
     return FALSE;
@@ -479,7 +597,8 @@ gst_cuda_tensorize_configure (GstCudaPrepBase * base, GstCaps * incaps, GstCaps 
 
   state.built_from = settings_snapshot (self);
   state.have_plan = FALSE;
-  Status st = build_plan (state.built_from, info, &state.plan);
+  TensorizePlans plans;
+  Status st = build_plans (state.built_from, info, &plans);
   if (!st.ok ()) {
     gchar *caps = gst_caps_to_string (incaps);
     post_settings_error (self, st, (std::string ("input caps ") + caps).c_str ());
@@ -492,7 +611,12 @@ gst_cuda_tensorize_configure (GstCudaPrepBase * base, GstCaps * incaps, GstCaps 
       info->colorimetry.matrix != GST_VIDEO_COLOR_MATRIX_BT2020)
     GST_WARNING_OBJECT (self, "colour matrix %d not supported, using BT.601",
         info->colorimetry.matrix);
+  adopt_plans (self, std::move (plans));
   state.have_plan = TRUE;
+  state.next_region = 0;
+  state.warned_meta_skip = FALSE;
+  state.slots.assign (state.built_from.batch_size, BatchSlot ());
+  state.slot_metas.assign (state.built_from.batch_size, CudaPrepSlotMeta ());
   state.output_cuda = gst_cuda_prep_caps_has_cuda_feature (outcaps, 0);
   state.tensorizer = device.gpu () ? make_tensorizer_cuda (device.stream ()) : make_tensorizer_cpu ();
 
@@ -502,8 +626,9 @@ gst_cuda_tensorize_configure (GstCudaPrepBase * base, GstCaps * incaps, GstCaps 
       return FALSE;
     device.sync ();             /* the old scratch may still be read */
     state.scratch.reset ();
-    if (!state.output_cuda)
-      st = state.scratch.allocate (tensor_bytes (state.plan));
+    st = state.tensorizer->reserve (state.built_from.batch_size);
+    if (st.ok () && !state.output_cuda)
+      st = state.scratch.allocate (batch_bytes (state.plans.output, state.built_from.batch_size));
     if (!st.ok ()) {
       GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT, ("Could not allocate CUDA memory"),
           ("%s", st.message ().c_str ()));
@@ -512,9 +637,9 @@ gst_cuda_tensorize_configure (GstCudaPrepBase * base, GstCaps * incaps, GstCaps 
   }
   GST_INFO_OBJECT (self, "%dx%d %s -> tensor %dx%dx3 (%s, %s), %s path, output in %s memory",
       GST_VIDEO_INFO_WIDTH (info), GST_VIDEO_INFO_HEIGHT (info), GST_VIDEO_INFO_NAME (info),
-      state.plan.dst_width, state.plan.dst_height,
-      state.plan.layout == Layout::NCHW ? "nchw" : "nhwc",
-      gst_cuda_prep_tensor_type_name (state.plan.dtype),
+      state.plans.output.dst_width, state.plans.output.dst_height,
+      state.plans.output.layout == Layout::NCHW ? "nchw" : "nhwc",
+      gst_cuda_prep_tensor_type_name (state.plans.output.dtype),
       device.gpu () ? "CUDA" : "CPU", state.output_cuda ? "CUDA" : "system");
   return TRUE;
 }
@@ -533,7 +658,7 @@ gst_cuda_tensorize_decide_allocation (GstBaseTransform * trans, GstQuery * query
   const TensorizeState &state = self->impl->state;
   if (!outcaps || !state.have_plan)
     return FALSE;
-  const gsize bytes = tensor_bytes (state.plan);
+  const gsize bytes = batch_bytes (state.plans.output, (int) state.slots.size ());
 
 #if CUDAPREP_HAVE_CUDA
   if (state.output_cuda) {
@@ -650,14 +775,14 @@ refresh_plan (GstCudaTensorize * self)
   if (!changed || !snapshot.same_shape (state.built_from))
     return TRUE;
 
-  TensorizePlan plan;
-  Status st = build_plan (snapshot, gst_cuda_prep_base_input (GST_CUDA_PREP_BASE (self)).info (),
-      &plan);
+  TensorizePlans plans;
+  Status st = build_plans (snapshot, gst_cuda_prep_base_input (GST_CUDA_PREP_BASE (self)).info (),
+      &plans);
   if (!st.ok ()) {
     post_settings_error (self, st, "changed while playing");
     return FALSE;
   }
-  state.plan = plan;
+  adopt_plans (self, std::move (plans));
   state.built_from = std::move (snapshot);
   return TRUE;
 }
@@ -671,14 +796,8 @@ gst_cuda_tensorize_transform (GstBaseTransform * trans, GstBuffer * inbuf, GstBu
   CudaPrepDevice &device = gst_cuda_prep_base_device (base);
   CudaPrepVideoInput &input = gst_cuda_prep_base_input (base);
 
-  if (!state.have_plan) {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("No caps negotiated before the first buffer"), (NULL));
-    return GST_FLOW_NOT_NEGOTIATED;
-  }
-  if (!refresh_plan (self))
-    return GST_FLOW_ERROR;
-
-  const gsize bytes = tensor_bytes (state.plan);
+  const int batch = (int) state.slots.size ();
+  const gsize bytes = batch_bytes (state.plans.output, batch);
   if (gst_buffer_get_size (outbuf) < bytes) {
     GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Output buffer too small"),
         ("%" G_GSIZE_FORMAT " < %" G_GSIZE_FORMAT, gst_buffer_get_size (outbuf), bytes));
@@ -707,7 +826,37 @@ gst_cuda_tensorize_transform (GstBaseTransform * trans, GstBuffer * inbuf, GstBu
     GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Could not map the output buffer"), (NULL));
     return GST_FLOW_ERROR;
   }
-  Status st = state.tensorizer->run (state.plan, view, download ? state.scratch.data () : out_map.data);
+  /* Slots [next_region, next_region + batch) of this frame's regions; the rest are empty. */
+  const size_t n_regions = state.plans.regions.size ();
+  for (int k = 0; k < batch; k++) {
+    const size_t r = state.next_region + k;
+    BatchSlot &slot = state.slots[k];
+    CudaPrepSlotMeta &meta = state.slot_metas[k];
+    slot.empty = r >= n_regions;
+    meta = CudaPrepSlotMeta ();
+    meta.empty = slot.empty;
+    meta.source_pts = GST_BUFFER_PTS (inbuf);
+    if (slot.empty) {
+      meta.transform.dst_width = state.plans.output.dst_width;
+      meta.transform.dst_height = state.plans.output.dst_height;
+      continue;
+    }
+    slot.plan = state.plans.regions[r];
+    slot.src = view;
+    meta.transform = slot.plan.transform;
+    meta.source_rect = slot.plan.roi;
+    meta.region_index = state.plans.region_index[r];
+    meta.region_id = state.plans.region_id[r];
+  }
+  TensorizeBatch tb;
+  tb.output = state.plans.output;
+  tb.slots = state.slots.data ();
+  tb.count = batch;
+  void *dst = download ? state.scratch.data () : out_map.data;
+  /* A batch of one frame keeps the single-frame kernel (no slot table upload). */
+  Status st = batch == 1 && !state.slots[0].empty ?
+      state.tensorizer->run (combine_plan (tb.output, state.slots[0].plan), view, dst) :
+      state.tensorizer->run_batch (tb, dst, bytes);
   if (st.ok () && download)
     st = cuda::copy_2d_async (out_map.data, bytes, state.scratch.data (), bytes, bytes, 1,
         cuda::CopyKind::DeviceToHost, device.stream ());
@@ -728,8 +877,84 @@ gst_cuda_tensorize_transform (GstBaseTransform * trans, GstBuffer * inbuf, GstBu
   }
   if (!unmapped)
     return GST_FLOW_ERROR;
-  gst_cuda_prep_buffer_add_transform_meta (outbuf, state.plan.transform, state.plan.roi);
+  gst_cuda_prep_buffer_add_batch_transform_meta (outbuf, state.slot_metas.data (), batch);
   return GST_FLOW_OK;
+}
+
+/* roi-meta: this frame's regions from its GstVideoRegionOfInterestMeta, filtered by roi-type and
+ * size (the region's own width and height, before the margin). The vectors keep their capacity
+ * from frame to frame. Regions skipped are warned about once per stream. */
+static Status
+collect_meta_regions (GstCudaTensorize * self, GstBuffer * inbuf)
+{
+  TensorizeState &state = self->impl->state;
+  TensorizePlans &p = state.plans;
+  const TensorizeSettings &s = state.built_from;
+  p.regions.clear ();
+  p.region_index.clear ();
+  p.region_id.clear ();
+  p.skipped.clear ();
+  const GQuark type = s.roi_type.empty ()? 0 : g_quark_from_string (s.roi_type.c_str ());
+  gpointer iter = NULL;
+  int index = 0;
+  while (GstMeta * m = gst_buffer_iterate_meta_filtered (inbuf, &iter,
+          GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)) {
+    const GstVideoRegionOfInterestMeta *roi = (const GstVideoRegionOfInterestMeta *) m;
+    const int i = index++;
+    const int w = (int) MIN (roi->w, (guint) kMaxSourceSide), h = (int) MIN (roi->h, (guint) kMaxSourceSide);
+    if ((type && roi->roi_type != type) || w < s.roi_min_size || h < s.roi_min_size ||
+        (s.roi_max_size > 0 && (w > s.roi_max_size || h > s.roi_max_size)))
+      continue;
+    const Rect r {(int) MIN (roi->x, (guint) kMaxSourceSide), (int) MIN (roi->y, (guint) kMaxSourceSide), w, h};
+    CUDAPREP_RETURN_IF_ERROR (add_region (&p, r, s.roi_margin, "region meta", i, roi->id));
+  }
+  if (!p.skipped.empty () && !state.warned_meta_skip) {
+    state.warned_meta_skip = TRUE;
+    GST_ELEMENT_WARNING (self, STREAM, FORMAT, ("Regions skipped"),
+        ("%s (warned once per stream)", p.skipped.c_str ()));
+  }
+  return Status ();
+}
+
+/* One input frame gives ceil(regions / batch-size) tensors (at least one): GstBaseTransform
+ * calls this until it returns no buffer, and the frame stays queued until its last tensor. */
+static GstFlowReturn
+gst_cuda_tensorize_generate_output (GstBaseTransform * trans, GstBuffer ** outbuf)
+{
+  GstCudaTensorize *self = GST_CUDA_TENSORIZE (trans);
+  TensorizeState &state = self->impl->state;
+  GstBuffer *inbuf = trans->queued_buf;
+  *outbuf = NULL;
+  if (!inbuf)
+    return GST_FLOW_OK;
+  GstFlowReturn ret = GST_FLOW_OK;
+  if (!state.have_plan) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("No caps negotiated before the first buffer"), (NULL));
+    ret = GST_FLOW_NOT_NEGOTIATED;
+  } else if (state.next_region == 0 && !refresh_plan (self)) {
+    ret = GST_FLOW_ERROR;       /* settings are taken between frames, never between its tensors */
+  } else if (state.next_region == 0 && state.built_from.roi_meta) {
+    Status st = collect_meta_regions (self, inbuf);
+    if (!st.ok ()) {
+      GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Bad region of interest"), ("%s", st.message ().c_str ()));
+      ret = GST_FLOW_ERROR;
+    }
+  }
+  if (ret == GST_FLOW_OK)
+    ret = GST_BASE_TRANSFORM_GET_CLASS (trans)->prepare_output_buffer (trans, inbuf, outbuf);
+  if (ret == GST_FLOW_OK)
+    ret = gst_cuda_tensorize_transform (trans, inbuf, *outbuf);
+  state.next_region += state.slots.size ();
+  if (ret != GST_FLOW_OK && *outbuf) {
+    gst_buffer_unref (*outbuf);
+    *outbuf = NULL;
+  }
+  if (ret != GST_FLOW_OK || state.next_region >= state.plans.regions.size ()) {
+    trans->queued_buf = NULL;
+    gst_buffer_unref (inbuf);
+    state.next_region = 0;
+  }
+  return ret;
 }
 
 static gboolean
@@ -744,6 +969,7 @@ gst_cuda_tensorize_stop (GstBaseTransform * trans)
     state.scratch.reset ();
   }
   state.have_plan = FALSE;
+  state.next_region = 0;
   state.tensorizer.reset ();
   return GST_BASE_TRANSFORM_CLASS (parent_class)->stop (trans);
 }
@@ -775,6 +1001,13 @@ gst_cuda_tensorize_set_property (GObject * object, guint prop_id, const GValue *
     case PROP_ROI: s.roi = gst_cuda_prep_vector_from_array<int> (value); break;
     case PROP_YUV_MATRIX: s.yuv_matrix = g_value_get_enum (value); break;
     case PROP_YUV_RANGE: s.yuv_range = g_value_get_enum (value); break;
+    case PROP_ROIS: s.rois = gst_cuda_prep_rects_from_array (value); break;
+    case PROP_BATCH_SIZE: geometry = s.batch_size != g_value_get_int (value); s.batch_size = g_value_get_int (value); break;
+    case PROP_ROI_META: s.roi_meta = g_value_get_boolean (value); break;
+    case PROP_ROI_TYPE: s.roi_type = g_value_get_string (value) ? g_value_get_string (value) : ""; break;
+    case PROP_ROI_MIN_SIZE: s.roi_min_size = g_value_get_int (value); break;
+    case PROP_ROI_MAX_SIZE: s.roi_max_size = g_value_get_int (value); break;
+    case PROP_ROI_MARGIN: s.roi_margin = g_value_get_double (value); break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -810,6 +1043,13 @@ gst_cuda_tensorize_get_property (GObject * object, guint prop_id, GValue * value
     case PROP_ROI: gst_cuda_prep_vector_to_array (s.roi, value); break;
     case PROP_YUV_MATRIX: g_value_set_enum (value, s.yuv_matrix); break;
     case PROP_YUV_RANGE: g_value_set_enum (value, s.yuv_range); break;
+    case PROP_ROIS: gst_cuda_prep_rects_to_array (s.rois, value); break;
+    case PROP_BATCH_SIZE: g_value_set_int (value, s.batch_size); break;
+    case PROP_ROI_META: g_value_set_boolean (value, s.roi_meta); break;
+    case PROP_ROI_TYPE: g_value_set_string (value, s.roi_type.c_str ()); break;
+    case PROP_ROI_MIN_SIZE: g_value_set_int (value, s.roi_min_size); break;
+    case PROP_ROI_MAX_SIZE: g_value_set_int (value, s.roi_max_size); break;
+    case PROP_ROI_MARGIN: g_value_set_double (value, s.roi_margin); break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -885,6 +1125,37 @@ gst_cuda_tensorize_class_init (GstCudaTensorizeClass * klass)
           "YUV quantisation range; auto takes it from the caps colorimetry", yuv_range_get_type (),
           YUV_RANGE_AUTO, rw));
 
+  g_object_class_install_property (gobject_class, PROP_ROIS,
+      gst_cuda_prep_param_spec_rects ("rois", "Regions of interest",
+          "Regions \"<<x, y, width, height>, ...>\" of each frame, one batch slot each (roi is "
+          "then not used). Regions partly outside the frame are clipped to it; regions entirely "
+          "outside or empty are skipped with a warning. More regions than batch-size give several "
+          "tensors for the same frame; the meta's slots say which region each slot came from", rw));
+  g_object_class_install_property (gobject_class, PROP_BATCH_SIZE,
+      g_param_spec_int ("batch-size", "Batch size",
+          "Slots per tensor (the last dimension of the caps, fixed so that caps stay static); "
+          "slots without a region hold the pad value and are marked empty in the meta",
+          1, kMaxBatchSlots, 1, rw));
+  g_object_class_install_property (gobject_class, PROP_ROI_META,
+      g_param_spec_boolean ("roi-meta", "Regions from metas",
+          "Take the regions from each frame's GstVideoRegionOfInterestMeta (e.g. a detector's "
+          "boxes), one slot each, instead of rois / roi; the meta's slots give each one's index and "
+          "id. (GstAnalyticsODMtd on GStreamer 1.24+ is not read yet.)", FALSE, rw));
+  g_object_class_install_property (gobject_class, PROP_ROI_TYPE,
+      g_param_spec_string ("roi-type", "Region type",
+          "roi-meta: only regions of this roi-type (e.g. \"car\"); empty (default) = any", "", rw));
+  g_object_class_install_property (gobject_class, PROP_ROI_MIN_SIZE,
+      g_param_spec_int ("roi-min-size", "Region minimum size",
+          "roi-meta: only regions at least this wide and high (before roi-margin)", 0, kMaxSourceSide, 0, rw));
+  g_object_class_install_property (gobject_class, PROP_ROI_MAX_SIZE,
+      g_param_spec_int ("roi-max-size", "Region maximum size",
+          "roi-meta: only regions at most this wide and high (before roi-margin); 0 = no limit", 0,
+          kMaxSourceSide, 0, rw));
+  g_object_class_install_property (gobject_class, PROP_ROI_MARGIN,
+      g_param_spec_double ("roi-margin", "Region margin",
+          "Fraction of a region's width / height added on each side (rois and roi-meta), rounded "
+          "outward to whole pixels, then clipped to the frame; e.g. 0.1 grows a 100-px box to 120 px",
+          0.0, 10.0, 0.0, rw));
   gst_element_class_set_static_metadata (element_class, "CUDA tensorize",
       "Filter/Converter/Video/Scaler/Hardware",
       "Resize (letterbox/stretch/crop), colour-convert, normalise and lay out video frames "
@@ -900,7 +1171,10 @@ gst_cuda_tensorize_class_init (GstCudaTensorizeClass * klass)
   trans_class->decide_allocation = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_decide_allocation);
   trans_class->propose_allocation = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_propose_allocation);
   trans_class->transform_meta = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_transform_meta);
+  /* generate_output calls transform once per tensor; transform stays set all the same, since a
+   * GstBaseTransform without transform or transform_ip is taken for a passthrough element. */
   trans_class->transform = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_transform);
+  trans_class->generate_output = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_generate_output);
   trans_class->start = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_start);
   trans_class->stop = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_stop);
   trans_class->sink_event = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_sink_event);

@@ -5,6 +5,7 @@
 
 #include "transform_meta.h"
 #include "gstcudatemplatematch.h"
+#include "gstcudatensorbatch.h"
 #include "gstcudatensorize.h"
 
 static gboolean
@@ -14,6 +15,7 @@ plugin_init (GstPlugin * plugin)
 
   gboolean ok = GST_ELEMENT_REGISTER (cudatensorize, plugin);
   ok &= GST_ELEMENT_REGISTER (cudatemplatematch, plugin);
+  ok &= GST_ELEMENT_REGISTER (cudatensorbatch, plugin);
   return ok;
 }
 

@@ -55,3 +55,36 @@ gst_cuda_prep_param_spec_doubles (const gchar * name, const gchar * nick, const 
           "One value", -G_MAXDOUBLE, G_MAXDOUBLE, 0,
           (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS)), flags);
 }
+
+/* A GstValueArray of rectangles, "<<x, y, width, height>, <x, y, width, height>>". */
+static inline GParamSpec *
+gst_cuda_prep_param_spec_rects (const gchar * name, const gchar * nick, const gchar * blurb,
+    GParamFlags flags)
+{
+  return gst_param_spec_array (name, nick, blurb, gst_cuda_prep_param_spec_ints ("rect", "Rectangle",
+          "<x, y, width, height>", (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS)), flags);
+}
+
+/* Each item of a rectangles array as a vector of its ints (checked later: 4 values each). */
+static inline std::vector<std::vector<int>>
+gst_cuda_prep_rects_from_array (const GValue * value)
+{
+  std::vector<std::vector<int>> out;
+  for (guint i = 0; i < gst_value_array_get_size (value); i++) {
+    const GValue *item = gst_value_array_get_value (value, i);
+    out.push_back (GST_VALUE_HOLDS_ARRAY (item) ? gst_cuda_prep_vector_from_array<int> (item) :
+        std::vector<int> ());
+  }
+  return out;
+}
+
+static inline void
+gst_cuda_prep_rects_to_array (const std::vector<std::vector<int>> &in, GValue * value)
+{
+  for (const std::vector<int> &r : in) {
+    GValue item = G_VALUE_INIT;
+    gst_value_array_init (&item, (guint) r.size ());
+    gst_cuda_prep_vector_to_array (r, &item);
+    gst_value_array_append_and_take_value (value, &item);
+  }
+}

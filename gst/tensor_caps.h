@@ -10,6 +10,6 @@
   "types = (string) { float32, float16 }, " \
   "framerate = (fraction) [ 0/1, MAX ]"
 
-/* "W:H:3:1" for NCHW, "3:W:H:1" for NHWC. */
-gchar *gst_cuda_prep_tensor_dimensions (int width, int height, cudaprep::Layout layout);
+/* "W:H:3:B" for NCHW, "3:W:H:B" for NHWC (B = batch, 1 for a single frame). */
+gchar *gst_cuda_prep_tensor_dimensions (int width, int height, cudaprep::Layout layout, int batch = 1);
 const gchar *gst_cuda_prep_tensor_type_name (cudaprep::DType dtype);

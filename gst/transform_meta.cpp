@@ -59,23 +59,62 @@ scale_source (GstCudaPrepTransform * t, int out_w, int out_h)
   t->source_height = out_h;
 }
 
+/* A copy of @in with its transform fields scaled to an out_w x out_h frame. */
+static GstStructure *
+scaled_copy (const GstStructure * in, int out_w, int out_h)
+{
+  GstStructure *out = gst_structure_copy (in);
+  GstCudaPrepTransform t;
+  if (gst_cudaprep_structure_get_transform (in, &t)) {
+    scale_source (&t, out_w, out_h);
+    write_transform (out, t);
+  }
+  return out;
+}
+
 static gboolean
 transform_meta (GstBuffer * transbuf, GstCustomMeta * meta, GstBuffer * buffer, GQuark type,
     gpointer data, gpointer user_data)
 {
+  const GstStructure *in = gst_custom_meta_get_structure (meta);
   GstCudaPrepTransform t;
-  if (!gst_cudaprep_buffer_get_transform (buffer, &t))
+  if (!gst_cudaprep_structure_get_transform (in, &t))
     return FALSE;
+  int out_w = t.source_width, out_h = t.source_height;
   if (GST_VIDEO_META_TRANSFORM_IS_SCALE (type)) {
     const GstVideoMetaTransform *scale = (const GstVideoMetaTransform *) data;
-    scale_source (&t, GST_VIDEO_INFO_WIDTH (scale->out_info), GST_VIDEO_INFO_HEIGHT (scale->out_info));
+    out_w = GST_VIDEO_INFO_WIDTH (scale->out_info);
+    out_h = GST_VIDEO_INFO_HEIGHT (scale->out_info);
   } else if (!GST_META_TRANSFORM_IS_COPY (type)) {
     return FALSE;               /* a transform we cannot follow: drop rather than mislead */
   }
   GstCustomMeta *copy = gst_buffer_add_custom_meta (transbuf, GST_CUDAPREP_TRANSFORM_META_NAME);
   if (!copy)
     return FALSE;
-  write_transform (gst_custom_meta_get_structure (copy), t);
+  GstStructure *out = gst_custom_meta_get_structure (copy);
+  GstStructure *scaled = scaled_copy (in, out_w, out_h);
+  /* Every slot shows the same frame, so every slot scales with it. */
+  const GValue *slots = gst_structure_get_value (in, "slots");
+  if (slots && GST_VALUE_HOLDS_ARRAY (slots)) {
+    GValue arr = G_VALUE_INIT;
+    gst_value_array_init (&arr, gst_value_array_get_size (slots));
+    for (guint i = 0; i < gst_value_array_get_size (slots); i++) {
+      const GValue *v = gst_value_array_get_value (slots, i);
+      if (!GST_VALUE_HOLDS_STRUCTURE (v))
+        continue;
+      GValue sv = G_VALUE_INIT;
+      g_value_init (&sv, GST_TYPE_STRUCTURE);
+      g_value_take_boxed (&sv, scaled_copy (gst_value_get_structure (v), out_w, out_h));
+      gst_value_array_append_and_take_value (&arr, &sv);
+    }
+    gst_structure_take_value (scaled, "slots", &arr);
+  }
+  /* The custom meta's structure belongs to the meta: copy the fields into it. */
+  gst_structure_foreach (scaled, [](GQuark field, const GValue * value, gpointer dst) -> gboolean {
+        gst_structure_id_set_value ((GstStructure *) dst, field, value);
+        return TRUE;
+      }, out);
+  gst_structure_free (scaled);
   return TRUE;
 }
 
@@ -91,13 +130,9 @@ gst_cuda_prep_transform_meta_register (void)
   }
 }
 
-void
-gst_cuda_prep_buffer_add_transform_meta (GstBuffer * buffer, const cudaprep::TensorTransform & tt,
-    const cudaprep::Rect & roi)
+static GstCudaPrepTransform
+to_c_transform (const cudaprep::TensorTransform & tt, const cudaprep::Rect & roi)
 {
-  GstCustomMeta *meta = gst_buffer_add_custom_meta (buffer, GST_CUDAPREP_TRANSFORM_META_NAME);
-  if (!meta)
-    return;
   GstCudaPrepTransform t;
   t.source_width = tt.src_width;
   t.source_height = tt.src_height;
@@ -113,5 +148,44 @@ gst_cuda_prep_buffer_add_transform_meta (GstBuffer * buffer, const cudaprep::Ten
   t.source_rect[1] = roi.y;
   t.source_rect[2] = roi.w;
   t.source_rect[3] = roi.h;
-  write_transform (gst_custom_meta_get_structure (meta), t);
+  return t;
+}
+
+void
+gst_cuda_prep_buffer_add_batch_transform_meta (GstBuffer * buffer, const CudaPrepSlotMeta * slots,
+    int n)
+{
+  if (n < 1)
+    return;
+  GstCustomMeta *meta = gst_buffer_add_custom_meta (buffer, GST_CUDAPREP_TRANSFORM_META_NAME);
+  if (!meta)
+    return;
+  GstStructure *s = gst_custom_meta_get_structure (meta);
+  write_transform (s, to_c_transform (slots[0].transform, slots[0].source_rect));
+  GValue arr = G_VALUE_INIT;
+  gst_value_array_init (&arr, n);
+  for (int i = 0; i < n; i++) {
+    const CudaPrepSlotMeta &m = slots[i];
+    GstStructure *slot = gst_structure_new ("cudaprep/slot", "empty", G_TYPE_BOOLEAN, (gboolean) m.empty,
+        "region-index", G_TYPE_INT, m.region_index, "region-id", G_TYPE_INT, m.region_id,
+        "source-pts", G_TYPE_UINT64, (guint64) m.source_pts, NULL);
+    if (m.source_pad)
+      gst_structure_set (slot, "source-pad", G_TYPE_STRING, m.source_pad, NULL);
+    write_transform (slot, to_c_transform (m.transform, m.source_rect));
+    GValue v = G_VALUE_INIT;
+    g_value_init (&v, GST_TYPE_STRUCTURE);
+    g_value_take_boxed (&v, slot);
+    gst_value_array_append_and_take_value (&arr, &v);
+  }
+  gst_structure_take_value (s, "slots", &arr);
+}
+
+void
+gst_cuda_prep_buffer_add_transform_meta (GstBuffer * buffer, const cudaprep::TensorTransform & tt,
+    const cudaprep::Rect & roi)
+{
+  CudaPrepSlotMeta slot;
+  slot.transform = tt;
+  slot.source_rect = roi;
+  gst_cuda_prep_buffer_add_batch_transform_meta (buffer, &slot, 1);
 }

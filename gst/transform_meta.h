@@ -10,6 +10,22 @@
 /* Registers the meta once per process (tags "video" and "size"). */
 void gst_cuda_prep_transform_meta_register (void);
 
-/* Attaches @t, made from the @roi of the frame, to @buffer. */
+/* What the meta says about one slot of a batch (gstcudaprepmeta.h, "cudaprep/slot"). */
+struct CudaPrepSlotMeta
+{
+  cudaprep::TensorTransform transform;
+  cudaprep::Rect source_rect;             /* the frame region the slot was made from */
+  bool empty = false;                     /* no source: the slot holds the pad value */
+  int region_index = -1;                  /* which region of the frame, -1: not a region */
+  int region_id = -1;                     /* upstream GstVideoRegionOfInterestMeta id, -1: none */
+  GstClockTime source_pts = GST_CLOCK_TIME_NONE;
+  const char *source_pad = nullptr;       /* aggregator pad name, or none */
+};
+
+/* Attaches the meta of a batch of @n slots to @buffer (top-level fields: slot 0). */
+void gst_cuda_prep_buffer_add_batch_transform_meta (GstBuffer * buffer,
+    const CudaPrepSlotMeta * slots, int n);
+
+/* Attaches @t, made from the @roi of the frame, to @buffer: a batch of one. */
 void gst_cuda_prep_buffer_add_transform_meta (GstBuffer * buffer,
     const cudaprep::TensorTransform & t, const cudaprep::Rect & roi);

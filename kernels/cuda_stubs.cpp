@@ -3,6 +3,7 @@
 #include "cuda_device.h"
 #include "templatematch.h"
 #include "tensorize.h"
+#include "tensorize_batch.h"
 
 namespace cudaprep {
 namespace {
@@ -33,6 +34,14 @@ Status Event::synchronize() { return no_cuda(); }
 }  // namespace cuda
 
 Status tensorize_cuda(const TensorizePlan&, const ImageView&, void*, void*, const TensorizeTuning&) {
+  return no_cuda();
+}
+struct BatchSlotTable::Impl {};
+BatchSlotTable::BatchSlotTable() : impl_(nullptr) {}
+BatchSlotTable::~BatchSlotTable() = default;
+int BatchSlotTable::capacity() const { return 0; }
+Status BatchSlotTable::reserve(int) { return no_cuda(); }
+Status tensorize_batch_cuda(const TensorizeBatch&, void*, size_t, void*, BatchSlotTable*, const TensorizeTuning&) {
   return no_cuda();
 }
 Status to_gray_cuda(const ImageView&, uint8_t*, int64_t, void*) { return no_cuda(); }

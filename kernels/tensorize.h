@@ -35,11 +35,9 @@ constexpr int kMaxTensorSide = 16384;
 constexpr int kMaxSourceSide = 32768;
 constexpr uint64_t kMaxTensorBytes = uint64_t(1) << 31;  // one GstBuffer / pool allocation
 
-// What the user asked for. Validated by make_tensorize_plan().
-struct TensorizeConfig {
-  PixelFormat format = PixelFormat::BGR;
-  int src_width = 0, src_height = 0;
-  Rect roi;  // empty = whole frame
+// Output-wide settings: everything that every slot of a batch shares (the tensor's size, how a
+// source is fitted into it, normalisation, layout, dtype).
+struct TensorOutputSpec {
   int dst_width = 640, dst_height = 640;
   ResizeMode mode = ResizeMode::Letterbox;
   Align align = Align::Center;
@@ -51,9 +49,20 @@ struct TensorizeConfig {
   double std[3] = {1, 1, 1};
   Layout layout = Layout::NCHW;
   DType dtype = DType::Float32;
+};
+
+// One source of a slot: what differs from slot to slot (format, size, region, colorimetry).
+struct SlotSourceSpec {
+  PixelFormat format = PixelFormat::BGR;
+  int src_width = 0, src_height = 0;
+  Rect roi;  // empty = whole frame
   YuvMatrix yuv_matrix = YuvMatrix::BT601;
   bool yuv_full_range = false;
 };
+
+// What the user asked for, for one frame: the output spec and one source. Validated by
+// make_tensorize_plan().
+struct TensorizeConfig : TensorOutputSpec, SlotSourceSpec {};
 
 // The geometry a consumer needs to map detections back to the frame.
 struct TensorTransform {
@@ -64,29 +73,36 @@ struct TensorTransform {
   double active[4] = {0, 0, 0, 0};            // x, y, w, h of the unpadded image in the tensor
 };
 
-// Everything the per-pixel code needs, resolved once per caps. Plain data: copied to the GPU
-// as a kernel argument.
-struct TensorizePlan {
-  PixelFormat format;
-  int src_width, src_height;
-  Rect roi;
+// The output spec resolved once: what the per-pixel code needs of it. Plain data.
+struct TensorOutputPlan {
   int dst_width, dst_height;
-  float inv[6];                   // tensor pixel -> source pixel (index coordinates)
-  int active_x0, active_y0;       // tensor pixels [x0, x1) x [y0, y1) sample the source
-  int active_x1, active_y1;
   Interpolation interpolation;
   Layout layout;
   DType dtype;
-  int src_bytes_per_pixel;        // packed formats
-  int src_channel_offset[3];      // byte offset of R, G, B inside a packed pixel
   int out_channel_source[3];      // output channel c takes colour component (0=R, 1=G, 2=B)
   float mul[3], add[3];           // per output channel: value = pixel * mul + add
   float pad_out[3];               // normalised pad value per output channel
+};
+
+// One source's geometry and colour resolved against an output spec. Plain data.
+struct SlotPlan {
+  PixelFormat format;
+  int src_width, src_height;
+  Rect roi;
+  float inv[6];                   // tensor pixel -> source pixel (index coordinates)
+  int active_x0, active_y0;       // tensor pixels [x0, x1) x [y0, y1) sample the source
+  int active_x1, active_y1;
+  int src_bytes_per_pixel;        // packed formats
+  int src_channel_offset[3];      // byte offset of R, G, B inside a packed pixel
   // YUV -> RGB: y' = (Y - y_offset) * y_gain, u' = (U - 128) * c_gain, v' likewise;
   // R = y' + rv*v', G = y' + gu*u' + gv*v', B = y' + bu*u'
   float y_offset, y_gain, c_gain, rv, gu, gv, bu;
-  TensorTransform transform;
+  TensorTransform transform;      // its dst size names the output spec the slot was made for
 };
+
+// Everything the per-pixel code needs for one frame, resolved once per caps: the batch-of-one
+// case of tensorize_batch.h (an output plan and one slot plan).
+struct TensorizePlan : TensorOutputPlan, SlotPlan {};
 
 // Validates cfg and resolves it into a plan. Every invalid setting gets its own message.
 Status make_tensorize_plan(const TensorizeConfig& cfg, TensorizePlan* plan);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tensorize.h"
+#include "tensorize_batch.h"
 #include "tensorize_pixel.h"
 #include "worker_pool.h"
 
@@ -47,7 +48,9 @@ void store(const PixelParams& p, Layout layout, DType dtype, const float* v, int
 
 template <SourceFamily F, Interpolation I>
 void run_rows(const PixelParams& p, Layout layout, DType dtype, int y_begin, int y_end, void* dst) {
-  std::vector<float> row(size_t(3) * p.W);
+  // One row of values per thread, grown once: no allocation per frame.
+  thread_local std::vector<float> row;
+  if (row.size() < size_t(3) * p.W) row.resize(size_t(3) * p.W);
   float* v = row.data();
   for (int y = y_begin; y < y_end; ++y) {
     if (!tz::y_active(p, y)) {
@@ -73,14 +76,40 @@ void run_family(const PixelParams& p, Interpolation interp, Layout layout, DType
     run_rows<F, Interpolation::Nearest>(p, layout, dtype, y0, y1, dst);
 }
 
-void run_band(const TensorizePlan& plan, const PixelParams& p, int y0, int y1, void* dst) {
-  switch (tz::source_family(plan.format)) {
-    case SourceFamily::NV12: run_family<SourceFamily::NV12>(p, plan.interpolation, plan.layout, plan.dtype, y0, y1, dst); break;
-    case SourceFamily::I420: run_family<SourceFamily::I420>(p, plan.interpolation, plan.layout, plan.dtype, y0, y1, dst); break;
-    case SourceFamily::Packed3: run_family<SourceFamily::Packed3>(p, plan.interpolation, plan.layout, plan.dtype, y0, y1, dst); break;
-    case SourceFamily::Packed4: run_family<SourceFamily::Packed4>(p, plan.interpolation, plan.layout, plan.dtype, y0, y1, dst); break;
-    case SourceFamily::Gray: run_family<SourceFamily::Gray>(p, plan.interpolation, plan.layout, plan.dtype, y0, y1, dst); break;
+void run_band(SourceFamily family, const TensorOutputPlan& o, const PixelParams& p, int y0, int y1, void* dst) {
+  switch (family) {
+    case SourceFamily::NV12: run_family<SourceFamily::NV12>(p, o.interpolation, o.layout, o.dtype, y0, y1, dst); break;
+    case SourceFamily::I420: run_family<SourceFamily::I420>(p, o.interpolation, o.layout, o.dtype, y0, y1, dst); break;
+    case SourceFamily::Packed3: run_family<SourceFamily::Packed3>(p, o.interpolation, o.layout, o.dtype, y0, y1, dst); break;
+    case SourceFamily::Packed4: run_family<SourceFamily::Packed4>(p, o.interpolation, o.layout, o.dtype, y0, y1, dst); break;
+    case SourceFamily::Gray: run_family<SourceFamily::Gray>(p, o.interpolation, o.layout, o.dtype, y0, y1, dst); break;
   }
+}
+
+// The pixel parameters of slot i (an empty slot: no active rows, so every row is padding).
+PixelParams slot_params(const TensorizeBatch& b, int i) {
+  const BatchSlot& s = b.slots[i];
+  if (s.empty) return tz::make_pad_params(b.output);
+  return tz::make_pixel_params(combine_plan(b.output, s.plan), s.src);
+}
+
+// All slots of a checked batch: row bands of every slot spread over the shared worker pool. The
+// batch of one is the single-frame call.
+void run_slots(const TensorizeBatch& b, void* dst) {
+  const int H = b.output.dst_height;
+  const int64_t work = int64_t(b.output.dst_width) * H;
+  WorkerPool& pool = WorkerPool::shared();
+  // Below 64k pixels, or 8 rows a band, a helper costs more than it saves (per slot; small slots
+  // spread over the pool one slot per task).
+  const int bands = work >= 65536 ? std::max(1, std::min(pool.max_threads(), H / 8)) : 1;
+  const size_t stride = slot_bytes(b.output);
+  pool.parallel_for(b.count * bands, [&b, dst, H, bands, stride](int task) {
+    const int i = task / bands, band = task % bands;
+    const PixelParams p = slot_params(b, i);
+    const SourceFamily family = b.slots[i].empty ? SourceFamily::Gray : tz::source_family(b.slots[i].plan.format);
+    run_band(family, b.output, p, static_cast<int>(int64_t(H) * band / bands),
+             static_cast<int>(int64_t(H) * (band + 1) / bands), static_cast<char*>(dst) + stride * size_t(i));
+  });
 }
 
 // Sanity of a plan that did not necessarily come from make_tensorize_plan (it is plain data).
@@ -120,16 +149,20 @@ Status tensorize_cpu(const TensorizePlan& plan, const ImageView& src, void* dst)
   CUDAPREP_RETURN_IF_ERROR(check_source(plan, src));
   CUDAPREP_RETURN_IF_ERROR(check_plan(plan));
   if (!dst) return Status::error("tensorize: null output");
-  const PixelParams p = tz::make_pixel_params(plan, src);
+  BatchSlot slot;
+  slot.plan = plan;
+  slot.src = src;
+  TensorizeBatch one;
+  one.output = plan;
+  one.slots = &slot;
+  one.count = 1;
+  run_slots(one, dst);
+  return Status();
+}
 
-  const int H = plan.dst_height;
-  const int64_t work = int64_t(plan.dst_width) * H;
-  WorkerPool& pool = WorkerPool::shared();
-  // Below 64k pixels, or 8 rows a band, a helper costs more than it saves.
-  const int bands = work >= 65536 ? std::max(1, std::min(pool.max_threads(), H / 8)) : 1;
-  pool.parallel_for(bands, [&plan, &p, dst, H, bands](int i) {
-    run_band(plan, p, static_cast<int>(int64_t(H) * i / bands), static_cast<int>(int64_t(H) * (i + 1) / bands), dst);
-  });
+Status tensorize_batch_cpu(const TensorizeBatch& batch, void* dst, size_t dst_bytes) {
+  CUDAPREP_RETURN_IF_ERROR(check_batch(batch, dst, dst_bytes));
+  run_slots(batch, dst);
   return Status();
 }
 

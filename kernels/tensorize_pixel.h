@@ -105,6 +105,21 @@ inline PixelParams make_pixel_params(const TensorizePlan& plan, const ImageView&
   return p;
 }
 
+// Host-side: the parameters of an empty batch slot: no active pixel, every one takes the pad value.
+inline PixelParams make_pad_params(const TensorOutputPlan& o) {
+  PixelParams p;
+  std::memset(&p, 0, sizeof(p));
+  for (int c = 0; c < 3; ++c) {
+    p.comp_of[c] = o.out_channel_source[c];
+    p.mul[c] = o.mul[c];
+    p.add[c] = o.add[c];
+    p.pad[c] = o.pad_out[c];
+  }
+  p.W = o.dst_width;
+  p.H = o.dst_height;
+  return p;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Arithmetic (identical on both sides)
 

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "tensorize.h"
+#include "tensorize_batch.h"
 #include "tensorize_pixel.h"
 
 namespace cudaprep {
@@ -37,7 +38,7 @@ struct Geometry {
   double ax, ay, aw, ah;  // active rectangle
 };
 
-Geometry resolve_geometry(const TensorizeConfig& c, const Rect& roi) {
+Geometry resolve_geometry(const TensorOutputSpec& c, const Rect& roi) {
   const double W = c.dst_width, H = c.dst_height, rw = roi.w, rh = roi.h;
   const bool center = c.align == Align::Center;
   Geometry g{};
@@ -106,10 +107,8 @@ Geometry resolve_geometry(const TensorizeConfig& c, const Rect& roi) {
   return g;
 }
 
-}  // namespace
-
-Status make_tensorize_plan(const TensorizeConfig& c, TensorizePlan* out) {
-  if (!out) return fail("tensorize plan: null output");
+// Format and size of a source (first, as the single-frame plan always reported them first).
+Status check_source_size(const SlotSourceSpec& c) {
   if (!is_valid_pixel_format(c.format)) return fail("unknown pixel format (" + std::to_string(static_cast<int>(c.format)) + ")");
   if (c.src_width <= 0 || c.src_width > kMaxSourceSide)
     return fail("source width " + std::to_string(c.src_width) + " is out of range (1.." +
@@ -117,6 +116,10 @@ Status make_tensorize_plan(const TensorizeConfig& c, TensorizePlan* out) {
   if (c.src_height <= 0 || c.src_height > kMaxSourceSide)
     return fail("source height " + std::to_string(c.src_height) + " is out of range (1.." +
                 std::to_string(kMaxSourceSide) + ")");
+  return Status();
+}
+
+Status check_output_spec(const TensorOutputSpec& c) {
   if (c.dst_width <= 0 || c.dst_width > kMaxTensorSide)
     return fail("tensor width " + std::to_string(c.dst_width) + " is out of range (1.." +
                 std::to_string(kMaxTensorSide) + ")");
@@ -144,8 +147,11 @@ Status make_tensorize_plan(const TensorizeConfig& c, TensorizePlan* out) {
     return fail("unknown layout (" + std::to_string(static_cast<int>(c.layout)) + ")");
   if (static_cast<int>(c.dtype) < 0 || static_cast<int>(c.dtype) > static_cast<int>(DType::Float16))
     return fail("unknown dtype (" + std::to_string(static_cast<int>(c.dtype)) + ")");
-  if (static_cast<int>(c.yuv_matrix) < 0 || static_cast<int>(c.yuv_matrix) > static_cast<int>(YuvMatrix::BT2020))
-    return fail("unknown YUV matrix (" + std::to_string(static_cast<int>(c.yuv_matrix)) + ")");
+  return Status();
+}
+
+// Normalisation and pad value (after the source checks: the single-frame plan's message order).
+Status resolve_output(const TensorOutputSpec& c, TensorOutputPlan* out) {
   if (c.pad_value < 0 || c.pad_value > 255)
     return fail("pad value " + std::to_string(c.pad_value) + " is out of range (0..255)");
   if (!std::isfinite(c.scale)) return fail("scale is not finite");
@@ -155,34 +161,12 @@ Status make_tensorize_plan(const TensorizeConfig& c, TensorizePlan* out) {
     if (!std::isfinite(c.std[i])) return fail("std[" + std::to_string(i) + "] is not finite");
     if (c.std[i] == 0.0) return fail("std[" + std::to_string(i) + "] is zero");
   }
-
-  // ROI: all-zero = the whole frame; otherwise it must be non-empty and inside the frame.
-  Rect roi = c.roi;
-  if (roi.x == 0 && roi.y == 0 && roi.w == 0 && roi.h == 0) {
-    roi.w = c.src_width;
-    roi.h = c.src_height;
-  } else {
-    const std::string desc = std::to_string(roi.w) + "x" + std::to_string(roi.h) + " at (" + std::to_string(roi.x) +
-                             "," + std::to_string(roi.y) + ")";
-    if (roi.w < 0 || roi.h < 0) return fail("roi " + desc + " has a negative size");
-    if (roi.w == 0 || roi.h == 0) return fail("roi " + desc + " is empty");
-    if (roi.x < 0 || roi.y < 0 || int64_t(roi.x) + roi.w > c.src_width || int64_t(roi.y) + roi.h > c.src_height)
-      return fail("roi " + desc + " is outside the " + std::to_string(c.src_width) + "x" +
-                  std::to_string(c.src_height) + " frame");
-  }
-
-  TensorizePlan p{};
-  p.format = c.format;
-  p.src_width = c.src_width;
-  p.src_height = c.src_height;
-  p.roi = roi;
+  TensorOutputPlan p{};
   p.dst_width = c.dst_width;
   p.dst_height = c.dst_height;
   p.interpolation = c.interpolation;
   p.layout = c.layout;
   p.dtype = c.dtype;
-
-  // Normalisation per output channel.
   for (int i = 0; i < 3; ++i) {
     const double m = c.scale / c.std[i], a = -c.mean[i] / c.std[i];
     p.mul[i] = static_cast<float>(m);
@@ -193,11 +177,39 @@ Status make_tensorize_plan(const TensorizeConfig& c, TensorizePlan* out) {
     const float pad = static_cast<float>(c.pad_value);
     p.pad_out[i] = pad * p.mul[i] + p.add[i];
   }
-
-  // Colour.
   const bool bgr_out = c.channel_order == ChannelOrder::BGR;
   for (int i = 0; i < 3; ++i) p.out_channel_source[i] = bgr_out ? 2 - i : i;
-  const PixelFormatInfo& fmt = pixel_format_info(c.format);
+  *out = p;
+  return Status();
+}
+
+// ROI (all-zero = the whole frame; otherwise non-empty and inside the frame), colour and
+// geometry of one source; the spec and the source's size are already checked.
+Status resolve_slot(const TensorOutputSpec& c, const SlotSourceSpec& s, SlotPlan* out) {
+  if (static_cast<int>(s.yuv_matrix) < 0 || static_cast<int>(s.yuv_matrix) > static_cast<int>(YuvMatrix::BT2020))
+    return fail("unknown YUV matrix (" + std::to_string(static_cast<int>(s.yuv_matrix)) + ")");
+  Rect roi = s.roi;
+  if (roi.x == 0 && roi.y == 0 && roi.w == 0 && roi.h == 0) {
+    roi.w = s.src_width;
+    roi.h = s.src_height;
+  } else {
+    const std::string desc = std::to_string(roi.w) + "x" + std::to_string(roi.h) + " at (" + std::to_string(roi.x) +
+                             "," + std::to_string(roi.y) + ")";
+    if (roi.w < 0 || roi.h < 0) return fail("roi " + desc + " has a negative size");
+    if (roi.w == 0 || roi.h == 0) return fail("roi " + desc + " is empty");
+    if (roi.x < 0 || roi.y < 0 || int64_t(roi.x) + roi.w > s.src_width || int64_t(roi.y) + roi.h > s.src_height)
+      return fail("roi " + desc + " is outside the " + std::to_string(s.src_width) + "x" +
+                  std::to_string(s.src_height) + " frame");
+  }
+
+  SlotPlan p{};
+  p.format = s.format;
+  p.src_width = s.src_width;
+  p.src_height = s.src_height;
+  p.roi = roi;
+
+  // Colour.
+  const PixelFormatInfo& fmt = pixel_format_info(s.format);
   p.src_bytes_per_pixel = fmt.packed_bytes;
   if (!fmt.yuv) {  // YUV has no packed channels: the offsets stay 0
     p.src_channel_offset[0] = fmt.r;
@@ -205,17 +217,17 @@ Status make_tensorize_plan(const TensorizeConfig& c, TensorizePlan* out) {
     p.src_channel_offset[2] = fmt.b;
   }
   double kr = 0.299, kb = 0.114;
-  if (c.yuv_matrix == YuvMatrix::BT709) {
+  if (s.yuv_matrix == YuvMatrix::BT709) {
     kr = 0.2126;
     kb = 0.0722;
-  } else if (c.yuv_matrix == YuvMatrix::BT2020) {
+  } else if (s.yuv_matrix == YuvMatrix::BT2020) {
     kr = 0.2627;
     kb = 0.0593;
   }
   const double kg = 1.0 - kr - kb;
-  p.y_offset = c.yuv_full_range ? 0.0f : 16.0f;
-  p.y_gain = static_cast<float>(c.yuv_full_range ? 1.0 : 255.0 / 219.0);
-  p.c_gain = static_cast<float>(c.yuv_full_range ? 1.0 : 255.0 / 224.0);
+  p.y_offset = s.yuv_full_range ? 0.0f : 16.0f;
+  p.y_gain = static_cast<float>(s.yuv_full_range ? 1.0 : 255.0 / 219.0);
+  p.c_gain = static_cast<float>(s.yuv_full_range ? 1.0 : 255.0 / 224.0);
   p.rv = static_cast<float>(2.0 * (1.0 - kr));
   p.bu = static_cast<float>(2.0 * (1.0 - kb));
   p.gu = static_cast<float>(-2.0 * kb * (1.0 - kb) / kg);
@@ -224,8 +236,8 @@ Status make_tensorize_plan(const TensorizeConfig& c, TensorizePlan* out) {
   // Geometry.
   const Geometry g = resolve_geometry(c, roi);
   TensorTransform& t = p.transform;
-  t.src_width = c.src_width;
-  t.src_height = c.src_height;
+  t.src_width = s.src_width;
+  t.src_height = s.src_height;
   t.dst_width = c.dst_width;
   t.dst_height = c.dst_height;
   // x_t = sx * (x_s - rx + 0.5) + ox - 0.5
@@ -254,10 +266,48 @@ Status make_tensorize_plan(const TensorizeConfig& c, TensorizePlan* out) {
   p.active_x1 = active_begin(ax1, c.dst_width);
   p.active_y0 = active_begin(ay0, c.dst_height);
   p.active_y1 = active_begin(ay1, c.dst_height);
-
   *out = p;
   return Status();
 }
+
+}  // namespace
+
+Status make_output_plan(const TensorOutputSpec& spec, TensorOutputPlan* out) {
+  if (!out) return fail("tensorize output plan: null output");
+  CUDAPREP_RETURN_IF_ERROR(check_output_spec(spec));
+  return resolve_output(spec, out);
+}
+
+Status make_slot_plan(const TensorOutputSpec& spec, const SlotSourceSpec& source, SlotPlan* out) {
+  if (!out) return fail("tensorize slot plan: null output");
+  CUDAPREP_RETURN_IF_ERROR(check_source_size(source));
+  CUDAPREP_RETURN_IF_ERROR(check_output_spec(spec));
+  return resolve_slot(spec, source, out);
+}
+
+Status make_tensorize_plan(const TensorizeConfig& c, TensorizePlan* out) {
+  if (!out) return fail("tensorize plan: null output");
+  CUDAPREP_RETURN_IF_ERROR(check_source_size(c));
+  CUDAPREP_RETURN_IF_ERROR(check_output_spec(c));
+  TensorizePlan p{};
+  CUDAPREP_RETURN_IF_ERROR(resolve_output(c, &p));
+  CUDAPREP_RETURN_IF_ERROR(resolve_slot(c, c, &p));
+  *out = p;
+  return Status();
+}
+
+TensorizePlan combine_plan(const TensorOutputPlan& output, const SlotPlan& slot) {
+  TensorizePlan p{};
+  static_cast<TensorOutputPlan&>(p) = output;
+  static_cast<SlotPlan&>(p) = slot;
+  return p;
+}
+
+size_t slot_bytes(const TensorOutputPlan& o) {
+  return size_t(o.dst_width) * o.dst_height * 3 * (o.dtype == DType::Float16 ? 2 : 4);
+}
+
+size_t batch_bytes(const TensorOutputPlan& o, int count) { return count > 0 ? slot_bytes(o) * size_t(count) : 0; }
 
 size_t tensor_bytes(const TensorizePlan& plan) {
   return tensor_elements(plan) * (plan.dtype == DType::Float16 ? 2 : 4);

@@ -9,6 +9,10 @@ class TensorizerCpu final : public Tensorizer {
   Status run(const TensorizePlan& plan, const ImageView& src, void* dst) override {
     return tensorize_cpu(plan, src, dst);
   }
+  Status reserve(int) override { return Status(); }
+  Status run_batch(const TensorizeBatch& batch, void* dst, size_t dst_bytes) override {
+    return tensorize_batch_cpu(batch, dst, dst_bytes);
+  }
 };
 
 class TensorizerCuda final : public Tensorizer {
@@ -18,9 +22,14 @@ class TensorizerCuda final : public Tensorizer {
   Status run(const TensorizePlan& plan, const ImageView& src, void* dst) override {
     return tensorize_cuda(plan, src, dst, stream_);
   }
+  Status reserve(int slots) override { return table_.reserve(slots); }
+  Status run_batch(const TensorizeBatch& batch, void* dst, size_t dst_bytes) override {
+    return tensorize_batch_cuda(batch, dst, dst_bytes, stream_, &table_);
+  }
 
  private:
   void* stream_;
+  BatchSlotTable table_;
 };
 
 }  // namespace

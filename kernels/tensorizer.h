@@ -3,7 +3,7 @@
 #pragma once
 #include <memory>
 
-#include "tensorize.h"
+#include "tensorize_batch.h"
 
 namespace cudaprep {
 
@@ -15,6 +15,13 @@ class Tensorizer {
   // One tensor of `plan` from `src` into `dst` (tensor_bytes(plan) bytes, contiguous). The CUDA
   // implementation enqueues one kernel on its stream and returns without waiting.
   virtual Status run(const TensorizePlan& plan, const ImageView& src, void* dst) = 0;
+  // Room for batches of up to `slots` slots (the CUDA slot table). run_batch() grows it on its
+  // own when a batch is larger; calling reserve() when the batch size is known keeps that
+  // allocation out of the streaming thread's first batch.
+  virtual Status reserve(int slots) = 0;
+  // All slots of `batch` into `dst` (batch_bytes() bytes, slot i at i * slot_bytes()), in one
+  // pass; the CUDA implementation enqueues one upload and one kernel and returns without waiting.
+  virtual Status run_batch(const TensorizeBatch& batch, void* dst, size_t dst_bytes) = 0;
 };
 
 std::unique_ptr<Tensorizer> make_tensorizer_cpu();

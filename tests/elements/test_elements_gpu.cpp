@@ -3,6 +3,7 @@
 // via cudaupload), and a real H.264 clip decoded by NVDEC (zero-copy NV12 in CUDA memory)
 // gives the same tensors and matches as the CPU path on the same decoded frames.
 #include <gst/app/gstappsink.h>
+#include <gst/app/gstappsrc.h>
 
 #include <cmath>
 #include <cstring>
@@ -109,7 +110,10 @@ TEST_P(TensorizeGpuElement, CudaPathEqualsCpuPathThroughEveryMemoryRoute) {
   const int w = 317, h = 211;
   const char* props[] = {"width=160 height=128", "width=96 height=96 resize-mode=crop interpolation=nearest layout=nhwc",
                          "width=64 height=80 resize-mode=ultralytics dtype=float16 channel-order=bgr",
-                         "width=50 height=50 resize-mode=stretch roi=<10,20,200,150> mean=<0.4> std=<0.2,0.3,0.4>"};
+                         "width=50 height=50 resize-mode=stretch roi=<10,20,200,150> mean=<0.4> std=<0.2,0.3,0.4>",
+                         // the batch kernel: the first of two tensors of 3 regions each (one clipped)
+                         "width=48 height=40 batch-size=3 roi-margin=0.1 "
+                         "rois=<<0,0,100,80>,<150,100,160,110>,<300,200,40,40>,<5,5,30,30>>"};
   for (const char* p : props) {
     std::string caps = video_caps(f.name, w, h);
     auto cpu_frame = make_frame(f.format, w, h, 21, 3, 0);
@@ -429,6 +433,56 @@ TEST(HandoffGpu, CudaConsumerOrderingOnTheStreamSeesCompleteTensors) {
     for (size_t i = 0; i < seen.ordered.size(); i++)
       expect_floats_close(seen.ordered[i], cpu[i], false, "frame " + std::to_string(i));
   }
+}
+
+// cudatensorbatch on the GPU: one batch of NV12 (through cudaupload: CUDA memory read in place),
+// BGR and I420 (system memory, staged per pad), odd sizes, equals the CPU path's batch, in
+// CUDA and in system memory out.
+static std::vector<uint8_t> run_batch(const char* backend, bool cuda_in, const char* out_caps) {
+  const char* formats[] = {"NV12", "BGR", "I420"};
+  const GstVideoFormat gst_formats[] = {GST_VIDEO_FORMAT_NV12, GST_VIDEO_FORMAT_BGR, GST_VIDEO_FORMAT_I420};
+  const int sizes[][2] = {{1921, 1081}, {641, 359}, {320, 241}};
+  std::string desc = std::string("cudatensorbatch name=b width=160 height=128 mean=<0.4> std=<0.2,0.3,0.4> backend=") +
+                     backend + " ! " + out_caps + " ! appsink name=out sync=false";
+  for (int i = 0; i < 3; i++) {
+    desc += " appsrc name=s" + std::to_string(i) + " format=time caps=\"" +
+            video_caps(formats[i], sizes[i][0], sizes[i][1]) + "\" ! ";
+    if (cuda_in && i == 0) desc += "cudaupload ! video/x-raw(memory:CUDAMemory) ! ";
+    desc += "b.sink_" + std::to_string(i);
+  }
+  GError* err = nullptr;
+  GstElement* p = gst_parse_launch(desc.c_str(), &err);
+  EXPECT_EQ(err, nullptr) << desc;
+  if (!p) return {};
+  gst_element_set_state(p, GST_STATE_PLAYING);
+  for (int i = 0; i < 3; i++) {
+    GstElement* src = gst_bin_get_by_name(GST_BIN(p), ("s" + std::to_string(i)).c_str());
+    GstBuffer* buf = make_frame(gst_formats[i], sizes[i][0], sizes[i][1], 40 + i, 5, 0).buffer;
+    GST_BUFFER_PTS(buf) = 0;
+    GST_BUFFER_DURATION(buf) = GST_SECOND / 30;
+    gst_app_src_push_buffer(GST_APP_SRC(src), buf);
+    gst_object_unref(src);
+  }
+  GstElement* sink = gst_bin_get_by_name(GST_BIN(p), "out");
+  GstSample* s = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 10 * GST_SECOND);
+  std::vector<uint8_t> v;
+  if (s) {
+    EXPECT_EQ(gst_caps_features_contains(gst_caps_get_features(gst_sample_get_caps(s), 0), "memory:CUDAMemory"),
+              strstr(out_caps, "CUDAMemory") != nullptr);
+    v = bytes_of(gst_sample_get_buffer(s));
+    gst_sample_unref(s);
+  }
+  gst_element_set_state(p, GST_STATE_NULL);
+  gst_object_unref(sink);
+  gst_object_unref(p);
+  return v;
+}
+
+TEST(TensorBatchGpu, MixedBatchEqualsCpuPath) {
+  auto cpu = run_batch("cpu", false, "other/tensors");
+  ASSERT_EQ(cpu.size(), 160u * 128 * 3 * 4 * 3);
+  expect_floats_close(run_batch("cuda", true, "other/tensors(memory:CUDAMemory)"), cpu, false, "CUDA in, CUDA out");
+  expect_floats_close(run_batch("cuda", false, "other/tensors"), cpu, false, "system in, system out");
 }
 
 int main(int argc, char** argv) {

@@ -370,36 +370,8 @@ TEST(TensorizeElement, InspectDocsAreComplete) {
 
 // ---- found from outside (each failed before its fix) ------------------------------------------
 
-// Takes a fresh element to PAUSED (start) with a bus attached; returns the bus messages.
-struct StartResult {
-  GstStateChangeReturn ret;
-  std::vector<std::string> errors, warnings;
-};
-static StartResult start_with_props(const char* factory, const char* props) {
-  std::string desc = std::string(factory) + " " + props;
-  GError* err = nullptr;
-  GstElement* e = gst_parse_launch(desc.c_str(), &err);
-  EXPECT_EQ(err, nullptr);
-  GstBus* bus = gst_bus_new();
-  gst_element_set_bus(e, bus);
-  StartResult r;
-  r.ret = gst_element_set_state(e, GST_STATE_PAUSED);
-  while (GstMessage* m = gst_bus_pop_filtered(bus, (GstMessageType)(GST_MESSAGE_ERROR | GST_MESSAGE_WARNING))) {
-    GError* ge = nullptr;
-    gchar* dbg = nullptr;
-    if (GST_MESSAGE_TYPE(m) == GST_MESSAGE_ERROR) gst_message_parse_error(m, &ge, &dbg);
-    else gst_message_parse_warning(m, &ge, &dbg);
-    (GST_MESSAGE_TYPE(m) == GST_MESSAGE_ERROR ? r.errors : r.warnings)
-        .push_back(std::string(ge->message) + " | " + (dbg ? dbg : ""));
-    g_error_free(ge);
-    g_free(dbg);
-    gst_message_unref(m);
-  }
-  gst_element_set_state(e, GST_STATE_NULL);
-  gst_object_unref(bus);
-  gst_object_unref(e);
-  return r;
-}
+using test::StartResult;
+using test::start_with_props;
 
 // Invalid settings were posted 7 times, and only once caps were negotiated: now once, at start.
 TEST_P(TensorizeElementBadSettings, RefusedOnceAtStart) {

@@ -1,0 +1,996 @@
+/**
+ * SECTION:element-cudatensorbatch
+ * @title: cudatensorbatch
+ *
+ * Batches N video streams into one tensor `other/tensors` of dimensions W:H:3:B (NCHW; 3:W:H:B
+ * for NHWC), one slot per sink pad, in one pass per batch (one kernel launch on the GPU). Each
+ * slot is prepared exactly as cudatensorize prepares that frame alone, with the same tensor
+ * properties; each pad has its own caps (size, format) and its own "roi".
+ *
+ * Slot i holds the i-th sink pad in the order of the pads' numbers. A batch collects, from
+ * every pad, its next frame that starts before the batch ends: the batch starts at the
+ * earliest pending frame and lasts that frame's duration, so every frame goes into exactly
+ * one batch, and a slower stream leaves its slot empty in the batches between its frames.
+ * Non-live, a batch waits for a frame (or EOS) on every pad; live, it is made when every pad
+ * has a frame or when the aggregator's "latency" (the timeout) has passed. A slot without a
+ * frame (stalled pad, EOS, slower stream, no pad) is filled with the normalised pad value and
+ * marked empty in the meta. EOS on every pad ends the stream. With batch-size=0 (default) the
+ * batch has one slot per sink pad: pads requested or released while playing change it at the
+ * next batch boundary (the output caps are renegotiated).
+ *
+ * Every batch carries a "GstCudaPrepTransformMeta" with, per slot, the source pad, the source
+ * buffer's PTS, whether the slot is empty and the transform mapping the slot to its frame.
+ *
+ * ## Example launch line
+ * |[
+ * gst-launch-1.0 cudatensorbatch name=b width=640 height=640 ! fakesink \
+ *     videotestsrc ! video/x-raw,format=NV12,width=1920,height=1080 ! b.sink_0 \
+ *     videotestsrc pattern=ball ! video/x-raw,format=BGR,width=1280,height=720 ! b.sink_1
+ * ]|
+ */
+#include "gstcudatensorbatch.h"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gstcudaprepbase.h"
+#include "gstcudatensorbatchpad.h"
+#include "pixel_format.h"
+#include "tensor_caps.h"
+#include "tensor_output.h"
+#include "tensor_pool.h"
+#include "tensorize_settings.h"
+#include "tensorizer.h"
+#include "transform_meta.h"
+
+GST_DEBUG_CATEGORY_STATIC (gst_cuda_tensor_batch_debug);
+#define GST_CAT_DEFAULT gst_cuda_tensor_batch_debug
+
+using namespace cudaprep;
+
+enum
+{
+  PROP_0,
+  PROP_BATCH_SIZE,
+  PROP_DEVICE_ID,
+  PROP_BACKEND,
+  PROP_TENSOR_FIRST,            /* the shared tensor properties follow (TensorProperty) */
+};
+
+/* Streaming state: built in start and at negotiation, dropped in stop. */
+struct BatchState
+{
+  TensorizeSettings built_from; /* the snapshot the output plan was made from */
+  TensorOutputSpec spec {};
+  TensorOutputPlan output {};
+  gboolean have_output = FALSE;
+  guint64 generation = 0;       /* bumped with every new output plan: pads rebuild theirs */
+  int slots = 0;                /* B of the negotiated caps */
+  int pending_slots = 0;        /* B of the caps being negotiated */
+  gboolean output_cuda = FALSE;
+  gsize bytes = 0;
+  std::unique_ptr<Tensorizer> tensorizer;
+  cuda::DeviceBuffer scratch;   /* GPU path with system-memory output */
+  std::vector<BatchSlot> batch; /* sized at negotiation: no allocation per batch */
+  std::vector<CudaPrepSlotMeta> meta;
+  std::vector<GstCudaTensorBatchPad *> pads;    /* this batch's pads, slot order */
+  std::string posted_error;     /* the last settings error posted, so it is posted once */
+  GstClockTime last_duration = GST_CLOCK_TIME_NONE;     /* of the last batch */
+};
+
+struct GstCudaTensorBatchImpl
+{
+  /* Properties, under the object lock. */
+  TensorizeSettings settings;
+  CudaPrepDeviceSettings device_settings;
+  guint batch_size = 0;
+  std::vector<GstCudaTensorBatchPad *> released;        /* pads released, staging not freed */
+  /* Streaming. */
+  CudaPrepDevice device;
+  BatchState state;
+};
+
+struct _GstCudaTensorBatch
+{
+  GstAggregator parent;
+  GstCudaTensorBatchImpl *impl;
+};
+
+#define gst_cuda_tensor_batch_parent_class parent_class
+G_DEFINE_TYPE (GstCudaTensorBatch, gst_cuda_tensor_batch, GST_TYPE_AGGREGATOR);
+GST_ELEMENT_REGISTER_DEFINE (cudatensorbatch, "cudatensorbatch", GST_RANK_NONE,
+    GST_TYPE_CUDA_TENSOR_BATCH);
+
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src", GST_PAD_SRC,
+    GST_PAD_ALWAYS,
+    GST_STATIC_CAPS ("other/tensors(memory:CUDAMemory), format = (string) static, "
+        "num_tensors = (int) 1, types = (string) { float32, float16 }, "
+        "framerate = (fraction) [ 0/1, MAX ]; "
+        GST_CUDA_PREP_TENSOR_CAPS_STR));
+
+/* ---- settings ------------------------------------------------------------------------- */
+
+static TensorizeSettings
+settings_snapshot (GstCudaTensorBatch * self)
+{
+  GST_OBJECT_LOCK (self);
+  TensorizeSettings s = self->impl->settings;
+  GST_OBJECT_UNLOCK (self);
+  return s;
+}
+
+static void
+post_settings_error (GstCudaTensorBatch * self, const Status & st, const char *context)
+{
+  gst_cuda_prep_post_settings_error (GST_ELEMENT (self), self->impl->state.posted_error, st,
+      context);
+}
+
+/* The output plan for a settings snapshot. */
+static Status
+build_output (const TensorizeSettings & s, TensorOutputSpec * spec, TensorOutputPlan * output)
+{
+  CUDAPREP_RETURN_IF_ERROR (gst_cuda_prep_output_spec (s, spec));
+  return make_output_plan (*spec, output);
+}
+
+/* One batch is one GstBuffer: B slots must fit the tensor limit together. */
+static Status
+check_batch_bytes (const TensorOutputPlan & output, int slots)
+{
+  const uint64_t bytes = (uint64_t) slot_bytes (output) * (uint64_t) slots;
+  if (bytes > kMaxTensorBytes)
+    return Status::error ("a batch of " + std::to_string (slots) + " slots is " +
+        std::to_string (bytes) + " bytes, more than the " + std::to_string (kMaxTensorBytes) +
+        "-byte limit of one buffer: lower batch-size, width or height");
+  return Status ();
+}
+
+/* Brings the output plan up to date with the settings before a batch; a shape change waits
+ * for the renegotiation set_property requested. Compares under the lock without copying. */
+static gboolean
+refresh_output (GstCudaTensorBatch * self)
+{
+  BatchState &state = self->impl->state;
+  GST_OBJECT_LOCK (self);
+  const gboolean changed = self->impl->settings != state.built_from;
+  TensorizeSettings snapshot;
+  if (changed)
+    snapshot = self->impl->settings;
+  GST_OBJECT_UNLOCK (self);
+  if (!changed || !snapshot.same_shape (state.built_from))
+    return TRUE;
+  TensorOutputSpec spec;
+  TensorOutputPlan output;
+  Status st = build_output (snapshot, &spec, &output);
+  if (!st.ok ()) {
+    post_settings_error (self, st, "changed while playing");
+    return FALSE;
+  }
+  state.spec = spec;
+  state.output = output;
+  state.built_from = std::move (snapshot);
+  state.generation++;
+  return TRUE;
+}
+
+/* Brings a pad's slot plan up to date with its caps, its roi and the output plan. */
+static gboolean
+refresh_pad_plan (GstCudaTensorBatch * self, GstCudaTensorBatchPad * pad)
+{
+  BatchState &state = self->impl->state;
+  CudaTensorBatchPadState &ps = gst_cuda_tensor_batch_pad_state (pad);
+  if (!ps.have_caps) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("No caps on %s before its first buffer",
+            GST_PAD_NAME (pad)), (NULL));
+    return FALSE;
+  }
+  if (ps.have_plan && ps.built_generation == state.generation &&
+      gst_cuda_tensor_batch_pad_roi_equals (pad, ps.built_roi))
+    return TRUE;
+  std::vector<int> roi = gst_cuda_tensor_batch_pad_roi (pad);
+  SlotSourceSpec source;
+  Status st = gst_cuda_prep_slot_source (state.built_from, roi, ps.input.info (), &source);
+  if (st.ok ())
+    st = make_slot_plan (state.spec, source, &ps.plan);
+  if (!st.ok ()) {
+    post_settings_error (self, Status::error (std::string (GST_PAD_NAME (pad)) + ": " +
+            st.message ()), "pad caps, roi or tensor settings");
+    return FALSE;
+  }
+  ps.have_plan = TRUE;
+  ps.built_generation = state.generation;
+  ps.built_roi = std::move (roi);
+  return TRUE;
+}
+
+/* ---- pads ----------------------------------------------------------------------------- */
+
+static guint
+pad_number (GstPad * pad)
+{
+  const gchar *name = GST_PAD_NAME (pad);
+  return (guint) g_ascii_strtoull (name + strlen ("sink_"), NULL, 10);
+}
+
+/* This batch's pads in slot order (references held until release_pads). */
+static void
+collect_pads (GstCudaTensorBatch * self, std::vector<GstCudaTensorBatchPad *> &pads)
+{
+  pads.clear ();
+  GST_OBJECT_LOCK (self);
+  for (GList * l = GST_ELEMENT (self)->sinkpads; l; l = l->next)
+    pads.push_back (GST_CUDA_TENSOR_BATCH_PAD (gst_object_ref (l->data)));
+  GST_OBJECT_UNLOCK (self);
+  std::sort (pads.begin (), pads.end (),
+      [](GstCudaTensorBatchPad * a, GstCudaTensorBatchPad * b) {
+        return pad_number (GST_PAD (a)) < pad_number (GST_PAD (b));
+      });
+}
+
+static void
+release_pads (std::vector<GstCudaTensorBatchPad *> &pads)
+{
+  for (GstCudaTensorBatchPad * pad : pads)
+    gst_object_unref (pad);
+  pads.clear ();
+}
+
+static GstPad *
+gst_cuda_tensor_batch_request_new_pad (GstElement * element, GstPadTemplate * templ,
+    const gchar * name, const GstCaps * caps)
+{
+  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (element);
+  GST_OBJECT_LOCK (self);
+  const guint batch_size = self->impl->batch_size;
+  const guint pads = element->numsinkpads;
+  GST_OBJECT_UNLOCK (self);
+  if (batch_size > 0 && pads >= batch_size) {
+    GST_ELEMENT_ERROR (self, CORE, PAD, ("batch-size=%u: no slot left for another sink pad",
+            batch_size), ("%u sink pads already; set batch-size=0 (one slot per pad) or larger",
+            pads));
+    return NULL;
+  }
+  GstPad *pad = GST_ELEMENT_CLASS (parent_class)->request_new_pad (element, templ, name, caps);
+  /* With one slot per pad the output shape changes: renegotiated before the next batch. */
+  if (pad && batch_size == 0)
+    gst_pad_mark_reconfigure (GST_AGGREGATOR_SRC_PAD (self));
+  return pad;
+}
+
+static void
+gst_cuda_tensor_batch_release_pad (GstElement * element, GstPad * pad)
+{
+  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (element);
+  /* Its GPU staging is freed by the streaming thread with the context current (drop_released),
+   * not whenever the pad dies. */
+  GST_OBJECT_LOCK (self);
+  self->impl->released.push_back (GST_CUDA_TENSOR_BATCH_PAD (gst_object_ref (pad)));
+  const guint batch_size = self->impl->batch_size;
+  GST_OBJECT_UNLOCK (self);
+  GST_ELEMENT_CLASS (parent_class)->release_pad (element, pad);
+  if (batch_size == 0)
+    gst_pad_mark_reconfigure (GST_AGGREGATOR_SRC_PAD (self));
+}
+
+/* Frees what released pads held on the device, with the context current. Streaming thread,
+ * stop or finalize. */
+static void
+drop_released (GstCudaTensorBatch * self)
+{
+  std::vector<GstCudaTensorBatchPad *> released;
+  GST_OBJECT_LOCK (self);
+  released.swap (self->impl->released);
+  GST_OBJECT_UNLOCK (self);
+  if (released.empty ())
+    return;
+  CudaPrepScopedContext ctx (self->impl->device, GST_ELEMENT (self));
+  for (GstCudaTensorBatchPad * pad : released) {
+    gst_cuda_tensor_batch_pad_state (pad).input.reset ();
+    gst_object_unref (pad);
+  }
+}
+
+/* ---- caps ----------------------------------------------------------------------------- */
+
+/* The fastest framerate among the pads' caps: batches come at the fastest stream's pace. */
+static void
+fastest_framerate (GstCudaTensorBatch * self, gint * num, gint * den)
+{
+  *num = 0;
+  *den = 1;
+  GST_OBJECT_LOCK (self);
+  for (GList * l = GST_ELEMENT (self)->sinkpads; l; l = l->next) {
+    GstCaps *caps = gst_pad_get_current_caps (GST_PAD (l->data));
+    gint n = 0, d = 1;
+    if (caps && gst_structure_get_fraction (gst_caps_get_structure (caps, 0), "framerate", &n, &d)
+        && n > 0 && d > 0 && (gint64) n * *den > (gint64) * num * d) {
+      *num = n;
+      *den = d;
+    }
+    if (caps)
+      gst_caps_unref (caps);
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static int
+slots_wanted (GstCudaTensorBatch * self)
+{
+  GST_OBJECT_LOCK (self);
+  const guint batch_size = self->impl->batch_size;
+  const guint pads = GST_ELEMENT (self)->numsinkpads;
+  GST_OBJECT_UNLOCK (self);
+  return (int) (batch_size > 0 ? batch_size : MAX (pads, 1u));
+}
+
+static GstFlowReturn
+gst_cuda_tensor_batch_update_src_caps (GstAggregator * agg, GstCaps * downstream, GstCaps ** ret)
+{
+  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (agg);
+  BatchState &state = self->impl->state;
+  const TensorizeSettings s = settings_snapshot (self);
+  const int slots = slots_wanted (self);
+  gint fps_n, fps_d;
+  fastest_framerate (self, &fps_n, &fps_d);
+
+  gchar *dims = gst_cuda_prep_tensor_dimensions (s.width, s.height, s.layout, slots);
+  GstStructure *st = gst_structure_new ("other/tensors", "format", G_TYPE_STRING, "static",
+      "num_tensors", G_TYPE_INT, 1, "types", G_TYPE_STRING, gst_cuda_prep_tensor_type_name (s.dtype),
+      "dimensions", G_TYPE_STRING, dims, "framerate", GST_TYPE_FRACTION, fps_n, fps_d, NULL);
+  g_free (dims);
+  /* CUDA memory first where the GPU runs: the tensor stays on the device. */
+  GstCaps *ours = gst_caps_new_empty ();
+  if (self->impl->device.gpu ()) {
+    GstCaps *dev = gst_caps_new_full (gst_structure_copy (st), NULL);
+    gst_caps_set_features (dev, 0, gst_caps_features_new ("memory:CUDAMemory", NULL));
+    ours = gst_caps_merge (ours, dev);
+  }
+  ours = gst_caps_merge (ours, gst_caps_new_full (st, NULL));
+
+  *ret = gst_caps_intersect_full (ours, downstream, GST_CAPS_INTERSECT_FIRST);
+  if (gst_caps_is_empty (*ret)) {
+    gchar *p = gst_caps_to_string (ours), *d = gst_caps_to_string (downstream);
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("Downstream does not accept the batch cudatensorbatch produces: set width, height, "
+            "layout, dtype or batch-size to what it takes"),
+        ("cudatensorbatch produces %s (properties width, height, layout, dtype, batch-size or "
+            "the number of sink pads); downstream accepts %s", p, d));
+    g_free (p);
+    g_free (d);
+    gst_caps_unref (ours);
+    gst_clear_caps (ret);
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  gst_caps_unref (ours);
+  state.pending_slots = slots;
+  return GST_FLOW_OK;
+}
+
+/* Output plan, slot arrays and GPU scratch for the negotiated batch: made here, never per
+ * batch. */
+static gboolean
+gst_cuda_tensor_batch_negotiated_src_caps (GstAggregator * agg, GstCaps * caps)
+{
+  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (agg);
+  BatchState &state = self->impl->state;
+  CudaPrepDevice &device = self->impl->device;
+
+  state.built_from = settings_snapshot (self);
+  state.have_output = FALSE;
+  Status st = build_output (state.built_from, &state.spec, &state.output);
+  if (!st.ok ()) {
+    post_settings_error (self, st, "at negotiation");
+    return FALSE;
+  }
+  st = check_batch_bytes (state.output, state.pending_slots);
+  if (!st.ok ()) {
+    post_settings_error (self, st, "at negotiation");
+    return FALSE;
+  }
+  state.generation++;
+  state.slots = state.pending_slots;
+  state.output_cuda = gst_cuda_prep_caps_has_cuda_feature (caps, 0);
+  state.bytes = batch_bytes (state.output, state.slots);
+  state.batch.assign (state.slots, BatchSlot ());
+  state.meta.assign (state.slots, CudaPrepSlotMeta ());
+  state.pads.reserve (state.slots + 8);
+
+  CudaPrepScopedContext ctx (device, GST_ELEMENT (self));
+  if (!ctx.ok ())
+    return FALSE;
+  st = state.tensorizer->reserve (state.slots);
+  if (st.ok () && device.gpu ()) {
+    device.sync ();             /* the old scratch may still be read */
+    state.scratch.reset ();
+    if (!state.output_cuda)
+      st = state.scratch.allocate (state.bytes);
+  }
+  if (!st.ok ()) {
+    GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT, ("Could not allocate CUDA memory"),
+        ("%s", st.message ().c_str ()));
+    return FALSE;
+  }
+  state.have_output = TRUE;
+  GST_INFO_OBJECT (self, "batch of %d: tensor %dx%dx3 (%s, %s), %s path, output in %s memory",
+      state.slots, state.output.dst_width, state.output.dst_height,
+      state.output.layout == Layout::NCHW ? "nchw" : "nhwc",
+      gst_cuda_prep_tensor_type_name (state.output.dtype), device.gpu () ? "CUDA" : "CPU",
+      state.output_cuda ? "CUDA" : "system");
+  return TRUE;
+}
+
+static gboolean
+gst_cuda_tensor_batch_decide_allocation (GstAggregator * agg, GstQuery * query)
+{
+  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (agg);
+  const BatchState &state = self->impl->state;
+  if (!state.have_output)
+    return FALSE;
+  return gst_cuda_prep_tensor_pool_decide (GST_ELEMENT (self), query,
+      self->impl->device.context (), state.output_cuda, state.bytes);
+}
+
+static gboolean
+gst_cuda_tensor_batch_propose_allocation (GstAggregator * agg, GstAggregatorPad * pad,
+    GstQuery * decide_query, GstQuery * query)
+{
+  /* Frames with padded rows or planes at offsets are read in place. */
+  gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
+  return TRUE;
+}
+
+/* A pad's caps: its own size and format, parsed and staged for on the GPU. */
+static gboolean
+configure_pad (GstCudaTensorBatch * self, GstCudaTensorBatchPad * pad, GstCaps * caps)
+{
+  CudaPrepDevice &device = self->impl->device;
+  CudaTensorBatchPadState &ps = gst_cuda_tensor_batch_pad_state (pad);
+  if (gst_cuda_prep_caps_has_cuda_feature (caps, 0) && !device.gpu ()) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("Input is in CUDA memory but no CUDA device is usable"),
+        ("%s: caps %" GST_PTR_FORMAT " need a GPU; backend is cpu or no device could be opened",
+            GST_PAD_NAME (pad), caps));
+    return FALSE;
+  }
+  ps.have_caps = FALSE;
+  ps.have_plan = FALSE;
+  CudaPrepScopedContext ctx (device, GST_ELEMENT (self));
+  if (!ctx.ok () || !ps.input.configure (GST_ELEMENT (self), device, caps))
+    return FALSE;
+  ps.have_caps = TRUE;
+  GST_INFO_OBJECT (pad, "%dx%d %s", GST_VIDEO_INFO_WIDTH (ps.input.info ()),
+      GST_VIDEO_INFO_HEIGHT (ps.input.info ()), GST_VIDEO_INFO_NAME (ps.input.info ()));
+  return TRUE;
+}
+
+static gboolean
+gst_cuda_tensor_batch_sink_event (GstAggregator * agg, GstAggregatorPad * aggpad, GstEvent * event)
+{
+  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (agg);
+  if (GST_EVENT_TYPE (event) == GST_EVENT_CAPS) {
+    GstCaps *caps;
+    gst_event_parse_caps (event, &caps);
+    const gboolean ok = configure_pad (self, GST_CUDA_TENSOR_BATCH_PAD (aggpad), caps);
+    /* The output framerate follows the fastest pad. */
+    if (ok)
+      gst_pad_mark_reconfigure (GST_AGGREGATOR_SRC_PAD (agg));
+    gst_event_unref (event);    /* a video caps event is not for the tensor side */
+    return ok;
+  }
+  return GST_AGGREGATOR_CLASS (parent_class)->sink_event (agg, aggpad, event);
+}
+
+static gboolean
+gst_cuda_tensor_batch_sink_query (GstAggregator * agg, GstAggregatorPad * pad, GstQuery * query)
+{
+  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (agg);
+  if (self->impl->device.answer_context_query (GST_ELEMENT (agg), query))
+    return TRUE;
+  if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS) {
+    GST_OBJECT_LOCK (self);
+    const GstCudaPrepBackend backend = self->impl->device_settings.backend;
+    GST_OBJECT_UNLOCK (self);
+    const gboolean gpu = self->impl->device.is_open () ? self->impl->device.gpu () :
+        CudaPrepDevice::gpu_possible (backend);
+    /* Without a GPU, CUDA input is still listed (last) so that a CUDA-only upstream gets a
+     * clear error from the caps event rather than a bare not-negotiated. */
+    GstCaps *caps = gst_cuda_prep_video_caps (gpu ? "memory:CUDAMemory" : NULL);
+    gst_caps_append (caps, gst_cuda_prep_video_caps (gpu ? NULL : "memory:CUDAMemory"));
+    GstCaps *filter = NULL;
+    gst_query_parse_caps (query, &filter);
+    if (filter) {
+      GstCaps *tmp = gst_caps_intersect_full (filter, caps, GST_CAPS_INTERSECT_FIRST);
+      gst_caps_unref (caps);
+      caps = tmp;
+    }
+    gst_query_set_caps_result (query, caps);
+    gst_caps_unref (caps);
+    return TRUE;
+  }
+  return GST_AGGREGATOR_CLASS (parent_class)->sink_query (agg, pad, query);
+}
+
+static gboolean
+gst_cuda_tensor_batch_src_query (GstAggregator * agg, GstQuery * query)
+{
+  if (GST_CUDA_TENSOR_BATCH (agg)->impl->device.answer_context_query (GST_ELEMENT (agg), query))
+    return TRUE;
+  return GST_AGGREGATOR_CLASS (parent_class)->src_query (agg, query);
+}
+
+static void
+gst_cuda_tensor_batch_set_context (GstElement * element, GstContext * context)
+{
+  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (element);
+  GST_OBJECT_LOCK (self);
+  const int device_id = self->impl->device_settings.device_id;
+  GST_OBJECT_UNLOCK (self);
+  self->impl->device.set_context (element, context, device_id);
+  GST_ELEMENT_CLASS (parent_class)->set_context (element, context);
+}
+
+/* ---- start / stop --------------------------------------------------------------------- */
+
+/* Settings that are wrong whatever the caps are refused here, once. */
+static gboolean
+check_settings_at_start (GstCudaTensorBatch * self)
+{
+  const TensorizeSettings s = settings_snapshot (self);
+  TensorOutputSpec spec;
+  TensorOutputPlan output;
+  Status st = build_output (s, &spec, &output);
+  if (st.ok ())
+    st = check_batch_bytes (output, slots_wanted (self));
+  std::vector<GstCudaTensorBatchPad *> pads;
+  collect_pads (self, pads);
+  for (size_t i = 0; st.ok () && i < pads.size (); i++) {
+    SlotSourceSpec source;
+    st = gst_cuda_prep_slot_source (s, gst_cuda_tensor_batch_pad_roi (pads[i]), NULL, &source);
+    if (st.ok ())
+      st = make_slot_plan (spec, source, &gst_cuda_tensor_batch_pad_state (pads[i]).plan);
+    if (!st.ok ())
+      st = Status::error (std::string (GST_PAD_NAME (pads[i])) + ": " + st.message ());
+  }
+  release_pads (pads);
+  if (!st.ok ()) {
+    post_settings_error (self, st, "checked at start, before caps");
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean
+gst_cuda_tensor_batch_start (GstAggregator * agg)
+{
+  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (agg);
+  GstCudaTensorBatchImpl *impl = self->impl;
+  impl->state.posted_error.clear ();
+  if (!check_settings_at_start (self))
+    return FALSE;
+  GST_OBJECT_LOCK (self);
+  const CudaPrepDeviceSettings device_settings = impl->device_settings;
+  GST_OBJECT_UNLOCK (self);
+  if (!impl->device.open (GST_ELEMENT (self), device_settings))
+    return FALSE;
+  impl->state.tensorizer = impl->device.gpu () ?
+      make_tensorizer_cuda (impl->device.stream ()) : make_tensorizer_cpu ();
+  return TRUE;
+}
+
+static gboolean
+gst_cuda_tensor_batch_stop (GstAggregator * agg)
+{
+  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (agg);
+  GstCudaTensorBatchImpl *impl = self->impl;
+  BatchState &state = impl->state;
+  std::vector<GstCudaTensorBatchPad *> pads;
+  collect_pads (self, pads);
+  {
+    CudaPrepScopedContext ctx (impl->device, GST_ELEMENT (self));
+    impl->device.sync ();
+    for (GstCudaTensorBatchPad * pad : pads) {
+      CudaTensorBatchPadState &ps = gst_cuda_tensor_batch_pad_state (pad);
+      ps.input.reset ();
+      ps.have_caps = ps.have_plan = FALSE;
+    }
+    drop_released (self);
+    state.scratch.reset ();
+    state.tensorizer.reset ();  /* its CUDA slot table needs the context */
+  }
+  release_pads (pads);
+  state.have_output = FALSE;
+  state.slots = 0;
+  state.last_duration = GST_CLOCK_TIME_NONE;
+  impl->device.close ();
+  return TRUE;
+}
+
+/* ---- per batch ------------------------------------------------------------------------ */
+
+/* The frame duration of @buffer on @pad: its own, else the pad's frame rate. */
+static GstClockTime
+frame_duration (GstCudaTensorBatchPad * pad, GstBuffer * buffer)
+{
+  if (GST_BUFFER_DURATION_IS_VALID (buffer))
+    return GST_BUFFER_DURATION (buffer);
+  const GstVideoInfo *info = gst_cuda_tensor_batch_pad_state (pad).input.info ();
+  if (GST_VIDEO_INFO_FPS_N (info) > 0 && GST_VIDEO_INFO_FPS_D (info) > 0)
+    return gst_util_uint64_scale_int (GST_SECOND, GST_VIDEO_INFO_FPS_D (info),
+        GST_VIDEO_INFO_FPS_N (info));
+  return GST_CLOCK_TIME_NONE;
+}
+
+static GstClockTime
+running_time (GstCudaTensorBatchPad * pad, GstBuffer * buffer)
+{
+  GstAggregatorPad *aggpad = GST_AGGREGATOR_PAD (pad);
+  GST_OBJECT_LOCK (pad);
+  const GstClockTime rt = gst_segment_to_running_time (&aggpad->segment, GST_FORMAT_TIME,
+      GST_BUFFER_PTS (buffer));
+  GST_OBJECT_UNLOCK (pad);
+  return rt;
+}
+
+/* The batch window: it starts at the earliest pending frame and lasts that frame's duration;
+ * a pad's frame belongs to this batch when it starts before the window ends (or when times
+ * are unknown). */
+struct BatchWindow
+{
+  GstClockTime start = GST_CLOCK_TIME_NONE;
+  GstClockTime duration = GST_CLOCK_TIME_NONE;
+  gboolean takes (GstClockTime rt) const
+  {
+    return !GST_CLOCK_TIME_IS_VALID (rt) || !GST_CLOCK_TIME_IS_VALID (start) ||
+        !GST_CLOCK_TIME_IS_VALID (duration) || rt < start + duration;
+  }
+};
+
+static BatchWindow
+batch_window (const std::vector<GstCudaTensorBatchPad *> &pads, int slots)
+{
+  BatchWindow w;
+  for (int i = 0; i < slots && i < (int) pads.size (); i++) {
+    GstBuffer *buf = gst_aggregator_pad_peek_buffer (GST_AGGREGATOR_PAD (pads[i]));
+    if (!buf)
+      continue;
+    const GstClockTime rt = running_time (pads[i], buf);
+    if (GST_CLOCK_TIME_IS_VALID (rt) && (!GST_CLOCK_TIME_IS_VALID (w.start) || rt < w.start)) {
+      w.start = rt;
+      w.duration = frame_duration (pads[i], buf);
+    }
+    gst_buffer_unref (buf);
+  }
+  return w;
+}
+
+/* Takes slot @i's frame from its pad when it belongs to this batch, maps it and fills the
+ * slot; leaves the slot empty otherwise. */
+static gboolean
+fill_slot (GstCudaTensorBatch * self, int i, GstCudaTensorBatchPad * pad, const BatchWindow & w)
+{
+  BatchState &state = self->impl->state;
+  CudaTensorBatchPadState &ps = gst_cuda_tensor_batch_pad_state (pad);
+  BatchSlot &slot = state.batch[i];
+  CudaPrepSlotMeta &meta = state.meta[i];
+  slot.empty = true;
+  meta = CudaPrepSlotMeta ();
+  meta.empty = true;
+  meta.source_pad = GST_PAD_NAME (pad);
+
+  GstBuffer *buf = gst_aggregator_pad_peek_buffer (GST_AGGREGATOR_PAD (pad));
+  if (!buf)
+    return TRUE;
+  const gboolean take = w.takes (running_time (pad, buf));
+  gst_buffer_unref (buf);
+  if (!take)
+    return TRUE;
+  ps.buffer = gst_aggregator_pad_pop_buffer (GST_AGGREGATOR_PAD (pad));
+  meta.source_pts = GST_BUFFER_PTS (ps.buffer);
+  /* A gap (GAP event, or a gap buffer) holds no frame: the slot stays empty. */
+  if (GST_BUFFER_FLAG_IS_SET (ps.buffer, GST_BUFFER_FLAG_GAP) &&
+      gst_buffer_get_size (ps.buffer) == 0)
+    return TRUE;
+  if (!refresh_pad_plan (self, pad))
+    return FALSE;
+  if (!ps.input.map (GST_ELEMENT (self), self->impl->device, ps.buffer, FALSE, &ps.frame,
+          &slot.src))
+    return FALSE;
+  ps.mapped = TRUE;
+  slot.plan = ps.plan;
+  slot.empty = false;
+  meta.empty = false;
+  meta.transform = ps.plan.transform;
+  meta.source_rect = ps.plan.roi;
+  return TRUE;
+}
+
+/* Unmaps and drops the frames of this batch. */
+static gboolean
+finish_slots (GstCudaTensorBatch * self)
+{
+  gboolean ok = TRUE;
+  for (GstCudaTensorBatchPad * pad : self->impl->state.pads) {
+    CudaTensorBatchPadState &ps = gst_cuda_tensor_batch_pad_state (pad);
+    if (ps.mapped)
+      ok &= ps.input.unmap (GST_ELEMENT (self), self->impl->device, &ps.frame, FALSE);
+    ps.mapped = FALSE;
+    gst_clear_buffer (&ps.buffer);
+  }
+  return ok;
+}
+
+/* All slots into @outbuf in one pass; the tensor is complete in memory on return. */
+static GstFlowReturn
+run_batch (GstCudaTensorBatch * self, GstBuffer * outbuf, const BatchWindow & w)
+{
+  BatchState &state = self->impl->state;
+  CudaPrepDevice &device = self->impl->device;
+  const std::vector<GstCudaTensorBatchPad *> &pads = state.pads;
+
+  CudaPrepScopedContext ctx (device, GST_ELEMENT (self));
+  if (!ctx.ok ())
+    return GST_FLOW_ERROR;
+  gboolean ok = TRUE;
+  for (int i = 0; i < state.slots; i++) {
+    if (i < (int) pads.size ()) {
+      ok = ok && fill_slot (self, i, pads[i], w);
+    } else {
+      state.batch[i].empty = true;      /* no pad for this slot */
+      state.meta[i] = CudaPrepSlotMeta ();
+      state.meta[i].empty = true;
+    }
+  }
+  if (!ok) {
+    finish_slots (self);
+    return GST_FLOW_ERROR;
+  }
+
+  TensorizeBatch batch;
+  batch.output = state.output;
+  batch.slots = state.batch.data ();
+  batch.count = state.slots;
+  Status st = gst_cuda_prep_write_tensor (device, state.tensorizer->on_device (),
+      state.output_cuda, state.scratch, outbuf, state.bytes, [&](uint8_t * dst) {
+        return state.tensorizer->run_batch (batch, dst, state.bytes);
+      });
+  const gboolean unmapped = finish_slots (self);
+  if (!st.ok ()) {
+    GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Batch tensorize failed"), ("%s",
+            st.message ().c_str ()));
+    return GST_FLOW_ERROR;
+  }
+  return unmapped ? GST_FLOW_OK : GST_FLOW_ERROR;
+}
+
+static gboolean
+all_eos (const std::vector<GstCudaTensorBatchPad *> &pads)
+{
+  for (GstCudaTensorBatchPad * pad : pads)
+    if (!gst_aggregator_pad_is_eos (GST_AGGREGATOR_PAD (pad)) ||
+        gst_aggregator_pad_has_buffer (GST_AGGREGATOR_PAD (pad)))
+      return FALSE;
+  return TRUE;
+}
+
+static gboolean
+any_buffer (const std::vector<GstCudaTensorBatchPad *> &pads, int slots)
+{
+  for (int i = 0; i < slots && i < (int) pads.size (); i++)
+    if (gst_aggregator_pad_has_buffer (GST_AGGREGATOR_PAD (pads[i])))
+      return TRUE;
+  return FALSE;
+}
+
+/* A live timeout found no frame at all: no batch. The next deadline is one batch period from
+ * now, so that stalled sources are polled at the batch rate rather than in a busy loop. */
+static void
+defer_deadline (GstCudaTensorBatch * self)
+{
+  GstAggregator *agg = GST_AGGREGATOR (self);
+  GstClock *clock = gst_element_get_clock (GST_ELEMENT (self));
+  if (!clock)
+    return;
+  const GstClockTime now = gst_clock_get_time (clock);
+  gst_object_unref (clock);
+  const GstClockTime base = gst_element_get_base_time (GST_ELEMENT (self));
+  const GstClockTime last = self->impl->state.last_duration;
+  const GstClockTime latency = gst_aggregator_get_latency (agg);
+  GstClockTime step = 10 * GST_MSECOND;
+  if (GST_CLOCK_TIME_IS_VALID (last) && last > 0)
+    step = last;
+  else if (GST_CLOCK_TIME_IS_VALID (latency))
+    step = MAX (latency, step);
+  GstAggregatorPad *srcpad = GST_AGGREGATOR_PAD (GST_AGGREGATOR_SRC_PAD (agg));
+  GST_OBJECT_LOCK (self);
+  srcpad->segment.position = (now > base ? now - base : 0) + step;
+  GST_OBJECT_UNLOCK (self);
+}
+
+static GstFlowReturn
+make_batch (GstCudaTensorBatch * self)
+{
+  GstAggregator *agg = GST_AGGREGATOR (self);
+  BatchState &state = self->impl->state;
+  GstAggregatorPad *srcpad = GST_AGGREGATOR_PAD (GST_AGGREGATOR_SRC_PAD (agg));
+
+  if (!state.have_output) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("No output caps negotiated before the first "
+            "batch"), (NULL));
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  if (!state.pads.empty () && all_eos (state.pads))
+    return GST_FLOW_EOS;
+  if (!any_buffer (state.pads, state.slots)) {
+    defer_deadline (self);
+    return GST_AGGREGATOR_FLOW_NEED_DATA;
+  }
+  if (!refresh_output (self))
+    return GST_FLOW_ERROR;
+
+  const BatchWindow w = batch_window (state.pads, state.slots);
+  GstBufferPool *pool = gst_aggregator_get_buffer_pool (agg);
+  if (!pool) {
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED, ("No output buffer pool"), (NULL));
+    return GST_FLOW_ERROR;
+  }
+  if (!gst_buffer_pool_is_active (pool))
+    gst_buffer_pool_set_active (pool, TRUE);
+  GstBuffer *outbuf = NULL;
+  GstFlowReturn ret = gst_buffer_pool_acquire_buffer (pool, &outbuf, NULL);
+  gst_object_unref (pool);
+  if (ret != GST_FLOW_OK)
+    return ret;
+  gst_buffer_set_size (outbuf, state.bytes);
+
+  ret = run_batch (self, outbuf, w);
+  if (ret != GST_FLOW_OK) {
+    gst_buffer_unref (outbuf);
+    return ret;
+  }
+  gst_cuda_prep_buffer_add_batch_transform_meta (outbuf, state.meta.data (), state.slots);
+  GST_BUFFER_PTS (outbuf) = w.start;
+  GST_BUFFER_DURATION (outbuf) = w.duration;
+  state.last_duration = w.duration;
+  GST_OBJECT_LOCK (self);
+  if (GST_CLOCK_TIME_IS_VALID (w.start))
+    srcpad->segment.position = w.start +
+        (GST_CLOCK_TIME_IS_VALID (w.duration) ? w.duration : 0);
+  GST_OBJECT_UNLOCK (self);
+  gst_aggregator_selected_samples (agg, w.start, GST_CLOCK_TIME_NONE, w.duration, NULL);
+  return gst_aggregator_finish_buffer (agg, outbuf);
+}
+
+static GstFlowReturn
+gst_cuda_tensor_batch_aggregate (GstAggregator * agg, gboolean timeout)
+{
+  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (agg);
+  BatchState &state = self->impl->state;
+  drop_released (self);
+  collect_pads (self, state.pads);
+  /* A timeout only means that some pads have no frame: their slots are empty. */
+  GstFlowReturn ret = make_batch (self);
+  release_pads (state.pads);
+  return ret;
+}
+
+/* ---- properties ----------------------------------------------------------------------- */
+
+static void
+gst_cuda_tensor_batch_set_property (GObject * object, guint prop_id, const GValue * value,
+    GParamSpec * pspec)
+{
+  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (object);
+  GstCudaTensorBatchImpl *impl = self->impl;
+  gboolean shape_changed = FALSE;
+
+  if (prop_id < PROP_TENSOR_FIRST && !gst_cuda_prep_ready_property_changeable (object, pspec))
+    return;
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_BATCH_SIZE: impl->batch_size = g_value_get_uint (value); break;
+    case PROP_DEVICE_ID: impl->device_settings.device_id = g_value_get_int (value); break;
+    case PROP_BACKEND:
+      impl->device_settings.backend = (GstCudaPrepBackend) g_value_get_enum (value);
+      break;
+    default:
+      if (prop_id < PROP_TENSOR_FIRST || !gst_cuda_prep_tensor_property_set (impl->settings,
+              prop_id - PROP_TENSOR_FIRST, value, &shape_changed))
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+  /* Streaming state is never touched here: the streaming thread sees the new settings before
+   * the next batch; a new tensor shape goes through renegotiation. */
+  if (shape_changed)
+    gst_pad_mark_reconfigure (GST_AGGREGATOR_SRC_PAD (self));
+}
+
+static void
+gst_cuda_tensor_batch_get_property (GObject * object, guint prop_id, GValue * value,
+    GParamSpec * pspec)
+{
+  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (object);
+  GstCudaTensorBatchImpl *impl = self->impl;
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_BATCH_SIZE: g_value_set_uint (value, impl->batch_size); break;
+    case PROP_DEVICE_ID: g_value_set_int (value, impl->device_settings.device_id); break;
+    case PROP_BACKEND: g_value_set_enum (value, impl->device_settings.backend); break;
+    default:
+      if (prop_id < PROP_TENSOR_FIRST || !gst_cuda_prep_tensor_property_get (impl->settings,
+              prop_id - PROP_TENSOR_FIRST, value))
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_cuda_tensor_batch_finalize (GObject * object)
+{
+  drop_released (GST_CUDA_TENSOR_BATCH (object));
+  delete GST_CUDA_TENSOR_BATCH (object)->impl;
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+static void
+gst_cuda_tensor_batch_class_init (GstCudaTensorBatchClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstAggregatorClass *agg_class = GST_AGGREGATOR_CLASS (klass);
+  const GParamFlags ready_only =
+      (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+
+  gobject_class->set_property = gst_cuda_tensor_batch_set_property;
+  gobject_class->get_property = gst_cuda_tensor_batch_get_property;
+  gobject_class->finalize = gst_cuda_tensor_batch_finalize;
+
+  g_object_class_install_property (gobject_class, PROP_BATCH_SIZE,
+      g_param_spec_uint ("batch-size", "Batch size",
+          "Slots per batch (B of the output dimensions). 0: one slot per sink pad, changing "
+          "at the next batch when pads are requested or released. A fixed size keeps the caps "
+          "static: slots without a pad are empty, and no more pads than slots can be "
+          "requested. NULL/READY only", 0, kMaxBatchSlots, 0, ready_only));
+  gst_cuda_prep_device_properties_install (gobject_class, PROP_DEVICE_ID, PROP_BACKEND);
+  gst_cuda_prep_tensor_properties_install (gobject_class, PROP_TENSOR_FIRST);
+
+  gst_element_class_set_static_metadata (element_class, "CUDA tensor batch",
+      "Filter/Converter/Video/Scaler/Hardware",
+      "Batches N video streams into one float tensor W:H:3:B, each slot resized, "
+      "colour-converted and normalised as cudatensorize would, in one CUDA kernel per batch "
+      "(CPU fallback)", "gst-cudaprep developers");
+  gst_element_class_add_pad_template (element_class,
+      gst_pad_template_new_with_gtype ("sink_%u", GST_PAD_SINK, GST_PAD_REQUEST,
+          gst_cuda_prep_video_template_caps (), GST_TYPE_CUDA_TENSOR_BATCH_PAD));
+  gst_element_class_add_static_pad_template_with_gtype (element_class, &src_template,
+      GST_TYPE_AGGREGATOR_PAD);
+
+  element_class->request_new_pad = GST_DEBUG_FUNCPTR (gst_cuda_tensor_batch_request_new_pad);
+  element_class->release_pad = GST_DEBUG_FUNCPTR (gst_cuda_tensor_batch_release_pad);
+  element_class->set_context = GST_DEBUG_FUNCPTR (gst_cuda_tensor_batch_set_context);
+  agg_class->aggregate = GST_DEBUG_FUNCPTR (gst_cuda_tensor_batch_aggregate);
+  agg_class->start = GST_DEBUG_FUNCPTR (gst_cuda_tensor_batch_start);
+  agg_class->stop = GST_DEBUG_FUNCPTR (gst_cuda_tensor_batch_stop);
+  agg_class->get_next_time = GST_DEBUG_FUNCPTR (gst_aggregator_simple_get_next_time);
+  agg_class->update_src_caps = GST_DEBUG_FUNCPTR (gst_cuda_tensor_batch_update_src_caps);
+  agg_class->negotiated_src_caps = GST_DEBUG_FUNCPTR (gst_cuda_tensor_batch_negotiated_src_caps);
+  agg_class->decide_allocation = GST_DEBUG_FUNCPTR (gst_cuda_tensor_batch_decide_allocation);
+  agg_class->propose_allocation = GST_DEBUG_FUNCPTR (gst_cuda_tensor_batch_propose_allocation);
+  agg_class->sink_event = GST_DEBUG_FUNCPTR (gst_cuda_tensor_batch_sink_event);
+  agg_class->sink_query = GST_DEBUG_FUNCPTR (gst_cuda_tensor_batch_sink_query);
+  agg_class->src_query = GST_DEBUG_FUNCPTR (gst_cuda_tensor_batch_src_query);
+
+  gst_type_mark_as_plugin_api (GST_TYPE_CUDA_TENSOR_BATCH_PAD, (GstPluginAPIFlags) 0);
+  GST_DEBUG_CATEGORY_INIT (gst_cuda_tensor_batch_debug, "cudatensorbatch", 0,
+      "cudatensorbatch element");
+}
+
+static void
+gst_cuda_tensor_batch_init (GstCudaTensorBatch * self)
+{
+  self->impl = new GstCudaTensorBatchImpl ();
+}

@@ -1,0 +1,59 @@
+/* Output pools of contiguous tensors, CUDA or system memory. */
+#include "tensor_pool.h"
+
+#include <gst/video/video.h>
+
+#if CUDAPREP_HAVE_CUDA
+#include <gst/cuda/gstcudabufferpool.h>
+#endif
+
+gboolean
+gst_cuda_prep_tensor_pool_decide (GstElement * element, GstQuery * query,
+    GstCudaContext * context, gboolean output_cuda, gsize bytes)
+{
+  GstCaps *outcaps = NULL;
+  GstBufferPool *pool = NULL;
+  GstCaps *pool_caps = NULL;
+  guint size = 0;
+
+  gst_query_parse_allocation (query, &outcaps, NULL);
+  if (!outcaps)
+    return FALSE;
+#if CUDAPREP_HAVE_CUDA
+  if (output_cuda && context) {
+    /* GstCudaBufferPool sizes its memory from video caps: describe the contiguous tensor as
+     * one RGBA row, so the allocation has no row padding. */
+    GstVideoInfo vinfo;
+    gst_video_info_set_format (&vinfo, GST_VIDEO_FORMAT_RGBA, (guint) ((bytes + 3) / 4), 1);
+    pool = gst_cuda_buffer_pool_new (context);
+    pool_caps = gst_video_info_to_caps (&vinfo);
+    size = (guint) GST_VIDEO_INFO_SIZE (&vinfo);
+  }
+#endif
+  if (!pool) {
+    pool = gst_buffer_pool_new ();
+    pool_caps = gst_caps_ref (outcaps);
+    size = (guint) bytes;
+  }
+
+  GstStructure *config = gst_buffer_pool_get_config (pool);
+  gst_buffer_pool_config_set_params (config, pool_caps, size, 2, 0);
+  gst_caps_unref (pool_caps);
+  if (!gst_buffer_pool_set_config (pool, config)) {
+    GST_ELEMENT_ERROR (element, RESOURCE, SETTINGS, ("Could not configure the output buffer pool"),
+        ("%" G_GSIZE_FORMAT " bytes per tensor", bytes));
+    gst_object_unref (pool);
+    return FALSE;
+  }
+  /* The pool may round the size up (CUDA pitch). */
+  config = gst_buffer_pool_get_config (pool);
+  gst_buffer_pool_config_get_params (config, NULL, &size, NULL, NULL);
+  gst_structure_free (config);
+
+  if (gst_query_get_n_allocation_pools (query) > 0)
+    gst_query_set_nth_allocation_pool (query, 0, pool, size, 2, 0);
+  else
+    gst_query_add_allocation_pool (query, pool, size, 2, 0);
+  gst_object_unref (pool);
+  return TRUE;
+}

@@ -1,0 +1,283 @@
+/* Tensor properties shared by cudatensorize and cudatensorbatch, and settings -> kernel specs. */
+#include "tensorize_settings.h"
+
+#include "pixel_format.h"
+#include "property_arrays.h"
+
+using namespace cudaprep;
+
+/* ---- enum types ------------------------------------------------------------------------ */
+
+#define DEFINE_ENUM_TYPE(func, name, ...)                                   \
+  static GType func (void)                                                  \
+  {                                                                         \
+    static GType type = 0;                                                  \
+    static const GEnumValue values[] = { __VA_ARGS__, {0, NULL, NULL} };    \
+    if (g_once_init_enter (&type)) {                                        \
+      GType t = g_enum_register_static (name, values);                      \
+      gst_type_mark_as_plugin_api (t, (GstPluginAPIFlags) 0);               \
+      g_once_init_leave (&type, t);                                         \
+    }                                                                       \
+    return type;                                                            \
+  }
+
+DEFINE_ENUM_TYPE (resize_mode_get_type, "GstCudaPrepResizeMode",
+    {(gint) ResizeMode::Letterbox, "Keep aspect ratio, pad to the tensor size", "letterbox"},
+    {(gint) ResizeMode::Stretch, "Scale each axis to the tensor size", "stretch"},
+    {(gint) ResizeMode::Crop, "Keep aspect ratio, cover the tensor, crop the overflow", "crop"},
+    {(gint) ResizeMode::Ultralytics,
+        "Ultralytics LetterBox: resize to the rounded unpadded size, pad round(d-0.1)/round(d+0.1)",
+        "ultralytics"})
+DEFINE_ENUM_TYPE (align_get_type, "GstCudaPrepAlign",
+    {(gint) Align::Center, "Centre the image in the tensor", "center"},
+    {(gint) Align::TopLeft, "Place the image at the top-left corner", "top-left"})
+DEFINE_ENUM_TYPE (interpolation_get_type, "GstCudaPrepInterpolation",
+    {(gint) Interpolation::Bilinear, "Bilinear (cv::resize INTER_LINEAR pixel-centre convention)", "bilinear"},
+    {(gint) Interpolation::Nearest, "Nearest pixel centre (cv::INTER_NEAREST_EXACT)", "nearest"})
+DEFINE_ENUM_TYPE (channel_order_get_type, "GstCudaPrepChannelOrder",
+    {(gint) ChannelOrder::RGB, "R, G, B", "rgb"},
+    {(gint) ChannelOrder::BGR, "B, G, R", "bgr"})
+DEFINE_ENUM_TYPE (layout_get_type, "GstCudaPrepLayout",
+    {(gint) Layout::NCHW, "Planar: all of channel 0, then 1, then 2 (dimensions W:H:3:B)", "nchw"},
+    {(gint) Layout::NHWC, "Interleaved channels (dimensions 3:W:H:B)", "nhwc"})
+DEFINE_ENUM_TYPE (dtype_get_type, "GstCudaPrepDType",
+    {(gint) DType::Float32, "32-bit float", "float32"},
+    {(gint) DType::Float16, "16-bit float (IEEE half, round to nearest even)", "float16"})
+DEFINE_ENUM_TYPE (yuv_matrix_get_type, "GstCudaPrepYuvMatrix",
+    {GST_CUDA_PREP_YUV_MATRIX_AUTO, "From the caps colorimetry", "auto"},
+    {(gint) YuvMatrix::BT601, "ITU-R BT.601", "bt601"},
+    {(gint) YuvMatrix::BT709, "ITU-R BT.709", "bt709"},
+    {(gint) YuvMatrix::BT2020, "ITU-R BT.2020", "bt2020"})
+DEFINE_ENUM_TYPE (yuv_range_get_type, "GstCudaPrepYuvRange",
+    {GST_CUDA_PREP_YUV_RANGE_AUTO, "From the caps colorimetry", "auto"},
+    {GST_CUDA_PREP_YUV_RANGE_LIMITED, "Limited (16-235 luma, 16-240 chroma)", "limited"},
+    {GST_CUDA_PREP_YUV_RANGE_FULL, "Full (0-255)", "full"})
+
+/* ---- properties ------------------------------------------------------------------------ */
+
+void
+gst_cuda_prep_tensor_properties_install (GObjectClass * klass, guint first_id)
+{
+  const GParamFlags rw =
+      (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+  GParamSpec *specs[TENSOR_PROP_COUNT];
+
+  specs[TENSOR_PROP_WIDTH] = g_param_spec_uint ("width", "Width", "Tensor width in pixels",
+      1, kMaxTensorSide, 640, rw);
+  specs[TENSOR_PROP_HEIGHT] = g_param_spec_uint ("height", "Height", "Tensor height in pixels",
+      1, kMaxTensorSide, 640, rw);
+  specs[TENSOR_PROP_RESIZE_MODE] = g_param_spec_enum ("resize-mode", "Resize mode",
+      "How the frame is fitted into the tensor", resize_mode_get_type (),
+      (gint) ResizeMode::Letterbox, rw);
+  specs[TENSOR_PROP_ALIGN] = g_param_spec_enum ("align", "Align",
+      "Placement of a letterboxed or cropped image", align_get_type (), (gint) Align::Center, rw);
+  specs[TENSOR_PROP_PAD_VALUE] = g_param_spec_uint ("pad-value", "Pad value",
+      "Value of the padding in pixel space (0-255), normalised like the image", 0, 255, 114, rw);
+  specs[TENSOR_PROP_INTERPOLATION] = g_param_spec_enum ("interpolation", "Interpolation",
+      "Resampling filter", interpolation_get_type (), (gint) Interpolation::Bilinear, rw);
+  specs[TENSOR_PROP_CHANNEL_ORDER] = g_param_spec_enum ("channel-order", "Channel order",
+      "Order of the colour channels in the tensor", channel_order_get_type (),
+      (gint) ChannelOrder::RGB, rw);
+  specs[TENSOR_PROP_SCALE] = g_param_spec_double ("scale", "Scale",
+      "out = (pixel * scale - mean) / std", -G_MAXDOUBLE, G_MAXDOUBLE, 1.0 / 255.0, rw);
+  specs[TENSOR_PROP_MEAN] = gst_cuda_prep_param_spec_doubles ("mean", "Mean",
+      "Per output channel mean, 1 or 3 values, e.g. \"<0.485, 0.456, 0.406>\"", rw);
+  specs[TENSOR_PROP_STD] = gst_cuda_prep_param_spec_doubles ("std", "Std",
+      "Per output channel standard deviation, 1 or 3 non-zero values, e.g. "
+      "\"<0.229, 0.224, 0.225>\"", rw);
+  specs[TENSOR_PROP_LAYOUT] = g_param_spec_enum ("layout", "Layout", "Tensor memory layout",
+      layout_get_type (), (gint) Layout::NCHW, rw);
+  specs[TENSOR_PROP_DTYPE] = g_param_spec_enum ("dtype", "Data type", "Tensor element type",
+      dtype_get_type (), (gint) DType::Float32, rw);
+  specs[TENSOR_PROP_YUV_MATRIX] = g_param_spec_enum ("yuv-matrix", "YUV matrix",
+      "YUV->RGB matrix; auto takes it from the caps colorimetry", yuv_matrix_get_type (),
+      GST_CUDA_PREP_YUV_MATRIX_AUTO, rw);
+  specs[TENSOR_PROP_YUV_RANGE] = g_param_spec_enum ("yuv-range", "YUV range",
+      "YUV quantisation range; auto takes it from the caps colorimetry", yuv_range_get_type (),
+      GST_CUDA_PREP_YUV_RANGE_AUTO, rw);
+
+  for (guint i = 0; i < TENSOR_PROP_COUNT; i++)
+    g_object_class_install_property (klass, first_id + i, specs[i]);
+}
+
+GParamSpec *
+gst_cuda_prep_param_spec_roi (const gchar * blurb)
+{
+  return gst_cuda_prep_param_spec_ints ("roi", "Region of interest", blurb,
+      (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
+}
+
+/* Assigns @v to @field; TRUE when the value changed. */
+template <typename T>
+static gboolean
+assign (T & field, T v)
+{
+  const gboolean changed = !(field == v);
+  field = std::move (v);
+  return changed;
+}
+
+gboolean
+gst_cuda_prep_tensor_property_set (TensorizeSettings & s, guint prop, const GValue * value,
+    gboolean * shape_changed)
+{
+  *shape_changed = FALSE;
+  switch (prop) {
+    case TENSOR_PROP_WIDTH: *shape_changed = assign (s.width, (int) g_value_get_uint (value)); break;
+    case TENSOR_PROP_HEIGHT: *shape_changed = assign (s.height, (int) g_value_get_uint (value)); break;
+    case TENSOR_PROP_RESIZE_MODE: s.mode = (ResizeMode) g_value_get_enum (value); break;
+    case TENSOR_PROP_ALIGN: s.align = (Align) g_value_get_enum (value); break;
+    case TENSOR_PROP_PAD_VALUE: s.pad_value = g_value_get_uint (value); break;
+    case TENSOR_PROP_INTERPOLATION: s.interpolation = (Interpolation) g_value_get_enum (value); break;
+    case TENSOR_PROP_CHANNEL_ORDER: s.channel_order = (ChannelOrder) g_value_get_enum (value); break;
+    case TENSOR_PROP_SCALE: s.scale = g_value_get_double (value); break;
+    case TENSOR_PROP_MEAN: s.mean = gst_cuda_prep_vector_from_array<double> (value); break;
+    case TENSOR_PROP_STD: s.std = gst_cuda_prep_vector_from_array<double> (value); break;
+    case TENSOR_PROP_LAYOUT: *shape_changed = assign (s.layout, (Layout) g_value_get_enum (value)); break;
+    case TENSOR_PROP_DTYPE: *shape_changed = assign (s.dtype, (DType) g_value_get_enum (value)); break;
+    case TENSOR_PROP_YUV_MATRIX: s.yuv_matrix = g_value_get_enum (value); break;
+    case TENSOR_PROP_YUV_RANGE: s.yuv_range = g_value_get_enum (value); break;
+    default: return FALSE;
+  }
+  return TRUE;
+}
+
+gboolean
+gst_cuda_prep_tensor_property_get (const TensorizeSettings & s, guint prop, GValue * value)
+{
+  switch (prop) {
+    case TENSOR_PROP_WIDTH: g_value_set_uint (value, s.width); break;
+    case TENSOR_PROP_HEIGHT: g_value_set_uint (value, s.height); break;
+    case TENSOR_PROP_RESIZE_MODE: g_value_set_enum (value, (gint) s.mode); break;
+    case TENSOR_PROP_ALIGN: g_value_set_enum (value, (gint) s.align); break;
+    case TENSOR_PROP_PAD_VALUE: g_value_set_uint (value, s.pad_value); break;
+    case TENSOR_PROP_INTERPOLATION: g_value_set_enum (value, (gint) s.interpolation); break;
+    case TENSOR_PROP_CHANNEL_ORDER: g_value_set_enum (value, (gint) s.channel_order); break;
+    case TENSOR_PROP_SCALE: g_value_set_double (value, s.scale); break;
+    case TENSOR_PROP_MEAN: gst_cuda_prep_vector_to_array (s.mean, value); break;
+    case TENSOR_PROP_STD: gst_cuda_prep_vector_to_array (s.std, value); break;
+    case TENSOR_PROP_LAYOUT: g_value_set_enum (value, (gint) s.layout); break;
+    case TENSOR_PROP_DTYPE: g_value_set_enum (value, (gint) s.dtype); break;
+    case TENSOR_PROP_YUV_MATRIX: g_value_set_enum (value, s.yuv_matrix); break;
+    case TENSOR_PROP_YUV_RANGE: g_value_set_enum (value, s.yuv_range); break;
+    default: return FALSE;
+  }
+  return TRUE;
+}
+
+/* ---- settings -> kernel specs ---------------------------------------------------------- */
+
+static Status
+read_three (const std::vector<double> &in, const char *name, double out[3])
+{
+  if (in.size () == 1) {
+    out[0] = out[1] = out[2] = in[0];
+    return Status ();
+  }
+  if (in.size () != 3)
+    return Status::error (std::string (name) + " needs 1 or 3 values (one per output channel), got " +
+        std::to_string (in.size ()));
+  for (int i = 0; i < 3; i++)
+    out[i] = in[i];
+  return Status ();
+}
+
+Status
+gst_cuda_prep_output_spec (const TensorizeSettings & s, TensorOutputSpec * spec)
+{
+  CUDAPREP_RETURN_IF_ERROR (read_three (s.mean, "mean", spec->mean));
+  CUDAPREP_RETURN_IF_ERROR (read_three (s.std, "std", spec->std));
+  spec->dst_width = s.width;
+  spec->dst_height = s.height;
+  spec->mode = s.mode;
+  spec->align = s.align;
+  spec->pad_value = s.pad_value;
+  spec->interpolation = s.interpolation;
+  spec->channel_order = s.channel_order;
+  spec->scale = s.scale;
+  spec->layout = s.layout;
+  spec->dtype = s.dtype;
+  return Status ();
+}
+
+static std::string
+rect_text (const Rect & r)
+{
+  return "<" + std::to_string (r.x) + "," + std::to_string (r.y) + "," + std::to_string (r.w) +
+      "," + std::to_string (r.h) + ">";
+}
+
+/* The roi property as the rectangle of a frame_w x frame_h frame it selects: clipped to the
+ * frame (documented); an empty result is an error. */
+static Status
+resolve_roi (const std::vector<int> &roi, int frame_w, int frame_h, const std::string & frame_desc,
+    Rect * out)
+{
+  if (roi.empty ()) {
+    *out = Rect {0, 0, frame_w, frame_h};
+    return Status ();
+  }
+  if (roi.size () != 4)
+    return Status::error ("roi needs 4 values <x, y, width, height>, got " +
+        std::to_string (roi.size ()));
+  const Rect r {roi[0], roi[1], roi[2], roi[3]};
+  if (r.empty ())
+    return Status::error ("roi width and height must be positive, got " + std::to_string (r.w) +
+        "x" + std::to_string (r.h));
+  const int64_t x0 = MAX ((int64_t) r.x, 0), y0 = MAX ((int64_t) r.y, 0);
+  const int64_t x1 = MIN ((int64_t) r.x + r.w, (int64_t) frame_w);
+  const int64_t y1 = MIN ((int64_t) r.y + r.h, (int64_t) frame_h);
+  if (x1 <= x0 || y1 <= y0)
+    return Status::error ("roi " + rect_text (r) + " is entirely outside the frame" + frame_desc);
+  *out = Rect {(int) x0, (int) y0, (int) (x1 - x0), (int) (y1 - y0)};
+  return Status ();
+}
+
+Status
+gst_cuda_prep_slot_source (const TensorizeSettings & s, const std::vector<int> &roi,
+    const GstVideoInfo * info, SlotSourceSpec * source)
+{
+  source->format = PixelFormat::BGR;
+  source->src_width = source->src_height = kMaxSourceSide;
+  std::string frame_desc;
+  if (info) {
+    gst_cuda_prep_pixel_format_from_video (GST_VIDEO_INFO_FORMAT (info), &source->format);
+    source->src_width = GST_VIDEO_INFO_WIDTH (info);
+    source->src_height = GST_VIDEO_INFO_HEIGHT (info);
+    frame_desc = " (" + std::to_string (source->src_width) + "x" +
+        std::to_string (source->src_height) + ")";
+  }
+  CUDAPREP_RETURN_IF_ERROR (resolve_roi (roi, source->src_width, source->src_height, frame_desc,
+          &source->roi));
+
+  if (s.yuv_matrix != GST_CUDA_PREP_YUV_MATRIX_AUTO) {
+    source->yuv_matrix = (YuvMatrix) s.yuv_matrix;
+  } else if (info) {
+    switch (info->colorimetry.matrix) {
+      case GST_VIDEO_COLOR_MATRIX_BT709: source->yuv_matrix = YuvMatrix::BT709; break;
+      case GST_VIDEO_COLOR_MATRIX_BT2020: source->yuv_matrix = YuvMatrix::BT2020; break;
+      default:
+        /* BT.601; FCC, SMPTE 240M and unknown too: the closest of those we implement. */
+        source->yuv_matrix = YuvMatrix::BT601;
+        break;
+    }
+  }
+  if (s.yuv_range != GST_CUDA_PREP_YUV_RANGE_AUTO)
+    source->yuv_full_range = s.yuv_range == GST_CUDA_PREP_YUV_RANGE_FULL;
+  else if (info)
+    source->yuv_full_range = info->colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255;
+  return Status ();
+}
+
+void
+gst_cuda_prep_post_settings_error (GstElement * element, std::string & posted, const Status & st,
+    const char *context)
+{
+  if (posted == st.message ())
+    return;
+  posted = st.message ();
+  GstElementFactory *factory = gst_element_get_factory (element);
+  GST_ELEMENT_ERROR (element, LIBRARY, SETTINGS, ("Invalid %s settings: %s",
+          factory ? GST_OBJECT_NAME (factory) : GST_ELEMENT_NAME (element), st.message ().c_str ()),
+      ("%s", context));
+}

@@ -1,0 +1,95 @@
+/* The tensor settings of cudatensorize and cudatensorbatch: the same properties, the same enum
+ * types and the same translation into the kernels' output spec and slot sources, so that a slot
+ * of a batch is made exactly as cudatensorize makes that frame alone.
+ *
+ * An element keeps a TensorizeSettings behind its object lock, installs the properties with
+ * gst_cuda_prep_tensor_properties_install() at ids first_id + TensorProperty, forwards its
+ * set/get_property to the functions below, and builds its plans from a snapshot. */
+#pragma once
+
+#include <gst/gst.h>
+#include <gst/video/video.h>
+
+#include <string>
+#include <vector>
+
+#include "tensorize.h"
+
+enum { GST_CUDA_PREP_YUV_MATRIX_AUTO = -1 };
+enum { GST_CUDA_PREP_YUV_RANGE_AUTO, GST_CUDA_PREP_YUV_RANGE_LIMITED, GST_CUDA_PREP_YUV_RANGE_FULL };
+
+struct TensorizeSettings
+{
+  int width = 640, height = 640;
+  cudaprep::ResizeMode mode = cudaprep::ResizeMode::Letterbox;
+  cudaprep::Align align = cudaprep::Align::Center;
+  int pad_value = 114;
+  cudaprep::Interpolation interpolation = cudaprep::Interpolation::Bilinear;
+  cudaprep::ChannelOrder channel_order = cudaprep::ChannelOrder::RGB;
+  double scale = 1.0 / 255.0;
+  std::vector<double> mean {0.0, 0.0, 0.0};
+  std::vector<double> std {1.0, 1.0, 1.0};
+  cudaprep::Layout layout = cudaprep::Layout::NCHW;
+  cudaprep::DType dtype = cudaprep::DType::Float32;
+  int yuv_matrix = GST_CUDA_PREP_YUV_MATRIX_AUTO;
+  int yuv_range = GST_CUDA_PREP_YUV_RANGE_AUTO;
+
+  /* What the output caps say: a change renegotiates. */
+  bool same_shape (const TensorizeSettings & o) const
+  {
+    return width == o.width && height == o.height && layout == o.layout && dtype == o.dtype;
+  }
+  bool operator== (const TensorizeSettings & o) const
+  {
+    return same_shape (o) && mode == o.mode && align == o.align && pad_value == o.pad_value &&
+        interpolation == o.interpolation && channel_order == o.channel_order &&
+        scale == o.scale && mean == o.mean && std == o.std && yuv_matrix == o.yuv_matrix &&
+        yuv_range == o.yuv_range;
+  }
+  bool operator!= (const TensorizeSettings & o) const { return !(*this == o); }
+};
+
+/* Property ids relative to the first_id an element installs them at. */
+enum TensorProperty
+{
+  TENSOR_PROP_WIDTH,
+  TENSOR_PROP_HEIGHT,
+  TENSOR_PROP_RESIZE_MODE,
+  TENSOR_PROP_ALIGN,
+  TENSOR_PROP_PAD_VALUE,
+  TENSOR_PROP_INTERPOLATION,
+  TENSOR_PROP_CHANNEL_ORDER,
+  TENSOR_PROP_SCALE,
+  TENSOR_PROP_MEAN,
+  TENSOR_PROP_STD,
+  TENSOR_PROP_LAYOUT,
+  TENSOR_PROP_DTYPE,
+  TENSOR_PROP_YUV_MATRIX,
+  TENSOR_PROP_YUV_RANGE,
+  TENSOR_PROP_COUNT,
+};
+
+/* Installs width .. yuv-range (GST_PARAM_MUTABLE_PLAYING) at ids first_id + TensorProperty. */
+void gst_cuda_prep_tensor_properties_install (GObjectClass * klass, guint first_id);
+/* The "roi" property ("<x, y, width, height>", clipped to the frame), for elements and pads. */
+GParamSpec *gst_cuda_prep_param_spec_roi (const gchar * blurb);
+
+/* Call with the object lock held. @prop is relative to first_id; FALSE when it is not one of
+ * these properties. *shape_changed tells whether the output caps must be renegotiated. */
+gboolean gst_cuda_prep_tensor_property_set (TensorizeSettings & s, guint prop, const GValue * value,
+    gboolean * shape_changed);
+gboolean gst_cuda_prep_tensor_property_get (const TensorizeSettings & s, guint prop, GValue * value);
+
+/* The output-wide part of the settings. Errors name the property ("std needs 1 or 3 values"). */
+cudaprep::Status gst_cuda_prep_output_spec (const TensorizeSettings & s,
+    cudaprep::TensorOutputSpec * spec);
+/* The source of a slot: the frame @info describes (NULL: the largest frame the element takes,
+ * for checks before caps), the @roi property (empty: whole frame; clipped to the frame; one
+ * entirely outside is an error) and the colorimetry (caps, or the yuv-* overrides). */
+cudaprep::Status gst_cuda_prep_slot_source (const TensorizeSettings & s, const std::vector<int> &roi,
+    const GstVideoInfo * info, cudaprep::SlotSourceSpec * source);
+
+/* Posts "Invalid <element factory> settings: <message>" on @element, once: not again while
+ * @posted (the element's record of the last one posted) holds the same message. */
+void gst_cuda_prep_post_settings_error (GstElement * element, std::string & posted,
+    const cudaprep::Status & st, const char *context);

@@ -1,0 +1,439 @@
+// Device code of the tensorize transform, shared by the single-frame launch (tensorize_cuda.cu)
+// and the batch launch (tensorize_batch_cuda.cu): the per-tensor work of one block.
+//
+// Work split. A warp owns one segment of one tensor row: 32 lanes x 2 adjacent pixels
+// (kPixelsPerLane), written with one 2-wide vector store per channel plane (three for NHWC).
+// Blocks are 4 warps taking consecutive warp indices. Two pixels per lane for every source
+// family, 4-warp blocks and the plane routing below are the fastest shape measured for both NV12
+// and BGR (dev/perf/tensorize.md, rounds 3 and 4; 1 and 4 pixels per lane were slower overall
+// and are not built). TensorizeTuning changes the warps per block and the routing, for benchmarks.
+// The rows that sample the source come first in that order, so their blocks are dispatched and
+// their loads issued first; every row that is all padding follows, one warp per row, written with
+// 16-byte stores.
+//
+// Sampling. Every tap is read with a byte load at its clamped position, so no read can leave its
+// row: no window checks and no second (divergent) path for the lanes at the row ends (the word
+// loads of an earlier design needed both; dev/perf/tensorize.md). A byte becomes the float
+// 2^23 + byte by one OR, and the interpolation subtracts 2^23 exactly. Tap positions are
+// floored with the 2^23 rounding trick on the FP32/ALU pipes rather than floorf + float->int
+// conversions on the conversion pipe (16 per clock per SM). Nearest neighbour, and pixels of a
+// lane that straddles the active rectangle, go through the same per-pixel code or
+// tz::sample_pixel. All of it feeds the same source bytes into the same float operations as
+// tensorize_pixel.h, so the result equals the CPU path bit for bit.
+//
+// Zero weights. A tap whose weight is exactly 0 is not loaded: lerp(a, b, 0) = a + (b - a) * 0
+// = a bit for bit (a is finite and never -0), so the result does not change. A row weight of 0
+// (uniform over the warp's row) skips the second source row, and a column weight of 0 predicates
+// off the second column's loads. At a 3:1 scale with centred pixels, as 1080p -> 640 is, every
+// luma / packed tap lands on a pixel centre: one source row in three is read instead of two.
+//
+// Outputs. For NCHW bilinear with a channel map that is a permutation (all plans from
+// make_tensorize_plan), value slot k (colour component k of YUV, byte k of a packed pixel) goes
+// to the plane of the output channel that takes it, through a per-slot plane pointer, so no
+// per-pixel selects are needed and packed bytes load at immediate offsets. NCHW stores use 32-bit
+// offsets from those plane pointers, and the YUV clamps are fminf/fmaxf. On their own these
+// instruction savings did not change the measured time (the kernel is bound by memory latency
+// and dispatch, not by issue); they are part of the shape that was measured and tested.
+//
+// Runtime enums become template parameters through one dispatch table (kernels()): source
+// family x interpolation x layout x dtype. Channel order and packing are runtime byte maps.
+#pragma once
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "cuda_status.h"
+#include "tensorize.h"
+#include "tensorize_pixel.h"
+
+namespace cudaprep {
+namespace tzk {
+
+using tz::PixelParams;
+using tz::RowCtx;
+using tz::SourceFamily;
+
+constexpr int kBlockThreads = 128;  // largest block (TensorizeTuning::warps_per_block <= 4)
+constexpr int kPixelsPerLane = 2;
+
+struct KernelArgs {
+  PixelParams p;
+  void* dst;
+  int segs_per_row;  // warp segments per tensor row
+  int a0, n_act;     // the rows that sample the source: [a0, a0 + n_act)
+  int pad_split;     // padding rows: warp k after the sampled ones takes row k (k < a0) or k + n_act
+  int total_warps;   // n_act * segs_per_row + (H - n_act)
+  int routed;         // values come in slot order (below); else in output channel order
+  int wpb;            // warps per block
+  char* base[3];      // NCHW: output plane of value slot k
+  float kmul[3], kadd[3], kpad[3];  // normalisation and pad value of value slot k
+};
+
+// ---- sampling ----------------------------------------------------------------------------------
+
+// Source bytes as "magic" floats 2^23 + byte (exact): one OR instead of a conversion.
+constexpr uint32_t kMagicBits = 0x4B000000u;
+constexpr float kMagic = 8388608.0f;
+
+__device__ __forceinline__ float mload(const uint8_t* q) { return __uint_as_float(kMagicBits | uint32_t(__ldg(q))); }
+
+// tz::lerp1(a, b, f) for A = 2^23 + a, B = 2^23 + b: A - 2^23 and B - A are exact, so the
+// operands and operations are those of lerp1.
+__device__ __forceinline__ float mlerp(float A, float B, float f) {
+  const float a = A - kMagic;
+  return a + (B - A) * f;
+}
+
+// tz::bilerp of the taps at q00, q01 (row 0) and q10, q11 (row 1), read as magic floats. A column
+// tap with weight fx == 0 is not loaded; Two == false (row weight 0) skips row 1. Both give the
+// same bits as the full bilerp (see the top of the file).
+template <bool Two>
+__device__ __forceinline__ float taps4(const uint8_t* q00, const uint8_t* q01, const uint8_t* q10,
+                                       const uint8_t* q11, float fx, float fy) {
+  const float A00 = mload(q00);
+  float A01 = A00;
+  if (fx != 0.0f) A01 = mload(q01);
+  if (!Two) return mlerp(A00, A01, fx);
+  const float A10 = mload(q10);
+  float A11 = A10;
+  if (fx != 0.0f) A11 = mload(q11);
+  return tz::lerp1(mlerp(A00, A01, fx), mlerp(A10, A11, fx), fy);
+}
+
+// floorf(s) and (int)floorf(s) on the FP32/ALU pipes (2^23 rounding trick, exact for
+// |s| < 2^22: source coordinates stay far below) instead of two conversions on the slow
+// conversion pipe. Equal to the floor and the int that tz::bilinear_taps computes.
+__device__ __forceinline__ float floor_alu(float s, int& i) {
+  constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: s + kRound rounds s to an integer
+  const float t = s + kRound;
+  float r = t - kRound;  // exact: round-to-nearest(s)
+  int n = __float_as_int(t) - 0x4B400000;
+  if (r > s) {
+    r -= 1.0f;
+    --n;
+  }
+  i = n;
+  return r;
+}
+
+// tz::bilinear_taps.
+__device__ __forceinline__ tz::Taps clamped_taps(float s, int lo, int hi) {
+  int i;
+  const float fl = floor_alu(s, i);
+  tz::Taps t;
+  t.f = s - fl;
+  t.i0 = tz::clampi(i, lo, hi);
+  t.i1 = tz::clampi(i + 1, lo, hi);
+  return t;
+}
+
+// tz::clamp255 for values that are never NaN or -0: it differs only there. r, g and b are
+// neither when the colour coefficients are finite and the gains positive, as make_tensorize_plan
+// makes them (a difference that is +0 times a positive gain is +0, and x + (-0) = x).
+__device__ __forceinline__ float clamp255f(float v) { return fminf(fmaxf(v, 0.0f), 255.0f); }
+
+// One active tensor pixel, bilinear, with byte loads at clamped taps; xf is float(x), exactly.
+// Same operands and operations as tz::sample_pixel<F, Bilinear>. Two / TwoC: the luma (packed,
+// gray) / chroma row weight is not 0.
+template <SourceFamily F, bool Two, bool TwoC>
+__device__ __forceinline__ void sample_bytes(const KernelArgs& a, const RowCtx& r, float xf, float out[3]) {
+  const PixelParams& p = a.p;
+  const float xs = p.inv_sx * xf + p.off_x;  // tz::src_coord
+  const tz::Taps t = clamped_taps(xs, p.lx0, p.lx1);
+  if (F == SourceFamily::Packed3 || F == SourceFamily::Packed4) {
+    constexpr int bpp = F == SourceFamily::Packed3 ? 3 : 4;
+    const uint8_t* q00 = r.r0 + t.i0 * bpp;
+    const uint8_t* q01 = r.r0 + t.i1 * bpp;
+    const uint8_t* q10 = r.r1 + t.i0 * bpp;
+    const uint8_t* q11 = r.r1 + t.i1 * bpp;
+    float v[3];
+    if (a.routed) {  // slot k = byte k: immediate load offsets
+#pragma unroll
+      for (int k = 0; k < 3; ++k) v[k] = taps4<Two>(q00 + k, q01 + k, q10 + k, q11 + k, t.f, r.fy);
+    } else {
+#pragma unroll
+      for (int c = 0; c < 3; ++c) {
+        const int b = p.byte_of[c];
+        v[c] = taps4<Two>(q00 + b, q01 + b, q10 + b, q11 + b, t.f, r.fy);
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < 3; ++k) out[k] = v[k] * a.kmul[k] + a.kadd[k];  // tz::finish_rgb
+  } else {
+    const float Y = taps4<Two>(r.r0 + t.i0, r.r0 + t.i1, r.r1 + t.i0, r.r1 + t.i1, t.f, r.fy);
+    if (F == SourceFamily::Gray) {
+      tz::finish_gray(p, Y, out);
+      return;
+    }
+    const tz::Taps c = clamped_taps(tz::chroma_coord(xs), p.cx0, p.cx1);
+    float U, V;
+    if (F == SourceFamily::NV12) {
+      const uint8_t* u00 = r.a0 + 2 * c.i0;
+      const uint8_t* u01 = r.a0 + 2 * c.i1;
+      const uint8_t* u10 = r.a1 + 2 * c.i0;
+      const uint8_t* u11 = r.a1 + 2 * c.i1;
+      U = taps4<TwoC>(u00, u01, u10, u11, c.f, r.cfy);
+      V = taps4<TwoC>(u00 + 1, u01 + 1, u10 + 1, u11 + 1, c.f, r.cfy);
+    } else {
+      U = taps4<TwoC>(r.a0 + c.i0, r.a0 + c.i1, r.a1 + c.i0, r.a1 + c.i1, c.f, r.cfy);
+      V = taps4<TwoC>(r.b0 + c.i0, r.b0 + c.i1, r.b1 + c.i0, r.b1 + c.i1, c.f, r.cfy);
+    }
+    // tz::finish_yuv, with the outputs in slot order when routed.
+    float rgb[3];
+    tz::yuv_to_rgb(p, Y, U, V, [](float x) { return clamp255f(x); }, rgb);
+    if (a.routed) {
+      out[0] = rgb[0] * a.kmul[0] + a.kadd[0];
+      out[1] = rgb[1] * a.kmul[1] + a.kadd[1];
+      out[2] = rgb[2] * a.kmul[2] + a.kadd[2];
+    } else {
+#pragma unroll
+      for (int k = 0; k < 3; ++k) out[k] = tz::select3(rgb[0], rgb[1], rgb[2], p.comp_of[k]) * p.mul[k] + p.add[k];
+    }
+  }
+}
+
+// ---- stores ------------------------------------------------------------------------------------
+
+__device__ __forceinline__ uint32_t pack_half2(float a, float b) {
+  return uint32_t(__half_as_ushort(__float2half_rn(a))) | (uint32_t(__half_as_ushort(__float2half_rn(b))) << 16);
+}
+
+// N consecutive output elements from e[0..N) in one store (q aligned to N elements).
+template <DType D, int N>
+__device__ __forceinline__ void store_vec(void* q, const float* e) {
+  if (D == DType::Float32) {
+    if (N == 1) *static_cast<float*>(q) = e[0];
+    if (N == 2) *static_cast<float2*>(q) = make_float2(e[0], e[1]);
+    if (N == 4) *static_cast<float4*>(q) = make_float4(e[0], e[1], e[2], e[3]);
+  } else {
+    if (N == 1) *static_cast<__half*>(q) = __float2half_rn(e[0]);
+    if (N == 2) *static_cast<uint32_t*>(q) = pack_half2(e[0], e[1]);
+    if (N == 4) *static_cast<uint2*>(q) = make_uint2(pack_half2(e[0], e[1]), pack_half2(e[2], e[3]));
+    if (N == 8)
+      *static_cast<uint4*>(q) = make_uint4(pack_half2(e[0], e[1]), pack_half2(e[2], e[3]), pack_half2(e[4], e[5]),
+                                           pack_half2(e[6], e[7]));
+  }
+}
+
+template <DType D>
+__device__ __forceinline__ void store_one(void* base, int64_t i, float e) {
+  if (D == DType::Float32)
+    static_cast<float*>(base)[i] = e;
+  else
+    static_cast<__half*>(base)[i] = __float2half_rn(e);
+}
+
+// Q pixels from x (n of them inside the tensor), values v[c][j]: vector stores where the whole
+// group is inside and the address is aligned, element stores otherwise (odd widths, odd offsets).
+template <Layout L, DType D, int Q>
+__device__ __forceinline__ void store_group(const KernelArgs& a, int y, int x, int n, const float (&v)[3][Q]) {
+  constexpr int esize = D == DType::Float32 ? 4 : 2;
+  const int W = a.p.W;
+  if (L == Layout::NCHW) {
+    // Plane pointers per value slot, 32-bit offsets (pix * esize < 2^30).
+    const uint32_t off = (uint32_t(y) * uint32_t(W) + uint32_t(x)) * uint32_t(esize);
+#pragma unroll
+    for (int k = 0; k < 3; ++k) {
+      char* q = a.base[k] + off;
+      if (n == Q && (reinterpret_cast<uintptr_t>(q) & (Q * esize - 1)) == 0) {
+        store_vec<D, Q>(q, &v[k][0]);
+      } else {
+#pragma unroll
+        for (int j = 0; j < Q; ++j)
+          if (j < n) store_one<D>(q, j, v[k][j]);
+      }
+    }
+  } else {
+    const int64_t pix = int64_t(y) * W + x;
+    char* const o = static_cast<char*>(a.dst);
+    float e[3 * Q];
+#pragma unroll
+    for (int j = 0; j < Q; ++j) {
+      e[3 * j] = v[0][j];
+      e[3 * j + 1] = v[1][j];
+      e[3 * j + 2] = v[2][j];
+    }
+    char* q = o + pix * 3 * esize;
+    if (n == Q && (reinterpret_cast<uintptr_t>(q) & (Q * esize - 1)) == 0) {
+#pragma unroll
+      for (int k = 0; k < 3; ++k) store_vec<D, Q>(q + k * Q * esize, &e[k * Q]);
+    } else {
+#pragma unroll
+      for (int j = 0; j < 3 * Q; ++j)
+        if (j < 3 * n) store_one<D>(o, pix * 3 + j, e[j]);
+    }
+  }
+}
+
+// ---- the kernel --------------------------------------------------------------------------------
+
+// The Q pixels of one lane from x0 in a sampling row (bilinear).
+template <SourceFamily F, int Q, bool Two, bool TwoC>
+__device__ __forceinline__ void sample_group(const KernelArgs& a, const RowCtx& r, int x0, float (&v)[3][Q]) {
+  const PixelParams& p = a.p;
+  const float xf0 = static_cast<float>(x0);  // float(x) = xf0 + (x - x0), exactly (x < 2^24)
+  if (x0 >= p.ax0 && x0 + Q - 1 < p.ax1) {
+#pragma unroll
+    for (int j = 0; j < Q; ++j) {
+      float o[3];
+      sample_bytes<F, Two, TwoC>(a, r, xf0 + static_cast<float>(j), o);
+      v[0][j] = o[0];
+      v[1][j] = o[1];
+      v[2][j] = o[2];
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < Q; ++j) {
+      float o[3];
+      const int x = x0 + j;
+      if (x < p.W && tz::x_active(p, x)) {
+        sample_bytes<F, Two, TwoC>(a, r, xf0 + static_cast<float>(j), o);
+      } else {
+        o[0] = a.kpad[0];
+        o[1] = a.kpad[1];
+        o[2] = a.kpad[2];
+      }
+      v[0][j] = o[0];
+      v[1][j] = o[1];
+      v[2][j] = o[2];
+    }
+  }
+}
+
+// One block's work on one tensor: block blockIdx.x of that tensor's blocks (a batch kernel picks
+// the tensor with blockIdx.y). blockIdx.x is read here, as the single-frame kernel always did, so
+// that kernel stays as close as it can to its code before batches (its PTX differs in the order of
+// a few instructions: about +0.7% instructions; bench before and after on the GPU).
+template <SourceFamily F, Interpolation I, Layout L, DType D>
+__device__ __forceinline__ void tensorize_block(const KernelArgs& a) {
+  constexpr int Q = kPixelsPerLane;
+  const PixelParams& p = a.p;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const float* pad = a.kpad;
+  const int w = blockIdx.x * a.wpb + warp;
+  if (w >= a.total_warps) return;
+  const int sampled_warps = a.n_act * a.segs_per_row;
+  if (w >= sampled_warps) {
+    // A padding row: the whole row, P pixels per lane and store.
+    const int k = w - sampled_warps;
+    const int y = k < a.pad_split ? k : k + a.n_act;
+    constexpr int P = D == DType::Float32 ? 4 : 8;
+    float v[3][P];
+#pragma unroll
+    for (int j = 0; j < P; ++j) {
+      v[0][j] = pad[0];
+      v[1][j] = pad[1];
+      v[2][j] = pad[2];
+    }
+    for (int x = lane * P; x < p.W; x += 32 * P) store_group<L, D, P>(a, y, x, min(P, p.W - x), v);
+    return;
+  }
+  const int row = w / a.segs_per_row;
+  const int y = a.a0 + row;  // samples the source (tz::y_active)
+  const int x0 = (w - row * a.segs_per_row) * (32 * Q) + lane * Q;  // this lane's pixels: x0 .. x0 + Q - 1
+  if (x0 >= p.W) return;
+  const int x_last = x0 + Q - 1;
+
+  float v[3][Q];
+  if (x0 >= p.ax1 || x_last < p.ax0) {
+#pragma unroll
+    for (int i = 0; i < Q; ++i) {
+      v[0][i] = pad[0];
+      v[1][i] = pad[1];
+      v[2][i] = pad[2];
+    }
+  } else {
+    const RowCtx r = tz::make_row<F, I>(p, y);
+    if (I == Interpolation::Bilinear) {
+      // The row weights are uniform over the warp: one branch picks the rows to read.
+      constexpr bool yuv = F == SourceFamily::NV12 || F == SourceFamily::I420;
+      if (r.fy != 0.0f) {
+        if (yuv && r.cfy != 0.0f)
+          sample_group<F, Q, true, true>(a, r, x0, v);
+        else
+          sample_group<F, Q, true, false>(a, r, x0, v);
+      } else {
+        if (yuv && r.cfy != 0.0f)
+          sample_group<F, Q, false, true>(a, r, x0, v);
+        else
+          sample_group<F, Q, false, false>(a, r, x0, v);
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < Q; ++j) {
+        float o[3];
+        const int x = x0 + j;
+        if (x < p.W && tz::x_active(p, x))
+          tz::sample_pixel<F, I>(p, r, x, o);
+        else
+          tz::pad_pixel(p, o);
+        v[0][j] = o[0];
+        v[1][j] = o[1];
+        v[2][j] = o[2];
+      }
+    }
+  }
+  store_group<L, D, Q>(a, y, x0, min(Q, p.W - x0), v);
+}
+
+// Fills the kernel arguments of one tensor of `plan` from `src` into `dst` (both checked).
+inline void make_kernel_args(const TensorizePlan& plan, const ImageView& src, void* dst, int warps_per_block,
+                             bool plane_routing, KernelArgs* out) {
+  KernelArgs& a = *out;
+  const SourceFamily family = tz::source_family(plan.format);
+  a.p = tz::make_pixel_params(plan, src);
+  a.dst = dst;
+  const bool yuv = family == SourceFamily::NV12 || family == SourceFamily::I420;
+  a.wpb = warps_per_block;
+  const int seg_px = 32 * kPixelsPerLane;
+  const int H = plan.dst_height;
+  a.segs_per_row = (plan.dst_width + seg_px - 1) / seg_px;
+  // Sampling rows: [active_y0, active_y1) (check_plan keeps both in [0, H]; an empty range has none).
+  a.a0 = plan.active_y0;
+  a.n_act = plan.active_y1 > plan.active_y0 ? plan.active_y1 - plan.active_y0 : 0;
+  a.pad_split = a.n_act > 0 ? a.a0 : H;
+  a.total_warps = a.n_act * a.segs_per_row + (H - a.n_act);
+  // Routing (NCHW, bilinear): slot k -> the output channel whose map entry is k, if the channel
+  // map (YUV components, packed bytes) is a permutation of {0, 1, 2}; else slots are channels.
+  const int* map = yuv ? a.p.comp_of : a.p.byte_of;
+  int chan_of_slot[3] = {-1, -1, -1};
+  bool perm = family != SourceFamily::Gray;
+  for (int c = 0; c < 3 && perm; ++c) {
+    if (map[c] < 0 || map[c] > 2 || chan_of_slot[map[c]] >= 0)
+      perm = false;
+    else
+      chan_of_slot[map[c]] = c;
+  }
+  a.routed = plane_routing && perm && plan.layout == Layout::NCHW && plan.interpolation == Interpolation::Bilinear;
+  const size_t plane_bytes = size_t(plan.dst_width) * size_t(H) * (plan.dtype == DType::Float32 ? 4 : 2);
+  for (int k = 0; k < 3; ++k) {
+    const int c = a.routed ? chan_of_slot[k] : k;
+    a.base[k] = static_cast<char*>(dst) + size_t(c) * plane_bytes;
+    a.kmul[k] = a.p.mul[c];
+    a.kadd[k] = a.p.add[c];
+    a.kpad[k] = a.p.pad[c];
+  }
+}
+
+// The kernel arguments of an empty batch slot: no sampled row, every row is padding.
+inline void make_pad_kernel_args(const TensorOutputPlan& o, void* dst, int warps_per_block, KernelArgs* out) {
+  KernelArgs& a = *out;
+  a.p = tz::make_pad_params(o);
+  a.dst = dst;
+  a.wpb = warps_per_block;
+  a.segs_per_row = (o.dst_width + 32 * kPixelsPerLane - 1) / (32 * kPixelsPerLane);
+  a.a0 = 0;
+  a.n_act = 0;
+  a.pad_split = o.dst_height;
+  a.total_warps = o.dst_height;
+  a.routed = 0;
+  const size_t plane_bytes = size_t(o.dst_width) * size_t(o.dst_height) * (o.dtype == DType::Float32 ? 4 : 2);
+  for (int k = 0; k < 3; ++k) {
+    a.base[k] = static_cast<char*>(dst) + size_t(k) * plane_bytes;
+    a.kmul[k] = a.p.mul[k];
+    a.kadd[k] = a.p.add[k];
+    a.kpad[k] = a.p.pad[k];
+  }
+}
+
+}  // namespace tzk
+}  // namespace cudaprep

@@ -1,0 +1,99 @@
+// Example consumer of cudatensorbatch output, the way a batched detector application would use
+// it: runs a pipeline ending in `appsink name=sink`, takes each batch (B slots of W x H x 3),
+// and for every slot reads from the meta which camera (sink pad) and frame (PTS) it holds,
+// whether it is empty, and its transform, with which it maps a box found in slot i back into
+// that camera's frame.
+//
+//   batch_consumer "... cudatensorbatch name=b ! appsink name=sink  src0 ! b.sink_0  src1 ! b.sink_1 ..."
+#include <gst/app/gstappsink.h>
+#include <gst/gst.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "gstcudaprepmeta.h"
+
+namespace {
+
+// The "source-pad" field of slot i: which camera (sink pad) the slot holds.
+std::string slot_source_pad(GstBuffer* buf, guint i) {
+  GstCustomMeta* meta = gst_buffer_get_custom_meta(buf, GST_CUDAPREP_TRANSFORM_META_NAME);
+  const GValue* slots = meta ? gst_structure_get_value(gst_custom_meta_get_structure(meta), "slots") : nullptr;
+  if (!slots || i >= gst_value_array_get_size(slots)) return "";
+  const gchar* pad = gst_structure_get_string(gst_value_get_structure(gst_value_array_get_value(slots, i)), "source-pad");
+  return pad ? pad : "";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gst_init(&argc, &argv);
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s \"... cudatensorbatch ! appsink name=sink ...\"\n", argv[0]);
+    return 2;
+  }
+  GError* err = nullptr;
+  GstElement* pipeline = gst_parse_launch(argv[1], &err);
+  if (!pipeline) {
+    std::fprintf(stderr, "could not parse the pipeline: %s\n", err->message);
+    g_error_free(err);
+    return 2;
+  }
+  GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+  if (!sink || !GST_IS_APP_SINK(sink)) {
+    std::fprintf(stderr, "the pipeline needs an 'appsink name=sink'\n");
+    return 2;
+  }
+  g_object_set(sink, "sync", FALSE, NULL);
+  gst_element_set_state(pipeline, GST_STATE_PLAYING);
+
+  int batches = 0, filled = 0, empty = 0;
+  while (GstSample* sample = gst_app_sink_pull_sample(GST_APP_SINK(sink))) {
+    GstBuffer* buf = gst_sample_get_buffer(sample);
+    const GstStructure* s = gst_caps_get_structure(gst_sample_get_caps(sample), 0);
+    const char* dims = gst_structure_get_string(s, "dimensions");
+    int d[4] = {0, 0, 0, 0};
+    std::sscanf(dims ? dims : "", "%d:%d:%d:%d", &d[0], &d[1], &d[2], &d[3]);
+    const int slots = d[3];
+    if (batches == 0)
+      std::printf("batch %s %s, %zu bytes\n", dims, gst_structure_get_string(s, "types"),
+                  (size_t)gst_buffer_get_size(buf));
+    for (int i = 0; i < slots; i++) {
+      GstCudaPrepSlotInfo info;
+      GstCudaPrepTransform t;
+      if (!gst_cudaprep_buffer_get_slot_info(buf, i, &info) || !gst_cudaprep_buffer_get_slot_transform(buf, i, &t)) {
+        std::fprintf(stderr, "batch %d: no meta for slot %d\n", batches, i);
+        continue;
+      }
+      info.empty ? empty++ : filled++;
+      if (batches != 0 || info.empty) continue;
+      // A detection in slot i (tensor pixels), mapped back to that camera's frame.
+      double box[4] = {t.active_rect[0] + 10, t.active_rect[1] + 10, 100, 50}, out[4];
+      gst_cudaprep_transform_box_to_frame(&t, box, out);
+      std::printf("slot %d: %s pts %" GST_TIME_FORMAT " frame %dx%d: tensor box (%.1f, %.1f, %.1f x %.1f) -> "
+                  "frame box (%.1f, %.1f, %.1f x %.1f)\n",
+                  i, slot_source_pad(buf, i).c_str(), GST_TIME_ARGS(info.source_pts), t.source_width,
+                  t.source_height, box[0], box[1], box[2], box[3], out[0], out[1], out[2], out[3]);
+    }
+    batches++;
+    gst_sample_unref(sample);
+  }
+
+  int rc = 0;
+  if (GstMessage* msg = gst_bus_timed_pop_filtered(GST_ELEMENT_BUS(pipeline), 0, GST_MESSAGE_ERROR)) {
+    GError* e = nullptr;
+    gchar* dbg = nullptr;
+    gst_message_parse_error(msg, &e, &dbg);
+    std::fprintf(stderr, "ERROR from %s: %s\n%s\n", GST_OBJECT_NAME(msg->src), e->message, dbg ? dbg : "");
+    g_error_free(e);
+    g_free(dbg);
+    gst_message_unref(msg);
+    rc = 1;
+  }
+  std::printf("%d batches received, %d slots filled, %d empty\n", batches, filled, empty);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(sink);
+  gst_object_unref(pipeline);
+  return rc == 0 && batches > 0 ? 0 : 1;
+}

@@ -1,0 +1,720 @@
+// cudatensorbatch on the CPU path (backend=cpu): every slot equals cudatensorize's output for
+// that frame alone, bit for bit (photos and the shipped clip, mixed formats and sizes), and the
+// aggregation behaviour: live timeout, EOS per pad, pads added and removed while playing, caps
+// change on one pad, different frame rates, bad settings.
+#include <gst/app/gstappsink.h>
+#include <gst/app/gstappsrc.h>
+
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gstcudaprepmeta.h"
+#include "harness_util.h"
+
+using test::BusWatch;
+using test::video_caps;
+
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+
+Bytes buffer_bytes(GstBuffer* buf) {
+  GstMapInfo map;
+  EXPECT_TRUE(gst_buffer_map(buf, &map, GST_MAP_READ));
+  Bytes out(map.data, map.data + map.size);
+  gst_buffer_unmap(buf, &map);
+  return out;
+}
+
+// What cudatensorize (backend=cpu, `props`) makes of `frame` (caps `caps`) alone.
+struct Alone {
+  Bytes tensor;
+  GstCudaPrepTransform transform{};
+};
+Alone tensorize_alone(const std::string& props, const std::string& caps, GstBuffer* frame) {
+  GstHarness* h = gst_harness_new_parse(("cudatensorize backend=cpu " + props).c_str());
+  gst_harness_set_src_caps_str(h, caps.c_str());
+  GstBuffer* out = gst_harness_push_and_pull(h, gst_buffer_ref(frame));
+  Alone a;
+  EXPECT_NE(out, nullptr);
+  if (out) {
+    a.tensor = buffer_bytes(out);
+    EXPECT_TRUE(gst_cudaprep_buffer_get_transform(out, &a.transform));
+    gst_buffer_unref(out);
+  }
+  gst_harness_teardown(h);
+  return a;
+}
+
+// The "source-pad" field of slot i ("" when the slot has none).
+std::string slot_source_pad(GstBuffer* buf, guint i) {
+  GstCustomMeta* meta = gst_buffer_get_custom_meta(buf, GST_CUDAPREP_TRANSFORM_META_NAME);
+  const GValue* slots = meta ? gst_structure_get_value(gst_custom_meta_get_structure(meta), "slots") : nullptr;
+  if (!slots || i >= gst_value_array_get_size(slots)) return "";
+  const gchar* pad = gst_structure_get_string(gst_value_get_structure(gst_value_array_get_value(slots, i)), "source-pad");
+  return pad ? pad : "";
+}
+
+// Slot i of a batch as the meta describes it (the C helpers of gstcudaprepmeta.h).
+struct SlotMeta {
+  std::string pad;
+  guint64 pts = GST_CLOCK_TIME_NONE;
+  gboolean empty = TRUE;
+  GstCudaPrepTransform transform{};
+};
+SlotMeta slot_meta(GstBuffer* buf, guint i) {
+  SlotMeta m;
+  GstCudaPrepSlotInfo info;
+  EXPECT_TRUE(gst_cudaprep_buffer_get_slot_info(buf, i, &info)) << "slot " << i;
+  EXPECT_TRUE(gst_cudaprep_buffer_get_slot_transform(buf, i, &m.transform)) << "slot " << i;
+  EXPECT_EQ(info.region_index, -1);
+  EXPECT_EQ(info.region_id, -1);
+  m.empty = info.empty;
+  m.pts = info.source_pts;
+  m.pad = slot_source_pad(buf, i);
+  return m;
+}
+
+// A frame of a photograph from opencv-doc, resized to w x h, in `format` (BGR, I420 or NV12;
+// YUV made with BT.601 limited range, chroma averaged over 2x2, odd sizes rounded up).
+GstBuffer* photo_frame(const char* name, GstVideoFormat format, int w, int h, GstClockTime pts = 0) {
+  cv::Mat img = cv::imread(std::string(TEST_IMAGE_DIR) + "/" + name, cv::IMREAD_COLOR);
+  EXPECT_FALSE(img.empty()) << name;
+  cv::Mat bgr;
+  cv::resize(img, bgr, cv::Size(w, h), 0, 0, cv::INTER_AREA);
+  GstVideoInfo info;
+  gst_video_info_set_format(&info, format, w, h);
+  GstBuffer* buf = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&info), nullptr);
+  gst_buffer_add_video_meta_full(buf, GST_VIDEO_FRAME_FLAG_NONE, format, w, h, GST_VIDEO_INFO_N_PLANES(&info),
+                                 info.offset, info.stride);
+  GstVideoFrame f;
+  EXPECT_TRUE(gst_video_frame_map(&f, &info, buf, GST_MAP_WRITE));
+  auto px = [&](int x, int y, int c) { return (double)bgr.at<cv::Vec3b>(std::min(y, h - 1), std::min(x, w - 1))[c]; };
+  auto yuv = [&](int x, int y, double* out) {
+    const double b = px(x, y, 0), g = px(x, y, 1), r = px(x, y, 2);
+    out[0] = 16 + 0.257 * r + 0.504 * g + 0.098 * b;
+    out[1] = 128 - 0.148 * r - 0.291 * g + 0.439 * b;
+    out[2] = 128 + 0.439 * r - 0.368 * g - 0.071 * b;
+  };
+  auto u8 = [](double v) { return (uint8_t)std::min(255.0, std::max(0.0, v + 0.5)); };
+  if (format == GST_VIDEO_FORMAT_BGR) {
+    for (int y = 0; y < h; y++)
+      memcpy((uint8_t*)GST_VIDEO_FRAME_PLANE_DATA(&f, 0) + y * GST_VIDEO_FRAME_PLANE_STRIDE(&f, 0), bgr.ptr(y), w * 3);
+  } else {
+    uint8_t* Y = (uint8_t*)GST_VIDEO_FRAME_PLANE_DATA(&f, 0);
+    for (int y = 0; y < h; y++)
+      for (int x = 0; x < w; x++) {
+        double v[3];
+        yuv(x, y, v);
+        Y[y * GST_VIDEO_FRAME_PLANE_STRIDE(&f, 0) + x] = u8(v[0]);
+      }
+    for (int y = 0; y < (h + 1) / 2; y++)
+      for (int x = 0; x < (w + 1) / 2; x++) {
+        double s[3] = {0, 0, 0};
+        for (int d = 0; d < 4; d++) {
+          double v[3];
+          yuv(2 * x + d % 2, 2 * y + d / 2, v);
+          for (int c = 0; c < 3; c++) s[c] += v[c] / 4;
+        }
+        if (format == GST_VIDEO_FORMAT_NV12) {
+          uint8_t* uv = (uint8_t*)GST_VIDEO_FRAME_PLANE_DATA(&f, 1) + y * GST_VIDEO_FRAME_PLANE_STRIDE(&f, 1);
+          uv[2 * x] = u8(s[1]);
+          uv[2 * x + 1] = u8(s[2]);
+        } else {
+          ((uint8_t*)GST_VIDEO_FRAME_PLANE_DATA(&f, 1))[y * GST_VIDEO_FRAME_PLANE_STRIDE(&f, 1) + x] = u8(s[1]);
+          ((uint8_t*)GST_VIDEO_FRAME_PLANE_DATA(&f, 2))[y * GST_VIDEO_FRAME_PLANE_STRIDE(&f, 2) + x] = u8(s[2]);
+        }
+      }
+  }
+  gst_video_frame_unmap(&f);
+  GST_BUFFER_PTS(buf) = pts;
+  GST_BUFFER_DURATION(buf) = GST_SECOND / 30;
+  return buf;
+}
+
+GstBuffer* timed(GstBuffer* buf, GstClockTime pts, GstClockTime duration) {
+  GST_BUFFER_PTS(buf) = pts;
+  GST_BUFFER_DURATION(buf) = duration;
+  return buf;
+}
+
+// appsrc name=src<i> ! cudatensorbatch name=b backend=cpu <props> ! appsink name=out
+class Batcher {
+ public:
+  Batcher(const std::string& props, int pads, bool live = false) {
+    std::string desc = "cudatensorbatch name=b backend=cpu " + props + " ! appsink name=out sync=false";
+    for (int i = 0; i < pads; i++)
+      desc += " appsrc name=src" + std::to_string(i) + " format=time is-live=" + (live ? "true" : "false") +
+              " ! b.sink_" + std::to_string(i);
+    GError* err = nullptr;
+    pipeline_ = gst_parse_launch(desc.c_str(), &err);
+    EXPECT_EQ(err, nullptr) << (err ? err->message : "");
+    batch = gst_bin_get_by_name(GST_BIN(pipeline_), "b");
+    sink_ = gst_bin_get_by_name(GST_BIN(pipeline_), "out");
+    bus_ = gst_element_get_bus(pipeline_);
+    for (int i = 0; i < pads; i++) srcs_.push_back(gst_bin_get_by_name(GST_BIN(pipeline_), src_name(i).c_str()));
+  }
+  // One pad per caps string, each appsrc set to those caps.
+  Batcher(const std::string& props, const std::vector<std::string>& caps, bool live = false)
+      : Batcher(props, (int)caps.size(), live) {
+    for (size_t i = 0; i < caps.size(); i++) set_caps((int)i, caps[i]);
+  }
+  ~Batcher() {
+    gst_element_set_state(pipeline_, GST_STATE_NULL);
+    for (GstElement* s : srcs_)
+      if (s) gst_object_unref(s);
+    gst_object_unref(bus_);
+    gst_object_unref(sink_);
+    gst_object_unref(batch);
+    gst_object_unref(pipeline_);
+  }
+  static std::string src_name(int i) { return "src" + std::to_string(i); }
+  GstStateChangeReturn play() { return gst_element_set_state(pipeline_, GST_STATE_PLAYING); }
+  void set_caps(int pad, const std::string& caps) {
+    GstCaps* c = gst_caps_from_string(caps.c_str());
+    g_object_set(srcs_[pad], "caps", c, NULL);
+    gst_caps_unref(c);
+  }
+  void push(int pad, GstBuffer* buf) { EXPECT_EQ(gst_app_src_push_buffer(GST_APP_SRC(srcs_[pad]), buf), GST_FLOW_OK); }
+  void eos(int pad) { gst_app_src_end_of_stream(GST_APP_SRC(srcs_[pad])); }
+  // The next batch (nullptr after 5 s or at EOS). Transfer full.
+  GstSample* pull(GstClockTime timeout = 5 * GST_SECOND) {
+    return gst_app_sink_try_pull_sample(GST_APP_SINK(sink_), timeout);
+  }
+  bool at_eos() { return gst_app_sink_is_eos(GST_APP_SINK(sink_)); }
+  std::string error() {
+    GstMessage* m = gst_bus_pop_filtered(bus_, GST_MESSAGE_ERROR);
+    if (!m) return "";
+    GError* e = nullptr;
+    gchar* dbg = nullptr;
+    gst_message_parse_error(m, &e, &dbg);
+    std::string s = std::string(e->message) + " | " + (dbg ? dbg : "");
+    g_error_free(e);
+    g_free(dbg);
+    gst_message_unref(m);
+    return s;
+  }
+  // Adds appsrc src<i> linked to a newly requested b.sink_<i> while playing.
+  void add_pad(int i) {
+    GstElement* src = gst_element_factory_make("appsrc", src_name(i).c_str());
+    g_object_set(src, "format", GST_FORMAT_TIME, NULL);
+    gst_bin_add(GST_BIN(pipeline_), src);
+    GstPad* sinkpad = gst_element_request_pad_simple(batch, ("sink_" + std::to_string(i)).c_str());
+    ASSERT_NE(sinkpad, nullptr);
+    GstPad* srcpad = gst_element_get_static_pad(src, "src");
+    ASSERT_EQ(gst_pad_link(srcpad, sinkpad), GST_PAD_LINK_OK);
+    gst_object_unref(srcpad);
+    gst_object_unref(sinkpad);
+    gst_element_sync_state_with_parent(src);
+    if ((int)srcs_.size() <= i) srcs_.resize(i + 1, nullptr);
+    srcs_[i] = GST_ELEMENT(gst_object_ref(src));
+  }
+  // Unlinks and releases b.sink_<i> and removes its appsrc, while playing.
+  void remove_pad(int i) {
+    GstPad* sinkpad = gst_element_get_static_pad(batch, ("sink_" + std::to_string(i)).c_str());
+    ASSERT_NE(sinkpad, nullptr);
+    GstElement* src = srcs_[i];
+    gst_element_set_state(src, GST_STATE_NULL);
+    gst_bin_remove(GST_BIN(pipeline_), src);
+    gst_element_release_request_pad(batch, sinkpad);
+    gst_object_unref(sinkpad);
+    gst_object_unref(src);
+    srcs_[i] = nullptr;
+  }
+
+  GstElement* batch = nullptr;
+
+ private:
+  GstElement* pipeline_ = nullptr;
+  GstElement* sink_ = nullptr;
+  GstBus* bus_ = nullptr;
+  std::vector<GstElement*> srcs_;
+};
+
+const char* dims_of(GstSample* s) {
+  static std::string d;
+  d = gst_structure_get_string(gst_caps_get_structure(gst_sample_get_caps(s), 0), "dimensions");
+  return d.c_str();
+}
+
+Bytes slot_bytes_of(GstSample* s, int slot, size_t slot_size) {
+  Bytes all = buffer_bytes(gst_sample_get_buffer(s));
+  EXPECT_GE(all.size(), (slot + 1) * slot_size);
+  return Bytes(all.begin() + slot * slot_size, all.begin() + (slot + 1) * slot_size);
+}
+
+// An empty slot holds the normalised pad value everywhere: what cudatensorize puts in the
+// letterbox bars of a wide frame (NCHW float32, `w` x `h` tensor, settings `props`).
+Bytes empty_slot(const std::string& props, int w, int h) {
+  GstBuffer* wide = photo_frame("fruits.jpg", GST_VIDEO_FORMAT_BGR, 4 * w, h / 4 + 1);
+  Alone a = tensorize_alone(props, video_caps("BGR", 4 * w, h / 4 + 1), wide);
+  gst_buffer_unref(wide);
+  Bytes out(a.tensor.size());
+  const size_t plane = (size_t)w * h * 4;
+  for (size_t i = 0; i < out.size(); i += 4) memcpy(&out[i], &a.tensor[(i / plane) * plane], 4);
+  return out;
+}
+
+void expect_transform_eq(const GstCudaPrepTransform& a, const GstCudaPrepTransform& b) {
+  EXPECT_EQ(a.source_width, b.source_width);
+  EXPECT_EQ(a.source_height, b.source_height);
+  for (int i = 0; i < 6; i++) EXPECT_DOUBLE_EQ(a.tensor_to_src[i], b.tensor_to_src[i]);
+  for (int i = 0; i < 4; i++) EXPECT_DOUBLE_EQ(a.active_rect[i], b.active_rect[i]);
+  for (int i = 0; i < 4; i++) EXPECT_DOUBLE_EQ(a.source_rect[i], b.source_rect[i]);
+}
+
+struct Source {
+  const char* photo;
+  const char* format;
+  GstVideoFormat gst_format;
+  int w, h;
+  const char* roi;  // pad property, or nullptr
+};
+
+}  // namespace
+
+// Four pads, NV12 + BGR + I420 + NV12 of different sizes (odd ones too), one with a roi: each
+// slot is cudatensorize's output for that frame alone, bit for bit, and its meta says so.
+TEST(TensorBatchElement, EachSlotEqualsCudatensorizeAloneOnPhotos) {
+  const std::string props = "width=96 height=80 mean=<0.1,0.2,0.3> std=<0.5,0.25,2.0> pad-value=7";
+  const Source sources[] = {{"baboon.jpg", "NV12", GST_VIDEO_FORMAT_NV12, 161, 97, nullptr},
+                            {"fruits.jpg", "BGR", GST_VIDEO_FORMAT_BGR, 75, 133, nullptr},
+                            {"home.jpg", "I420", GST_VIDEO_FORMAT_I420, 128, 96, nullptr},
+                            {"building.jpg", "NV12", GST_VIDEO_FORMAT_NV12, 200, 150, "<20,-10,101,77>"}};
+  Batcher b(props, 4);
+  for (int i = 0; i < 4; i++) {
+    b.set_caps(i, video_caps(sources[i].format, sources[i].w, sources[i].h));
+    if (sources[i].roi) {
+      GstPad* pad = gst_element_get_static_pad(b.batch, ("sink_" + std::to_string(i)).c_str());
+      gst_util_set_object_arg(G_OBJECT(pad), "roi", sources[i].roi);
+      gst_object_unref(pad);
+    }
+  }
+  ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+  std::vector<GstBuffer*> frames;
+  for (int i = 0; i < 4; i++) {
+    frames.push_back(photo_frame(sources[i].photo, sources[i].gst_format, sources[i].w, sources[i].h, 0));
+    b.push(i, gst_buffer_ref(frames[i]));
+  }
+  GstSample* s = b.pull();
+  ASSERT_NE(s, nullptr) << b.error();
+  EXPECT_STREQ(dims_of(s), "96:80:3:4");
+  const size_t slot = 96 * 80 * 3 * 4;
+  EXPECT_EQ(gst_buffer_get_size(gst_sample_get_buffer(s)), 4 * slot);
+  for (int i = 0; i < 4; i++) {
+    const std::string alone_props = props + (sources[i].roi ? std::string(" roi=") + sources[i].roi : "");
+    Alone a = tensorize_alone(alone_props, video_caps(sources[i].format, sources[i].w, sources[i].h), frames[i]);
+    EXPECT_TRUE(slot_bytes_of(s, i, slot) == a.tensor) << "slot " << i;
+    SlotMeta m = slot_meta(gst_sample_get_buffer(s), i);
+    EXPECT_EQ(m.pad, "sink_" + std::to_string(i));
+    EXPECT_FALSE(m.empty);
+    EXPECT_EQ(m.pts, 0u);
+    expect_transform_eq(m.transform, a.transform);
+    gst_buffer_unref(frames[i]);
+  }
+  gst_sample_unref(s);
+}
+
+// The shipped clip, decoded, into three pads in three formats and sizes; every batch's slots
+// equal cudatensorize's tensors of the same frames (NHWC float16 this time).
+TEST(TensorBatchElement, ShippedClipSlotsEqualCudatensorize) {
+  if (!gst_registry_check_feature_version(gst_registry_get(), "avdec_h264", 1, 0, 0))
+    GTEST_SKIP() << "avdec_h264 missing";
+  const std::string props = "width=64 height=48 layout=nhwc dtype=float16 resize-mode=crop";
+  const char* branches[] = {"NV12,width=320,height=240", "BGR,width=97,height=61", "I420,width=151,height=99"};
+  std::string desc = "filesrc location=" TEST_SOURCE_DIR "/data/vtest-h264.mp4 ! qtdemux ! h264parse ! "
+                     "avdec_h264 ! tee name=t cudatensorbatch name=b backend=cpu " + props +
+                     " ! appsink name=batch sync=false";
+  for (int i = 0; i < 3; i++) {
+    const std::string n = std::to_string(i);
+    desc += " t. ! queue ! videoconvert ! videoscale ! video/x-raw,format=" + std::string(branches[i]) +
+            " ! tee name=t" + n + " t" + n + ". ! queue ! b.sink_" + n + " t" + n +
+            ". ! queue ! cudatensorize backend=cpu " + props + " ! appsink name=alone" + n + " sync=false";
+  }
+  GError* err = nullptr;
+  GstElement* pipeline = gst_parse_launch(desc.c_str(), &err);
+  ASSERT_EQ(err, nullptr) << err->message;
+  ASSERT_NE(gst_element_set_state(pipeline, GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+  GstElement* batch_sink = gst_bin_get_by_name(GST_BIN(pipeline), "batch");
+  GstElement* alone[3];
+  for (int i = 0; i < 3; i++) alone[i] = gst_bin_get_by_name(GST_BIN(pipeline), ("alone" + std::to_string(i)).c_str());
+  const size_t slot = 64 * 48 * 3 * 2;
+  int batches = 0;
+  while (GstSample* s = gst_app_sink_try_pull_sample(GST_APP_SINK(batch_sink), 10 * GST_SECOND)) {
+    EXPECT_STREQ(dims_of(s), "3:64:48:3");
+    for (int i = 0; i < 3; i++) {
+      GstSample* a = gst_app_sink_try_pull_sample(GST_APP_SINK(alone[i]), 10 * GST_SECOND);
+      ASSERT_NE(a, nullptr);
+      EXPECT_TRUE(slot_bytes_of(s, i, slot) == buffer_bytes(gst_sample_get_buffer(a))) << "batch " << batches << " slot " << i;
+      EXPECT_EQ(slot_meta(gst_sample_get_buffer(s), i).pts, GST_BUFFER_PTS(gst_sample_get_buffer(a)));
+      gst_sample_unref(a);
+    }
+    EXPECT_EQ(GST_BUFFER_PTS(gst_sample_get_buffer(s)), slot_meta(gst_sample_get_buffer(s), 0).pts);
+    gst_sample_unref(s);
+    batches++;
+  }
+  EXPECT_GT(batches, 10);
+  EXPECT_TRUE(gst_app_sink_is_eos(GST_APP_SINK(batch_sink)));
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  for (GstElement* e : alone) gst_object_unref(e);
+  gst_object_unref(batch_sink);
+  gst_object_unref(pipeline);
+}
+
+// Live: a pad that stalls does not hold the batch past the timeout (the aggregator's latency);
+// its slot is the pad value, marked empty. When it comes back it fills its slot again.
+TEST(TensorBatchElement, StalledLivePadTimesOutIntoAnEmptySlot) {
+  const std::string props = "width=32 height=24";
+  Batcher b(props + " latency=100000000", {video_caps("BGR", 40, 30), video_caps("BGR", 40, 30)},
+            /*live=*/true);
+  ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+  GstBuffer* f = photo_frame("fruits.jpg", GST_VIDEO_FORMAT_BGR, 40, 30);
+  b.push(0, timed(gst_buffer_copy(f), 0, GST_SECOND / 30));
+  GstSample* s = b.pull();  // only after the 100 ms timeout: sink_1 never sent anything
+  ASSERT_NE(s, nullptr) << b.error();
+  const size_t slot = 32 * 24 * 3 * 4;
+  EXPECT_TRUE(slot_bytes_of(s, 0, slot) == tensorize_alone(props, video_caps("BGR", 40, 30), f).tensor);
+  EXPECT_TRUE(slot_bytes_of(s, 1, slot) == empty_slot(props, 32, 24));
+  SlotMeta m1 = slot_meta(gst_sample_get_buffer(s), 1);
+  EXPECT_TRUE(m1.empty);
+  EXPECT_EQ(m1.pad, "sink_1");
+  EXPECT_EQ(m1.pts, GST_CLOCK_TIME_NONE);
+  EXPECT_FALSE(slot_meta(gst_sample_get_buffer(s), 0).empty);
+  gst_sample_unref(s);
+  gst_buffer_unref(f);
+}
+
+// Live: when every source stalls no batch is made (no batch of empty slots); when they come
+// back, batches are made as before.
+TEST(TensorBatchElement, AllLivePadsStalledMakeNoBatch) {
+  Batcher b("width=8 height=8 latency=20000000", {video_caps("BGR", 8, 8), video_caps("BGR", 8, 8)},
+            /*live=*/true);
+  ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+  const GstClockTime d = GST_SECOND / 30;
+  for (int i = 0; i < 2; i++) b.push(i, timed(test::make_frame(GST_VIDEO_FORMAT_BGR, 8, 8, i).buffer, 0, d));
+  GstSample* s = b.pull();
+  ASSERT_NE(s, nullptr) << b.error();
+  gst_sample_unref(s);
+  EXPECT_EQ(b.pull(300 * GST_MSECOND), nullptr);
+  const GstClockTime later = GST_SECOND;  // after the stall, in running time
+  for (int i = 0; i < 2; i++) b.push(i, timed(test::make_frame(GST_VIDEO_FORMAT_BGR, 8, 8, i).buffer, later, d));
+  s = b.pull();
+  ASSERT_NE(s, nullptr) << b.error();
+  EXPECT_EQ(GST_BUFFER_PTS(gst_sample_get_buffer(s)), later);
+  EXPECT_FALSE(slot_meta(gst_sample_get_buffer(s), 0).empty);
+  EXPECT_FALSE(slot_meta(gst_sample_get_buffer(s), 1).empty);
+  gst_sample_unref(s);
+  EXPECT_EQ(b.error(), "");
+}
+
+// Non-live: EOS on one pad leaves its slot empty while the others go on; EOS on all ends.
+TEST(TensorBatchElement, EosOnOnePadEmptiesItsSlotEosOnAllEnds) {
+  Batcher b("width=16 height=16", {video_caps("GRAY8", 16, 16), video_caps("RGBA", 20, 10)});
+  ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+  const GstClockTime d = GST_SECOND / 10;
+  b.push(0, timed(test::make_frame(GST_VIDEO_FORMAT_GRAY8, 16, 16, 1).buffer, 0, d));
+  b.push(1, timed(test::make_frame(GST_VIDEO_FORMAT_RGBA, 20, 10, 2).buffer, 0, d));
+  b.eos(1);
+  b.push(0, timed(test::make_frame(GST_VIDEO_FORMAT_GRAY8, 16, 16, 3).buffer, d, d));
+  b.push(0, timed(test::make_frame(GST_VIDEO_FORMAT_GRAY8, 16, 16, 4).buffer, 2 * d, d));
+  b.eos(0);
+  for (int n = 0; n < 3; n++) {
+    GstSample* s = b.pull();
+    ASSERT_NE(s, nullptr) << "batch " << n << " " << b.error();
+    GstBuffer* out = gst_sample_get_buffer(s);
+    EXPECT_EQ(GST_BUFFER_PTS(out), n * d);
+    EXPECT_EQ(GST_BUFFER_DURATION(out), d);
+    EXPECT_FALSE(slot_meta(out, 0).empty);
+    EXPECT_EQ(slot_meta(out, 1).empty, n > 0) << n;
+    gst_sample_unref(s);
+  }
+  EXPECT_EQ(b.pull(GST_SECOND), nullptr);
+  EXPECT_TRUE(b.at_eos());
+}
+
+// Different frame rates (non-live): the batch lasts the earliest frame; a 15 fps stream fills
+// every other batch of a 30 fps one, each frame in exactly one batch.
+TEST(TensorBatchElement, DifferentFrameratesPutEachFrameInOneBatch) {
+  Batcher b("width=8 height=8", {video_caps("BGR", 8, 8), "video/x-raw,format=BGR,width=8,height=8,framerate=15/1"});
+  ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+  const GstClockTime d30 = GST_SECOND / 30, d15 = GST_SECOND / 15;
+  for (int i = 0; i < 4; i++) b.push(0, timed(test::make_frame(GST_VIDEO_FORMAT_BGR, 8, 8, i).buffer, i * d30, d30));
+  for (int i = 0; i < 2; i++) b.push(1, timed(test::make_frame(GST_VIDEO_FORMAT_BGR, 8, 8, 9 + i).buffer, i * d15, d15));
+  b.eos(0);
+  b.eos(1);
+  for (int n = 0; n < 4; n++) {
+    GstSample* s = b.pull();
+    ASSERT_NE(s, nullptr) << n;
+    GstBuffer* out = gst_sample_get_buffer(s);
+    EXPECT_EQ(GST_BUFFER_PTS(out), n * d30);
+    EXPECT_EQ(slot_meta(out, 0).pts, n * d30);
+    EXPECT_EQ(slot_meta(out, 1).empty, n % 2 == 1) << n;
+    if (n % 2 == 0) {
+      EXPECT_EQ(slot_meta(out, 1).pts, (n / 2) * d15);
+    }
+    if (n == 0) {
+      gint num = 0, den = 0;
+      gst_structure_get_fraction(gst_caps_get_structure(gst_sample_get_caps(s), 0), "framerate", &num, &den);
+      EXPECT_EQ(num, 30);  // the fastest pad's rate
+      EXPECT_EQ(den, 1);
+    }
+    gst_sample_unref(s);
+  }
+  EXPECT_EQ(b.pull(GST_SECOND), nullptr);
+}
+
+// With batch-size=0 a pad requested while playing joins at the next batch (caps W:H:3:3), and
+// one released leaves at the next batch (W:H:3:2).
+TEST(TensorBatchElement, PadAddedAndRemovedWhilePlaying) {
+  Batcher b("width=8 height=8", {video_caps("BGR", 8, 8), video_caps("BGR", 8, 8)});
+  ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+  const GstClockTime d = GST_SECOND / 30;
+  GstClockTime t = 0;
+  auto push_all = [&](std::vector<int> pads) {
+    for (int p : pads) b.push(p, timed(test::make_frame(GST_VIDEO_FORMAT_BGR, 8, 8, p).buffer, t, d));
+    t += d;
+  };
+  push_all({0, 1});
+  GstSample* s = b.pull();
+  ASSERT_NE(s, nullptr) << b.error();
+  EXPECT_STREQ(dims_of(s), "8:8:3:2");
+  gst_sample_unref(s);
+
+  b.add_pad(2);
+  b.set_caps(2, video_caps("BGR", 8, 8));
+  push_all({0, 1, 2});
+  s = b.pull();
+  ASSERT_NE(s, nullptr) << b.error();
+  EXPECT_STREQ(dims_of(s), "8:8:3:3");
+  EXPECT_EQ(slot_meta(gst_sample_get_buffer(s), 2).pad, "sink_2");
+  EXPECT_FALSE(slot_meta(gst_sample_get_buffer(s), 2).empty);
+  gst_sample_unref(s);
+
+  b.remove_pad(1);
+  push_all({0, 2});
+  s = b.pull();
+  ASSERT_NE(s, nullptr) << b.error();
+  EXPECT_STREQ(dims_of(s), "8:8:3:2");
+  EXPECT_EQ(slot_meta(gst_sample_get_buffer(s), 0).pad, "sink_0");
+  EXPECT_EQ(slot_meta(gst_sample_get_buffer(s), 1).pad, "sink_2");
+  EXPECT_EQ(b.error(), "");
+  gst_sample_unref(s);
+}
+
+// One pad changes size and format mid-stream: its slot follows (equal to cudatensorize on the
+// new frame), the other pad's slot and the output caps do not change.
+TEST(TensorBatchElement, CapsChangeOnOnePadMidStream) {
+  const std::string props = "width=24 height=24 resize-mode=stretch";
+  Batcher b(props, {video_caps("BGR", 30, 20), video_caps("NV12", 32, 18)});
+  ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+  const GstClockTime d = GST_SECOND / 30;
+  GstBuffer* a = photo_frame("baboon.jpg", GST_VIDEO_FORMAT_BGR, 30, 20);
+  b.push(0, timed(gst_buffer_copy(a), 0, d));
+  b.push(1, timed(photo_frame("home.jpg", GST_VIDEO_FORMAT_NV12, 32, 18), 0, d));
+  GstSample* s = b.pull();
+  ASSERT_NE(s, nullptr) << b.error();
+  gst_sample_unref(s);
+
+  b.set_caps(1, video_caps("I420", 45, 27));
+  GstBuffer* c = photo_frame("fruits.jpg", GST_VIDEO_FORMAT_I420, 45, 27);
+  b.push(0, timed(gst_buffer_copy(a), d, d));
+  b.push(1, timed(gst_buffer_copy(c), d, d));
+  s = b.pull();
+  ASSERT_NE(s, nullptr) << b.error();
+  EXPECT_STREQ(dims_of(s), "24:24:3:2");
+  const size_t slot = 24 * 24 * 3 * 4;
+  EXPECT_TRUE(slot_bytes_of(s, 0, slot) == tensorize_alone(props, video_caps("BGR", 30, 20), a).tensor);
+  Alone alone = tensorize_alone(props, video_caps("I420", 45, 27), c);
+  EXPECT_TRUE(slot_bytes_of(s, 1, slot) == alone.tensor);
+  expect_transform_eq(slot_meta(gst_sample_get_buffer(s), 1).transform, alone.transform);
+  gst_sample_unref(s);
+  gst_buffer_unref(a);
+  gst_buffer_unref(c);
+}
+
+// Properties change while playing: a pad's roi and mean take effect at the next batch, a new
+// width renegotiates (the batch's dimensions follow).
+TEST(TensorBatchElement, PropertyChangesWhilePlaying) {
+  Batcher b("width=24 height=16", {video_caps("BGR", 40, 30), video_caps("NV12", 33, 21)});
+  ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+  GstBuffer* f0 = photo_frame("baboon.jpg", GST_VIDEO_FORMAT_BGR, 40, 30);
+  GstBuffer* f1 = photo_frame("fruits.jpg", GST_VIDEO_FORMAT_NV12, 33, 21);
+  const GstClockTime d = GST_SECOND / 30;
+  GstClockTime t = 0;
+  auto batch = [&]() {
+    b.push(0, timed(gst_buffer_copy(f0), t, d));
+    b.push(1, timed(gst_buffer_copy(f1), t, d));
+    t += d;
+    return b.pull();
+  };
+  GstSample* s = batch();
+  ASSERT_NE(s, nullptr) << b.error();
+  gst_sample_unref(s);
+
+  GstPad* pad1 = gst_element_get_static_pad(b.batch, "sink_1");
+  gst_util_set_object_arg(G_OBJECT(pad1), "roi", "<5,3,20,11>");
+  gst_object_unref(pad1);
+  gst_util_set_object_arg(G_OBJECT(b.batch), "mean", "<0.5>");
+  s = batch();
+  ASSERT_NE(s, nullptr) << b.error();
+  const size_t slot = 24 * 16 * 3 * 4;
+  EXPECT_TRUE(slot_bytes_of(s, 0, slot) == tensorize_alone("width=24 height=16 mean=<0.5>", video_caps("BGR", 40, 30), f0).tensor);
+  EXPECT_TRUE(slot_bytes_of(s, 1, slot) ==
+              tensorize_alone("width=24 height=16 mean=<0.5> roi=<5,3,20,11>", video_caps("NV12", 33, 21), f1).tensor);
+  gst_sample_unref(s);
+
+  g_object_set(b.batch, "width", 12u, NULL);
+  s = batch();
+  ASSERT_NE(s, nullptr) << b.error();
+  EXPECT_STREQ(dims_of(s), "12:16:3:2");
+  EXPECT_TRUE(slot_bytes_of(s, 0, slot / 2) == tensorize_alone("width=12 height=16 mean=<0.5>", video_caps("BGR", 40, 30), f0).tensor);
+  gst_sample_unref(s);
+  gst_buffer_unref(f0);
+  gst_buffer_unref(f1);
+}
+
+// A fixed batch-size keeps the caps static: slots without a pad are empty, and no more pads
+// than slots can be requested (one clear error).
+TEST(TensorBatchElement, FixedBatchSize) {
+  Batcher b("width=8 height=8 batch-size=3", {video_caps("BGR", 8, 8), video_caps("BGR", 8, 8)});
+  ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+  for (int i = 0; i < 2; i++) b.push(i, timed(test::make_frame(GST_VIDEO_FORMAT_BGR, 8, 8, i).buffer, 0, GST_SECOND));
+  GstSample* s = b.pull();
+  ASSERT_NE(s, nullptr) << b.error();
+  EXPECT_STREQ(dims_of(s), "8:8:3:3");
+  SlotMeta m = slot_meta(gst_sample_get_buffer(s), 2);
+  EXPECT_TRUE(m.empty);
+  EXPECT_EQ(m.pad, "");
+  EXPECT_TRUE(slot_bytes_of(s, 2, 8 * 8 * 3 * 4) == empty_slot("width=8 height=8", 8, 8));
+  gst_sample_unref(s);
+
+  GstElement* e = gst_element_factory_make("cudatensorbatch", nullptr);
+  GstBus* bus = gst_bus_new();
+  gst_element_set_bus(e, bus);
+  g_object_set(e, "batch-size", 1u, NULL);
+  GstPad* p0 = gst_element_request_pad_simple(e, "sink_%u");
+  EXPECT_NE(p0, nullptr);
+  EXPECT_EQ(gst_element_request_pad_simple(e, "sink_%u"), nullptr);
+  GstMessage* msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+  ASSERT_NE(msg, nullptr);
+  GError* err = nullptr;
+  gst_message_parse_error(msg, &err, nullptr);
+  EXPECT_NE(std::string(err->message).find("batch-size=1: no slot left"), std::string::npos) << err->message;
+  g_error_free(err);
+  gst_message_unref(msg);
+  gst_object_unref(p0);
+  gst_object_unref(bus);
+  gst_object_unref(e);
+}
+
+// Bad settings are refused once at start, naming the cause (a pad's roi names the pad).
+TEST(TensorBatchElement, BadSettingsAreRefusedAtStart) {
+  struct Case {
+    const char* props;
+    const char* roi;
+    const char* expected;
+  } cases[] = {{"std=<1,0,1>", nullptr, "std"},
+               {"mean=<0.1,0.2>", nullptr, "mean needs 1 or 3 values (one per output channel), got 2"},
+               {"", "<0,0,10>", "sink_0: roi needs 4 values"},
+               {"", "<0,0,0,10>", "sink_0: roi width and height must be positive"},
+               {"width=16384 height=16384", nullptr, "2147483648"},
+               {"width=8192 height=8192 batch-size=3", nullptr,
+                "a batch of 3 slots is 2415919104 bytes, more than the 2147483648-byte limit"}};
+  for (const Case& c : cases) {
+    Batcher b(c.props, 1);
+    if (c.roi) {
+      GstPad* pad = gst_element_get_static_pad(b.batch, "sink_0");
+      gst_util_set_object_arg(G_OBJECT(pad), "roi", c.roi);
+      gst_object_unref(pad);
+    }
+    EXPECT_EQ(b.play(), GST_STATE_CHANGE_FAILURE) << c.props;
+    const std::string err = b.error();
+    EXPECT_NE(err.find(c.expected), std::string::npos) << err;
+    EXPECT_EQ(b.error(), "") << "posted once";
+  }
+}
+
+// A roi entirely outside its pad's frame is an error naming the pad, once caps say the size.
+TEST(TensorBatchElement, PadRoiOutsideTheFrameIsAnError) {
+  Batcher b("width=8 height=8", {video_caps("BGR", 8, 8), video_caps("BGR", 8, 8)});
+  GstPad* pad = gst_element_get_static_pad(b.batch, "sink_1");
+  gst_util_set_object_arg(G_OBJECT(pad), "roi", "<8,0,4,4>");
+  gst_object_unref(pad);
+  ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+  for (int i = 0; i < 2; i++) b.push(i, timed(test::make_frame(GST_VIDEO_FORMAT_BGR, 8, 8, i).buffer, 0, GST_SECOND));
+  EXPECT_EQ(b.pull(GST_SECOND), nullptr);
+  const std::string err = b.error();
+  EXPECT_NE(err.find("sink_1: roi <8,0,4,4> is entirely outside the frame (8x8)"), std::string::npos) << err;
+}
+
+TEST(TensorBatchElement, CudaCapsWithoutGpuIsANegotiationError) {
+  Batcher b("width=8 height=8", {"video/x-raw(memory:CUDAMemory),format=BGR,width=8,height=8,framerate=30/1"});
+  ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+  b.push(0, timed(test::make_frame(GST_VIDEO_FORMAT_BGR, 8, 8, 1).buffer, 0, GST_SECOND));
+  EXPECT_EQ(b.pull(GST_SECOND), nullptr);
+  EXPECT_NE(b.error().find("Input is in CUDA memory but no CUDA device is usable"), std::string::npos);
+}
+
+TEST(TensorBatchElement, InspectDocsAreComplete) {
+  GstElementFactory* f = gst_element_factory_find("cudatensorbatch");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(gst_element_factory_get_metadata(f, GST_ELEMENT_METADATA_DESCRIPTION), nullptr);
+  GstElement* e = gst_element_factory_create(f, nullptr);
+  GstPad* pad = gst_element_request_pad_simple(e, "sink_%u");
+  ASSERT_NE(pad, nullptr);
+  for (GObject* obj : {G_OBJECT(e), G_OBJECT(pad)}) {
+    guint n = 0;
+    GParamSpec** specs = g_object_class_list_properties(G_OBJECT_GET_CLASS(obj), &n);
+    for (guint i = 0; i < n; i++) {
+      const gchar* blurb = g_param_spec_get_blurb(specs[i]);
+      EXPECT_TRUE(blurb && strlen(blurb) > 8) << g_param_spec_get_name(specs[i]);
+    }
+    g_free(specs);
+  }
+  const char* expected[] = {"width", "height", "resize-mode", "align", "pad-value", "interpolation",
+                            "channel-order", "scale", "mean", "std", "layout", "dtype", "device-id",
+                            "backend", "yuv-matrix", "yuv-range", "batch-size", "latency"};
+  for (const char* name : expected)
+    EXPECT_NE(g_object_class_find_property(G_OBJECT_GET_CLASS(e), name), nullptr) << name;
+  EXPECT_NE(g_object_class_find_property(G_OBJECT_GET_CLASS(pad), "roi"), nullptr);
+  // the tensor properties are cudatensorize's: same names and defaults
+  GstElement* t = gst_element_factory_make("cudatensorize", nullptr);
+  for (const char* name : expected) {
+    GParamSpec* a = g_object_class_find_property(G_OBJECT_GET_CLASS(e), name);
+    GParamSpec* b = g_object_class_find_property(G_OBJECT_GET_CLASS(t), name);
+    // batch-size differs on purpose: 0 here is one slot per pad
+    if (!b || !a || !strcmp(name, "backend") || !strcmp(name, "batch-size")) continue;
+    gchar* da = gst_value_serialize(g_param_spec_get_default_value(a));
+    gchar* db = gst_value_serialize(g_param_spec_get_default_value(b));
+    EXPECT_STREQ(da, db) << name;
+    g_free(da);
+    g_free(db);
+  }
+  gst_object_unref(t);
+  gst_object_unref(pad);
+  gst_object_unref(e);
+  gst_object_unref(f);
+}
+
+// backend, device-id and batch-size take effect at start: refused with a warning while playing.
+TEST(TensorBatchElement, StartPropertiesChangeOnlyWhenStopped) {
+  Batcher b("width=8 height=8", 1);
+  ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+  gst_element_get_state(b.batch, nullptr, nullptr, GST_SECOND);
+  g_object_set(b.batch, "batch-size", 4u, "device-id", 3, NULL);
+  guint bs = 9;
+  gint id = 9;
+  g_object_get(b.batch, "batch-size", &bs, "device-id", &id, NULL);
+  EXPECT_EQ(bs, 0u);
+  EXPECT_EQ(id, -1);
+}
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  ::testing::AddGlobalTestEnvironment(new test::GstEnv);
+  return RUN_ALL_TESTS();
+}

@@ -1,0 +1,118 @@
+// GPU tests of tensorize batches: the one-launch CUDA batch equals the CPU batch bit for bit (and
+// so each slot equals the single-frame output: tensorize_batch_test.cpp), over mixed formats and
+// sizes, ROIs and empty slots, with a poisoned output and a guard past its end; batches of
+// growing and shrinking size reuse one slot table. Exits 77 (skipped) without a GPU.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include "batch_case.h"
+#include "cuda_device.h"
+#include "tensorize_batch.h"
+#include "test_images.h"
+
+using namespace cudaprep;
+using tztest::BatchCase;
+using tztest::HostImage;
+
+namespace {
+
+constexpr size_t kGuard = 256;
+constexpr uint8_t kPoison = 0xEE;
+
+// Runs bc on the GPU (sources copied to the device with the same layout) and on the CPU; the
+// results must be equal, and the guard bytes after the output untouched.
+void expect_gpu_equals_cpu(BatchCase& bc, BatchSlotTable* table, void* stream) {
+  ASSERT_TRUE(bc.build().ok());
+  std::vector<cuda::DeviceBuffer> sources(bc.count());
+  std::vector<BatchSlot> slots = bc.slots;
+  for (int i = 0; i < bc.count(); ++i) {
+    if (bc.empty[i]) continue;
+    const HostImage& im = bc.images[i];
+    ASSERT_TRUE(sources[i].allocate(im.buf.size()).ok());
+    ASSERT_TRUE(cuda::copy_2d_async(sources[i].data(), im.buf.size(), im.buf.data(), im.buf.size(), im.buf.size(), 1,
+                                    cuda::CopyKind::HostToDevice, stream)
+                    .ok());
+    slots[i].src = im.at(sources[i].data());
+  }
+  TensorizeBatch b = bc.batch();
+  b.slots = slots.data();
+  const size_t bytes = bc.bytes();
+  std::vector<uint8_t> host(bytes + kGuard, kPoison);
+  cuda::DeviceBuffer out;
+  ASSERT_TRUE(out.allocate(bytes + kGuard).ok());
+  ASSERT_TRUE(cuda::copy_2d_async(out.data(), host.size(), host.data(), host.size(), host.size(), 1,
+                                  cuda::CopyKind::HostToDevice, stream)
+                  .ok());
+  const Status st = tensorize_batch_cuda(b, out.data(), bytes, stream, table);
+  ASSERT_TRUE(st.ok()) << st.message();
+  ASSERT_TRUE(cuda::copy_2d_async(host.data(), host.size(), out.data(), host.size(), host.size(), 1,
+                                  cuda::CopyKind::DeviceToHost, stream)
+                  .ok());
+  ASSERT_TRUE(cuda::stream_sync(stream).ok());
+  std::vector<uint8_t> cpu(bytes, kPoison);
+  ASSERT_TRUE(tensorize_batch_cpu(bc.batch(), cpu.data(), cpu.size()).ok());
+  const size_t stride = slot_bytes(bc.output);
+  for (int i = 0; i < bc.count(); ++i) {
+    const size_t first = BatchCase::first_difference(cpu.data() + stride * i, host.data() + stride * i, stride);
+    EXPECT_EQ(first, stride) << "slot " << i << " differs from the CPU batch at byte " << first;
+  }
+  for (size_t k = bytes; k < host.size(); ++k) ASSERT_EQ(host[k], kPoison) << "written past the end at " << k;
+}
+
+class TensorizeBatchGpu : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(cuda::stream_create(&stream_).ok()); }
+  void TearDown() override { cuda::stream_destroy(stream_); }
+  void* stream_ = nullptr;
+};
+
+}  // namespace
+
+TEST_F(TensorizeBatchGpu, EveryCombinationMixedFormatsEqualsCpu) {
+  std::mt19937 rng(20);
+  std::uniform_int_distribution<int> side(1, 131);
+  BatchSlotTable table;  // grows and shrinks with the batches below: allocated only when outgrown
+  tztest::for_each_combination([&](TensorizeConfig c, int k) {
+    tztest::set_sizes(c, 8, 8, side(rng), side(rng));
+    tztest::randomize_settings(c, rng);
+    BatchCase bc;
+    bc.spec = c;
+    const int n = 1 + k % 9;
+    for (int i = 0; i < n; ++i) {
+      if (i % 4 == 3)
+        bc.add_empty();
+      else
+        tztest::add_random_slot(bc, c, k + i, 131, rng);
+    }
+    expect_gpu_equals_cpu(bc, &table, stream_);
+  });
+}
+
+TEST_F(TensorizeBatchGpu, EightFullHdNv12AndRegionsEqualCpu) {
+  std::mt19937 rng(21);
+  BatchSlotTable table;
+  BatchCase cams;
+  for (int i = 0; i < 8; ++i) {
+    HostImage im = tztest::make_image(i % 2 ? PixelFormat::NV12 : PixelFormat::BGR, 1920 - 2 * i, 1080 + i, 64, 0);
+    tztest::fill_random(im, rng);
+    cams.add(tztest::source_of(im), std::move(im));
+  }
+  expect_gpu_equals_cpu(cams, &table, stream_);
+
+  HostImage frame = tztest::make_image(PixelFormat::NV12, 1920, 1080);
+  tztest::fill_random(frame, rng);
+  BatchCase regions;
+  regions.spec.dst_width = regions.spec.dst_height = 224;
+  std::uniform_int_distribution<int> size(32, 400);
+  for (int i = 0; i < 64; ++i) {
+    SlotSourceSpec s = tztest::source_of(frame);
+    s.roi.w = size(rng);
+    s.roi.h = size(rng);
+    s.roi.x = int(rng() % (1920 - s.roi.w));
+    s.roi.y = int(rng() % (1080 - s.roi.h));
+    regions.add(s, frame);
+  }
+  expect_gpu_equals_cpu(regions, &table, stream_);
+}
