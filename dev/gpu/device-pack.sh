@@ -6,8 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 B=${1:-build}
-grep -qx '/.carry/' .git/info/exclude 2>/dev/null || echo '/.carry/' >> .git/info/exclude
-grep -qx '/.gstbundle/' .git/info/exclude 2>/dev/null || echo '/.gstbundle/' >> .git/info/exclude
+exclude=$(git rev-parse --git-common-dir)/info/exclude  # (a worktree's .git is a file)
+grep -qx '/.carry/' "$exclude" 2>/dev/null || echo '/.carry/' >> "$exclude"
+grep -qx '/.gstbundle/' "$exclude" 2>/dev/null || echo '/.gstbundle/' >> "$exclude"
 rm -rf .carry && mkdir -p .carry
 bins=$(find "$B" -type f \( -perm -u+x -o -name '*.so' \) ! -path '*meson-*' ! -path '*.p/*' ! -name '*.o' \
        ! -name '*.a' ! -name 'build.ninja' | grep -v -E 'sanitycheck|\.sh$' || true)
@@ -18,6 +19,7 @@ for f in $bins; do
   if ldd "$f" 2>/dev/null | grep libopencv >/dev/null; then continue; fi
   mkdir -p ".carry/$(dirname "$f")"
   cp "$f" ".carry/$f"
+  strip --strip-debug ".carry/$f" 2>/dev/null || true  # (the carry limit is 64 MiB in all)
   extra="$extra $f"
 done
 # The pipeline benchmark's clip (bench/pipeline_bench.sh; the GPU machine has no H.264 encoder),

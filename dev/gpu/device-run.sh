@@ -33,7 +33,7 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
   for t in $(find build/tests -type f -perm -u+x -name '*gpu*' | sort); do
     step "$(basename $t)" "$t" --gtest_filter="$filter"
   done
-  for t in $(find build/tests -type f -perm -u+x -name 'test_*element' | sort); do
+  for t in $(find build/tests -type f -perm -u+x \( -name 'test_*element' -o -name 'test_tensorize_regions' \) | sort); do
     step "$(basename $t)" "$t" --gtest_filter="$filter"
   done
   step main-job-nvdec build/pipelines/tensor_consumer --preview $LOG/letterbox.png \
