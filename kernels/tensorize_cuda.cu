@@ -1,5 +1,11 @@
-// CUDA path of the tensorize transform: one fused kernel per frame. The device code and its
-// design notes are in tensorize_kernel.cuh (shared with the batch kernel).
+// CUDA path of the tensorize transform: one fused kernel per frame. Its design notes and the
+// device code it calls are in tensorize_kernel.cuh, shared with the batch kernel.
+//
+// Why this kernel's body is its own and not a call of tzk::tensorize_block (the batch kernel's
+// per-slot body, the same statements): with that call, ptxas schedules the NV12 kernel
+// differently and the 1080p NV12 -> 640x640 frame took 4.95 us instead of 4.36 us on an H100
+// (bench/tensorize_bench, both builds back to back, twice; BGR unchanged). The GPU tests hold
+// the two bodies to the same output: each equals the CPU path bit for bit.
 #include <string>
 #include <utility>
 
@@ -11,11 +17,80 @@ namespace {
 using tz::SourceFamily;
 using tzk::KernelArgs;
 using tzk::kBlockThreads;
+using namespace tzk;  // the shared device helpers: sample_group, store_group, kPixelsPerLane, ...
 
 template <SourceFamily F, Interpolation I, Layout L, DType D>
 __global__ void __launch_bounds__(kBlockThreads) tensorize_kernel(const __grid_constant__ KernelArgs a) {
-  tzk::tensorize_block<F, I, L, D>(a);
+  constexpr int Q = kPixelsPerLane;
+  const PixelParams& p = a.p;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const float* pad = a.kpad;
+  const int w = blockIdx.x * a.wpb + warp;
+  if (w >= a.total_warps) return;
+  const int sampled_warps = a.n_act * a.segs_per_row;
+  if (w >= sampled_warps) {
+    // A padding row: the whole row, P pixels per lane and store.
+    const int k = w - sampled_warps;
+    const int y = k < a.pad_split ? k : k + a.n_act;
+    constexpr int P = D == DType::Float32 ? 4 : 8;
+    float v[3][P];
+#pragma unroll
+    for (int j = 0; j < P; ++j) {
+      v[0][j] = pad[0];
+      v[1][j] = pad[1];
+      v[2][j] = pad[2];
+    }
+    for (int x = lane * P; x < p.W; x += 32 * P) store_group<L, D, P>(a, y, x, min(P, p.W - x), v);
+    return;
+  }
+  const int row = w / a.segs_per_row;
+  const int y = a.a0 + row;  // samples the source (tz::y_active)
+  const int x0 = (w - row * a.segs_per_row) * (32 * Q) + lane * Q;  // this lane's pixels: x0 .. x0 + Q - 1
+  if (x0 >= p.W) return;
+  const int x_last = x0 + Q - 1;
+
+  float v[3][Q];
+  if (x0 >= p.ax1 || x_last < p.ax0) {
+#pragma unroll
+    for (int i = 0; i < Q; ++i) {
+      v[0][i] = pad[0];
+      v[1][i] = pad[1];
+      v[2][i] = pad[2];
+    }
+  } else {
+    const RowCtx r = tz::make_row<F, I>(p, y);
+    if (I == Interpolation::Bilinear) {
+      // The row weights are uniform over the warp: one branch picks the rows to read.
+      constexpr bool yuv = F == SourceFamily::NV12 || F == SourceFamily::I420;
+      if (r.fy != 0.0f) {
+        if (yuv && r.cfy != 0.0f)
+          sample_group<F, Q, true, true>(a, r, x0, v);
+        else
+          sample_group<F, Q, true, false>(a, r, x0, v);
+      } else {
+        if (yuv && r.cfy != 0.0f)
+          sample_group<F, Q, false, true>(a, r, x0, v);
+        else
+          sample_group<F, Q, false, false>(a, r, x0, v);
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < Q; ++j) {
+        float o[3];
+        const int x = x0 + j;
+        if (x < p.W && tz::x_active(p, x))
+          tz::sample_pixel<F, I>(p, r, x, o);
+        else
+          tz::pad_pixel(p, o);
+        v[0][j] = o[0];
+        v[1][j] = o[1];
+        v[2][j] = o[2];
+      }
+    }
+  }
+  store_group<L, D, Q>(a, y, x0, min(Q, p.W - x0), v);
 }
+
 
 // ---- the dispatch table ------------------------------------------------------------------------
 
