@@ -12,7 +12,10 @@
 //   * batches (issue 10, not with --warm): 8 x 1080p NV12 -> 8x3x640x640, 64 regions of 32-400 px
 //     of one 1080p frame -> 64x3x224x224, and 4 NV12 + 4 BGR of different sizes -> 8x3x640x640:
 //     tensorize_batch_cuda (one upload + one launch a batch) vs the same slots as single-frame
-//     launches vs the D2D copy of the batch's output bytes (a "frame" in the table is one batch);
+//     launches vs the D2D copy of the batch's output bytes (a "frame" in the table is one batch),
+//     all three enqueued on the stream without a graph: the batch path uploads its slot table
+//     from pinned host memory per batch, which a graph cannot capture, and the single launches
+//     then pay their launch overhead as a pipeline would;
 //   * floors for the single frame: a letterbox-shaped kernel that reads one cold source byte per 4
 //     outputs and writes the whole tensor (the least any letterbox kernel does), a write-only memset
 //     of the output, and empty kernels on one block and on the fused kernel's grid.
@@ -185,25 +188,34 @@ double median(std::vector<double> v) {
 
 template <typename Launch>
 void time_method(const char* input, const char* method, size_t moved_bytes, Launch launch, cudaStream_t s,
-                 std::vector<Row>* rows) {
+                 std::vector<Row>* rows, bool use_graph = true) {
   // Warm up.
   for (int i = 0; i < 20; ++i) launch(i);
   CK(cudaStreamSynchronize(s));
-  // Throughput: 100 frames in a graph, replayed.
+  // Throughput: 100 frames in a graph, replayed; or, without a graph, enqueued back to back on
+  // the stream (the batch path uploads its slot table from host memory per batch: not capturable).
   const int kFrames = 100, kReplays = 20;
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
-  CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < kFrames; ++i) launch(i);
-  CK(cudaStreamEndCapture(s, &graph));
-  CK(cudaGraphInstantiate(&exec, graph, 0));
-  CK(cudaGraphLaunch(exec, s));
-  CK(cudaStreamSynchronize(s));
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  if (use_graph) {
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < kFrames; ++i) launch(i);
+    CK(cudaStreamEndCapture(s, &graph));
+    CK(cudaGraphInstantiate(&exec, graph, 0));
+    CK(cudaGraphLaunch(exec, s));
+    CK(cudaStreamSynchronize(s));
+  }
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
   CK(cudaEventRecord(e0, s));
-  for (int r = 0; r < kReplays; ++r) CK(cudaGraphLaunch(exec, s));
+  for (int r = 0; r < kReplays; ++r) {
+    if (use_graph) {
+      CK(cudaGraphLaunch(exec, s));
+    } else {
+      for (int i = 0; i < kFrames; ++i) launch(r * kFrames + i);
+    }
+  }
   CK(cudaEventRecord(e1, s));
   CK(cudaEventSynchronize(e1));
   float ms = 0;
@@ -235,8 +247,10 @@ void time_method(const char* input, const char* method, size_t moved_bytes, Laun
     CK(cudaEventElapsedTime(&ms, e0, e1));
     queued.push_back(1000.0 * ms);
   }
-  CK(cudaGraphExecDestroy(exec));
-  CK(cudaGraphDestroy(graph));
+  if (use_graph) {
+    CK(cudaGraphExecDestroy(exec));
+    CK(cudaGraphDestroy(graph));
+  }
   CK(cudaEventDestroy(e0));
   CK(cudaEventDestroy(e1));
   rows->push_back({input, method, per_frame_us, moved_bytes / (per_frame_us * 1e3), median(gpu), median(queued),
@@ -327,7 +341,7 @@ void bench_batch(const char* name, const std::vector<BatchSlotCase>& cases, bool
                   std::exit(1);
                 }
               },
-              s, rows);
+              s, rows, false);
   char single[64];
   std::snprintf(single, sizeof(single), "%d x tensorize_cuda (single launches)", n);
   const size_t slot = slot_bytes(output);
@@ -340,13 +354,13 @@ void bench_batch(const char* name, const std::vector<BatchSlotCase>& cases, bool
                   if (!r.ok()) std::exit(1);
                 }
               },
-              s, rows);
+              s, rows, false);
   time_method(name, "cudaMemcpy D2D (out bytes) = floor", 2 * out_bytes,
               [&](int i) {
                 CK(cudaMemcpyAsync(copy_dst + size_t(i % sets) * out_bytes,
                                    copy_src + size_t((i + 1) % sets) * out_bytes, out_bytes, cudaMemcpyDeviceToDevice, s));
               },
-              s, rows);
+              s, rows, false);
   const double floor_us = rows->back().per_frame_us, batch_us = (*rows)[first_row].per_frame_us;
   for (size_t k = first_row; k < rows->size(); ++k) {
     (*rows)[k].vs_out_copy = (*rows)[k].per_frame_us / floor_us;
