@@ -33,7 +33,8 @@ def parse_args():
 
 
 def cases(a):
-    """(name, element name prefixes whose latency is reported, branch builder, streams)."""
+    """(name, element name prefixes whose latency is reported, branch builder, streams[, head]);
+    head: elements the streams' branches link into (an aggregator), put first."""
     x = a.element_args
     tensor_cuda = "'other/tensors(memory:CUDAMemory)'"
     tensor_sys = "other/tensors"
@@ -42,6 +43,12 @@ def cases(a):
                                 f"{side},{side}>\" draw={draw} ! fakesink")
     both = lambda n: (f"tee name=t{n} t{n}. ! queue ! {tz(n)} "
                       f"t{n}. ! queue ! {tm(n, 64, 'true')}")
+    # Batches (issue 10): the 4 streams into one cudatensorbatch (one launch a batch of 4), and
+    # 16 regions of each frame as one 16-slot batch of 224x224 crops (a second stage's input).
+    batch_head = f"cudatensorbatch name=tb {x} ! {tensor_cuda} ! fakesink "
+    rois = "<" + ",".join(f"<{40 + 110 * (i % 4) * 4},{60 + 250 * (i // 4)},{32 + 24 * i},{32 + 22 * i}>"
+                          for i in range(16)) + ">"
+    regions = lambda n: tz(n, f'width=224 height=224 batch-size=16 rois="{rois}"')
     return [
         ("decode only", [], lambda n: "fakesink", 1),
         ("tensorize, CUDA tensor", ["tz"], lambda n: tz(n), 1),
@@ -54,12 +61,15 @@ def cases(a):
         ("both behind a tee", ["tz", "tm"], both, 1),
         ("4 streams, decode only", [], lambda n: "fakesink", 4),
         ("4 streams, both behind a tee", ["tz", "tm"], both, 4),
+        ("4 streams, a cudatensorize each", ["tz"], lambda n: tz(n), 4),
+        ("4 streams, one cudatensorbatch (batch of 4)", ["tb"], lambda n: f"tb.sink_{n}", 4, batch_head),
+        ("16 regions of each frame, 224x224 crops (batch of 16)", ["tz"], regions, 1),
     ]
 
 
-def pipeline(a, branch, streams):
+def pipeline(a, branch, streams, head=""):
     caps = f"'video/x-raw{a.memory}'"
-    return " ".join(f"filesrc location={a.clip} ! qtdemux ! h264parse ! {a.decoder} ! {caps} ! {branch(n)}"
+    return head + " ".join(f"filesrc location={a.clip} ! qtdemux ! h264parse ! {a.decoder} ! {caps} ! {branch(n)}"
                     for n in range(streams))
 
 
@@ -105,10 +115,10 @@ def main():
         sys.exit(f"no clip at {a.clip}: make it with bench/make_pipeline_clip.sh")
     only = set(a.only)
     results, baseline = [], {}
-    for name, prefixes, branch, streams in cases(a):
+    for name, prefixes, branch, streams, *head in cases(a):
         if only and prefixes and name not in only:
             continue
-        desc = pipeline(a, branch, streams)
+        desc = pipeline(a, branch, streams, *head)
         _, _, err = run(desc, tracer=True) if prefixes else (0, 0, "")
         lat = latencies(err, prefixes)
         timed = [run(desc, tracer=False)[:2] for _ in range(a.runs)]
