@@ -227,7 +227,8 @@ Outputs run_pipeline(const std::string& desc) {
   GstElement* msink = gst_bin_get_by_name(GST_BIN(p), "matches");
   gst_element_set_state(p, GST_STATE_PLAYING);
   auto drain = [&](GstElement* sink, bool tensors) {
-    while (GstSample* s = gst_app_sink_pull_sample(GST_APP_SINK(sink))) {
+    // (a timeout, not a blocking pull: after an error no EOS comes, and the bus check below reports it)
+    while (GstSample* s = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 20 * GST_SECOND)) {
       GstBuffer* b = gst_sample_get_buffer(s);
       if (tensors) {
         out.tensors.push_back(bytes_of(b));
