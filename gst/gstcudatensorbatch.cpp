@@ -429,8 +429,8 @@ gst_cuda_tensor_batch_decide_allocation (GstAggregator * agg, GstQuery * query)
   const BatchState &state = self->impl->state;
   if (!state.have_output)
     return FALSE;
-  return gst_cuda_prep_tensor_pool_decide (GST_ELEMENT (self), query,
-      self->impl->device.context (), state.output_cuda, state.bytes);
+  return gst_cuda_prep_tensor_pool_decide (GST_ELEMENT (self), query, self->impl->device,
+      state.output_cuda, state.bytes);
 }
 
 static gboolean

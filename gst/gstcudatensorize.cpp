@@ -28,11 +28,11 @@
 #include <string>
 #include <vector>
 
-#include "pinned_pool.h"
 #include "transform_meta.h"
 #include "pixel_format.h"
 #include "property_arrays.h"
 #include "tensor_caps.h"
+#include "tensor_pool.h"
 #include "tensorize.h"
 #include "tensorize_batch.h"
 #include "tensorizer.h"
@@ -648,60 +648,12 @@ static gboolean
 gst_cuda_tensorize_decide_allocation (GstBaseTransform * trans, GstQuery * query)
 {
   GstCudaTensorize *self = GST_CUDA_TENSORIZE (trans);
-  GstCudaPrepBase *base = GST_CUDA_PREP_BASE (trans);
-  GstCaps *outcaps = NULL;
-  GstBufferPool *pool = NULL;
-  GstCaps *pool_caps = NULL;
-  guint size;
-
-  gst_query_parse_allocation (query, &outcaps, NULL);
   const TensorizeState &state = self->impl->state;
-  if (!outcaps || !state.have_plan)
+  if (!state.have_plan)
     return FALSE;
-  const gsize bytes = batch_bytes (state.plans.output, (int) state.slots.size ());
-
-#if CUDAPREP_HAVE_CUDA
-  if (state.output_cuda) {
-    /* GstCudaBufferPool sizes its memory from video caps: describe the contiguous tensor as
-     * one RGBA row, so the allocation has no row padding. */
-    GstVideoInfo vinfo;
-    gst_video_info_set_format (&vinfo, GST_VIDEO_FORMAT_RGBA, (guint) ((bytes + 3) / 4), 1);
-    pool = gst_cuda_buffer_pool_new (gst_cuda_prep_base_device (base).context ());
-    pool_caps = gst_video_info_to_caps (&vinfo);
-    size = (guint) GST_VIDEO_INFO_SIZE (&vinfo);
-  }
-#endif
-  if (!pool) {
-    /* GPU tensors for system memory are downloaded: into pinned memory, at DMA speed. */
-    pool = gst_cuda_prep_pinned_pool_new (gst_cuda_prep_base_device (base));
-    if (!pool)
-      pool = gst_buffer_pool_new ();
-    pool_caps = gst_caps_ref (outcaps);
-    size = (guint) bytes;
-  }
-
-  GstStructure *config = gst_buffer_pool_get_config (pool);
-  gst_buffer_pool_config_set_params (config, pool_caps, size, 2, 0);
-  gst_caps_unref (pool_caps);
-  if (state.output_cuda)
-    gst_cuda_prep_base_set_pool_stream (base, config);
-  if (!gst_buffer_pool_set_config (pool, config)) {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("Could not configure the output buffer pool"),
-        ("%" G_GSIZE_FORMAT " bytes per tensor", bytes));
-    gst_object_unref (pool);
-    return FALSE;
-  }
-  /* The pool may round the size up (CUDA pitch); buffers are trimmed to the tensor. */
-  config = gst_buffer_pool_get_config (pool);
-  gst_buffer_pool_config_get_params (config, NULL, &size, NULL, NULL);
-  gst_structure_free (config);
-
-  if (gst_query_get_n_allocation_pools (query) > 0)
-    gst_query_set_nth_allocation_pool (query, 0, pool, size, 2, 0);
-  else
-    gst_query_add_allocation_pool (query, pool, size, 2, 0);
-  gst_object_unref (pool);
-  return TRUE;
+  return gst_cuda_prep_tensor_pool_decide (GST_ELEMENT (self), query,
+      gst_cuda_prep_base_device (GST_CUDA_PREP_BASE (trans)), state.output_cuda,
+      batch_bytes (state.plans.output, (int) state.slots.size ()));
 }
 
 static gboolean

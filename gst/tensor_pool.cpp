@@ -1,7 +1,9 @@
-/* Output pools of contiguous tensors, CUDA or system memory. */
+/* Output pools of contiguous tensors: CUDA, pinned or pageable system memory. */
 #include "tensor_pool.h"
 
 #include <gst/video/video.h>
+
+#include "pinned_pool.h"
 
 #if CUDAPREP_HAVE_CUDA
 #include <gst/cuda/gstcudabufferpool.h>
@@ -9,7 +11,7 @@
 
 gboolean
 gst_cuda_prep_tensor_pool_decide (GstElement * element, GstQuery * query,
-    GstCudaContext * context, gboolean output_cuda, gsize bytes)
+    CudaPrepDevice & device, gboolean output_cuda, gsize bytes)
 {
   GstCaps *outcaps = NULL;
   GstBufferPool *pool = NULL;
@@ -20,18 +22,20 @@ gst_cuda_prep_tensor_pool_decide (GstElement * element, GstQuery * query,
   if (!outcaps)
     return FALSE;
 #if CUDAPREP_HAVE_CUDA
-  if (output_cuda && context) {
+  if (output_cuda && device.context ()) {
     /* GstCudaBufferPool sizes its memory from video caps: describe the contiguous tensor as
      * one RGBA row, so the allocation has no row padding. */
     GstVideoInfo vinfo;
     gst_video_info_set_format (&vinfo, GST_VIDEO_FORMAT_RGBA, (guint) ((bytes + 3) / 4), 1);
-    pool = gst_cuda_buffer_pool_new (context);
+    pool = gst_cuda_buffer_pool_new (device.context ());
     pool_caps = gst_video_info_to_caps (&vinfo);
     size = (guint) GST_VIDEO_INFO_SIZE (&vinfo);
   }
 #endif
   if (!pool) {
-    pool = gst_buffer_pool_new ();
+    pool = gst_cuda_prep_pinned_pool_new (device);      /* NULL on the CPU path */
+    if (!pool)
+      pool = gst_buffer_pool_new ();
     pool_caps = gst_caps_ref (outcaps);
     size = (guint) bytes;
   }
@@ -39,9 +43,13 @@ gst_cuda_prep_tensor_pool_decide (GstElement * element, GstQuery * query,
   GstStructure *config = gst_buffer_pool_get_config (pool);
   gst_buffer_pool_config_set_params (config, pool_caps, size, 2, 0);
   gst_caps_unref (pool_caps);
+#if CUDAPREP_HAVE_GST_CUDA_STREAM
+  if (output_cuda && device.cuda_stream ())
+    gst_buffer_pool_config_set_cuda_stream (config, device.cuda_stream ());
+#endif
   if (!gst_buffer_pool_set_config (pool, config)) {
     GST_ELEMENT_ERROR (element, RESOURCE, SETTINGS, ("Could not configure the output buffer pool"),
-        ("%" G_GSIZE_FORMAT " bytes per tensor", bytes));
+        ("%" G_GSIZE_FORMAT " bytes per tensor, %s memory", bytes, output_cuda ? "CUDA" : "system"));
     gst_object_unref (pool);
     return FALSE;
   }
