@@ -1,10 +1,18 @@
-// CUDA path of tensorize batches: one upload of the per-slot kernel arguments and one kernel
-// launch per batch. Block (x, y) does block x of slot y's tensor with the same device code as the
-// single-frame kernel (tensorize_kernel.cuh), so each slot equals that kernel's output bit for bit.
-// The source family is per slot (mixed formats in one launch): a switch on a value that is
-// uniform over the block, so no warp diverges on it. Interpolation, layout and dtype are
-// batch-wide template parameters.
+// CUDA path of tensorize batches: one kernel launch per batch. Block (x, y) does block x of slot
+// y's tensor with the same device code as the single-frame kernel (tensorize_kernel.cuh), so each
+// slot equals the CPU path's output bit for bit. The source family is per slot (mixed formats in
+// one launch): a switch on a value that is uniform over the block, so no warp diverges on it.
+// Interpolation, layout and dtype are batch-wide template parameters.
+//
+// The per-slot arguments reach the kernel in one of two ways. Up to kParamSlots slots (every
+// camera batch and most region batches) they are the kernel's parameters: the launch carries
+// them, so there is no upload, no host wait and the launch can be captured into a CUDA graph.
+// Larger batches upload them from a pinned array into device memory on the stream, waiting only
+// for the previous upload from that array. Measured on an H100 (bench/README.md): with every
+// batch going through the uploaded table, 8 x NV12 1080p took 1.30x the copy floor; as kernel
+// parameters 0.85x.
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -19,15 +27,30 @@ using tzk::KernelArgs;
 using tzk::kBlockThreads;
 
 // One slot's entry of the table in device memory.
-struct SlotArgs {
+struct alignas(16) SlotArgs {
   KernelArgs a;
   int family;   // SourceFamily
   int blocks;   // blocks that slot's tensor needs (the grid is as wide as the widest slot)
 };
 
+// The most slots whose arguments travel as kernel parameters (32764 bytes at most, CUDA 12.1+ on
+// Volta and newer).
+constexpr int kParamSlots = 64;
+struct ParamSlots {
+  SlotArgs slots[kParamSlots];
+};
+static_assert(sizeof(ParamSlots) <= 32764, "kernel parameters are limited to 32764 bytes");
+
+// One block of slot blockIdx.y. Its arguments are copied into shared memory first, 16 bytes a
+// thread, then read from there: read in place, every field was a load on the way to the first
+// source tap.
 template <Interpolation I, Layout L, DType D>
-__global__ void __launch_bounds__(kBlockThreads) tensorize_batch_kernel(const SlotArgs* __restrict__ table) {
-  const SlotArgs& s = table[blockIdx.y];
+__device__ __forceinline__ void run_slot(const SlotArgs& from) {
+  __shared__ SlotArgs s;
+  const int4* src = reinterpret_cast<const int4*>(&from);
+  int4* dst = reinterpret_cast<int4*>(&s);
+  for (int i = threadIdx.x; i < int(sizeof(SlotArgs) / 16); i += blockDim.x) dst[i] = src[i];
+  __syncthreads();
   if (static_cast<int>(blockIdx.x) >= s.blocks) return;
   switch (static_cast<SourceFamily>(s.family)) {
     case SourceFamily::NV12: tzk::tensorize_block<SourceFamily::NV12, I, L, D>(s.a); break;
@@ -38,35 +61,54 @@ __global__ void __launch_bounds__(kBlockThreads) tensorize_batch_kernel(const Sl
   }
 }
 
-using BatchKernelFn = void (*)(const SlotArgs*);
-
-template <int I>
-BatchKernelFn batch_kernel_entry() {
-  return &tensorize_batch_kernel<static_cast<Interpolation>(I / 4), static_cast<Layout>((I / 2) % 2),
-                                 static_cast<DType>(I % 2)>;
+template <Interpolation I, Layout L, DType D>
+__global__ void __launch_bounds__(kBlockThreads) tensorize_batch_param_kernel(const __grid_constant__ ParamSlots t) {
+  run_slot<I, L, D>(t.slots[blockIdx.y]);
 }
 
+template <Interpolation I, Layout L, DType D>
+__global__ void __launch_bounds__(kBlockThreads) tensorize_batch_table_kernel(const SlotArgs* __restrict__ table) {
+  run_slot<I, L, D>(table[blockIdx.y]);
+}
+
+using ParamKernelFn = void (*)(ParamSlots);
+using TableKernelFn = void (*)(const SlotArgs*);
+
+// The dispatch tables. Index I = (interpolation * 2 + layout) * 2 + dtype.
+template <int I>
+constexpr Interpolation interpolation_of = static_cast<Interpolation>(I / 4);
+template <int I>
+constexpr Layout layout_of = static_cast<Layout>((I / 2) % 2);
+template <int I>
+constexpr DType dtype_of = static_cast<DType>(I % 2);
+
 template <int... I>
-const BatchKernelFn* make_batch_table(std::integer_sequence<int, I...>) {
-  static const BatchKernelFn table[] = {batch_kernel_entry<I>()...};
+const ParamKernelFn* make_param_table(std::integer_sequence<int, I...>) {
+  static const ParamKernelFn table[] = {&tensorize_batch_param_kernel<interpolation_of<I>, layout_of<I>, dtype_of<I>>...};
   return table;
 }
 
-// Index = (interpolation * 2 + layout) * 2 + dtype.
-BatchKernelFn batch_kernel(Interpolation i, Layout l, DType d) {
-  static const BatchKernelFn* table = make_batch_table(std::make_integer_sequence<int, 8>{});
-  return table[(static_cast<int>(i) * 2 + static_cast<int>(l)) * 2 + static_cast<int>(d)];
+template <int... I>
+const TableKernelFn* make_table_table(std::integer_sequence<int, I...>) {
+  static const TableKernelFn table[] = {&tensorize_batch_table_kernel<interpolation_of<I>, layout_of<I>, dtype_of<I>>...};
+  return table;
+}
+
+int kernel_index(const TensorOutputPlan& o) {
+  return (static_cast<int>(o.interpolation) * 2 + static_cast<int>(o.layout)) * 2 + static_cast<int>(o.dtype);
 }
 
 }  // namespace
 
-// The pinned staging array, its device copy and the event that says the last upload from the
-// staging array is done (so it can be rewritten).
+// Batches of up to kParamSlots slots: the parameter block the launch copies. Larger ones: the
+// pinned staging array, its device copy and the event that says the last upload from the staging
+// array is done (so it can be rewritten).
 struct BatchSlotTable::Impl {
+  std::unique_ptr<ParamSlots> params;
   SlotArgs* host = nullptr;
   SlotArgs* device = nullptr;
   cudaEvent_t uploaded = nullptr;
-  int capacity = 0;
+  int capacity = 0;  // of host / device
 
   void release() {
     if (uploaded) cudaEventSynchronize(uploaded);  // no upload or kernel still reads the arrays
@@ -86,13 +128,17 @@ BatchSlotTable::~BatchSlotTable() {
   delete impl_;
 }
 
-int BatchSlotTable::capacity() const { return impl_->capacity; }
+int BatchSlotTable::capacity() const { return std::max(impl_->capacity, impl_->params ? kParamSlots : 0); }
 
 Status BatchSlotTable::reserve(int slots) {
   if (slots < 1 || slots > kMaxBatchSlots)
     return Status::error("batch slot table of " + std::to_string(slots) + " slots is out of range (1.." +
                          std::to_string(kMaxBatchSlots) + ")");
   Impl& t = *impl_;
+  if (slots <= kParamSlots) {
+    if (!t.params) t.params.reset(new ParamSlots());
+    return Status();
+  }
   if (slots <= t.capacity) return Status();
   if (!t.uploaded)
     CUDAPREP_RETURN_IF_ERROR(
@@ -119,15 +165,19 @@ Status tensorize_batch_cuda(const TensorizeBatch& batch, void* dst, size_t dst_b
                          " is out of range (1.." + std::to_string(kBlockThreads / 32) + ")");
   CUDAPREP_RETURN_IF_ERROR(table->reserve(batch.count));  // allocates only when the batch outgrows it
   BatchSlotTable::Impl& t = *table->impl();
+  const bool as_params = batch.count <= kParamSlots;
   // The previous batch's upload read the staging array; it has long finished in a stream that
   // runs, so this wait is for that copy only, never for a kernel.
-  CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaEventSynchronize(t.uploaded), "tensorize batch: waiting for the last upload"));
+  if (!as_params)
+    CUDAPREP_RETURN_IF_ERROR(
+        cuda_status(cudaEventSynchronize(t.uploaded), "tensorize batch: waiting for the last upload"));
+  SlotArgs* args = as_params ? t.params->slots : t.host;
 
   const size_t stride = slot_bytes(batch.output);
   int widest = 1;
   for (int i = 0; i < batch.count; ++i) {
     const BatchSlot& slot = batch.slots[i];
-    SlotArgs& s = t.host[i];
+    SlotArgs& s = args[i];
     char* out = static_cast<char*>(dst) + stride * size_t(i);
     if (slot.empty) {
       tzk::make_pad_kernel_args(batch.output, out, tuning.warps_per_block, &s.a);
@@ -141,13 +191,19 @@ Status tensorize_batch_cuda(const TensorizeBatch& batch, void* dst, size_t dst_b
     widest = std::max(widest, s.blocks);
   }
   const cudaStream_t st = static_cast<cudaStream_t>(stream);
-  CUDAPREP_RETURN_IF_ERROR(cuda_status(
-      cudaMemcpyAsync(t.device, t.host, sizeof(SlotArgs) * size_t(batch.count), cudaMemcpyHostToDevice, st),
-      "tensorize batch: slot table upload"));
-  CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaEventRecord(t.uploaded, st), "tensorize batch: slot table upload"));
-  const BatchKernelFn fn = batch_kernel(batch.output.interpolation, batch.output.layout, batch.output.dtype);
-  fn<<<dim3(static_cast<unsigned>(widest), static_cast<unsigned>(batch.count)), 32 * tuning.warps_per_block, 0, st>>>(
-      t.device);
+  const dim3 grid(static_cast<unsigned>(widest), static_cast<unsigned>(batch.count));
+  const unsigned threads = 32u * static_cast<unsigned>(tuning.warps_per_block);
+  static const ParamKernelFn* param_kernels = make_param_table(std::make_integer_sequence<int, 8>{});
+  static const TableKernelFn* table_kernels = make_table_table(std::make_integer_sequence<int, 8>{});
+  if (as_params) {
+    param_kernels[kernel_index(batch.output)]<<<grid, threads, 0, st>>>(*t.params);
+  } else {
+    CUDAPREP_RETURN_IF_ERROR(cuda_status(
+        cudaMemcpyAsync(t.device, t.host, sizeof(SlotArgs) * size_t(batch.count), cudaMemcpyHostToDevice, st),
+        "tensorize batch: slot table upload"));
+    CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaEventRecord(t.uploaded, st), "tensorize batch: slot table upload"));
+    table_kernels[kernel_index(batch.output)]<<<grid, threads, 0, st>>>(t.device);
+  }
   return cuda_status(cudaGetLastError(), "tensorize batch kernel launch failed");
 }
 
