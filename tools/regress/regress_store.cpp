@@ -12,6 +12,8 @@
 
 #include <sys/stat.h>
 
+#include "regress_slots.h"
+
 namespace regress {
 
 const SinkInfo* Manifest::sink(const std::string& name) const {
@@ -175,6 +177,7 @@ Json manifest_to_json(const Manifest& m) {
     o.set("caps", Json::string(s.caps));
     o.set("memory", Json::string(s.memory));
     if (s.kind == "tensor") o.set("dtype", Json::string(s.dtype));
+    if (s.kind == "tensor" && s.batch) o.set("batch", Json::integer((int64_t)s.batch));
     o.set("frames", Json::integer((int64_t)s.frames));
     sinks.push(o);
   }
@@ -304,6 +307,10 @@ bool manifest_from_json(const Json& j, Manifest* m, std::string* error) {
     }
     opt_string(o, "memory", &s.memory);
     opt_string(o, "dtype", &s.dtype);
+    if (o.has("batch") && !need_uint(o, "batch", &s.batch, error)) {
+      *error = "sinks[" + std::to_string(i) + "]: " + *error;
+      return false;
+    }
     DType t;
     if (s.kind == "tensor" && !dtype_from_name(s.dtype, &t)) {
       *error = "sinks[" + std::to_string(i) + "]: unknown dtype \"" + s.dtype + "\"";
@@ -342,6 +349,33 @@ bool manifest_from_json(const Json& j, Manifest* m, std::string* error) {
 
 /* ---- frames ----------------------------------------------------------------------------- */
 
+Json transform_to_json(const Transform& tr) {
+  Json x = Json::object();
+  Json src = Json::array(), ten = Json::array();
+  src.push(Json::integer(tr.source_w)).push(Json::integer(tr.source_h));
+  ten.push(Json::integer(tr.tensor_w)).push(Json::integer(tr.tensor_h));
+  x.set("source", src);
+  x.set("tensor", ten);
+  x.set("src_to_tensor", doubles_json(tr.src_to_tensor, 6));
+  x.set("tensor_to_src", doubles_json(tr.tensor_to_src, 6));
+  x.set("active_rect", doubles_json(tr.active_rect, 4));
+  return x;
+}
+
+bool transform_from_json(const Json& x, Transform* t) {
+  double src[2], ten[2];
+  if (!doubles(x["source"], 2, src) || !doubles(x["tensor"], 2, ten) ||
+      !doubles(x["src_to_tensor"], 6, t->src_to_tensor) || !doubles(x["tensor_to_src"], 6, t->tensor_to_src) ||
+      !doubles(x["active_rect"], 4, t->active_rect))
+    return false;
+  t->present = true;
+  t->source_w = (int)src[0];
+  t->source_h = (int)src[1];
+  t->tensor_w = (int)ten[0];
+  t->tensor_h = (int)ten[1];
+  return true;
+}
+
 Json frame_to_json(const FrameEntry& f) {
   Json j = Json::object();
   j.set("frame", Json::integer((int64_t)f.index));
@@ -359,19 +393,9 @@ Json frame_to_json(const FrameEntry& f) {
     o.set("l2", Json::number(t.stats.l2));
     o.set("nonfinite", Json::integer((int64_t)t.stats.nonfinite));
     if (!t.file.empty()) o.set("file", Json::string(t.file));
-    if (t.transform.present) {
-      const Transform& tr = t.transform;
-      Json x = Json::object();
-      Json src = Json::array(), ten = Json::array();
-      src.push(Json::integer(tr.source_w)).push(Json::integer(tr.source_h));
-      ten.push(Json::integer(tr.tensor_w)).push(Json::integer(tr.tensor_h));
-      x.set("source", src);
-      x.set("tensor", ten);
-      x.set("src_to_tensor", doubles_json(tr.src_to_tensor, 6));
-      x.set("tensor_to_src", doubles_json(tr.tensor_to_src, 6));
-      x.set("active_rect", doubles_json(tr.active_rect, 4));
-      o.set("transform", x);
-    }
+    if (t.transform.present) o.set("transform", transform_to_json(t.transform));
+    if (t.tensors != 1) o.set("tensors", Json::integer(t.tensors));
+    if (!t.slots.empty()) o.set("slots", slots_to_json(t.slots));
     sinks[name] = o;
   }
   for (const auto& [name, m] : f.matches) {
@@ -452,21 +476,19 @@ bool frame_from_json(const Json& j, FrameEntry* f, std::string* error) {
       if (o.has("nonfinite") && !need_uint(o, "nonfinite", &nonfinite, error)) return false;
       t.stats.nonfinite = nonfinite;
       opt_string(o, "file", &t.file);
-      const Json& x = o["transform"];
-      if (x.is_object()) {
-        double src[2], ten[2];
-        if (!doubles(x["source"], 2, src) || !doubles(x["tensor"], 2, ten) ||
-            !doubles(x["src_to_tensor"], 6, t.transform.src_to_tensor) ||
-            !doubles(x["tensor_to_src"], 6, t.transform.tensor_to_src) ||
-            !doubles(x["active_rect"], 4, t.transform.active_rect)) {
-          *error = name + ": malformed \"transform\"";
-          return false;
-        }
-        t.transform.present = true;
-        t.transform.source_w = (int)src[0];
-        t.transform.source_h = (int)src[1];
-        t.transform.tensor_w = (int)ten[0];
-        t.transform.tensor_h = (int)ten[1];
+      if (o["transform"].is_object() && !transform_from_json(o["transform"], &t.transform)) {
+        *error = name + ": malformed \"transform\"";
+        return false;
+      }
+      int64_t tensors = 1;
+      if (o.has("tensors") && (!o["tensors"].get_int(&tensors) || tensors < 1 || tensors > UINT32_MAX)) {
+        *error = name + ": field \"tensors\" is not a count of tensors (1 or more)";
+        return false;
+      }
+      t.tensors = (uint32_t)tensors;
+      if (o.has("slots") && !slots_from_json(o["slots"], &t.slots, error)) {
+        *error = name + ": " + *error;
+        return false;
       }
       f->tensors[name] = t;
     }
@@ -544,7 +566,7 @@ bool Recording::load(const std::string& d, std::string* error) {
   }
   // the sinks' dtype and frame size as their caps say (a dtype that disagrees would compare
   // the tensor bytes as another element type)
-  std::map<std::string, uint64_t> frame_bytes;
+  std::map<std::string, uint64_t> frame_bytes, batches;
   for (size_t i = 0; i < manifest.sinks.size(); i++) {
     const SinkInfo& s = manifest.sinks[i];
     if (s.kind != "tensor" || s.caps.empty()) continue;
@@ -556,6 +578,14 @@ bool Recording::load(const std::string& d, std::string* error) {
       return false;
     }
     frame_bytes[s.name] = caps_frame_bytes(s.caps);
+    const uint64_t batch = caps_batch(s.caps);
+    if (s.batch && batch && s.batch != batch) {
+      *error = mpath + ": corrupt: sinks[" + std::to_string(i) + "] ('" + s.name + "'): field \"batch\" is " +
+               std::to_string(s.batch) + " but its field \"caps\" (" + s.caps + ") makes it " + std::to_string(batch) +
+               ": the recording contradicts itself";
+      return false;
+    }
+    batches[s.name] = batch;
   }
 
   const std::string fpath = d + "/frames.jsonl";
@@ -595,10 +625,9 @@ bool Recording::load(const std::string& d, std::string* error) {
       const std::string where = fpath + " line " + std::to_string(lineno) + ": corrupt: sink \"" + name + "\"";
       DType type = DType::U8;
       dtype_from_name(s->dtype, &type);
-      const uint64_t want = frame_bytes.count(name) ? frame_bytes[name] : 0;
-      if (want && t.bytes != want) {
-        *error = where + " field \"bytes\" is " + std::to_string(t.bytes) + " but the manifest's field \"caps\" (" +
-                 s->caps + ") makes " + std::to_string(want) + " bytes a frame: the recording contradicts itself";
+      std::string why;
+      if (!check_frame_tensors(t, frame_bytes[name], batches[name], &why)) {
+        *error = where + " " + why + ": the recording contradicts itself (caps " + s->caps + ")";
         return false;
       }
       if (t.bytes % dtype_size(type) != 0) {
