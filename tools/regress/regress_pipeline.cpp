@@ -235,7 +235,8 @@ void add_to_pending(SinkState* s, TensorEntry part, const uint8_t* data, size_t 
 }
 
 // Hands the pending frame to the handler, digested. Its slots are kept where there is a batch
-// (several slots or tensors, or a region): a plain tensor's single slot is its transform.
+// (several slots or tensors, a region, an aggregator's pad): a plain tensor's single slot is
+// its transform, recorded as before.
 void flush_pending(SinkState* s) {
   if (!s->pending) return;
   s->pending = false;
@@ -250,7 +251,8 @@ void flush_pending(SinkState* s) {
     tensor_bytes = s->tensor_bytes;
     batch = s->batch;
   }
-  if (e.slots.size() == 1 && e.tensors == 1 && e.slots[0].region_index < 0) e.slots.clear();
+  if (e.slots.size() == 1 && e.tensors == 1 && e.slots[0].region_index < 0 && e.slots[0].source_pad.empty())
+    e.slots.clear();
   e.bytes = bytes.size();
   e.sha256 = sha256_hex(bytes.data(), bytes.size());
   e.stats = tensor_stats(bytes.data(), bytes.size() - bytes.size() % dtype_size(type), type);

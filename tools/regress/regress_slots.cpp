@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <map>
 
 namespace regress {
@@ -37,28 +36,16 @@ double transform_delta(const Transform& a, const Transform& b) {
 }
 
 uint64_t caps_batch(const std::string& text) {
-  GstCaps* caps = text.empty() ? nullptr : gst_caps_from_string(text.c_str());
-  if (!caps) return 0;
-  uint64_t batch = 0;
-  if (gst_caps_get_size(caps) > 0) {
-    const GstStructure* s = gst_caps_get_structure(caps, 0);
-    const bool plural = gst_structure_has_name(s, "other/tensors");
-    int n = 1;
-    if (plural) gst_structure_get_int(s, "num_tensors", &n);
-    const gchar* dims = gst_structure_get_string(s, plural ? "dimensions" : "dimension");
-    if ((plural || gst_structure_has_name(s, "other/tensor")) && n == 1 && dims && !strchr(dims, ',')) {
-      gchar** comps = g_strsplit(dims, ":", -1);
-      const guint count = g_strv_length(comps);
-      batch = 1;
-      if (count >= 4) {
-        gchar* end = nullptr;
-        const guint64 v = g_ascii_strtoull(g_strstrip(comps[3]), &end, 10);
-        batch = (end && *end == '\0' && v > 0) ? v : 0;  // "0" or text: not fixed
-      }
-      g_strfreev(comps);
-    }
+  TensorCapsText c;
+  if (!static_tensor_caps(text, &c) || c.num_tensors != 1 || c.dimensions.size() != 1) return 0;
+  gchar** comps = g_strsplit(c.dimensions[0].c_str(), ":", -1);
+  uint64_t batch = 1;
+  if (g_strv_length(comps) >= 4) {
+    gchar* end = nullptr;
+    const guint64 v = g_ascii_strtoull(g_strstrip(comps[3]), &end, 10);
+    batch = (end && *end == '\0' && v > 0) ? v : 0;  // "0" or text: not fixed
   }
-  gst_caps_unref(caps);
+  g_strfreev(comps);
   return batch;
 }
 

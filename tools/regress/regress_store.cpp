@@ -68,51 +68,61 @@ std::string caps_dtype(const std::string& text) {
   return out;
 }
 
-uint64_t caps_frame_bytes(const std::string& text) {
+bool static_tensor_caps(const std::string& text, TensorCapsText* out) {
   GstCaps* caps = text.empty() ? nullptr : gst_caps_from_string(text.c_str());
-  if (!caps) return 0;
-  uint64_t total = 0;
+  if (!caps) return false;
+  bool ok = false;
   if (gst_caps_get_size(caps) > 0) {
     const GstStructure* s = gst_caps_get_structure(caps, 0);
     const bool plural = gst_structure_has_name(s, "other/tensors");
     const gchar* format = gst_structure_get_string(s, "format");
     const gchar* types = gst_structure_get_string(s, plural ? "types" : "type");
     const gchar* dims = gst_structure_get_string(s, plural ? "dimensions" : "dimension");
-    if ((plural || gst_structure_has_name(s, "other/tensor")) && (!format || g_str_equal(format, "static")) &&
-        types && dims) {
-      std::vector<std::string> tl = split_trim(types, ","), dl = split_trim(dims, ",");
-      int n = (int)tl.size();
-      if (plural) gst_structure_get_int(s, "num_tensors", &n);
-      bool ok = !tl.empty() && tl.size() == dl.size() && n == (int)tl.size();
-      for (size_t i = 0; ok && i < tl.size(); i++) {
-        DType t;
-        if (!dtype_from_name(tl[i], &t)) {
-          ok = false;
-          break;
-        }
-        // "W:H:C:N"; trailing 0 (unused ranks) are left out, a 0 inside is not fixed
-        std::vector<std::string> comps = split_trim(dl[i].c_str(), ":");
-        while (comps.size() > 1 && comps.back() == "0") comps.pop_back();
-        uint64_t count = 1;
-        for (const auto& c : comps) {
-          if (c.empty() || c.size() > 9 || c.find_first_not_of("0123456789") != std::string::npos) {
-            ok = false;
-            break;
-          }
-          const uint64_t v = std::strtoull(c.c_str(), nullptr, 10);
-          if (v == 0 || count > (UINT64_MAX >> 32) / v) {
-            ok = false;
-            break;
-          }
-          count *= v;
-        }
-        if (ok) total += count * dtype_size(t);
-      }
-      if (!ok) total = 0;
+    ok = (plural || gst_structure_has_name(s, "other/tensor")) && (!format || g_str_equal(format, "static")) &&
+         types && dims;
+    if (ok) {
+      out->types = split_trim(types, ",");
+      out->dimensions = split_trim(dims, ",");
+      out->num_tensors = (int)out->types.size();
+      if (plural) gst_structure_get_int(s, "num_tensors", &out->num_tensors);
     }
   }
   gst_caps_unref(caps);
-  return total;
+  return ok;
+}
+
+uint64_t caps_frame_bytes(const std::string& text) {
+  TensorCapsText c;
+  if (!static_tensor_caps(text, &c)) return 0;
+  const std::vector<std::string>& tl = c.types;
+  const std::vector<std::string>& dl = c.dimensions;
+  bool ok = !tl.empty() && tl.size() == dl.size() && c.num_tensors == (int)tl.size();
+  uint64_t total = 0;
+  for (size_t i = 0; ok && i < tl.size(); i++) {
+    DType t;
+    if (!dtype_from_name(tl[i], &t)) {
+      ok = false;
+      break;
+    }
+    // "W:H:C:N"; trailing 0 (unused ranks) are left out, a 0 inside is not fixed
+    std::vector<std::string> comps = split_trim(dl[i].c_str(), ":");
+    while (comps.size() > 1 && comps.back() == "0") comps.pop_back();
+    uint64_t count = 1;
+    for (const auto& comp : comps) {
+      if (comp.empty() || comp.size() > 9 || comp.find_first_not_of("0123456789") != std::string::npos) {
+        ok = false;
+        break;
+      }
+      const uint64_t v = std::strtoull(comp.c_str(), nullptr, 10);
+      if (v == 0 || count > (UINT64_MAX >> 32) / v) {
+        ok = false;
+        break;
+      }
+      count *= v;
+    }
+    if (ok) total += count * dtype_size(t);
+  }
+  return ok ? total : 0;
 }
 
 /* ---- paths ------------------------------------------------------------------------------ */

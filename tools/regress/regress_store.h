@@ -140,6 +140,13 @@ std::string caps_dtype(const std::string& caps);
 // other/tensor): the sum over the tensors of the product of their dimensions times their
 // element size. 0 when the caps do not fix it (flexible tensors, video, unparsable).
 uint64_t caps_frame_bytes(const std::string& caps);
+// The fields of static tensor caps (other/tensors with format static or none, or other/tensor),
+// each split at its commas. False for other caps (video, flexible tensors, unparsable).
+struct TensorCapsText {
+  std::vector<std::string> types, dimensions;
+  int num_tensors = 0;  // as the caps say (other/tensor: the count of types)
+};
+bool static_tensor_caps(const std::string& caps, TensorCapsText* out);
 // Whether `rel`, a path from a recording's frames.jsonl, stays inside the recording's directory
 // `dir`: relative, without ".." components, and (where it exists) not resolving through a
 // symlink to somewhere outside. Otherwise false with the reason.
