@@ -43,8 +43,11 @@ check 'grep -q "tensor 1 slot 0 (region 2) *FAIL *max-abs 0.25 (element 100)" "$
 check 'grep -q "tensor 0 slot 1 (region 1) *ok *identical" "$TMP/fail.txt"' "the other slots of that frame pass"
 check 'grep -q "<table class=\"slots\">" "$TMP/html/index.html" && grep -q "tensor 1 slot 0 (region 2) (pictured)" "$TMP/html/index.html"' \
   "the HTML report has the slot table and draws the failing slot"
-expect 0 "the HTML report of a batch is well-formed and plots the text report's figures" -- \
-  python3 "$ROOT/tests/regress/check_html_report.py" "$TMP/html" "$TMP/fail.txt"
+# element 100 of the slot is pixel (4, 3) of its channel 0: the top of the heat map's scale there
+expect 0 "the HTML report of a batch: well-formed, its slot rows are the text report's, the heat map is the slot's" \
+  -p "4 slot rows compared" -- \
+  python3 "$ROOT/tests/regress/check_html_report.py" "$TMP/html" "$TMP/fail.txt" \
+  --pixel frame-00005-tensor-diff.png 4 3 255,255,170 --pixel frame-00005-tensor-diff.png 0 0 0,0,0
 expect 1 "compare names the slot too" -p "tensor 1 slot 0 (region 2)" -p "first failing frame: 5" -- \
   "$TOOL" compare "$TMP/b" "$TMP/p"
 expect 0 "record the batch digest-only" -- "$TOOL" record --clip "$CLIP" --pipeline "$BATCHED" --out "$TMP/d" --store digest

@@ -101,7 +101,7 @@ std::string tensor_pictures(uint64_t frame, const SinkInfo& sink, const SinkResu
   std::string o = "<h3>sink '" + markup_escape(sink.name) + "' (tensor)</h3>\n";
   // a batch: a row per slot, and the pictures of the slot worth looking at
   const size_t slot = picture_slot(r);
-  if (!r.slots.empty()) o += slot_table_html(r, slot, rl, ul);
+  if (!r.slots.empty()) o += slot_table_html(frame, r, slot, rl, ul);
   auto no_pictures = [&](const std::string& why) {
     return o + "<p class=\"note\">No tensor pictures: " + markup_escape(why) + ".</p>\n";
   };

@@ -24,7 +24,8 @@ size_t picture_slot(const SinkResult& r) {
   return best;
 }
 
-std::string slot_table_html(const SinkResult& r, size_t pictured, const std::string& rl, const std::string& ul) {
+std::string slot_table_html(uint64_t frame, const SinkResult& r, size_t pictured, const std::string& rl,
+                            const std::string& ul) {
   std::string o = "<table class=\"slots\"><tr><th>slot</th><th>empty (" + markup_escape(rl) + " / " +
                   markup_escape(ul) + ")</th><th>max abs diff</th><th>PSNR (dB)</th><th>values differing</th>"
                   "<th>transform delta</th><th>result</th></tr>\n";
@@ -32,7 +33,11 @@ std::string slot_table_html(const SinkResult& r, size_t pictured, const std::str
     const SlotResult& s = r.slots[i];
     auto yes_no = [](bool present, bool empty) { return present ? (empty ? "yes" : "no") : "-"; };
     const bool figures = s.data_compared && !s.identical;
-    o += std::string("<tr") + (s.pass ? "" : " class=\"fail\"") + " data-slot=\"" + std::to_string(i) + "\"><td>" +
+    // the text report's figure for this slot, for tests/regress/check_html_report.py
+    const std::string max_abs = figures ? format_double(s.diff.max_abs) : s.identical ? "0" : "";
+    o += std::string("<tr") + (s.pass ? "" : " class=\"fail\"") + " data-frame=\"" + std::to_string(frame) +
+         "\" data-sink=\"" + markup_escape(r.sink) + "\" data-slot=\"" + std::to_string(i) + "\" data-max-abs=\"" +
+         max_abs + "\"><td>" +
          markup_escape(s.name) + (i == pictured ? " (pictured)" : "") + "</td><td>" +
          yes_no(s.ref_present, s.ref_empty) + " / " + yes_no(s.run_present, s.run_empty) + "</td><td>" +
          (figures ? num(s.diff.max_abs) : s.identical ? "0" : "-") + "</td><td>" +
