@@ -140,6 +140,38 @@ TEST(RegressSlots, FrameAgainstItsCaps) {
   EXPECT_TRUE(contains(why, "makes 48 bytes a frame")) << why;
 }
 
+// One buffer of batch 2 at `pts`: regions `first` and `second` (-1: empty), as tensor 0.
+TensorEntry tensor_of(int64_t pts, int first, int second) {
+  TensorEntry t;
+  t.pts = pts;
+  for (int region : {first, second}) {
+    SlotEntry s;
+    s.slot = (uint32_t)t.slots.size();
+    s.empty = region < 0;
+    s.region_index = region;
+    t.slots.push_back(s);
+  }
+  return t;
+}
+
+TEST(RegressSlots, WhichTensorsMakeOneFrame) {
+  const TensorEntry first = tensor_of(40, 0, 1);
+  EXPECT_TRUE(continues_frame(first, tensor_of(40, 2, -1)));   // regions 0, 1 then 2
+  EXPECT_FALSE(continues_frame(first, tensor_of(80, 2, -1)));  // another frame's
+  EXPECT_FALSE(continues_frame(first, tensor_of(40, 0, 1)));   // starts again: a next frame
+  // the tensor before has an empty slot: the frame had no more regions
+  EXPECT_FALSE(continues_frame(tensor_of(40, 2, -1), tensor_of(40, 3, -1)));
+  // region 0 skipped (outside the frame): each frame starts at region 1; frames without a PTS
+  // must still not merge
+  EXPECT_FALSE(continues_frame(tensor_of(-1, 1, 2), tensor_of(-1, 1, 2)));
+  EXPECT_TRUE(continues_frame(tensor_of(-1, 1, 2), tensor_of(-1, 3, -1)));
+  // whole frames and the aggregator's slots come from no region
+  EXPECT_FALSE(continues_frame(tensor_of(40, -1, -1), tensor_of(40, -1, -1)));
+  TensorEntry plain;
+  plain.pts = 40;
+  EXPECT_FALSE(continues_frame(plain, plain));
+}
+
 TEST(RegressSlots, EachSlotIsComparedAndNamed) {
   const Frame a = batch_frame(2);
   // identical

@@ -211,13 +211,6 @@ void read_slots(GstBuffer* buf, std::vector<SlotEntry>* out) {
   }
 }
 
-// Whether `part` is a further tensor of the pending frame: cudatensorize gives a frame with more
-// regions than batch-size as tensors with the same timestamps, the later ones starting past
-// region 0.
-bool continues_frame(const SinkState& s, const TensorEntry& part) {
-  return s.pending && part.pts == s.pending_entry.pts && !part.slots.empty() && part.slots[0].region_index > 0;
-}
-
 void add_to_pending(SinkState* s, TensorEntry part, const uint8_t* data, size_t size) {
   if (!s->pending) {
     s->pending = true;
@@ -360,7 +353,7 @@ GstFlowReturn on_new_sample(GstAppSink* appsink, gpointer user) {
       part.duration = clock_or_none(GST_BUFFER_DURATION(buf));
       read_transform(buf, &part.transform);
       read_slots(buf, &part.slots);
-      if (!continues_frame(*s, part)) flush_pending(s);
+      if (!s->pending || !continues_frame(s->pending_entry, part)) flush_pending(s);
       add_to_pending(s, std::move(part), map.data, map.size);
       gst_buffer_unmap(buf, &map);
       gst_sample_unref(sample);

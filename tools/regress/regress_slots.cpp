@@ -149,6 +149,17 @@ bool check_frame_tensors(const TensorEntry& t, uint64_t tensor_bytes, uint64_t b
   return true;
 }
 
+bool continues_frame(const TensorEntry& frame, const TensorEntry& tensor) {
+  const std::vector<SlotEntry>& before = frame.slots;
+  if (tensor.pts != frame.pts || tensor.slots.empty() || before.size() < tensor.slots.size()) return false;
+  int last = -1;
+  for (size_t i = before.size() - tensor.slots.size(); i < before.size(); i++) {
+    if (before[i].empty) return false;
+    last = before[i].region_index;
+  }
+  return last >= 0 && tensor.slots[0].region_index > last;
+}
+
 void digest_slots(const uint8_t* data, uint64_t bytes, std::vector<SlotEntry>* slots) {
   if (slots->empty()) return;
   const uint64_t each = bytes / slots->size();

@@ -34,6 +34,13 @@ bool slots_from_json(const Json& j, std::vector<SlotEntry>* slots, std::string* 
 // unknown), numbered in order. False with the reason, naming the fields.
 bool check_frame_tensors(const TensorEntry& t, uint64_t tensor_bytes, uint64_t batch, std::string* why);
 
+// Whether `tensor` (one buffer, its slots numbered as tensor 0) is a further tensor of `frame`
+// (the tensors gathered so far): cudatensorize gives a frame with more regions than batch-size
+// as tensors with the same timestamps, each full but the last, the regions in order. So: same
+// PTS, the tensor before it full, and its first region a later one than that tensor's last (a
+// next frame starts again from its first region).
+bool continues_frame(const TensorEntry& frame, const TensorEntry& tensor);
+
 // Sets each slot's sha256 from `data` (`bytes` split evenly over the slots).
 void digest_slots(const uint8_t* data, uint64_t bytes, std::vector<SlotEntry>* slots);
 
