@@ -98,6 +98,21 @@ EOF
 expect 2 "a frame with a slot missing" -p "frames.jsonl line 5: corrupt" \
   -p "field \"slots\" has 3 slots but the frame has 2 tensors of batch 2" -- "$TOOL" compare "$TMP/c3" "$TMP/b"
 
+# roi-meta: the matcher's boxes as regions, as many as it finds (frame 1: two, one tensor;
+# the others three, two tensors)
+ROI_META="filesrc location={clip} ! qtdemux ! h264parse ! avdec_h264 ! cudatemplatematch backend=cpu template-rect=\"<496,154,40,80>\" max-matches=3 threshold=0.5 draw=false ! cudatensorize backend=cpu width=16 height=32 resize-mode=stretch roi-meta=true batch-size=2 ! appsink name=tensor"
+expect 0 "record a batch of the matcher's boxes (roi-meta)" -p "recorded 31 frames" -- \
+  "$TOOL" record --clip "$CLIP" --pipeline "$ROI_META" --out "$TMP/m"
+check "python3 - '$TMP/m' <<'EOF'
+import json, os, sys
+frames = [json.loads(l)['tensor'] for l in open(os.path.join(sys.argv[1], 'frames.jsonl'))]
+ok = (frames[1].get('tensors', 1) == 1 and len(frames[1]['slots']) == 2 and frames[0]['tensors'] == 2
+      and [s['region_index'] for s in frames[0]['slots']] == [0, 1, 2, -1])
+sys.exit(0 if ok else 1)
+EOF" "frames with two and three regions: one and two tensors"
+expect 0 "the roi-meta batch checks against a second run" -p "RESULT: PASS: 31 frames" \
+  -p "tensor 1 slot 0: 30 frames compared" -- "$TOOL" check --clip "$CLIP" --golden "$TMP/m"
+
 # NHWC (3:W:H:B) batches the same way
 expect 0 "record an NHWC batch" -p "dimensions=(string)3:32:32:2" -- \
   "$TOOL" record --clip "$CLIP" --pipeline "${BATCHED/batch-size=2/batch-size=2 layout=nhwc}" --out "$TMP/n"
