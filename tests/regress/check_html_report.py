@@ -6,7 +6,9 @@
   - every <img> names a PNG in DIR that decodes (chunk CRCs, zlib, row filters, size);
   - every plotted point (svg.plot circles: data-frame, data-value, class "fail") equals the
     text report's figure for that frame and sink, and every frame the text report gives a
-    figure for is plotted.
+    figure for is plotted;
+  - every row of a batch's slot table (tr data-slot: data-frame, data-sink, data-max-abs,
+    class "fail") equals the text report's row for that slot of that frame.
   check_html_report.py DIR TEXT_REPORT [--pixel PNG X Y R,G,B]... [--same PNG_A PNG_B X Y]...
                       [--identical PNG_A PNG_B]...
 (--pixel: that pixel has that colour; --same: the two images agree at that pixel; --identical:
@@ -28,7 +30,7 @@ VOID = {"meta", "img", "br", "hr", "input", "link", "source", "wbr"}
 class Page(html.parser.HTMLParser):
     def __init__(self):
         super().__init__()
-        self.images, self.points, self.external, self.text = [], [], [], []
+        self.images, self.points, self.external, self.text, self.slots = [], [], [], [], []
         self.series = None
         self.open, self.unbalanced = [], []
 
@@ -45,6 +47,9 @@ class Page(html.parser.HTMLParser):
             v = a.get(k, "")
             if re.match(r"^[a-z]+:", v) or v.startswith("//"):
                 self.external.append("%s=%s" % (k, v))
+        if tag == "tr" and "data-slot" in a:
+            self.slots.append(((a["data-sink"], int(a["data-frame"]), int(a["data-slot"])),
+                               a["data-max-abs"], "fail" in a.get("class", "").split()))
         if tag == "img":
             self.images.append(a.get("src", ""))
         if tag == "svg" and "plot" in a.get("class", "").split():
@@ -119,6 +124,26 @@ def decode_png(path):
 
 
 LINE = re.compile(r"^\s*(\d+)\s+\S+\s+(\S+)\s+(ok|FAIL)\s+(.*)$")
+SLOT_LINE = re.compile(r"^ {10}(\S.*?)\s+(ok|FAIL)\s+(.*)$")
+
+
+def text_slots(report):
+    """{(sink, frame, slot): (max abs text or "", failing)} from the slot rows of a full text report."""
+    out, where, slot = {}, None, 0
+    for line in open(report):
+        m = LINE.match(line)
+        if m:
+            where, slot = (m.group(2), int(m.group(1))), 0
+            continue
+        m = SLOT_LINE.match(line)
+        if not m or where is None:
+            continue
+        rest = m.group(3).split("  <- ")[0]
+        value = "0" if rest == "identical" else (re.search(r"max-abs (\S+)", rest).group(1)
+                                                  if rest.startswith("max-abs ") else "")
+        out[(where[0], where[1], slot)] = (value, m.group(2) == "FAIL")
+        slot += 1
+    return out
 
 
 def text_figures(report):
@@ -190,6 +215,16 @@ def main():
     for key in sorted(expected):
         if key[0] in series_plotted and key not in plotted:
             problems.append("%s frame %d is in the text report but not plotted" % key)
+    slot_rows = text_slots(report)
+    for key, value, fail in page.slots:
+        if key not in slot_rows:
+            problems.append("slot row %s is not in the text report" % (key,))
+            continue
+        want, want_fail = slot_rows[key]
+        if (want == "") != (value == "") or (want and not same(float(value), float(want))) or fail != want_fail:
+            problems.append("slot row %s: HTML %r%s, text report %r%s" % (
+                key, value, " (fail)" if fail else "", want, " (fail)" if want_fail else ""))
+
     def pixel(name, x, y):
         if name not in decoded:
             problems.append("%s is not an image of the report" % name)
@@ -218,8 +253,8 @@ def main():
         else:
             problems.append("unknown argument %s" % pixels[0])
             break
-    print("html: %d images decoded, %d points in %d series compared with %s" % (
-        len(decoded), len(plotted), len(series_plotted), os.path.basename(report)))
+    print("html: %d images decoded, %d points in %d series and %d slot rows compared with %s" % (
+        len(decoded), len(plotted), len(series_plotted), len(page.slots), os.path.basename(report)))
     print("series: " + " ".join(sorted(series_plotted)))
     print("images: " + " ".join(sorted(decoded)))
     for p in problems:

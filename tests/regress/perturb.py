@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Edits a cudaprep-regress recording in place, keeping it self-consistent (file, SHA-256 and
 stats in frames.jsonl), so that a test can make a known change:
-  perturb.py DIR tensor SINK FRAME INDEX DELTA   adds DELTA to float32 element INDEX
+  perturb.py DIR tensor SINK FRAME INDEX DELTA   adds DELTA to float32 element INDEX (of the
+                                                 frame's tensors one after the other; a batch's
+                                                 slot digests follow)
   perturb.py DIR match SINK FRAME DX DSCORE      moves the first match by DX px, changes its score
   perturb.py DIR truncate FRAMES                 keeps the first FRAMES frames
 and, to make a recording that contradicts itself or is malformed on purpose:
   perturb.py DIR sink-field SINK KEY VALUE       sets a field of the manifest's sink SINK
+  perturb.py DIR sink-int SINK KEY N             sets it to the integer N
   perturb.py DIR frame-field SINK FRAME KEY VALUE  sets a field of SINK in frame FRAME
   perturb.py DIR nest FILE FRAME DEPTH           adds a member DEPTH arrays deep to the first sink
                                                  of frame FRAME (FILE frames: 2 + DEPTH levels)
@@ -61,6 +64,10 @@ def main():
         entry["sha256"] = hashlib.sha256(data).hexdigest()
         entry["min"], entry["max"] = min(finite), max(finite)
         entry["mean"], entry["l2"] = s / len(finite), math.sqrt(sq)
+        slots = entry.get("slots", [])
+        for i, slot in enumerate(slots):
+            each = len(data) // len(slots)
+            slot["sha256"] = hashlib.sha256(data[i * each:(i + 1) * each]).hexdigest()
     elif what == "match":
         sink, frame, dx, dscore = sys.argv[3], int(sys.argv[4]), float(sys.argv[5]), float(sys.argv[6])
         m = frames[frame][sink]["matches"][0]
@@ -74,6 +81,11 @@ def main():
             s["frames"] = min(s["frames"], keep)
     elif what == "sink-field":
         sink, key, value = sys.argv[3], sys.argv[4], sys.argv[5]
+        for s in manifest["sinks"]:
+            if s["name"] == sink:
+                s[key] = value
+    elif what == "sink-int":
+        sink, key, value = sys.argv[3], sys.argv[4], int(sys.argv[5])
         for s in manifest["sinks"]:
             if s["name"] == sink:
                 s[key] = value

@@ -12,7 +12,9 @@
 #    (pass/fail);
 # 2. the GPU path fed from system memory (avdec_h264, frames uploaded), where avdec_h264 exists;
 # 3. a GPU recording and a CPU recording of the clip made here, compared with `compare`;
-# 4. two GPU recordings compared exactly (the GPU path is deterministic).
+# 4. two GPU recordings compared exactly (the GPU path is deterministic);
+# 5. batches: three regions of each frame with batch-size 2 (two tensors a frame, one slot
+#    empty) on the GPU path, checked slot by slot against a CPU recording made here.
 # Reports and recordings go to OUTDIR (default /tmp/regress-gpu-check). A summary is printed last.
 # Exit status: 0 when every check passes, 1 when one fails, 2 when the setup is not usable.
 set -u
@@ -69,6 +71,14 @@ else
   SYSMEM_PIPELINE=""
 fi
 
+# 5: batches, from the same decoders; the CPU side's decoder as for CPU_PIPELINE
+BATCH_TAIL='cudatensorize backend=cpu width=64 height=64 batch-size=2 rois="<<0,0,300,200>,<400,100,200,300>,<100,300,250,250>>" ! appsink name=tensor'
+BATCH_CPU_SIDE="filesrc location={clip} ! qtdemux ! h264parse ! avdec_h264 ! $BATCH_TAIL"
+BATCH_GPU_PIPELINE=${BATCH_CPU_SIDE//backend=cpu/backend=cuda}
+has nvh264dec && BATCH_GPU_PIPELINE=${BATCH_GPU_PIPELINE/avdec_h264/nvh264dec}
+BATCH_CPU_PIPELINE=$BATCH_CPU_SIDE
+has avdec_h264 || BATCH_CPU_PIPELINE=${BATCH_CPU_SIDE/avdec_h264/nvh264dec ! cudadownload ! video/x-raw}
+
 summary=()
 failed=0
 step() {  # name, must-pass (yes/no), command...
@@ -104,12 +114,17 @@ step record-gpu-again yes "$TOOL" record --clip "$CLIP" --pipeline "$GPU_PIPELIN
 step record-cpu yes "$TOOL" record --clip "$CLIP" --pipeline "$CPU_PIPELINE" --out "$OUTDIR/cpu" --force
 step compare-cpu-gpu yes "$TOOL" compare "$OUTDIR/cpu" "$OUTDIR/gpu" "${TOLS[@]}" --report "$OUTDIR/compare-cpu-gpu.txt"
 step compare-gpu-gpu yes "$TOOL" compare "$OUTDIR/gpu" "$OUTDIR/gpu2" --report "$OUTDIR/compare-gpu-gpu.txt"
+step record-batch-cpu yes "$TOOL" record --clip "$CLIP" --pipeline "$BATCH_CPU_PIPELINE" --out "$OUTDIR/batch-cpu" --force
+step batch-gpu-vs-cpu yes "$TOOL" check --clip "$CLIP" --golden "$OUTDIR/batch-cpu" --pipeline "$BATCH_GPU_PIPELINE" \
+  "${TOLS[@]}" --report "$OUTDIR/batch-gpu-vs-cpu.txt"
 
 echo
 echo "================ regress gpu-check summary"
 echo "device:     $GPU_NAME"
 echo "pipelines:  GPU: $GPU_PIPELINE"
 echo "            CPU: $CPU_PIPELINE"
+echo "            batches: GPU: $BATCH_GPU_PIPELINE"
+echo "                     CPU: $BATCH_CPU_PIPELINE"
 echo "tolerance:  tensors $TENSOR_TOL, match position $MATCH_POS_TOL px, match score $MATCH_SCORE_TOL"
 printf '%s\n' "${summary[@]}"
 if [ $EXACT -eq 0 ]; then

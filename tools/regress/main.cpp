@@ -39,6 +39,8 @@ const char* kUsage =
     "  cudaprep-regress --version\n"
     "DESC is a gst-launch description with {clip} where the clip goes and appsinks named after what\n"
     "they carry (appsink name=tensor after cudatensorize, appsink name=matches after cudatemplatematch).\n"
+    "Element settings go in DESC, batches too (cudatensorize batch-size=2 rois=\"<<x,y,w,h>,...>\", roi-meta=true,\n"
+    "cudatensorbatch): a frame's tensors are recorded together, slot by slot, and checked per slot.\n"
     "record refuses to replace an existing recording in DIR unless --force is given.\n"
     "Tolerances are plain decimal numbers: max-abs=X and the match tolerances >= 0, psnr=DB > 0.\n"
     "Exit status: 0 pass, 1 regression, 2 usage or setup error (also when interrupted: SIGINT, SIGTERM).\n";

@@ -24,19 +24,6 @@ void fail(SinkResult* r, const std::string& why) {
   }
 }
 
-double transform_delta(const Transform& a, const Transform& b) {
-  double d = 0;
-  auto upd = [&](double x, double y) { d = std::max(d, (x == y) ? 0.0 : std::fabs(x - y)); };
-  upd(a.source_w, b.source_w);
-  upd(a.source_h, b.source_h);
-  upd(a.tensor_w, b.tensor_w);
-  upd(a.tensor_h, b.tensor_h);
-  for (int i = 0; i < 6; i++) upd(a.src_to_tensor[i], b.src_to_tensor[i]);
-  for (int i = 0; i < 6; i++) upd(a.tensor_to_src[i], b.tensor_to_src[i]);
-  for (int i = 0; i < 4; i++) upd(a.active_rect[i], b.active_rect[i]);
-  return std::isnan(d) ? INFINITY : d;
-}
-
 void compare_pts(SinkResult* r, int64_t ref, int64_t run, const std::string& rl, const std::string& ul) {
   r->pts_ref = ref;
   r->pts_run = run;
@@ -71,28 +58,29 @@ SinkResult compare_tensor(const std::string& sink, const TensorEntry& ref, const
   r.ref_stats = ref.stats;
   r.run_stats = run.stats;
   r.identical = ref.sha256 == run.sha256 && ref.bytes == run.bytes;
-  if (ref.bytes != run.bytes) {
+  r.ref_tensors = ref.tensors;
+  r.run_tensors = run.tensors;
+  const bool batched = !ref.slots.empty() || !run.slots.empty();
+  if (ref.tensors != run.tensors) {
+    fail(&r, "the frame gave " + std::to_string(ref.tensors) + " tensors in " + rl + ", " +
+                 std::to_string(run.tensors) + " in " + ul);
+  } else if (ref.bytes != run.bytes) {
     fail(&r, "size differs: " + rl + " " + std::to_string(ref.bytes) + " bytes, " + ul + " " +
                  std::to_string(run.bytes) + " bytes");
   } else if (ref_data && run_data) {
     r.data_compared = true;
     r.diff = diff_tensors(ref_data, ref.bytes, run_data, run.bytes, type);
     r.identical = r.diff.identical;
-    if (!tensor_diff_passes(r.diff, opt.tensor_tol)) {
-      switch (opt.tensor_tol.kind) {
-        case TensorTolerance::Exact:
-          fail(&r, "tensor differs (max abs diff " + fmt(r.diff.max_abs) + ", tolerance exact)");
-          break;
-        case TensorTolerance::MaxAbs:
-          fail(&r, "max abs diff " + fmt(r.diff.max_abs) + " > tolerance " + fmt(opt.tensor_tol.value));
-          break;
-        case TensorTolerance::Psnr:
-          fail(&r, "PSNR " + fmt(r.diff.psnr) + " dB < tolerance " + fmt(opt.tensor_tol.value) + " dB");
-          break;
-      }
-    }
-  } else if (!r.identical) {
+    // a batch is judged slot by slot (below), each slot against the tolerance
+    const std::string why = tensor_diff_failure(r.diff, opt.tensor_tol);
+    if (!batched && !why.empty()) fail(&r, why);
+  } else if (!r.identical && !batched) {
     fail(&r, "SHA-256 differs (digest-only: exact comparison only)");
+  }
+  if (batched) {
+    r.slots = compare_slots(ref, ref_data, run, run_data, type, opt.tensor_tol, rl, ul);
+    for (const SlotResult& s : r.slots)
+      if (!s.pass) fail(&r, s.name + ": " + s.problem);
   }
   if (ref.transform.present != run.transform.present) {
     fail(&r, std::string("transform meta only in ") + (ref.transform.present ? rl : ul));
@@ -343,7 +331,9 @@ std::string Comparison::frame_line(const FrameResult& f, const SinkResult& r) co
     return s + "only in " + (r.ref_present ? ref_label_ : run_label_);
   }
   if (r.kind == "tensor") {
-    if (r.ref_bytes != r.run_bytes) {
+    if (r.ref_tensors != r.run_tensors) {
+      s += std::to_string(r.ref_tensors) + " vs " + std::to_string(r.run_tensors) + " tensors";
+    } else if (r.ref_bytes != r.run_bytes) {
       s += "size differs";
     } else if (r.identical) {
       s += "identical";
@@ -363,6 +353,13 @@ std::string Comparison::frame_line(const FrameResult& f, const SinkResult& r) co
   }
   if (!r.pass) s += "  <- " + r.problem + (r.notes.empty() ? "" : "; " + r.notes);
   return s;
+}
+
+std::string Comparison::slot_lines(const SinkResult& r, bool all_slots) const {
+  std::string out;
+  for (const SlotResult& slot : r.slots)
+    if (all_slots || !slot.pass) out += slot_line(slot, ref_label_, run_label_) + "\n";
+  return out;
 }
 
 std::string Comparison::render(bool all_frames, size_t max_frame_lines) const {
@@ -419,7 +416,7 @@ std::string Comparison::render(bool all_frames, size_t max_frame_lines) const {
         skipped++;
         continue;
       }
-      fl << frame_line(f, kv.second) << "\n";
+      fl << frame_line(f, kv.second) << "\n" << slot_lines(kv.second, all_frames);
       lines++;
     }
   }
@@ -508,6 +505,10 @@ void Comparison::summary_to(std::ostringstream& o) const {
         o << "; per-value figures n/a (digest-only recording)";
       }
       o << "\n";
+      std::vector<std::pair<uint64_t, const std::vector<SlotResult>*>> slots;
+      for (size_t i = 0; i < list.size(); i++)
+        if (!list[i]->slots.empty()) slots.emplace_back(idx[i], &list[i]->slots);
+      if (!slots.empty()) slot_summary_to(o, slots);
     } else {
       uint64_t n_ref = 0, n_run = 0, count_mismatch = 0, wpos = 0, wscore = 0;
       double max_dpos = 0, max_dscore = 0;

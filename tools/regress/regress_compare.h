@@ -10,13 +10,10 @@
 #include <vector>
 
 #include "regress_math.h"
+#include "regress_slots.h"
 #include "regress_store.h"
 
 namespace regress {
-
-// Affine transforms (GstCudaPrepTransformMeta) are computed on the host in double precision;
-// they may differ in the last bits between platforms (FMA contraction), not more than this.
-constexpr double kTransformTolerance = 1e-9;
 
 struct CompareOptions {
   TensorTolerance tensor_tol;
@@ -39,6 +36,8 @@ struct SinkResult {
   TensorDiff diff;
   TensorStats ref_stats, run_stats;
   double transform_delta = 0;
+  uint32_t ref_tensors = 1, run_tensors = 1;  // tensors the frame gave (more regions than batch-size)
+  std::vector<SlotResult> slots;              // batched tensors: each slot (the frame fails if one does)
   // matches
   MatchDiff match;
 };
@@ -102,6 +101,8 @@ class Comparison {
 
  private:
   std::string frame_line(const FrameResult& f, const SinkResult& r) const;
+  // A batched tensor's slot rows under its frame line: every slot, or the failing ones.
+  std::string slot_lines(const SinkResult& r, bool all_slots) const;
   void summary_to(std::ostringstream& o) const;  // mu_ held
 
   std::string command_, ref_label_, run_label_;

@@ -25,7 +25,7 @@ nav a { margin-right: 14px; }
 pre { background: #f5f5f7; padding: 10px 12px; overflow-x: auto; font: 12.5px/1.4 ui-monospace, monospace; }
 pre { white-space: pre-wrap; }
 table { border-collapse: collapse; margin: 6px 0; } td, th { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }
-th { background: #f5f5f7; } td.diff { background: #fff3cd; }
+th { background: #f5f5f7; } td.diff { background: #fff3cd; } table.slots tr.fail td { background: #ffd6d6; }
 .note { color: #6b4e00; background: #fff8e1; padding: 6px 10px; border-left: 3px solid #e0a800; }
 .error { color: #842029; }
 svg.plot { display: block; max-width: 100%; height: auto; margin: 4px 0 10px; font: 11px sans-serif; }

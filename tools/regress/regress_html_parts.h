@@ -27,6 +27,12 @@ std::string tensor_pictures(uint64_t frame, const SinkInfo& sink, const SinkResu
                             const std::string& dir, std::string* error);
 std::string match_pictures(uint64_t frame, const SinkInfo& sink, const HtmlReportInput& in,
                            const std::string& frame_png, const std::string& frame_missing);
+// regress_html_slots.cpp: a batched tensor's slots: the one to draw (the first failing, else the
+// most different, else slot 0) and a table row per slot with its figures.
+size_t picture_slot(const SinkResult& r);
+std::string slot_table_html(uint64_t frame, const SinkResult& r, size_t pictured, const std::string& ref_label,
+                            const std::string& run_label);
+
 // "frame-00007-<sink>-<what>.png"
 std::string png_name(uint64_t frame, const std::string& sink, const char* what);
 

@@ -37,6 +37,16 @@ std::string picture(const std::string& png, int img_w, int img_h, double vx, dou
 
 int tensor_display_width(int w) { return w <= 360 ? w * std::max(1, 360 / w) : 360; }
 
+// Keeps slot `slot` of a batch's bytes (slots one after the other, each a picture's size);
+// false when the bytes do not reach it.
+bool slice_slot(std::vector<uint8_t>* bytes, size_t slot, const TensorPicture& p) {
+  const size_t each = (size_t)p.width * p.height * 3 * dtype_size(p.type);
+  if (each == 0 || bytes->size() < (slot + 1) * each) return false;
+  bytes->erase(bytes->begin() + (slot + 1) * each, bytes->end());
+  bytes->erase(bytes->begin(), bytes->begin() + slot * each);
+  return true;
+}
+
 std::string stats_caption(const TensorStats& s) {
   return "min " + num(s.min) + ", max " + num(s.max) + ", mean " + num(s.mean);
 }
@@ -89,6 +99,9 @@ std::string tensor_pictures(uint64_t frame, const SinkInfo& sink, const SinkResu
                             const std::string& dir, std::string* error) {
   const std::string rl = in.cmp->ref_label(), ul = in.cmp->run_label();
   std::string o = "<h3>sink '" + markup_escape(sink.name) + "' (tensor)</h3>\n";
+  // a batch: a row per slot, and the pictures of the slot worth looking at
+  const size_t slot = picture_slot(r);
+  if (!r.slots.empty()) o += slot_table_html(frame, r, slot, rl, ul);
   auto no_pictures = [&](const std::string& why) {
     return o + "<p class=\"note\">No tensor pictures: " + markup_escape(why) + ".</p>\n";
   };
@@ -107,6 +120,17 @@ std::string tensor_pictures(uint64_t frame, const SinkInfo& sink, const SinkResu
     run_bytes = ref_bytes;
   else if (!in.run_data->tensor_bytes(sink.name, frame, &run_bytes, &why))
     return no_pictures(why);
+  std::string slot_caption;
+  TensorStats ref_stats = r.ref_stats, run_stats = r.run_stats;
+  bool identical = r.identical;
+  if (!r.slots.empty()) {
+    if (!slice_slot(&ref_bytes, slot, pref) || !slice_slot(&run_bytes, slot, prun))
+      return no_pictures(r.slots[slot].name + " is not in both tensors");
+    slot_caption = ", " + markup_escape(r.slots[slot].name);
+    ref_stats = tensor_stats(ref_bytes.data(), ref_bytes.size(), pref.type);
+    run_stats = tensor_stats(run_bytes.data(), run_bytes.size(), prun.type);
+    identical = r.slots[slot].identical;
+  }
 
   const std::string fr = png_name(frame, sink.name, "ref"), fu = png_name(frame, sink.name, "run"),
                     fd = png_name(frame, sink.name, "diff");
@@ -122,17 +146,17 @@ std::string tensor_pictures(uint64_t frame, const SinkInfo& sink, const SinkResu
   o += "<div class=\"row\">\n";
   o += figure(picture(fr, pref.width, pref.height, 0, 0, pref.width, pref.height, dw, "", rl),
               "<b>" + markup_escape(rl) + "</b> " + std::to_string(pref.width) + "x" + std::to_string(pref.height) +
-                  "; " + stats_caption(r.ref_stats) + "<br>" + markup_escape(norm(pref)));
+                  slot_caption + "; " + stats_caption(ref_stats) + "<br>" + markup_escape(norm(pref)));
   o += figure(picture(fu, prun.width, prun.height, 0, 0, prun.width, prun.height, tensor_display_width(prun.width),
                       "", ul),
               "<b>" + markup_escape(ul) + "</b> " + std::to_string(prun.width) + "x" + std::to_string(prun.height) +
-                  "; " + stats_caption(r.run_stats) + "<br>" + markup_escape(norm(prun)));
+                  slot_caption + "; " + stats_caption(run_stats) + "<br>" + markup_escape(norm(prun)));
   if (ref_bytes.size() != run_bytes.size() || pref.width != prun.width || pref.height != prun.height ||
       pref.type != prun.type || pref.nhwc != prun.nhwc) {
     o += "</div>\n<p class=\"note\">No difference map: the two tensors differ in size or layout.</p>\n";
     return o;
   }
-  const Annotation heat = heat_map_figure(ref_bytes, run_bytes, pref, r.identical, rl, ul, dir + "/" + fd, error);
+  const Annotation heat = heat_map_figure(ref_bytes, run_bytes, pref, identical, rl, ul, dir + "/" + fd, error);
   if (!error->empty()) return "";
   o += figure(picture(fd, pref.width, pref.height, 0, 0, pref.width, pref.height, dw, heat.overlay, "difference"),
               heat.caption);

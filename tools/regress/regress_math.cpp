@@ -261,6 +261,18 @@ bool tensor_diff_passes(const TensorDiff& d, const TensorTolerance& tol) {
   return false;
 }
 
+std::string tensor_diff_failure(const TensorDiff& d, const TensorTolerance& tol) {
+  if (tensor_diff_passes(d, tol)) return "";
+  switch (tol.kind) {
+    case TensorTolerance::Exact: return "tensor differs (max abs diff " + format_short(d.max_abs) + ", tolerance exact)";
+    case TensorTolerance::MaxAbs:
+      return "max abs diff " + format_short(d.max_abs) + " > tolerance " + format_short(tol.value);
+    case TensorTolerance::Psnr:
+      return "PSNR " + format_short(d.psnr) + " dB < tolerance " + format_short(tol.value) + " dB";
+  }
+  return "";
+}
+
 MatchDiff diff_matches(const std::vector<MatchRec>& ref, const std::vector<MatchRec>& run) {
   MatchDiff d;
   d.n_ref = ref.size();

@@ -66,6 +66,8 @@ bool parse_decimal(const std::string& text, double* out);
 bool parse_tensor_tolerance(const std::string& s, TensorTolerance* out, std::string* error);
 // Whether a diff with full data passes the tolerance.
 bool tensor_diff_passes(const TensorDiff& d, const TensorTolerance& tol);
+// Why a diff with full data fails the tolerance ("max abs diff 0.5 > tolerance 0.1"), "" if it passes.
+std::string tensor_diff_failure(const TensorDiff& d, const TensorTolerance& tol);
 
 struct MatchRec {
   int x = 0, y = 0, w = 0, h = 0;  // integer box of the ROI meta

@@ -16,6 +16,7 @@
 #include "gstcudaprepmeta.h"
 #include "regress_device.h"
 #include "regress_progress.h"
+#include "regress_slots.h"
 
 namespace regress {
 
@@ -128,8 +129,15 @@ struct SinkState {
   bool have_caps = false;
   std::string caps, memory, dtype = "uint8";
   DType type = DType::U8;
+  uint64_t tensor_bytes = 0, batch = 0;  // what the caps fix (0: nothing)
   std::string error;
   bool fatal = false;  // error stops the run (run() returns it)
+  // The frame being gathered (tensor sinks): a frame with more regions than batch-size gives
+  // several tensors in a row. Touched by the sink's streaming thread, and by run() once the
+  // pipeline has stopped.
+  bool pending = false;
+  TensorEntry pending_entry;
+  std::vector<uint8_t> pending_bytes;  // keeps its capacity from frame to frame
 };
 
 namespace {
@@ -150,10 +158,7 @@ void describe_caps(GstCaps* caps, std::string* text, std::string* memory) {
   gst_caps_unref(c);
 }
 
-void read_transform(GstBuffer* buf, Transform* out) {
-  if (!gst_meta_get_info(GST_CUDAPREP_TRANSFORM_META_NAME)) return;  // plugin not loaded
-  GstCudaPrepTransform t;
-  if (!gst_cudaprep_buffer_get_transform(buf, &t)) return;
+void copy_transform(const GstCudaPrepTransform& t, Transform* out) {
   out->present = true;
   out->source_w = t.source_width;
   out->source_h = t.source_height;
@@ -162,6 +167,98 @@ void read_transform(GstBuffer* buf, Transform* out) {
   memcpy(out->src_to_tensor, t.src_to_tensor, sizeof t.src_to_tensor);
   memcpy(out->tensor_to_src, t.tensor_to_src, sizeof t.tensor_to_src);
   memcpy(out->active_rect, t.active_rect, sizeof t.active_rect);
+}
+
+void read_transform(GstBuffer* buf, Transform* out) {
+  if (!gst_meta_get_info(GST_CUDAPREP_TRANSFORM_META_NAME)) return;  // plugin not loaded
+  GstCudaPrepTransform t;
+  if (gst_cudaprep_buffer_get_transform(buf, &t)) copy_transform(t, out);
+}
+
+// The aggregator's "source-pad" of slot i (the header's slot info does not carry it).
+std::string slot_source_pad(GstBuffer* buf, guint i) {
+  GstCustomMeta* meta = gst_buffer_get_custom_meta(buf, GST_CUDAPREP_TRANSFORM_META_NAME);
+  const GValue* slots = meta ? gst_structure_get_value(gst_custom_meta_get_structure(meta), "slots") : nullptr;
+  if (!slots || !GST_VALUE_HOLDS_ARRAY(slots) || i >= gst_value_array_get_size(slots)) return "";
+  const GValue* v = gst_value_array_get_value(slots, i);
+  const GstStructure* st = GST_VALUE_HOLDS_STRUCTURE(v) ? gst_value_get_structure(v) : nullptr;
+  const gchar* pad = st ? gst_structure_get_string(st, "source-pad") : nullptr;
+  return pad ? pad : "";
+}
+
+// The transform meta's slots (every tensor has at least one), numbered as tensor 0.
+void read_slots(GstBuffer* buf, std::vector<SlotEntry>* out) {
+  out->clear();
+  if (!gst_meta_get_info(GST_CUDAPREP_TRANSFORM_META_NAME)) return;
+  const guint n = gst_cudaprep_buffer_get_slot_count(buf);
+  for (guint i = 0; i < n; i++) {
+    SlotEntry e;
+    e.slot = i;
+    GstCudaPrepSlotInfo info;
+    if (gst_cudaprep_buffer_get_slot_info(buf, i, &info)) {
+      e.empty = info.empty;
+      e.region_index = info.region_index;
+      e.region_id = info.region_id;
+      e.source_pts = GST_CLOCK_TIME_IS_VALID(info.source_pts) ? (int64_t)info.source_pts : -1;
+    }
+    GstCudaPrepTransform t;
+    if (gst_cudaprep_buffer_get_slot_transform(buf, i, &t)) {
+      copy_transform(t, &e.transform);
+      memcpy(e.source_rect, t.source_rect, sizeof t.source_rect);
+    }
+    e.source_pad = slot_source_pad(buf, i);
+    out->push_back(e);
+  }
+}
+
+void add_to_pending(SinkState* s, TensorEntry part, const uint8_t* data, size_t size) {
+  if (!s->pending) {
+    s->pending = true;
+    s->pending_entry = std::move(part);
+    s->pending_bytes.assign(data, data + size);
+    return;
+  }
+  TensorEntry& e = s->pending_entry;
+  for (SlotEntry& slot : part.slots) {
+    slot.tensor = e.tensors;
+    e.slots.push_back(slot);
+  }
+  e.tensors++;
+  s->pending_bytes.insert(s->pending_bytes.end(), data, data + size);
+}
+
+// Hands the pending frame to the handler, digested. Its slots are kept where there is a batch
+// (several slots or tensors, a region, an aggregator's pad): a plain tensor's single slot is
+// its transform, recorded as before.
+void flush_pending(SinkState* s) {
+  if (!s->pending) return;
+  s->pending = false;
+  const uint64_t index = s->count.load();
+  TensorEntry& e = s->pending_entry;
+  const std::vector<uint8_t>& bytes = s->pending_bytes;
+  DType type;
+  uint64_t tensor_bytes, batch;
+  {
+    std::lock_guard<std::mutex> lock(s->mu);
+    type = s->type;
+    tensor_bytes = s->tensor_bytes;
+    batch = s->batch;
+  }
+  if (e.slots.size() == 1 && e.tensors == 1 && e.slots[0].region_index < 0 && e.slots[0].source_pad.empty())
+    e.slots.clear();
+  e.bytes = bytes.size();
+  e.sha256 = sha256_hex(bytes.data(), bytes.size());
+  e.stats = tensor_stats(bytes.data(), bytes.size() - bytes.size() % dtype_size(type), type);
+  digest_slots(bytes.data(), bytes.size(), &e.slots);
+  std::string why;
+  if (!check_frame_tensors(e, tensor_bytes, batch, &why)) {
+    std::lock_guard<std::mutex> lock(s->mu);
+    if (s->error.empty())
+      s->error = "sink '" + s->name + "': frame " + std::to_string(index) + " does not agree with its caps (" +
+                 s->caps + "): " + why;
+  }
+  s->handler->on_tensor(s->name, index, e, type, bytes.data());
+  s->count.store(index + 1);
 }
 
 std::vector<MatchRec> read_matches(GstBuffer* buf) {
@@ -205,7 +302,6 @@ GstFlowReturn on_new_sample(GstAppSink* appsink, gpointer user) {
   GstCaps* caps = gst_sample_get_caps(sample);
   GstBuffer* buf = gst_sample_get_buffer(sample);
   const uint64_t index = s->count.load();
-  DType type;
   {
     std::lock_guard<std::mutex> lock(s->mu);
     std::string text, memory;
@@ -217,6 +313,8 @@ GstFlowReturn on_new_sample(GstAppSink* appsink, gpointer user) {
       if (s->kind == "tensor") {
         s->dtype = caps_dtype(text);
         dtype_from_name(s->dtype, &s->type);
+        s->tensor_bytes = caps_frame_bytes(text);
+        s->batch = caps_batch(text);
       } else if (!caps || gst_caps_get_size(caps) == 0 ||
                  !gst_structure_has_name(gst_caps_get_structure(caps, 0), "video/x-raw")) {
         // the ROI metas of cudatemplatematch come on video frames: anything else here means
@@ -234,7 +332,6 @@ GstFlowReturn on_new_sample(GstAppSink* appsink, gpointer user) {
       s->error = "sink '" + s->name + "': caps changed at frame " + std::to_string(index) + " from " + s->caps +
                  " to " + text + " (a recording holds one caps per sink)";
     }
-    type = s->type;
   }
   if (buf) {
     if (s->kind == "matches") {
@@ -251,16 +348,16 @@ GstFlowReturn on_new_sample(GstAppSink* appsink, gpointer user) {
         gst_sample_unref(sample);
         return GST_FLOW_ERROR;
       }
-      TensorEntry e;
-      e.pts = clock_or_none(GST_BUFFER_PTS(buf));
-      e.duration = clock_or_none(GST_BUFFER_DURATION(buf));
-      const size_t usable = map.size - map.size % dtype_size(type);
-      e.bytes = map.size;
-      e.sha256 = sha256_hex(map.data, map.size);
-      e.stats = tensor_stats(map.data, usable, type);
-      read_transform(buf, &e.transform);
-      s->handler->on_tensor(s->name, index, e, type, map.data);
+      TensorEntry part;
+      part.pts = clock_or_none(GST_BUFFER_PTS(buf));
+      part.duration = clock_or_none(GST_BUFFER_DURATION(buf));
+      read_transform(buf, &part.transform);
+      read_slots(buf, &part.slots);
+      if (!s->pending || !continues_frame(s->pending_entry, part)) flush_pending(s);
+      add_to_pending(s, std::move(part), map.data, map.size);
       gst_buffer_unmap(buf, &map);
+      gst_sample_unref(sample);
+      return GST_FLOW_OK;  // counted when the frame is complete (flush_pending)
     }
   }
   s->count.store(index + 1);
@@ -756,6 +853,9 @@ bool PipelineRun::run(SampleHandler* handler, std::string* error) {
     progress(false);
     sig = interrupted();
   }
+  // the frames still gathered: their last tensor has come
+  if (eos)
+    for (auto& s : sinks_) flush_pending(s.get());
   progress(true);
 
   // which device the cudaprep elements used: backend, and CUDA memory at their input
@@ -849,6 +949,7 @@ Manifest PipelineRun::manifest(const std::string& store) const {
     si.caps = s->caps;
     si.memory = s->memory;
     si.dtype = s->kind == "tensor" ? s->dtype : "";
+    si.batch = s->kind == "tensor" ? s->batch : 0;
     si.frames = s->count.load();
     m.frames = std::max(m.frames, si.frames);
     m.sinks.push_back(si);

@@ -12,6 +12,8 @@
 
 #include <sys/stat.h>
 
+#include "regress_slots.h"
+
 namespace regress {
 
 const SinkInfo* Manifest::sink(const std::string& name) const {
@@ -66,51 +68,61 @@ std::string caps_dtype(const std::string& text) {
   return out;
 }
 
-uint64_t caps_frame_bytes(const std::string& text) {
+bool static_tensor_caps(const std::string& text, TensorCapsText* out) {
   GstCaps* caps = text.empty() ? nullptr : gst_caps_from_string(text.c_str());
-  if (!caps) return 0;
-  uint64_t total = 0;
+  if (!caps) return false;
+  bool ok = false;
   if (gst_caps_get_size(caps) > 0) {
     const GstStructure* s = gst_caps_get_structure(caps, 0);
     const bool plural = gst_structure_has_name(s, "other/tensors");
     const gchar* format = gst_structure_get_string(s, "format");
     const gchar* types = gst_structure_get_string(s, plural ? "types" : "type");
     const gchar* dims = gst_structure_get_string(s, plural ? "dimensions" : "dimension");
-    if ((plural || gst_structure_has_name(s, "other/tensor")) && (!format || g_str_equal(format, "static")) &&
-        types && dims) {
-      std::vector<std::string> tl = split_trim(types, ","), dl = split_trim(dims, ",");
-      int n = (int)tl.size();
-      if (plural) gst_structure_get_int(s, "num_tensors", &n);
-      bool ok = !tl.empty() && tl.size() == dl.size() && n == (int)tl.size();
-      for (size_t i = 0; ok && i < tl.size(); i++) {
-        DType t;
-        if (!dtype_from_name(tl[i], &t)) {
-          ok = false;
-          break;
-        }
-        // "W:H:C:N"; trailing 0 (unused ranks) are left out, a 0 inside is not fixed
-        std::vector<std::string> comps = split_trim(dl[i].c_str(), ":");
-        while (comps.size() > 1 && comps.back() == "0") comps.pop_back();
-        uint64_t count = 1;
-        for (const auto& c : comps) {
-          if (c.empty() || c.size() > 9 || c.find_first_not_of("0123456789") != std::string::npos) {
-            ok = false;
-            break;
-          }
-          const uint64_t v = std::strtoull(c.c_str(), nullptr, 10);
-          if (v == 0 || count > (UINT64_MAX >> 32) / v) {
-            ok = false;
-            break;
-          }
-          count *= v;
-        }
-        if (ok) total += count * dtype_size(t);
-      }
-      if (!ok) total = 0;
+    ok = (plural || gst_structure_has_name(s, "other/tensor")) && (!format || g_str_equal(format, "static")) &&
+         types && dims;
+    if (ok) {
+      out->types = split_trim(types, ",");
+      out->dimensions = split_trim(dims, ",");
+      out->num_tensors = (int)out->types.size();
+      if (plural) gst_structure_get_int(s, "num_tensors", &out->num_tensors);
     }
   }
   gst_caps_unref(caps);
-  return total;
+  return ok;
+}
+
+uint64_t caps_frame_bytes(const std::string& text) {
+  TensorCapsText c;
+  if (!static_tensor_caps(text, &c)) return 0;
+  const std::vector<std::string>& tl = c.types;
+  const std::vector<std::string>& dl = c.dimensions;
+  bool ok = !tl.empty() && tl.size() == dl.size() && c.num_tensors == (int)tl.size();
+  uint64_t total = 0;
+  for (size_t i = 0; ok && i < tl.size(); i++) {
+    DType t;
+    if (!dtype_from_name(tl[i], &t)) {
+      ok = false;
+      break;
+    }
+    // "W:H:C:N"; trailing 0 (unused ranks) are left out, a 0 inside is not fixed
+    std::vector<std::string> comps = split_trim(dl[i].c_str(), ":");
+    while (comps.size() > 1 && comps.back() == "0") comps.pop_back();
+    uint64_t count = 1;
+    for (const auto& comp : comps) {
+      if (comp.empty() || comp.size() > 9 || comp.find_first_not_of("0123456789") != std::string::npos) {
+        ok = false;
+        break;
+      }
+      const uint64_t v = std::strtoull(comp.c_str(), nullptr, 10);
+      if (v == 0 || count > (UINT64_MAX >> 32) / v) {
+        ok = false;
+        break;
+      }
+      count *= v;
+    }
+    if (ok) total += count * dtype_size(t);
+  }
+  return ok ? total : 0;
 }
 
 /* ---- paths ------------------------------------------------------------------------------ */
@@ -175,6 +187,7 @@ Json manifest_to_json(const Manifest& m) {
     o.set("caps", Json::string(s.caps));
     o.set("memory", Json::string(s.memory));
     if (s.kind == "tensor") o.set("dtype", Json::string(s.dtype));
+    if (s.kind == "tensor" && s.batch) o.set("batch", Json::integer((int64_t)s.batch));
     o.set("frames", Json::integer((int64_t)s.frames));
     sinks.push(o);
   }
@@ -304,6 +317,10 @@ bool manifest_from_json(const Json& j, Manifest* m, std::string* error) {
     }
     opt_string(o, "memory", &s.memory);
     opt_string(o, "dtype", &s.dtype);
+    if (o.has("batch") && !need_uint(o, "batch", &s.batch, error)) {
+      *error = "sinks[" + std::to_string(i) + "]: " + *error;
+      return false;
+    }
     DType t;
     if (s.kind == "tensor" && !dtype_from_name(s.dtype, &t)) {
       *error = "sinks[" + std::to_string(i) + "]: unknown dtype \"" + s.dtype + "\"";
@@ -342,6 +359,33 @@ bool manifest_from_json(const Json& j, Manifest* m, std::string* error) {
 
 /* ---- frames ----------------------------------------------------------------------------- */
 
+Json transform_to_json(const Transform& tr) {
+  Json x = Json::object();
+  Json src = Json::array(), ten = Json::array();
+  src.push(Json::integer(tr.source_w)).push(Json::integer(tr.source_h));
+  ten.push(Json::integer(tr.tensor_w)).push(Json::integer(tr.tensor_h));
+  x.set("source", src);
+  x.set("tensor", ten);
+  x.set("src_to_tensor", doubles_json(tr.src_to_tensor, 6));
+  x.set("tensor_to_src", doubles_json(tr.tensor_to_src, 6));
+  x.set("active_rect", doubles_json(tr.active_rect, 4));
+  return x;
+}
+
+bool transform_from_json(const Json& x, Transform* t) {
+  double src[2], ten[2];
+  if (!doubles(x["source"], 2, src) || !doubles(x["tensor"], 2, ten) ||
+      !doubles(x["src_to_tensor"], 6, t->src_to_tensor) || !doubles(x["tensor_to_src"], 6, t->tensor_to_src) ||
+      !doubles(x["active_rect"], 4, t->active_rect))
+    return false;
+  t->present = true;
+  t->source_w = (int)src[0];
+  t->source_h = (int)src[1];
+  t->tensor_w = (int)ten[0];
+  t->tensor_h = (int)ten[1];
+  return true;
+}
+
 Json frame_to_json(const FrameEntry& f) {
   Json j = Json::object();
   j.set("frame", Json::integer((int64_t)f.index));
@@ -359,19 +403,9 @@ Json frame_to_json(const FrameEntry& f) {
     o.set("l2", Json::number(t.stats.l2));
     o.set("nonfinite", Json::integer((int64_t)t.stats.nonfinite));
     if (!t.file.empty()) o.set("file", Json::string(t.file));
-    if (t.transform.present) {
-      const Transform& tr = t.transform;
-      Json x = Json::object();
-      Json src = Json::array(), ten = Json::array();
-      src.push(Json::integer(tr.source_w)).push(Json::integer(tr.source_h));
-      ten.push(Json::integer(tr.tensor_w)).push(Json::integer(tr.tensor_h));
-      x.set("source", src);
-      x.set("tensor", ten);
-      x.set("src_to_tensor", doubles_json(tr.src_to_tensor, 6));
-      x.set("tensor_to_src", doubles_json(tr.tensor_to_src, 6));
-      x.set("active_rect", doubles_json(tr.active_rect, 4));
-      o.set("transform", x);
-    }
+    if (t.transform.present) o.set("transform", transform_to_json(t.transform));
+    if (t.tensors != 1) o.set("tensors", Json::integer(t.tensors));
+    if (!t.slots.empty()) o.set("slots", slots_to_json(t.slots));
     sinks[name] = o;
   }
   for (const auto& [name, m] : f.matches) {
@@ -452,21 +486,19 @@ bool frame_from_json(const Json& j, FrameEntry* f, std::string* error) {
       if (o.has("nonfinite") && !need_uint(o, "nonfinite", &nonfinite, error)) return false;
       t.stats.nonfinite = nonfinite;
       opt_string(o, "file", &t.file);
-      const Json& x = o["transform"];
-      if (x.is_object()) {
-        double src[2], ten[2];
-        if (!doubles(x["source"], 2, src) || !doubles(x["tensor"], 2, ten) ||
-            !doubles(x["src_to_tensor"], 6, t.transform.src_to_tensor) ||
-            !doubles(x["tensor_to_src"], 6, t.transform.tensor_to_src) ||
-            !doubles(x["active_rect"], 4, t.transform.active_rect)) {
-          *error = name + ": malformed \"transform\"";
-          return false;
-        }
-        t.transform.present = true;
-        t.transform.source_w = (int)src[0];
-        t.transform.source_h = (int)src[1];
-        t.transform.tensor_w = (int)ten[0];
-        t.transform.tensor_h = (int)ten[1];
+      if (o["transform"].is_object() && !transform_from_json(o["transform"], &t.transform)) {
+        *error = name + ": malformed \"transform\"";
+        return false;
+      }
+      int64_t tensors = 1;
+      if (o.has("tensors") && (!o["tensors"].get_int(&tensors) || tensors < 1 || tensors > UINT32_MAX)) {
+        *error = name + ": field \"tensors\" is not a count of tensors (1 or more)";
+        return false;
+      }
+      t.tensors = (uint32_t)tensors;
+      if (o.has("slots") && !slots_from_json(o["slots"], &t.slots, error)) {
+        *error = name + ": " + *error;
+        return false;
       }
       f->tensors[name] = t;
     }
@@ -544,7 +576,7 @@ bool Recording::load(const std::string& d, std::string* error) {
   }
   // the sinks' dtype and frame size as their caps say (a dtype that disagrees would compare
   // the tensor bytes as another element type)
-  std::map<std::string, uint64_t> frame_bytes;
+  std::map<std::string, uint64_t> frame_bytes, batches;
   for (size_t i = 0; i < manifest.sinks.size(); i++) {
     const SinkInfo& s = manifest.sinks[i];
     if (s.kind != "tensor" || s.caps.empty()) continue;
@@ -556,6 +588,14 @@ bool Recording::load(const std::string& d, std::string* error) {
       return false;
     }
     frame_bytes[s.name] = caps_frame_bytes(s.caps);
+    const uint64_t batch = caps_batch(s.caps);
+    if (s.batch && batch && s.batch != batch) {
+      *error = mpath + ": corrupt: sinks[" + std::to_string(i) + "] ('" + s.name + "'): field \"batch\" is " +
+               std::to_string(s.batch) + " but its field \"caps\" (" + s.caps + ") makes it " + std::to_string(batch) +
+               ": the recording contradicts itself";
+      return false;
+    }
+    batches[s.name] = batch;
   }
 
   const std::string fpath = d + "/frames.jsonl";
@@ -595,10 +635,9 @@ bool Recording::load(const std::string& d, std::string* error) {
       const std::string where = fpath + " line " + std::to_string(lineno) + ": corrupt: sink \"" + name + "\"";
       DType type = DType::U8;
       dtype_from_name(s->dtype, &type);
-      const uint64_t want = frame_bytes.count(name) ? frame_bytes[name] : 0;
-      if (want && t.bytes != want) {
-        *error = where + " field \"bytes\" is " + std::to_string(t.bytes) + " but the manifest's field \"caps\" (" +
-                 s->caps + ") makes " + std::to_string(want) + " bytes a frame: the recording contradicts itself";
+      std::string why;
+      if (!check_frame_tensors(t, frame_bytes[name], batches[name], &why)) {
+        *error = where + " " + why + ": the recording contradicts itself (caps " + s->caps + ")";
         return false;
       }
       if (t.bytes % dtype_size(type) != 0) {

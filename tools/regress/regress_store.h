@@ -25,7 +25,8 @@ struct SinkInfo {
   std::string caps;     // negotiated caps of the first sample, without caps features
   std::string memory;   // "system" or the caps feature ("memory:CUDAMemory")
   std::string dtype;    // tensor sinks: element type name ("float32", ...)
-  uint64_t frames = 0;  // samples received
+  uint64_t frames = 0;  // frames received (a frame may give several tensors: see TensorEntry)
+  uint64_t batch = 0;   // tensor sinks: slots per tensor (B of W:H:3:B) as the caps give it; 0: unknown
 };
 
 struct ElementInfo {
@@ -67,13 +68,31 @@ struct Transform {
   double src_to_tensor[6] = {0}, tensor_to_src[6] = {0}, active_rect[4] = {0};
 };
 
+// One slot of a batched tensor (cudatensorize batch-size / rois / roi-meta, cudatensorbatch):
+// what the GstCudaPrepTransformMeta's "slots" say about it, and the digest of its bytes.
+struct SlotEntry {
+  uint32_t tensor = 0;  // which of the frame's tensors (more regions than batch-size: several)
+  uint32_t slot = 0;    // its index inside that tensor
+  bool empty = false;   // no source: the slot holds the pad value
+  int region_index = -1, region_id = -1;
+  int64_t source_pts = -1;  // ns; -1 = none
+  std::string source_pad;   // cudatensorbatch's sink pad; empty otherwise
+  double source_rect[4] = {0};
+  std::string sha256;       // of the slot's bytes
+  Transform transform;
+};
+
+// A frame of a tensor sink: its tensors' bytes one after the other (one tensor, unless the
+// frame gave several: more regions than batch-size), and their slots when batched.
 struct TensorEntry {
   int64_t pts = -1, duration = -1;  // ns; -1 = none
-  uint64_t bytes = 0;
+  uint64_t bytes = 0;               // all the frame's tensors
   std::string sha256;
   TensorStats stats;
   std::string file;  // relative to the recording's directory; empty for digest-only
-  Transform transform;
+  Transform transform;  // the first tensor's (slot 0's)
+  uint32_t tensors = 1;           // tensors the frame gave, all of the sink's caps
+  std::vector<SlotEntry> slots;   // tensors x batch, in order; empty for an unbatched tensor
 };
 
 struct MatchesEntry {
@@ -91,6 +110,9 @@ Json manifest_to_json(const Manifest& m);
 bool manifest_from_json(const Json& j, Manifest* m, std::string* error);
 Json frame_to_json(const FrameEntry& f);
 bool frame_from_json(const Json& j, FrameEntry* f, std::string* error);
+// The "transform" object of frames.jsonl (also a slot's).
+Json transform_to_json(const Transform& t);
+bool transform_from_json(const Json& j, Transform* t);
 
 // A recording on disk.
 struct Recording {
@@ -118,6 +140,13 @@ std::string caps_dtype(const std::string& caps);
 // other/tensor): the sum over the tensors of the product of their dimensions times their
 // element size. 0 when the caps do not fix it (flexible tensors, video, unparsable).
 uint64_t caps_frame_bytes(const std::string& caps);
+// The fields of static tensor caps (other/tensors with format static or none, or other/tensor),
+// each split at its commas. False for other caps (video, flexible tensors, unparsable).
+struct TensorCapsText {
+  std::vector<std::string> types, dimensions;
+  int num_tensors = 0;  // as the caps say (other/tensor: the count of types)
+};
+bool static_tensor_caps(const std::string& caps, TensorCapsText* out);
 // Whether `rel`, a path from a recording's frames.jsonl, stays inside the recording's directory
 // `dir`: relative, without ".." components, and (where it exists) not resolving through a
 // symlink to somewhere outside. Otherwise false with the reason.

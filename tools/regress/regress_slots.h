@@ -1,0 +1,77 @@
+// cudaprep-regress: batched tensors slot by slot. A tensor of batch B (caps W:H:3:B for NCHW,
+// 3:W:H:B for NHWC) holds B slots one after the other; a frame with more regions than
+// batch-size gives several such tensors, recorded one after the other as one frame. Here: the
+// slots' JSON, their consistency with the caps, and their comparison and report lines.
+#pragma once
+
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "regress_json.h"
+#include "regress_math.h"
+#include "regress_store.h"
+
+namespace regress {
+
+// Affine transforms (GstCudaPrepTransformMeta) are computed on the host in double precision;
+// they may differ in the last bits between platforms (FMA contraction), not more than this.
+constexpr double kTransformTolerance = 1e-9;
+// The largest difference between two transforms' fields (inf where one is NaN).
+double transform_delta(const Transform& a, const Transform& b);
+
+// B of static tensor caps with one tensor: its fourth dimension (1 when it has three or fewer);
+// 0 when the caps do not fix it (video, flexible or several tensors, unparsable).
+uint64_t caps_batch(const std::string& caps);
+
+Json slots_to_json(const std::vector<SlotEntry>& slots);
+bool slots_from_json(const Json& j, std::vector<SlotEntry>* slots, std::string* error);
+
+// Whether a frame agrees with its sink's caps: `bytes` is `tensors` times the caps' bytes of a
+// tensor (`tensor_bytes`, 0: unknown) and, when batched, the slots are tensors x `batch` (0:
+// unknown), numbered in order. False with the reason, naming the fields.
+bool check_frame_tensors(const TensorEntry& t, uint64_t tensor_bytes, uint64_t batch, std::string* why);
+
+// Whether `tensor` (one buffer, its slots numbered as tensor 0) is a further tensor of `frame`
+// (the tensors gathered so far): cudatensorize gives a frame with more regions than batch-size
+// as tensors with the same timestamps, each full but the last, the regions in order. So: same
+// PTS, the tensor before it full, and its first region a later one than that tensor's last (a
+// next frame starts again from its first region).
+bool continues_frame(const TensorEntry& frame, const TensorEntry& tensor);
+
+// Sets each slot's sha256 from `data` (`bytes` split evenly over the slots).
+void digest_slots(const uint8_t* data, uint64_t bytes, std::vector<SlotEntry>* slots);
+
+// "slot 1" (one tensor a frame) or "tensor 1 slot 0", with the region or "empty":
+// "tensor 1 slot 0 (region 2)".
+std::string slot_name(const SlotEntry& s, bool several_tensors);
+
+struct SlotResult {
+  std::string name;                  // slot_name() of the reference's slot (else the other's)
+  bool ref_present = false, run_present = false;
+  bool ref_empty = false, run_empty = false;
+  bool pass = true;
+  std::string problem;               // every reason, "; "-joined
+  bool data_compared = false;        // element-wise figures (both sides have the bytes)
+  bool identical = false;            // bitwise
+  TensorDiff diff;
+  double transform_delta = 0;
+};
+
+// Compares two frames' slots by position (tensor, slot): emptiness flag, region index and id,
+// source PTS and pad, transform and source rectangle, and the slot's values (its padding too,
+// when empty) within `tol`, from the bytes where both sides have them, else by SHA-256.
+std::vector<SlotResult> compare_slots(const TensorEntry& ref, const uint8_t* ref_data, const TensorEntry& run,
+                                      const uint8_t* run_data, DType type, const TensorTolerance& tol,
+                                      const std::string& ref_label, const std::string& run_label);
+
+// A report line for one slot, indented under its frame's line.
+std::string slot_line(const SlotResult& s, const std::string& ref_label, const std::string& run_label);
+// A sink's per-slot summary lines: for each slot position, frames compared, failing, empty,
+// the largest max abs diff (and its frame) and the PSNR over the frames. `frames` pairs each
+// frame's index with its slot results.
+void slot_summary_to(std::ostringstream& o, const std::vector<std::pair<uint64_t, const std::vector<SlotResult>*>>& frames);
+
+}  // namespace regress
