@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "meta_regions.h"
 #include "pinned_pool.h"
 #include "transform_meta.h"
 #include "pixel_format.h"
@@ -72,6 +73,7 @@ enum
   PROP_ROI_MIN_SIZE,
   PROP_ROI_MAX_SIZE,
   PROP_ROI_MARGIN,
+  PROP_ROI_SOURCE,
 };
 
 typedef enum { YUV_MATRIX_AUTO = -1 } YuvMatrixAuto;
@@ -97,8 +99,9 @@ struct TensorizeSettings
   int yuv_range = YUV_RANGE_AUTO;
   std::vector<std::vector<int>> rois;   /* empty: one slot, the roi (or the whole frame) */
   int batch_size = 1;
-  bool roi_meta = false;                /* regions from upstream GstVideoRegionOfInterestMeta */
-  std::string roi_type;                 /* only metas of this roi-type; empty: any */
+  bool roi_meta = false;                /* regions from upstream metas (roi_source says which) */
+  GstCudaPrepRoiSource roi_source = GST_CUDA_PREP_ROI_SOURCE_AUTO;
+  std::string roi_type;                 /* class names, comma-separated; empty: any */
   int roi_min_size = 0, roi_max_size = 0; /* region width and height bounds; max 0: none */
   double roi_margin = 0.0;              /* fraction of a region's size added on each side */
 
@@ -115,7 +118,7 @@ struct TensorizeSettings
         scale == o.scale && mean == o.mean && std == o.std && roi == o.roi &&
         yuv_matrix == o.yuv_matrix && yuv_range == o.yuv_range && rois == o.rois &&
         roi_meta == o.roi_meta && roi_type == o.roi_type && roi_min_size == o.roi_min_size &&
-        roi_max_size == o.roi_max_size && roi_margin == o.roi_margin;
+        roi_max_size == o.roi_max_size && roi_margin == o.roi_margin && roi_source == o.roi_source;
   }
 };
 
@@ -125,9 +128,10 @@ struct TensorizePlans
 {
   TensorOutputPlan output {};
   std::vector<SlotPlan> regions;        /* the rois kept, or the one roi / whole frame */
-  std::vector<int> region_index;        /* each one's index in rois or among the frame's ROI
-                                         * metas; -1 for the roi / whole frame */
-  std::vector<int> region_id;           /* the ROI meta's id; -1 if none */
+  std::vector<int> region_index;        /* each one's index in rois or among the frame's metas
+                                         * of its kind; -1 for the roi / whole frame */
+  std::vector<int> region_id;           /* the ROI meta's or ODMtd's id; -1 if none */
+  MetaRegionFilter filter;              /* roi-meta: roi-type, roi-min-size, roi-max-size */
   std::string skipped;                  /* the regions skipped (outside the frame or empty) */
   TensorizeConfig cfg;                  /* what the slot plans are made from (roi aside) */
   std::string frame_desc;
@@ -141,6 +145,7 @@ struct TensorizeState
   std::vector<BatchSlot> slots; /* batch-size slots, sized per caps, reused every tensor */
   std::vector<CudaPrepSlotMeta> slot_metas;
   size_t next_region = 0;       /* first region of the queued frame's next tensor */
+  std::vector<MetaRegion> meta_regions; /* roi-meta: the queued frame's, reused frame to frame */
   gboolean warned_meta_skip = FALSE; /* roi-meta: regions skipped are warned about once */
   gboolean output_cuda = FALSE;
   std::unique_ptr<Tensorizer> tensorizer;
@@ -337,9 +342,15 @@ build_plans (const TensorizeSettings & s, const GstVideoInfo * info, TensorizePl
   if (s.roi_max_size > 0 && s.roi_max_size < s.roi_min_size)
     return Status::error ("roi-max-size " + std::to_string (s.roi_max_size) + " is below roi-min-size " +
         std::to_string (s.roi_min_size));
+  if (s.roi_meta && s.roi_source == GST_CUDA_PREP_ROI_SOURCE_ANALYTICS && !gst_cuda_prep_have_analytics_od ())
+    return Status::error ("roi-source=analytics reads GstAnalyticsODMtd, and this build has no GStreamer "
+        "analytics library (gstreamer-analytics-1.0 >= 1.24); use roi-source=roi-meta");
   TensorizePlans p;
   p.cfg = cfg;
   p.frame_desc = frame_desc;
+  CUDAPREP_RETURN_IF_ERROR (gst_cuda_prep_parse_region_classes (s.roi_type, &p.filter.classes));
+  p.filter.min_size = s.roi_min_size;
+  p.filter.max_size = s.roi_max_size;
   CUDAPREP_RETURN_IF_ERROR (make_output_plan (cfg, &p.output));
   const uint64_t bytes = (uint64_t) slot_bytes (p.output) * (uint64_t) s.batch_size;
   if (bytes > kMaxTensorBytes)      /* one GstBuffer, one pool allocation (guint sizes) */
@@ -881,9 +892,9 @@ gst_cuda_tensorize_transform (GstBaseTransform * trans, GstBuffer * inbuf, GstBu
   return GST_FLOW_OK;
 }
 
-/* roi-meta: this frame's regions from its GstVideoRegionOfInterestMeta, filtered by roi-type and
- * size (the region's own width and height, before the margin). The vectors keep their capacity
- * from frame to frame. Regions skipped are warned about once per stream. */
+/* roi-meta: this frame's regions from its metas (see meta_regions.h), filtered by class and size
+ * (the region's own width and height, before the margin). The vectors keep their capacity from
+ * frame to frame. Regions skipped are warned about once per stream. */
 static Status
 collect_meta_regions (GstCudaTensorize * self, GstBuffer * inbuf)
 {
@@ -894,20 +905,9 @@ collect_meta_regions (GstCudaTensorize * self, GstBuffer * inbuf)
   p.region_index.clear ();
   p.region_id.clear ();
   p.skipped.clear ();
-  const GQuark type = s.roi_type.empty ()? 0 : g_quark_from_string (s.roi_type.c_str ());
-  gpointer iter = NULL;
-  int index = 0;
-  while (GstMeta * m = gst_buffer_iterate_meta_filtered (inbuf, &iter,
-          GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)) {
-    const GstVideoRegionOfInterestMeta *roi = (const GstVideoRegionOfInterestMeta *) m;
-    const int i = index++;
-    const int w = (int) MIN (roi->w, (guint) kMaxSourceSide), h = (int) MIN (roi->h, (guint) kMaxSourceSide);
-    if ((type && roi->roi_type != type) || w < s.roi_min_size || h < s.roi_min_size ||
-        (s.roi_max_size > 0 && (w > s.roi_max_size || h > s.roi_max_size)))
-      continue;
-    const Rect r {(int) MIN (roi->x, (guint) kMaxSourceSide), (int) MIN (roi->y, (guint) kMaxSourceSide), w, h};
-    CUDAPREP_RETURN_IF_ERROR (add_region (&p, r, s.roi_margin, "region meta", i, roi->id));
-  }
+  gst_cuda_prep_collect_meta_regions (inbuf, s.roi_source, p.filter, &state.meta_regions);
+  for (const MetaRegion & r : state.meta_regions)
+    CUDAPREP_RETURN_IF_ERROR (add_region (&p, r.box, s.roi_margin, r.kind, r.index, r.id));
   if (!p.skipped.empty () && !state.warned_meta_skip) {
     state.warned_meta_skip = TRUE;
     GST_ELEMENT_WARNING (self, STREAM, FORMAT, ("Regions skipped"),
@@ -1008,6 +1008,7 @@ gst_cuda_tensorize_set_property (GObject * object, guint prop_id, const GValue *
     case PROP_ROI_MIN_SIZE: s.roi_min_size = g_value_get_int (value); break;
     case PROP_ROI_MAX_SIZE: s.roi_max_size = g_value_get_int (value); break;
     case PROP_ROI_MARGIN: s.roi_margin = g_value_get_double (value); break;
+    case PROP_ROI_SOURCE: s.roi_source = (GstCudaPrepRoiSource) g_value_get_enum (value); break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1050,6 +1051,7 @@ gst_cuda_tensorize_get_property (GObject * object, guint prop_id, GValue * value
     case PROP_ROI_MIN_SIZE: g_value_set_int (value, s.roi_min_size); break;
     case PROP_ROI_MAX_SIZE: g_value_set_int (value, s.roi_max_size); break;
     case PROP_ROI_MARGIN: g_value_set_double (value, s.roi_margin); break;
+    case PROP_ROI_SOURCE: g_value_set_enum (value, (gint) s.roi_source); break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1138,12 +1140,20 @@ gst_cuda_tensorize_class_init (GstCudaTensorizeClass * klass)
           1, kMaxBatchSlots, 1, rw));
   g_object_class_install_property (gobject_class, PROP_ROI_META,
       g_param_spec_boolean ("roi-meta", "Regions from metas",
-          "Take the regions from each frame's GstVideoRegionOfInterestMeta (e.g. a detector's "
-          "boxes), one slot each, instead of rois / roi; the meta's slots give each one's index and "
-          "id. (GstAnalyticsODMtd on GStreamer 1.24+ is not read yet.)", FALSE, rw));
+          "Take the regions from each frame's metas (a detector's boxes: GstVideoRegionOfInterestMeta, "
+          "or GstAnalyticsODMtd on GStreamer 1.24+; roi-source says which), one slot each, instead "
+          "of rois / roi; the meta's slots give each one's index and id", FALSE, rw));
+  g_object_class_install_property (gobject_class, PROP_ROI_SOURCE,
+      g_param_spec_enum ("roi-source", "Region source",
+          "roi-meta: which metas give the regions. auto: the frame's GstAnalyticsODMtds if it has "
+          "any (rotated boxes as the upright box around them), else its "
+          "GstVideoRegionOfInterestMetas, never both (a detector that writes both describes the "
+          "same objects twice); analytics needs a build with GStreamer's analytics library (1.24+)",
+          gst_cuda_prep_roi_source_get_type (), GST_CUDA_PREP_ROI_SOURCE_AUTO, rw));
   g_object_class_install_property (gobject_class, PROP_ROI_TYPE,
       g_param_spec_string ("roi-type", "Region type",
-          "roi-meta: only regions of this roi-type (e.g. \"car\"); empty (default) = any", "", rw));
+          "roi-meta: only regions of these classes, comma-separated (e.g. \"car,truck\"): the "
+          "ROI meta's roi-type, the ODMtd's object type; empty (default) = any", "", rw));
   g_object_class_install_property (gobject_class, PROP_ROI_MIN_SIZE,
       g_param_spec_int ("roi-min-size", "Region minimum size",
           "roi-meta: only regions at least this wide and high (before roi-margin)", 0, kMaxSourceSide, 0, rw));
