@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "meta_regions.h"
 #include "transform_meta.h"
 #include "pixel_format.h"
 #include "property_arrays.h"
@@ -35,6 +36,7 @@
 #include "tensor_pool.h"
 #include "tensorize.h"
 #include "tensorize_batch.h"
+#include "tensorize_settings.h"
 #include "tensorizer.h"
 
 #if CUDAPREP_HAVE_CUDA
@@ -50,21 +52,7 @@ using namespace cudaprep;
 enum
 {
   PROP_0,
-  PROP_WIDTH,
-  PROP_HEIGHT,
-  PROP_RESIZE_MODE,
-  PROP_ALIGN,
-  PROP_PAD_VALUE,
-  PROP_INTERPOLATION,
-  PROP_CHANNEL_ORDER,
-  PROP_SCALE,
-  PROP_MEAN,
-  PROP_STD,
-  PROP_LAYOUT,
-  PROP_DTYPE,
   PROP_ROI,
-  PROP_YUV_MATRIX,
-  PROP_YUV_RANGE,
   PROP_ROIS,
   PROP_BATCH_SIZE,
   PROP_ROI_META,
@@ -72,50 +60,35 @@ enum
   PROP_ROI_MIN_SIZE,
   PROP_ROI_MAX_SIZE,
   PROP_ROI_MARGIN,
+  PROP_ROI_SOURCE,
+  PROP_TENSOR_FIRST,            /* the tensor properties shared with cudatensorbatch follow */
 };
 
-typedef enum { YUV_MATRIX_AUTO = -1 } YuvMatrixAuto;
-typedef enum { YUV_RANGE_AUTO, YUV_RANGE_LIMITED, YUV_RANGE_FULL } YuvRangeSetting;
-
-/* Properties, behind the object lock. The streaming thread keeps the copy its state was built
- * from and compares it with these before every frame, so no change can be missed. */
-struct TensorizeSettings
+/* Properties, behind the object lock: the tensor settings (as cudatensorbatch's) and where the
+ * slots come from. The streaming thread keeps the copy its state was built from and compares it
+ * with these before every frame, so no change can be missed. */
+struct CudaTensorizeSettings
 {
-  int width = 640, height = 640;
-  ResizeMode mode = ResizeMode::Letterbox;
-  Align align = Align::Center;
-  int pad_value = 114;
-  Interpolation interpolation = Interpolation::Bilinear;
-  ChannelOrder channel_order = ChannelOrder::RGB;
-  double scale = 1.0 / 255.0;
-  std::vector<double> mean {0.0, 0.0, 0.0};
-  std::vector<double> std {1.0, 1.0, 1.0};
-  Layout layout = Layout::NCHW;
-  DType dtype = DType::Float32;
+  TensorizeSettings tensor;
   std::vector<int> roi;         /* empty: whole frame */
-  int yuv_matrix = YUV_MATRIX_AUTO;
-  int yuv_range = YUV_RANGE_AUTO;
   std::vector<std::vector<int>> rois;   /* empty: one slot, the roi (or the whole frame) */
   int batch_size = 1;
-  bool roi_meta = false;                /* regions from upstream GstVideoRegionOfInterestMeta */
-  std::string roi_type;                 /* only metas of this roi-type; empty: any */
+  bool roi_meta = false;                /* regions from upstream metas (roi_source says which) */
+  GstCudaPrepRoiSource roi_source = GST_CUDA_PREP_ROI_SOURCE_AUTO;
+  std::string roi_type;                 /* class names, comma-separated; empty: any */
   int roi_min_size = 0, roi_max_size = 0; /* region width and height bounds; max 0: none */
   double roi_margin = 0.0;              /* fraction of a region's size added on each side */
 
   /* What the output caps say: a change renegotiates. */
-  bool same_shape (const TensorizeSettings & o) const
+  bool same_shape (const CudaTensorizeSettings & o) const
   {
-    return width == o.width && height == o.height && layout == o.layout && dtype == o.dtype &&
-        batch_size == o.batch_size;
+    return tensor.same_shape (o.tensor) && batch_size == o.batch_size;
   }
-  bool operator== (const TensorizeSettings & o) const
+  bool operator== (const CudaTensorizeSettings & o) const
   {
-    return same_shape (o) && mode == o.mode && align == o.align && pad_value == o.pad_value &&
-        interpolation == o.interpolation && channel_order == o.channel_order &&
-        scale == o.scale && mean == o.mean && std == o.std && roi == o.roi &&
-        yuv_matrix == o.yuv_matrix && yuv_range == o.yuv_range && rois == o.rois &&
+    return tensor == o.tensor && batch_size == o.batch_size && roi == o.roi && rois == o.rois &&
         roi_meta == o.roi_meta && roi_type == o.roi_type && roi_min_size == o.roi_min_size &&
-        roi_max_size == o.roi_max_size && roi_margin == o.roi_margin;
+        roi_max_size == o.roi_max_size && roi_margin == o.roi_margin && roi_source == o.roi_source;
   }
 };
 
@@ -125,9 +98,10 @@ struct TensorizePlans
 {
   TensorOutputPlan output {};
   std::vector<SlotPlan> regions;        /* the rois kept, or the one roi / whole frame */
-  std::vector<int> region_index;        /* each one's index in rois or among the frame's ROI
-                                         * metas; -1 for the roi / whole frame */
-  std::vector<int> region_id;           /* the ROI meta's id; -1 if none */
+  std::vector<int> region_index;        /* each one's index in rois or among the frame's metas
+                                         * of its kind; -1 for the roi / whole frame */
+  std::vector<int> region_id;           /* the ROI meta's or ODMtd's id; -1 if none */
+  MetaRegionFilter filter;              /* roi-meta: roi-type, roi-min-size, roi-max-size */
   std::string skipped;                  /* the regions skipped (outside the frame or empty) */
   TensorizeConfig cfg;                  /* what the slot plans are made from (roi aside) */
   std::string frame_desc;
@@ -135,12 +109,13 @@ struct TensorizePlans
 
 struct TensorizeState
 {
-  TensorizeSettings built_from; /* the snapshot the plans were made from */
+  CudaTensorizeSettings built_from; /* the snapshot the plans were made from */
   TensorizePlans plans;
   gboolean have_plan = FALSE;
   std::vector<BatchSlot> slots; /* batch-size slots, sized per caps, reused every tensor */
   std::vector<CudaPrepSlotMeta> slot_metas;
   size_t next_region = 0;       /* first region of the queued frame's next tensor */
+  std::vector<MetaRegion> meta_regions; /* roi-meta: the queued frame's, reused frame to frame */
   gboolean warned_meta_skip = FALSE; /* roi-meta: regions skipped are warned about once */
   gboolean output_cuda = FALSE;
   std::unique_ptr<Tensorizer> tensorizer;
@@ -151,7 +126,7 @@ struct TensorizeState
 /* The element's C++ state (one object, created in init, deleted in finalize). */
 struct GstCudaTensorizeImpl
 {
-  TensorizeSettings settings;
+  CudaTensorizeSettings settings;
   TensorizeState state;
 };
 
@@ -173,111 +148,7 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src", GST_P
         "framerate = (fraction) [ 0/1, MAX ]; "
         GST_CUDA_PREP_TENSOR_CAPS_STR));
 
-/* ---- enums ---------------------------------------------------------------------------- */
-
-#define DEFINE_ENUM_TYPE(func, name, ...)                                   \
-  static GType func (void)                                                  \
-  {                                                                         \
-    static GType type = 0;                                                  \
-    static const GEnumValue values[] = { __VA_ARGS__, {0, NULL, NULL} };    \
-    if (g_once_init_enter (&type)) {                                        \
-      GType t = g_enum_register_static (name, values);                      \
-      g_once_init_leave (&type, t);                                         \
-    }                                                                       \
-    return type;                                                            \
-  }
-
-DEFINE_ENUM_TYPE (resize_mode_get_type, "GstCudaTensorizeResizeMode",
-    {(gint) ResizeMode::Letterbox, "Keep aspect ratio, pad to the tensor size", "letterbox"},
-    {(gint) ResizeMode::Stretch, "Scale each axis to the tensor size", "stretch"},
-    {(gint) ResizeMode::Crop, "Keep aspect ratio, cover the tensor, crop the overflow", "crop"},
-    {(gint) ResizeMode::Ultralytics,
-        "Ultralytics LetterBox: resize to the rounded unpadded size, pad round(d-0.1)/round(d+0.1)",
-        "ultralytics"})
-DEFINE_ENUM_TYPE (align_get_type, "GstCudaTensorizeAlign",
-    {(gint) Align::Center, "Centre the image in the tensor", "center"},
-    {(gint) Align::TopLeft, "Place the image at the top-left corner", "top-left"})
-DEFINE_ENUM_TYPE (interpolation_get_type, "GstCudaTensorizeInterpolation",
-    {(gint) Interpolation::Bilinear, "Bilinear (cv::resize INTER_LINEAR pixel-centre convention)", "bilinear"},
-    {(gint) Interpolation::Nearest, "Nearest pixel centre (cv::INTER_NEAREST_EXACT)", "nearest"})
-DEFINE_ENUM_TYPE (channel_order_get_type, "GstCudaTensorizeChannelOrder",
-    {(gint) ChannelOrder::RGB, "R, G, B", "rgb"},
-    {(gint) ChannelOrder::BGR, "B, G, R", "bgr"})
-DEFINE_ENUM_TYPE (layout_get_type, "GstCudaTensorizeLayout",
-    {(gint) Layout::NCHW, "Planar: all of channel 0, then 1, then 2 (dimensions W:H:3:B)", "nchw"},
-    {(gint) Layout::NHWC, "Interleaved channels (dimensions 3:W:H:B)", "nhwc"})
-DEFINE_ENUM_TYPE (dtype_get_type, "GstCudaTensorizeDType",
-    {(gint) DType::Float32, "32-bit float", "float32"},
-    {(gint) DType::Float16, "16-bit float (IEEE half, round to nearest even)", "float16"})
-DEFINE_ENUM_TYPE (yuv_matrix_get_type, "GstCudaTensorizeYuvMatrix",
-    {YUV_MATRIX_AUTO, "From the caps colorimetry", "auto"},
-    {(gint) YuvMatrix::BT601, "ITU-R BT.601", "bt601"},
-    {(gint) YuvMatrix::BT709, "ITU-R BT.709", "bt709"},
-    {(gint) YuvMatrix::BT2020, "ITU-R BT.2020", "bt2020"})
-DEFINE_ENUM_TYPE (yuv_range_get_type, "GstCudaTensorizeYuvRange",
-    {YUV_RANGE_AUTO, "From the caps colorimetry", "auto"},
-    {YUV_RANGE_LIMITED, "Limited (16-235 luma, 16-240 chroma)", "limited"},
-    {YUV_RANGE_FULL, "Full (0-255)", "full"})
-
 /* ---- settings -> plan ----------------------------------------------------------------- */
-
-static gboolean
-read_three (const std::vector<double> &in, const char *name, double out[3], std::string * err)
-{
-  if (in.size () == 1) {
-    out[0] = out[1] = out[2] = in[0];
-    return TRUE;
-  }
-  if (in.size () != 3) {
-    *err = std::string (name) + " needs 1 or 3 values (one per output channel), got " +
-        std::to_string (in.size ());
-    return FALSE;
-  }
-  for (int i = 0; i < 3; i++)
-    out[i] = in[i];
-  return TRUE;
-}
-
-static std::string
-rect_text (const Rect & r)
-{
-  return "<" + std::to_string (r.x) + "," + std::to_string (r.y) + "," + std::to_string (r.w) +
-      "," + std::to_string (r.h) + ">";
-}
-
-static Status clip_roi (const Rect & r, int frame_w, int frame_h, const char *frame_desc, Rect * out);
-
-/* The roi property as the rectangle of a frame_w x frame_h frame it selects: clipped to the
- * frame (documented); an empty result is an error. */
-static Status
-resolve_roi (const std::vector<int> &roi, int frame_w, int frame_h, const char *frame_desc,
-    Rect * out)
-{
-  if (roi.empty ()) {
-    *out = Rect {0, 0, frame_w, frame_h};
-    return Status ();
-  }
-  if (roi.size () != 4)
-    return Status::error ("roi needs 4 values <x, y, width, height>, got " +
-        std::to_string (roi.size ()));
-  return clip_roi (Rect {roi[0], roi[1], roi[2], roi[3]}, frame_w, frame_h, frame_desc, out);
-}
-
-/* A rectangle clipped to the frame (documented); an empty result is an error. */
-static Status
-clip_roi (const Rect & r, int frame_w, int frame_h, const char *frame_desc, Rect * out)
-{
-  if (r.empty ())
-    return Status::error ("roi width and height must be positive, got " + std::to_string (r.w) +
-        "x" + std::to_string (r.h));
-  const int64_t x0 = MAX ((int64_t) r.x, 0), y0 = MAX ((int64_t) r.y, 0);
-  const int64_t x1 = MIN ((int64_t) r.x + r.w, (int64_t) frame_w);
-  const int64_t y1 = MIN ((int64_t) r.y + r.h, (int64_t) frame_h);
-  if (x1 <= x0 || y1 <= y0)
-    return Status::error ("roi " + rect_text (r) + " is entirely outside the frame" + frame_desc);
-  *out = Rect {(int) x0, (int) y0, (int) (x1 - x0), (int) (y1 - y0)};
-  return Status ();
-}
 
 static Status add_region (TensorizePlans * p, const Rect & r, double margin, const char *kind, int index,
     int id);
@@ -287,64 +158,32 @@ static Status add_region (TensorizePlans * p, const Rect & r, double margin, con
  * the largest frame the element takes. Regions (rois) partly outside the frame are clipped to
  * it, as roi is; regions entirely outside or empty are skipped and listed in plans->skipped. */
 static Status
-build_plans (const TensorizeSettings & s, const GstVideoInfo * info, TensorizePlans * plans)
+build_plans (const CudaTensorizeSettings & s, const GstVideoInfo * info, TensorizePlans * plans)
 {
   TensorizeConfig cfg;
-  std::string err;
-  if (!read_three (s.mean, "mean", cfg.mean, &err) || !read_three (s.std, "std", cfg.std, &err))
-    return Status::error (err);
-  cfg.dst_width = s.width;
-  cfg.dst_height = s.height;
-  cfg.mode = s.mode;
-  cfg.align = s.align;
-  cfg.pad_value = s.pad_value;
-  cfg.interpolation = s.interpolation;
-  cfg.channel_order = s.channel_order;
-  cfg.scale = s.scale;
-  cfg.layout = s.layout;
-  cfg.dtype = s.dtype;
-  cfg.format = PixelFormat::BGR;
-  cfg.src_width = cfg.src_height = kMaxSourceSide;
-  std::string frame_desc;
-  if (info) {
-    gst_cuda_prep_pixel_format_from_video (GST_VIDEO_INFO_FORMAT (info), &cfg.format);
-    cfg.src_width = GST_VIDEO_INFO_WIDTH (info);
-    cfg.src_height = GST_VIDEO_INFO_HEIGHT (info);
-    frame_desc = " (" + std::to_string (cfg.src_width) + "x" + std::to_string (cfg.src_height) + ")";
-  }
-  CUDAPREP_RETURN_IF_ERROR (resolve_roi (s.roi, cfg.src_width, cfg.src_height,
-          frame_desc.c_str (), &cfg.roi));
-
-  if (s.yuv_matrix != YUV_MATRIX_AUTO) {
-    cfg.yuv_matrix = (YuvMatrix) s.yuv_matrix;
-  } else if (info) {
-    switch (info->colorimetry.matrix) {
-      case GST_VIDEO_COLOR_MATRIX_BT709: cfg.yuv_matrix = YuvMatrix::BT709; break;
-      case GST_VIDEO_COLOR_MATRIX_BT2020: cfg.yuv_matrix = YuvMatrix::BT2020; break;
-      default:
-        /* BT.601; FCC, SMPTE 240M and unknown too: the closest of those we implement. */
-        cfg.yuv_matrix = YuvMatrix::BT601;
-        break;
-    }
-  }
-  if (s.yuv_range != YUV_RANGE_AUTO)
-    cfg.yuv_full_range = s.yuv_range == YUV_RANGE_FULL;
-  else if (info)
-    cfg.yuv_full_range = info->colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255;
+  CUDAPREP_RETURN_IF_ERROR (gst_cuda_prep_output_spec (s.tensor, &cfg));
+  CUDAPREP_RETURN_IF_ERROR (gst_cuda_prep_slot_source (s.tensor, s.roi, info, &cfg));
+  const std::string frame_desc = gst_cuda_prep_frame_desc (info);
 
   if (!(s.roi_margin >= 0.0 && s.roi_margin <= 10.0))
     return Status::error ("roi-margin " + std::to_string (s.roi_margin) + " is out of range (0..10)");
   if (s.roi_max_size > 0 && s.roi_max_size < s.roi_min_size)
     return Status::error ("roi-max-size " + std::to_string (s.roi_max_size) + " is below roi-min-size " +
         std::to_string (s.roi_min_size));
+  if (s.roi_meta && s.roi_source == GST_CUDA_PREP_ROI_SOURCE_ANALYTICS && !gst_cuda_prep_have_analytics_od ())
+    return Status::error ("roi-source=analytics reads GstAnalyticsODMtd, and this build has no GStreamer "
+        "analytics library (gstreamer-analytics-1.0 >= 1.24); use roi-source=roi-meta");
   TensorizePlans p;
   p.cfg = cfg;
   p.frame_desc = frame_desc;
+  CUDAPREP_RETURN_IF_ERROR (gst_cuda_prep_parse_region_classes (s.roi_type, &p.filter.classes));
+  p.filter.min_size = s.roi_min_size;
+  p.filter.max_size = s.roi_max_size;
   CUDAPREP_RETURN_IF_ERROR (make_output_plan (cfg, &p.output));
   const uint64_t bytes = (uint64_t) slot_bytes (p.output) * (uint64_t) s.batch_size;
   if (bytes > kMaxTensorBytes)      /* one GstBuffer, one pool allocation (guint sizes) */
-    return Status::error ("batch of " + std::to_string (s.batch_size) + " tensors " + std::to_string (s.width) +
-        "x" + std::to_string (s.height) + "x3 needs " + std::to_string (bytes) + " bytes, more than the " +
+    return Status::error ("batch of " + std::to_string (s.batch_size) + " tensors " + std::to_string (s.tensor.width) +
+        "x" + std::to_string (s.tensor.height) + "x3 needs " + std::to_string (bytes) + " bytes, more than the " +
         std::to_string (kMaxTensorBytes) + "-byte limit of one buffer");
   if (s.rois.empty () && !s.roi_meta) {
     p.regions.emplace_back ();
@@ -377,7 +216,7 @@ add_region (TensorizePlans * p, const Rect & r, double margin, const char *kind,
     grown = Rect {(int) x0, (int) y0, (int) (x1 - x0), (int) (y1 - y0)};
   }
   Rect clipped;
-  Status st = clip_roi (grown, p->cfg.src_width, p->cfg.src_height, p->frame_desc.c_str (), &clipped);
+  Status st = gst_cuda_prep_clip_rect (grown, p->cfg.src_width, p->cfg.src_height, p->frame_desc, &clipped);
   if (!st.ok ()) {
     p->skipped += std::string (p->skipped.empty ()? "" : "; ") + kind + " " + std::to_string (index) + ": " +
         st.message ();
@@ -402,23 +241,17 @@ adopt_plans (GstCudaTensorize * self, TensorizePlans && plans)
   state.plans = std::move (plans);
 }
 
-/* Posts a settings error once: the same error is not posted again while streaming. */
 static void
 post_settings_error (GstCudaTensorize * self, const Status & st, const char *context)
 {
-  std::string &posted = self->impl->state.posted_error;
-  if (posted == st.message ())
-    return;
-  posted = st.message ();
-  GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS, ("Invalid cudatensorize settings: %s",
-          st.message ().c_str ()), ("%s", context));
+  gst_cuda_prep_post_settings_error (GST_ELEMENT (self), self->impl->state.posted_error, st, context);
 }
 
-static TensorizeSettings
+static CudaTensorizeSettings
 settings_snapshot (GstCudaTensorize * self)
 {
   GST_OBJECT_LOCK (self);
-  TensorizeSettings s = self->impl->settings;
+  CudaTensorizeSettings s = self->impl->settings;
   GST_OBJECT_UNLOCK (self);
   return s;
 }
@@ -429,12 +262,12 @@ static void
 output_geometry (GstCudaTensorize * self, int *w, int *h, int *batch, Layout * layout, DType * dtype)
 {
   GST_OBJECT_LOCK (self);
-  const TensorizeSettings &s = self->impl->settings;
-  *w = s.width;
-  *h = s.height;
+  const CudaTensorizeSettings &s = self->impl->settings;
+  *w = s.tensor.width;
+  *h = s.tensor.height;
   *batch = s.batch_size;
-  *layout = s.layout;
-  *dtype = s.dtype;
+  *layout = s.tensor.layout;
+  *dtype = s.tensor.dtype;
   GST_OBJECT_UNLOCK (self);
 }
 
@@ -605,7 +438,7 @@ gst_cuda_tensorize_configure (GstCudaPrepBase * base, GstCaps * incaps, GstCaps 
     g_free (caps);
     return FALSE;
   }
-  if (GST_VIDEO_INFO_IS_YUV (info) && state.built_from.yuv_matrix == YUV_MATRIX_AUTO &&
+  if (GST_VIDEO_INFO_IS_YUV (info) && state.built_from.tensor.yuv_matrix == GST_CUDA_PREP_YUV_MATRIX_AUTO &&
       info->colorimetry.matrix != GST_VIDEO_COLOR_MATRIX_BT601 &&
       info->colorimetry.matrix != GST_VIDEO_COLOR_MATRIX_BT709 &&
       info->colorimetry.matrix != GST_VIDEO_COLOR_MATRIX_BT2020)
@@ -720,7 +553,7 @@ refresh_plan (GstCudaTensorize * self)
   TensorizeState &state = self->impl->state;
   GST_OBJECT_LOCK (self);
   const gboolean changed = !(self->impl->settings == state.built_from);
-  TensorizeSettings snapshot;
+  CudaTensorizeSettings snapshot;
   if (changed)
     snapshot = self->impl->settings;
   GST_OBJECT_UNLOCK (self);
@@ -833,33 +666,22 @@ gst_cuda_tensorize_transform (GstBaseTransform * trans, GstBuffer * inbuf, GstBu
   return GST_FLOW_OK;
 }
 
-/* roi-meta: this frame's regions from its GstVideoRegionOfInterestMeta, filtered by roi-type and
- * size (the region's own width and height, before the margin). The vectors keep their capacity
- * from frame to frame. Regions skipped are warned about once per stream. */
+/* roi-meta: this frame's regions from its metas (see meta_regions.h), filtered by class and size
+ * (the region's own width and height, before the margin). The vectors keep their capacity from
+ * frame to frame. Regions skipped are warned about once per stream. */
 static Status
 collect_meta_regions (GstCudaTensorize * self, GstBuffer * inbuf)
 {
   TensorizeState &state = self->impl->state;
   TensorizePlans &p = state.plans;
-  const TensorizeSettings &s = state.built_from;
+  const CudaTensorizeSettings &s = state.built_from;
   p.regions.clear ();
   p.region_index.clear ();
   p.region_id.clear ();
   p.skipped.clear ();
-  const GQuark type = s.roi_type.empty ()? 0 : g_quark_from_string (s.roi_type.c_str ());
-  gpointer iter = NULL;
-  int index = 0;
-  while (GstMeta * m = gst_buffer_iterate_meta_filtered (inbuf, &iter,
-          GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)) {
-    const GstVideoRegionOfInterestMeta *roi = (const GstVideoRegionOfInterestMeta *) m;
-    const int i = index++;
-    const int w = (int) MIN (roi->w, (guint) kMaxSourceSide), h = (int) MIN (roi->h, (guint) kMaxSourceSide);
-    if ((type && roi->roi_type != type) || w < s.roi_min_size || h < s.roi_min_size ||
-        (s.roi_max_size > 0 && (w > s.roi_max_size || h > s.roi_max_size)))
-      continue;
-    const Rect r {(int) MIN (roi->x, (guint) kMaxSourceSide), (int) MIN (roi->y, (guint) kMaxSourceSide), w, h};
-    CUDAPREP_RETURN_IF_ERROR (add_region (&p, r, s.roi_margin, "region meta", i, roi->id));
-  }
+  gst_cuda_prep_collect_meta_regions (inbuf, s.roi_source, p.filter, &state.meta_regions);
+  for (const MetaRegion & r : state.meta_regions)
+    CUDAPREP_RETURN_IF_ERROR (add_region (&p, r.box, s.roi_margin, r.kind, r.index, r.id));
   if (!p.skipped.empty () && !state.warned_meta_skip) {
     state.warned_meta_skip = TRUE;
     GST_ELEMENT_WARNING (self, STREAM, FORMAT, ("Regions skipped"),
@@ -933,26 +755,15 @@ gst_cuda_tensorize_set_property (GObject * object, guint prop_id, const GValue *
     GParamSpec * pspec)
 {
   GstCudaTensorize *self = GST_CUDA_TENSORIZE (object);
-  TensorizeSettings &s = self->impl->settings;
+  CudaTensorizeSettings &s = self->impl->settings;
   gboolean geometry = FALSE;
 
   GST_OBJECT_LOCK (self);
-  switch (prop_id) {
-    case PROP_WIDTH: geometry = s.width != (int) g_value_get_uint (value); s.width = g_value_get_uint (value); break;
-    case PROP_HEIGHT: geometry = s.height != (int) g_value_get_uint (value); s.height = g_value_get_uint (value); break;
-    case PROP_RESIZE_MODE: s.mode = (ResizeMode) g_value_get_enum (value); break;
-    case PROP_ALIGN: s.align = (Align) g_value_get_enum (value); break;
-    case PROP_PAD_VALUE: s.pad_value = g_value_get_uint (value); break;
-    case PROP_INTERPOLATION: s.interpolation = (Interpolation) g_value_get_enum (value); break;
-    case PROP_CHANNEL_ORDER: s.channel_order = (ChannelOrder) g_value_get_enum (value); break;
-    case PROP_SCALE: s.scale = g_value_get_double (value); break;
-    case PROP_MEAN: s.mean = gst_cuda_prep_vector_from_array<double> (value); break;
-    case PROP_STD: s.std = gst_cuda_prep_vector_from_array<double> (value); break;
-    case PROP_LAYOUT: geometry = s.layout != (Layout) g_value_get_enum (value); s.layout = (Layout) g_value_get_enum (value); break;
-    case PROP_DTYPE: geometry = s.dtype != (DType) g_value_get_enum (value); s.dtype = (DType) g_value_get_enum (value); break;
+  gboolean known = TRUE;
+  if (prop_id >= PROP_TENSOR_FIRST)
+    known = gst_cuda_prep_tensor_property_set (s.tensor, prop_id - PROP_TENSOR_FIRST, value, &geometry);
+  else switch (prop_id) {
     case PROP_ROI: s.roi = gst_cuda_prep_vector_from_array<int> (value); break;
-    case PROP_YUV_MATRIX: s.yuv_matrix = g_value_get_enum (value); break;
-    case PROP_YUV_RANGE: s.yuv_range = g_value_get_enum (value); break;
     case PROP_ROIS: s.rois = gst_cuda_prep_rects_from_array (value); break;
     case PROP_BATCH_SIZE: geometry = s.batch_size != g_value_get_int (value); s.batch_size = g_value_get_int (value); break;
     case PROP_ROI_META: s.roi_meta = g_value_get_boolean (value); break;
@@ -960,14 +771,15 @@ gst_cuda_tensorize_set_property (GObject * object, guint prop_id, const GValue *
     case PROP_ROI_MIN_SIZE: s.roi_min_size = g_value_get_int (value); break;
     case PROP_ROI_MAX_SIZE: s.roi_max_size = g_value_get_int (value); break;
     case PROP_ROI_MARGIN: s.roi_margin = g_value_get_double (value); break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
+    case PROP_ROI_SOURCE: s.roi_source = (GstCudaPrepRoiSource) g_value_get_enum (value); break;
+    default: known = FALSE; break;
   }
   GST_OBJECT_UNLOCK (self);
+  if (!known)
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 
-  /* Streaming state is never touched here: the streaming thread sees the new settings before
-   * the next frame; a new tensor shape goes through renegotiation. */
+  /* The streaming thread takes the new settings before the next frame (its state is never
+   * touched here); a new tensor shape (width, height, layout, dtype, batch-size) renegotiates. */
   if (geometry)
     gst_base_transform_reconfigure_src (GST_BASE_TRANSFORM (self));
 }
@@ -976,25 +788,14 @@ static void
 gst_cuda_tensorize_get_property (GObject * object, guint prop_id, GValue * value, GParamSpec * pspec)
 {
   GstCudaTensorize *self = GST_CUDA_TENSORIZE (object);
-  const TensorizeSettings &s = self->impl->settings;
+  const CudaTensorizeSettings &s = self->impl->settings;
 
   GST_OBJECT_LOCK (self);
-  switch (prop_id) {
-    case PROP_WIDTH: g_value_set_uint (value, s.width); break;
-    case PROP_HEIGHT: g_value_set_uint (value, s.height); break;
-    case PROP_RESIZE_MODE: g_value_set_enum (value, (gint) s.mode); break;
-    case PROP_ALIGN: g_value_set_enum (value, (gint) s.align); break;
-    case PROP_PAD_VALUE: g_value_set_uint (value, s.pad_value); break;
-    case PROP_INTERPOLATION: g_value_set_enum (value, (gint) s.interpolation); break;
-    case PROP_CHANNEL_ORDER: g_value_set_enum (value, (gint) s.channel_order); break;
-    case PROP_SCALE: g_value_set_double (value, s.scale); break;
-    case PROP_MEAN: gst_cuda_prep_vector_to_array (s.mean, value); break;
-    case PROP_STD: gst_cuda_prep_vector_to_array (s.std, value); break;
-    case PROP_LAYOUT: g_value_set_enum (value, (gint) s.layout); break;
-    case PROP_DTYPE: g_value_set_enum (value, (gint) s.dtype); break;
+  gboolean known = TRUE;
+  if (prop_id >= PROP_TENSOR_FIRST)
+    known = gst_cuda_prep_tensor_property_get (s.tensor, prop_id - PROP_TENSOR_FIRST, value);
+  else switch (prop_id) {
     case PROP_ROI: gst_cuda_prep_vector_to_array (s.roi, value); break;
-    case PROP_YUV_MATRIX: g_value_set_enum (value, s.yuv_matrix); break;
-    case PROP_YUV_RANGE: g_value_set_enum (value, s.yuv_range); break;
     case PROP_ROIS: gst_cuda_prep_rects_to_array (s.rois, value); break;
     case PROP_BATCH_SIZE: g_value_set_int (value, s.batch_size); break;
     case PROP_ROI_META: g_value_set_boolean (value, s.roi_meta); break;
@@ -1002,11 +803,12 @@ gst_cuda_tensorize_get_property (GObject * object, guint prop_id, GValue * value
     case PROP_ROI_MIN_SIZE: g_value_set_int (value, s.roi_min_size); break;
     case PROP_ROI_MAX_SIZE: g_value_set_int (value, s.roi_max_size); break;
     case PROP_ROI_MARGIN: g_value_set_double (value, s.roi_margin); break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
+    case PROP_ROI_SOURCE: g_value_set_enum (value, (gint) s.roi_source); break;
+    default: known = FALSE; break;
   }
   GST_OBJECT_UNLOCK (self);
+  if (!known)
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static void
@@ -1030,53 +832,10 @@ gst_cuda_tensorize_class_init (GstCudaTensorizeClass * klass)
   gobject_class->get_property = gst_cuda_tensorize_get_property;
   gobject_class->finalize = gst_cuda_tensorize_finalize;
 
-  g_object_class_install_property (gobject_class, PROP_WIDTH,
-      g_param_spec_uint ("width", "Width", "Tensor width in pixels", 1, kMaxTensorSide, 640, rw));
-  g_object_class_install_property (gobject_class, PROP_HEIGHT,
-      g_param_spec_uint ("height", "Height", "Tensor height in pixels", 1, kMaxTensorSide, 640, rw));
-  g_object_class_install_property (gobject_class, PROP_RESIZE_MODE,
-      g_param_spec_enum ("resize-mode", "Resize mode", "How the frame is fitted into the tensor",
-          resize_mode_get_type (), (gint) ResizeMode::Letterbox, rw));
-  g_object_class_install_property (gobject_class, PROP_ALIGN,
-      g_param_spec_enum ("align", "Align", "Placement of a letterboxed or cropped image",
-          align_get_type (), (gint) Align::Center, rw));
-  g_object_class_install_property (gobject_class, PROP_PAD_VALUE,
-      g_param_spec_uint ("pad-value", "Pad value",
-          "Value of the padding in pixel space (0-255), normalised like the image", 0, 255, 114, rw));
-  g_object_class_install_property (gobject_class, PROP_INTERPOLATION,
-      g_param_spec_enum ("interpolation", "Interpolation", "Resampling filter",
-          interpolation_get_type (), (gint) Interpolation::Bilinear, rw));
-  g_object_class_install_property (gobject_class, PROP_CHANNEL_ORDER,
-      g_param_spec_enum ("channel-order", "Channel order", "Order of the colour channels in the tensor",
-          channel_order_get_type (), (gint) ChannelOrder::RGB, rw));
-  g_object_class_install_property (gobject_class, PROP_SCALE,
-      g_param_spec_double ("scale", "Scale", "out = (pixel * scale - mean) / std",
-          -G_MAXDOUBLE, G_MAXDOUBLE, 1.0 / 255.0, rw));
-  g_object_class_install_property (gobject_class, PROP_MEAN,
-      gst_cuda_prep_param_spec_doubles ("mean", "Mean",
-          "Per output channel mean, 1 or 3 values, e.g. \"<0.485, 0.456, 0.406>\"", rw));
-  g_object_class_install_property (gobject_class, PROP_STD,
-      gst_cuda_prep_param_spec_doubles ("std", "Std",
-          "Per output channel standard deviation, 1 or 3 non-zero values, e.g. \"<0.229, 0.224, 0.225>\"", rw));
-  g_object_class_install_property (gobject_class, PROP_LAYOUT,
-      g_param_spec_enum ("layout", "Layout", "Tensor memory layout", layout_get_type (),
-          (gint) Layout::NCHW, rw));
-  g_object_class_install_property (gobject_class, PROP_DTYPE,
-      g_param_spec_enum ("dtype", "Data type", "Tensor element type", dtype_get_type (),
-          (gint) DType::Float32, rw));
+  gst_cuda_prep_tensor_properties_install (gobject_class, PROP_TENSOR_FIRST);
   g_object_class_install_property (gobject_class, PROP_ROI,
-      gst_cuda_prep_param_spec_ints ("roi", "Region of interest",
-          "Source rectangle \"<x, y, width, height>\" to process, clipped to the frame (the meta's "
-          "source-rect says what was used); empty (default) = whole frame", rw));
-  g_object_class_install_property (gobject_class, PROP_YUV_MATRIX,
-      g_param_spec_enum ("yuv-matrix", "YUV matrix",
-          "YUV->RGB matrix; auto takes it from the caps colorimetry", yuv_matrix_get_type (),
-          YUV_MATRIX_AUTO, rw));
-  g_object_class_install_property (gobject_class, PROP_YUV_RANGE,
-      g_param_spec_enum ("yuv-range", "YUV range",
-          "YUV quantisation range; auto takes it from the caps colorimetry", yuv_range_get_type (),
-          YUV_RANGE_AUTO, rw));
-
+      gst_cuda_prep_param_spec_roi ("Source rectangle \"<x, y, width, height>\" to process, clipped "
+          "to the frame (the meta's source-rect says what was used); empty (default) = whole frame"));
   g_object_class_install_property (gobject_class, PROP_ROIS,
       gst_cuda_prep_param_spec_rects ("rois", "Regions of interest",
           "Regions \"<<x, y, width, height>, ...>\" of each frame, one batch slot each (roi is "
@@ -1090,12 +849,20 @@ gst_cuda_tensorize_class_init (GstCudaTensorizeClass * klass)
           1, kMaxBatchSlots, 1, rw));
   g_object_class_install_property (gobject_class, PROP_ROI_META,
       g_param_spec_boolean ("roi-meta", "Regions from metas",
-          "Take the regions from each frame's GstVideoRegionOfInterestMeta (e.g. a detector's "
-          "boxes), one slot each, instead of rois / roi; the meta's slots give each one's index and "
-          "id. (GstAnalyticsODMtd on GStreamer 1.24+ is not read yet.)", FALSE, rw));
+          "Take the regions from each frame's metas (a detector's boxes: GstVideoRegionOfInterestMeta, "
+          "or GstAnalyticsODMtd on GStreamer 1.24+; roi-source says which), one slot each, instead "
+          "of rois / roi; the meta's slots give each one's index and id", FALSE, rw));
+  g_object_class_install_property (gobject_class, PROP_ROI_SOURCE,
+      g_param_spec_enum ("roi-source", "Region source",
+          "roi-meta: which metas give the regions. auto: the frame's GstAnalyticsODMtds if it has "
+          "any (rotated boxes as the upright box around them), else its "
+          "GstVideoRegionOfInterestMetas, never both (a detector that writes both describes the "
+          "same objects twice); analytics needs a build with GStreamer's analytics library (1.24+)",
+          gst_cuda_prep_roi_source_get_type (), GST_CUDA_PREP_ROI_SOURCE_AUTO, rw));
   g_object_class_install_property (gobject_class, PROP_ROI_TYPE,
       g_param_spec_string ("roi-type", "Region type",
-          "roi-meta: only regions of this roi-type (e.g. \"car\"); empty (default) = any", "", rw));
+          "roi-meta: only regions of these classes, comma-separated (e.g. \"car,truck\"): the "
+          "ROI meta's roi-type, the ODMtd's object type; empty (default) = any", "", rw));
   g_object_class_install_property (gobject_class, PROP_ROI_MIN_SIZE,
       g_param_spec_int ("roi-min-size", "Region minimum size",
           "roi-meta: only regions at least this wide and high (before roi-margin)", 0, kMaxSourceSide, 0, rw));
@@ -1131,15 +898,6 @@ gst_cuda_tensorize_class_init (GstCudaTensorizeClass * klass)
   trans_class->stop = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_stop);
   trans_class->sink_event = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_sink_event);
   base_class->configure = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_configure);
-
-  gst_type_mark_as_plugin_api (resize_mode_get_type (), (GstPluginAPIFlags) 0);
-  gst_type_mark_as_plugin_api (align_get_type (), (GstPluginAPIFlags) 0);
-  gst_type_mark_as_plugin_api (interpolation_get_type (), (GstPluginAPIFlags) 0);
-  gst_type_mark_as_plugin_api (channel_order_get_type (), (GstPluginAPIFlags) 0);
-  gst_type_mark_as_plugin_api (layout_get_type (), (GstPluginAPIFlags) 0);
-  gst_type_mark_as_plugin_api (dtype_get_type (), (GstPluginAPIFlags) 0);
-  gst_type_mark_as_plugin_api (yuv_matrix_get_type (), (GstPluginAPIFlags) 0);
-  gst_type_mark_as_plugin_api (yuv_range_get_type (), (GstPluginAPIFlags) 0);
 
   GST_DEBUG_CATEGORY_INIT (gst_cuda_tensorize_debug, "cudatensorize", 0, "cudatensorize element");
 }

@@ -207,6 +207,31 @@ rect_text (const Rect & r)
       "," + std::to_string (r.h) + ">";
 }
 
+std::string
+gst_cuda_prep_frame_desc (const GstVideoInfo * info)
+{
+  if (!info)
+    return std::string ();
+  return " (" + std::to_string (GST_VIDEO_INFO_WIDTH (info)) + "x" +
+      std::to_string (GST_VIDEO_INFO_HEIGHT (info)) + ")";
+}
+
+Status
+gst_cuda_prep_clip_rect (const Rect & r, int frame_w, int frame_h, const std::string & frame_desc,
+    Rect * out)
+{
+  if (r.empty ())
+    return Status::error ("roi width and height must be positive, got " + std::to_string (r.w) +
+        "x" + std::to_string (r.h));
+  const int64_t x0 = MAX ((int64_t) r.x, 0), y0 = MAX ((int64_t) r.y, 0);
+  const int64_t x1 = MIN ((int64_t) r.x + r.w, (int64_t) frame_w);
+  const int64_t y1 = MIN ((int64_t) r.y + r.h, (int64_t) frame_h);
+  if (x1 <= x0 || y1 <= y0)
+    return Status::error ("roi " + rect_text (r) + " is entirely outside the frame" + frame_desc);
+  *out = Rect {(int) x0, (int) y0, (int) (x1 - x0), (int) (y1 - y0)};
+  return Status ();
+}
+
 /* The roi property as the rectangle of a frame_w x frame_h frame it selects: clipped to the
  * frame (documented); an empty result is an error. */
 static Status
@@ -220,17 +245,8 @@ resolve_roi (const std::vector<int> &roi, int frame_w, int frame_h, const std::s
   if (roi.size () != 4)
     return Status::error ("roi needs 4 values <x, y, width, height>, got " +
         std::to_string (roi.size ()));
-  const Rect r {roi[0], roi[1], roi[2], roi[3]};
-  if (r.empty ())
-    return Status::error ("roi width and height must be positive, got " + std::to_string (r.w) +
-        "x" + std::to_string (r.h));
-  const int64_t x0 = MAX ((int64_t) r.x, 0), y0 = MAX ((int64_t) r.y, 0);
-  const int64_t x1 = MIN ((int64_t) r.x + r.w, (int64_t) frame_w);
-  const int64_t y1 = MIN ((int64_t) r.y + r.h, (int64_t) frame_h);
-  if (x1 <= x0 || y1 <= y0)
-    return Status::error ("roi " + rect_text (r) + " is entirely outside the frame" + frame_desc);
-  *out = Rect {(int) x0, (int) y0, (int) (x1 - x0), (int) (y1 - y0)};
-  return Status ();
+  return gst_cuda_prep_clip_rect (Rect {roi[0], roi[1], roi[2], roi[3]}, frame_w, frame_h,
+      frame_desc, out);
 }
 
 Status
@@ -239,16 +255,13 @@ gst_cuda_prep_slot_source (const TensorizeSettings & s, const std::vector<int> &
 {
   source->format = PixelFormat::BGR;
   source->src_width = source->src_height = kMaxSourceSide;
-  std::string frame_desc;
   if (info) {
     gst_cuda_prep_pixel_format_from_video (GST_VIDEO_INFO_FORMAT (info), &source->format);
     source->src_width = GST_VIDEO_INFO_WIDTH (info);
     source->src_height = GST_VIDEO_INFO_HEIGHT (info);
-    frame_desc = " (" + std::to_string (source->src_width) + "x" +
-        std::to_string (source->src_height) + ")";
   }
-  CUDAPREP_RETURN_IF_ERROR (resolve_roi (roi, source->src_width, source->src_height, frame_desc,
-          &source->roi));
+  CUDAPREP_RETURN_IF_ERROR (resolve_roi (roi, source->src_width, source->src_height,
+          gst_cuda_prep_frame_desc (info), &source->roi));
 
   if (s.yuv_matrix != GST_CUDA_PREP_YUV_MATRIX_AUTO) {
     source->yuv_matrix = (YuvMatrix) s.yuv_matrix;

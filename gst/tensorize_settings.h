@@ -83,6 +83,12 @@ gboolean gst_cuda_prep_tensor_property_get (const TensorizeSettings & s, guint p
 /* The output-wide part of the settings. Errors name the property ("std needs 1 or 3 values"). */
 cudaprep::Status gst_cuda_prep_output_spec (const TensorizeSettings & s,
     cudaprep::TensorOutputSpec * spec);
+/* " (WxH)" of the frame @info describes, for messages; "" without @info (checks before caps). */
+std::string gst_cuda_prep_frame_desc (const GstVideoInfo * info);
+/* @r clipped to a frame_w x frame_h frame (documented for roi and rois); a result that is empty
+ * is an error naming @r, "... entirely outside the frame" + @frame_desc. */
+cudaprep::Status gst_cuda_prep_clip_rect (const cudaprep::Rect & r, int frame_w, int frame_h,
+    const std::string & frame_desc, cudaprep::Rect * out);
 /* The source of a slot: the frame @info describes (NULL: the largest frame the element takes,
  * for checks before caps), the @roi property (empty: whole frame; clipped to the frame; one
  * entirely outside is an error) and the colorimetry (caps, or the yuv-* overrides). */

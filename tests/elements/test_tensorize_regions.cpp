@@ -7,43 +7,21 @@
 
 #include "gstcudaprepmeta.h"
 #include "harness_util.h"
+#include "region_tensors.h"
 #include "tensorize.h"
 
 using namespace cudaprep;
 using test::BusWatch;
+using test::bytes_of;
 using test::make_frame;
+using test::new_tensorize;
+using test::single_roi_tensor;
+using test::slot_info;
 using test::video_caps;
 
 namespace {
 
-constexpr int kW = 96, kH = 64;
-
-GstHarness* new_tensorize(const std::string& props) {
-  return gst_harness_new_parse(("cudatensorize backend=cpu width=32 height=24 " + props).c_str());
-}
-
-std::vector<uint8_t> bytes_of(GstBuffer* buf, size_t offset, size_t n) {
-  GstMapInfo map;
-  EXPECT_TRUE(gst_buffer_map(buf, &map, GST_MAP_READ));
-  std::vector<uint8_t> out;
-  if (offset + n <= map.size) out.assign(map.data + offset, map.data + offset + n);
-  gst_buffer_unmap(buf, &map);
-  return out;
-}
-
-// What `cudatensorize roi=<r>` gives for the frame of `seed`.
-std::vector<uint8_t> single_roi_tensor(const char* format, GstVideoFormat gst_format, const std::string& roi,
-                                       uint32_t seed) {
-  GstHarness* h = new_tensorize("roi=" + roi);
-  gst_harness_set_src_caps_str(h, video_caps(format, kW, kH).c_str());
-  auto f = make_frame(gst_format, kW, kH, seed);
-  GstBuffer* out = gst_harness_push_and_pull(h, f.buffer);
-  EXPECT_NE(out, nullptr);
-  std::vector<uint8_t> v = out ? bytes_of(out, 0, gst_buffer_get_size(out)) : std::vector<uint8_t>();
-  if (out) gst_buffer_unref(out);
-  gst_harness_teardown(h);
-  return v;
-}
+constexpr int kW = test::kRegionFrameW, kH = test::kRegionFrameH;
 
 const gchar* caps_dimensions(GstHarness* h) {
   GstCaps* caps = gst_pad_get_current_caps(h->sinkpad);
@@ -56,7 +34,7 @@ const gchar* caps_dimensions(GstHarness* h) {
 }  // namespace
 
 TEST(TensorizeRegions, SlotsEqualSingleRoiTensorsAndMetaSaysWhichRegion) {
-  const size_t slot = 32 * 24 * 3 * 4;
+  const size_t slot = test::kRegionSlotBytes;
   for (const char* format : {"NV12", "BGR", "I420"}) {
     const GstVideoFormat gf = gst_video_format_from_string(format);
     GstHarness* h = new_tensorize("batch-size=4 rois=<<0,0,40,30>,<33,7,21,51>,<90,60,20,20>>");
@@ -124,28 +102,14 @@ TEST(TensorizeRegions, MoreRegionsThanSlotsGiveSeveralTensorsForTheFrame) {
 }
 
 TEST(TensorizeRegions, RegionsOutsideOrEmptyAreSkippedWithOneWarning) {
-  GstHarness* h = new_tensorize("batch-size=2 rois=<<200,0,10,10>,<5,5,20,20>,<1,1,0,4>>");
-  BusWatch bus(h);
-  gst_harness_set_src_caps_str(h, video_caps("BGR", kW, kH).c_str());
-  for (int i = 0; i < 3; i++) {
-    auto f = make_frame(GST_VIDEO_FORMAT_BGR, kW, kH, 33);
-    GstBuffer* out = gst_harness_push_and_pull(h, f.buffer);
-    ASSERT_NE(out, nullptr);
-    GstCudaPrepSlotInfo info;
-    ASSERT_TRUE(gst_cudaprep_buffer_get_slot_info(out, 0, &info));
-    EXPECT_EQ(info.region_index, 1);
-    ASSERT_TRUE(gst_cudaprep_buffer_get_slot_info(out, 1, &info));
-    EXPECT_TRUE(info.empty);
-    gst_buffer_unref(out);
-  }
-  const std::vector<std::string> warnings = bus.take(GST_MESSAGE_WARNING);
+  const std::vector<std::string> warnings = test::warnings_skipping_regions_0_and_2(
+      "rois=<<200,0,10,10>,<5,5,20,20>,<1,1,0,4>>",
+      [] { return make_frame(GST_VIDEO_FORMAT_BGR, kW, kH, 33).buffer; }, 3);
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("rois item 0: roi <200,0,10,10> is entirely outside the frame (96x64)"), std::string::npos)
       << warnings[0];
   EXPECT_NE(warnings[0].find("rois item 2: roi width and height must be positive, got 0x4"), std::string::npos)
       << warnings[0];
-  EXPECT_TRUE(bus.first_error().empty());
-  gst_harness_teardown(h);
 }
 
 TEST(TensorizeRegions, RoisPropertyRoundTripsAndBadItemIsRefused) {
@@ -172,7 +136,7 @@ TEST(TensorizeRegions, RoisPropertyRoundTripsAndBadItemIsRefused) {
 }
 
 TEST(TensorizeRegions, RoiMetaFilteredByTypeAndSizeWithMargin) {
-  const size_t slot = 32 * 24 * 3 * 4;
+  const size_t slot = test::kRegionSlotBytes;
   GstHarness* h = new_tensorize("batch-size=3 roi-meta=true roi-type=car roi-min-size=8 roi-max-size=60 roi-margin=0.25");
   gst_harness_set_src_caps_str(h, video_caps("NV12", kW, kH).c_str());
   auto f = make_frame(GST_VIDEO_FORMAT_NV12, kW, kH, 35);
@@ -210,6 +174,32 @@ TEST(TensorizeRegions, RoiMetaFilteredByTypeAndSizeWithMargin) {
   EXPECT_TRUE(info.empty);
   gst_buffer_unref(out);
   gst_harness_teardown(h);
+}
+
+// roi-type is a list of classes: "car, bus" keeps both (spaces around a name ignored).
+TEST(TensorizeRegions, RoiTypeListKeepsEachClassNamed) {
+  GstHarness* h = new_tensorize("batch-size=3 roi-meta=true roi-type=\"car, bus\"");
+  gst_harness_set_src_caps_str(h, video_caps("BGR", kW, kH).c_str());
+  auto f = make_frame(GST_VIDEO_FORMAT_BGR, kW, kH, 37);
+  gst_buffer_add_video_region_of_interest_meta(f.buffer, "bus", 1, 2, 30, 20);
+  gst_buffer_add_video_region_of_interest_meta(f.buffer, "person", 3, 4, 10, 10);
+  gst_buffer_add_video_region_of_interest_meta(f.buffer, "car", 40, 20, 25, 15);
+  GstBuffer* out = gst_harness_push_and_pull(h, f.buffer);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(slot_info(out, 0).region_index, 0);
+  EXPECT_EQ(slot_info(out, 1).region_index, 2);
+  EXPECT_TRUE(slot_info(out, 2).empty);
+  EXPECT_EQ(bytes_of(out, test::kRegionSlotBytes, test::kRegionSlotBytes),
+            single_roi_tensor("BGR", GST_VIDEO_FORMAT_BGR, "<40,20,25,15>", 37));
+  gst_buffer_unref(out);
+  gst_harness_teardown(h);
+}
+
+TEST(TensorizeRegions, EmptyClassInRoiTypeIsRefusedAtStart) {
+  const test::StartResult r = test::start_with_props("cudatensorize backend=cpu", "roi-meta=true roi-type=car,,bus");
+  EXPECT_EQ(r.ret, GST_STATE_CHANGE_FAILURE);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_NE(r.errors[0].find("roi-type \"car,,bus\": class 2 is empty"), std::string::npos) << r.errors[0];
 }
 
 // A batch over the 2 GiB a buffer can hold is refused at start (its size overflowed the pool's
