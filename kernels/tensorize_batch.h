@@ -59,9 +59,10 @@ Status check_batch(const TensorizeBatch& batch, const void* dst, size_t dst_byte
 // CPU path: host memory in and out, rows of all slots spread over the shared worker pool.
 Status tensorize_batch_cpu(const TensorizeBatch& batch, void* dst, size_t dst_bytes);
 
-// Per-slot parameters of the CUDA path: a pinned host array and a device array with room for
-// `capacity` slots, allocated by reserve() (never per batch); each batch is one async upload of
-// the used slots and one kernel launch. Not thread-safe: one table per stream.
+// Per-slot parameters of the CUDA path. Up to 64 slots they travel as the kernel's parameters
+// (kept here between batches, never allocated per batch); larger batches use a pinned host array
+// and a device array with room for `capacity` slots, allocated by reserve(), uploaded with one
+// async copy per batch. Not thread-safe: one table per stream.
 class BatchSlotTable {
  public:
   BatchSlotTable();
@@ -79,10 +80,11 @@ class BatchSlotTable {
   Impl* impl_;
 };
 
-// CUDA path: device memory in and out; enqueues one upload of the slot table and exactly one
-// kernel on `stream` (a cudaStream_t) and returns without synchronising with the batch (it waits
-// only, if ever, for the previous batch's upload from the same table to finish before reusing
-// its pinned array). The table must have been reserved for batch.count slots.
+// CUDA path: device memory in and out; enqueues exactly one kernel on `stream` (a cudaStream_t),
+// plus one upload of the slot table for batches over 64 slots, and returns without synchronising
+// with the batch. Up to 64 slots the call never waits and can be captured into a CUDA graph; over
+// 64 it waits, if ever, for the previous batch's upload from the same table to finish before
+// reusing its pinned array. The table must have been reserved for batch.count slots.
 Status tensorize_batch_cuda(const TensorizeBatch& batch, void* dst, size_t dst_bytes, void* stream,
                             BatchSlotTable* table, const TensorizeTuning& tuning = TensorizeTuning());
 

@@ -1,7 +1,10 @@
 // GPU tests of tensorize batches: the one-launch CUDA batch equals the CPU batch bit for bit (and
 // so each slot equals the single-frame output: tensorize_batch_test.cpp), over mixed formats and
 // sizes, ROIs and empty slots, with a poisoned output and a guard past its end; batches of
-// growing and shrinking size reuse one slot table. Exits 77 (skipped) without a GPU.
+// growing and shrinking size reuse one slot table, on both sides of the 64 slots up to which the
+// slot arguments are kernel parameters (above: an uploaded table); a small batch captured into a
+// CUDA graph. Exits 77 (skipped) without a GPU.
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <random>
@@ -115,4 +118,87 @@ TEST_F(TensorizeBatchGpu, EightFullHdNv12AndRegionsEqualCpu) {
     regions.add(s, frame);
   }
   expect_gpu_equals_cpu(regions, &table, stream_);
+}
+
+namespace {
+
+// n regions of 16-200 px of one random 641x479 NV12 frame (odd sizes), 96x64 tensors; every 17th
+// slot empty. (Each slot holds its own copy of the frame.)
+BatchCase regions_of_one_frame(int n, std::mt19937& rng) {
+  HostImage frame = tztest::make_image(PixelFormat::NV12, 641, 479);
+  tztest::fill_random(frame, rng);
+  BatchCase bc;
+  bc.spec.dst_width = 96;
+  bc.spec.dst_height = 64;
+  std::uniform_int_distribution<int> size(16, 200);
+  for (int i = 0; i < n; ++i) {
+    if (i % 17 == 5) {
+      bc.add_empty();
+      continue;
+    }
+    SlotSourceSpec s = tztest::source_of(frame);
+    s.roi.w = size(rng);
+    s.roi.h = size(rng);
+    s.roi.x = int(rng() % (641 - s.roi.w));
+    s.roi.y = int(rng() % (479 - s.roi.h));
+    bc.add(s, frame);
+  }
+  return bc;
+}
+
+}  // namespace
+
+// 64 slots travel as kernel parameters, 65 and more through the uploaded table: both equal the
+// CPU batch, with one table reused across the boundary in both directions.
+TEST_F(TensorizeBatchGpu, BatchesAcrossTheParameterLimitEqualCpu) {
+  std::mt19937 rng(22);
+  BatchSlotTable table;
+  for (int n : {64, 65, 3, 130, 64, 1}) {
+    SCOPED_TRACE("batch of " + std::to_string(n));
+    BatchCase bc = regions_of_one_frame(n, rng);
+    expect_gpu_equals_cpu(bc, &table, stream_);
+    EXPECT_GE(table.capacity(), n);
+  }
+}
+
+// Up to 64 slots the call neither uploads nor waits: it can be captured into a CUDA graph, and the
+// replayed graph writes the batch (the output is poisoned between capture and replay).
+TEST_F(TensorizeBatchGpu, SmallBatchCapturedIntoAGraphEqualsCpu) {
+  std::mt19937 rng(23);
+  BatchCase bc = regions_of_one_frame(5, rng);
+  ASSERT_TRUE(bc.build().ok());
+  std::vector<cuda::DeviceBuffer> sources(bc.count());
+  std::vector<BatchSlot> slots = bc.slots;
+  for (int i = 0; i < bc.count(); ++i) {
+    if (bc.empty[i]) continue;
+    const HostImage& im = bc.images[i];
+    ASSERT_TRUE(sources[i].allocate(im.buf.size()).ok());
+    ASSERT_EQ(cudaMemcpy(sources[i].data(), im.buf.data(), im.buf.size(), cudaMemcpyHostToDevice), cudaSuccess);
+    slots[i].src = im.at(sources[i].data());
+  }
+  TensorizeBatch b = bc.batch();
+  b.slots = slots.data();
+  const size_t bytes = bc.bytes();
+  cuda::DeviceBuffer out;
+  ASSERT_TRUE(out.allocate(bytes).ok());
+  BatchSlotTable table;
+  ASSERT_TRUE(table.reserve(bc.count()).ok());
+  cudaStream_t s = static_cast<cudaStream_t>(stream_);
+  ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  const Status st = tensorize_batch_cuda(b, out.data(), bytes, stream_, &table);
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(s, &graph), cudaSuccess);
+  ASSERT_TRUE(st.ok()) << st.message();
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  ASSERT_EQ(cudaMemset(out.data(), 0xEE, bytes), cudaSuccess);
+  ASSERT_EQ(cudaGraphLaunch(exec, s), cudaSuccess);
+  std::vector<uint8_t> host(bytes);
+  ASSERT_EQ(cudaMemcpyAsync(host.data(), out.data(), bytes, cudaMemcpyDeviceToHost, s), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  std::vector<uint8_t> cpu(bytes);
+  ASSERT_TRUE(tensorize_batch_cpu(bc.batch(), cpu.data(), cpu.size()).ok());
+  EXPECT_EQ(BatchCase::first_difference(cpu.data(), host.data(), bytes), bytes);
 }
