@@ -41,7 +41,9 @@ struct BatchCase {
       slots[i].empty = empty[i];
       if (empty[i]) continue;
       CUDAPREP_RETURN_IF_ERROR(cudaprep::make_slot_plan(spec, sources[i], &slots[i].plan));
-      slots[i].src = images[i].view;
+      // (the view rebuilt on this image's own buffer: a copied HostImage's view still points into
+      // the buffer it was copied from, which may be gone)
+      slots[i].src = images[i].at(images[i].buf.data());
     }
     return cudaprep::Status();
   }

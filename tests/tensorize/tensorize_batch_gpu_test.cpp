@@ -7,7 +7,11 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <random>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "batch_case.h"
@@ -23,6 +27,31 @@ namespace {
 
 constexpr size_t kGuard = 256;
 constexpr uint8_t kPoison = 0xEE;
+
+// What a slot's difference looks like (fp32 outputs): how many values differ, the largest
+// difference, the first one, and the slot's source.
+std::string describe_difference(const BatchCase& bc, int i, const uint8_t* cpu, const uint8_t* gpu, size_t bytes) {
+  if (bc.output.dtype != DType::Float32) return "";
+  const float* c = reinterpret_cast<const float*>(cpu);
+  const float* g = reinterpret_cast<const float*>(gpu);
+  size_t n = 0, first = bytes / 4;
+  double worst = 0;
+  for (size_t k = 0; k < bytes / 4; ++k) {
+    if (c[k] == g[k]) continue;
+    if (n++ == 0) first = k;
+    worst = std::max(worst, double(std::fabs(c[k] - g[k])));
+  }
+  std::ostringstream o;
+  o << n << " of " << bytes / 4 << " values differ, worst by " << worst;
+  if (n) o << "; first at " << first << " (x " << first % bc.output.dst_width << ", y "
+           << (first / bc.output.dst_width) % bc.output.dst_height << "): cpu " << c[first] << ", gpu " << g[first];
+  if (!bc.empty[i]) {
+    const Rect& r = bc.sources[i].roi;
+    o << "; source " << bc.sources[i].src_width << "x" << bc.sources[i].src_height << " roi " << r.x << "," << r.y
+      << "," << r.w << "," << r.h;
+  }
+  return o.str();
+}
 
 // Runs bc on the GPU (sources copied to the device with the same layout) and on the CPU; the
 // results must be equal, and the guard bytes after the output untouched.
@@ -59,7 +88,8 @@ void expect_gpu_equals_cpu(BatchCase& bc, BatchSlotTable* table, void* stream) {
   const size_t stride = slot_bytes(bc.output);
   for (int i = 0; i < bc.count(); ++i) {
     const size_t first = BatchCase::first_difference(cpu.data() + stride * i, host.data() + stride * i, stride);
-    EXPECT_EQ(first, stride) << "slot " << i << " differs from the CPU batch at byte " << first;
+    EXPECT_EQ(first, stride) << "slot " << i << " differs from the CPU batch at byte " << first << ": "
+                             << describe_difference(bc, i, cpu.data() + stride * i, host.data() + stride * i, stride);
   }
   for (size_t k = bytes; k < host.size(); ++k) ASSERT_EQ(host[k], kPoison) << "written past the end at " << k;
 }
