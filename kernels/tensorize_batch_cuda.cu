@@ -35,6 +35,8 @@ __global__ void __launch_bounds__(kBlockThreads) tensorize_batch_kernel(const Sl
     case SourceFamily::Packed3: tzk::tensorize_block<SourceFamily::Packed3, I, L, D>(s.a); break;
     case SourceFamily::Packed4: tzk::tensorize_block<SourceFamily::Packed4, I, L, D>(s.a); break;
     case SourceFamily::Gray: tzk::tensorize_block<SourceFamily::Gray, I, L, D>(s.a); break;
+    case SourceFamily::Packed422: tzk::tensorize_block<SourceFamily::Packed422, I, L, D>(s.a); break;
+    case SourceFamily::P010: tzk::tensorize_block<SourceFamily::P010, I, L, D>(s.a); break;
   }
 }
 

@@ -83,6 +83,8 @@ void run_band(SourceFamily family, const TensorOutputPlan& o, const PixelParams&
     case SourceFamily::Packed3: run_family<SourceFamily::Packed3>(p, o.interpolation, o.layout, o.dtype, y0, y1, dst); break;
     case SourceFamily::Packed4: run_family<SourceFamily::Packed4>(p, o.interpolation, o.layout, o.dtype, y0, y1, dst); break;
     case SourceFamily::Gray: run_family<SourceFamily::Gray>(p, o.interpolation, o.layout, o.dtype, y0, y1, dst); break;
+    case SourceFamily::Packed422: run_family<SourceFamily::Packed422>(p, o.interpolation, o.layout, o.dtype, y0, y1, dst); break;
+    case SourceFamily::P010: run_family<SourceFamily::P010>(p, o.interpolation, o.layout, o.dtype, y0, y1, dst); break;
   }
 }
 
