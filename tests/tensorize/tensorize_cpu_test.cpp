@@ -3,7 +3,8 @@
 // where OpenCV computes the same function.
 //
 // Tolerance against the reference. The reference gives, for every element, the exact value and
-// the range [lo, hi] the value takes when the sample position moves by up to
+// the range [lo, hi] the value takes when the sample position (luma and chroma independently:
+// the kernels round the chroma position on its own) moves by up to
 // 4 * 2^-24 * (|x / sx| + |offset| + |xs| + 1) source pixels (about 5e-4 px for a 2000-px
 // source), twice the analytic bound of the float evaluation xs = inv_sx * x + off_x the kernels
 // use (2^-22 instead of 2^-23 is the smallest factor that passes). The output must then lie in
@@ -891,9 +892,32 @@ TEST(TensorizeVsOpenCV, YuvEqualsCvtColor) {
     cv::cvtColorTwoPlane(ymat, uv, bgr_nv12, cv::COLOR_YUV2BGR_NV12);
     ASSERT_EQ(cv::norm(bgr_i420, bgr_nv12, cv::NORM_INF), 0.0);
 
-    for (PixelFormat f : {PixelFormat::I420, PixelFormat::NV12}) {
+    // OpenCV's own conversion of each layout: NV21 from its VU plane, YUY2 / UYVY from their
+    // packed bytes (put_yuv repeats each 4:2:0 chroma row for 4:2:2, so all equal bgr_i420 but
+    // for the rows of 4:2:2 chroma OpenCV reads as they are).
+    auto opencv_bgr = [&](PixelFormat f, HostImage& im) {
+      cv::Mat out;
+      if (f == PixelFormat::NV21) {
+        cv::Mat vu(ch, cw, CV_8UC2);
+        for (int y = 0; y < ch; ++y)
+          for (int x = 0; x < cw; ++x) vu.at<cv::Vec2b>(y, x) = cv::Vec2b(V[y * cw + x], U[y * cw + x]);
+        cv::cvtColorTwoPlane(ymat, vu, out, cv::COLOR_YUV2BGR_NV21);
+      } else if (f == PixelFormat::YUY2 || f == PixelFormat::UYVY) {
+        cv::Mat packed(h, w, CV_8UC2);
+        for (int y = 0; y < h; ++y) std::memcpy(packed.ptr(y), im.plane(0) + y * im.stride(0), size_t(w) * 2);
+        cv::cvtColor(packed, out, f == PixelFormat::YUY2 ? cv::COLOR_YUV2BGR_YUY2 : cv::COLOR_YUV2BGR_UYVY);
+      } else {
+        out = bgr_i420;
+      }
+      return out;
+    };
+
+    for (PixelFormat f : {PixelFormat::I420, PixelFormat::NV12, PixelFormat::NV21, PixelFormat::YUY2,
+                          PixelFormat::UYVY}) {
       HostImage im = tztest::make_image(f, w, h, 3, 5);
       tztest::put_yuv(im, f, Y.data(), w, U.data(), V.data(), w, h, cw, ch);
+      const cv::Mat expected = opencv_bgr(f, im);
+      ASSERT_EQ(cv::norm(expected, bgr_i420, cv::NORM_INF), 0.0) << pixel_format_name(f);
       TensorizeConfig c = base_config(f, w, h, w, h);
       c.mode = ResizeMode::Stretch;
       for (Interpolation ip : {Interpolation::Nearest, Interpolation::Bilinear}) {
@@ -906,7 +930,7 @@ TEST(TensorizeVsOpenCV, YuvEqualsCvtColor) {
           return ip == Interpolation::Nearest || ((x % 4 == 1 || x % 4 == 2) && (y % 4 == 1 || y % 4 == 2));
         };
         size_t n = 0;
-        const double d = max_diff_vs_bgr(ours, bgr_i420, use, &n);
+        const double d = max_diff_vs_bgr(ours, expected, use, &n);
         // OpenCV's YUV->RGB is fixed point (rounded coefficients, rounded result): 1 level.
         EXPECT_LE(d, 1.0) << pixel_format_name(f) << (blocky ? " blocky" : " random") << " interp " << int(ip);
         EXPECT_GE(n, size_t(w) * h / 4);
