@@ -104,7 +104,7 @@ class TensorizeElementFormats : public ::testing::TestWithParam<FormatCase> {};
 // honour GstVideoMeta exactly as the kernel's reference view describes the frame.
 TEST_P(TensorizeElementFormats, MatchesKernelOnStridedFrames) {
   const FormatCase& c = GetParam();
-  const int w = 37, h = 23;  // odd: NV12/I420 chroma planes are rounded up
+  const int w = 37, h = 23;  // odd: chroma planes (and YUY2's pixel pairs) are rounded up
   GstHarness* harness = new_tensorize("width=48 height=40 mean=<0.1,0.2,0.3> std=<0.5,0.25,2.0>");
   gst_harness_set_src_caps_str(harness, video_caps(c.name, w, h, ",colorimetry=bt709").c_str());
   auto f = make_frame(c.gst_format, w, h, 7, /*extra_stride=*/13, /*offset=*/5);
@@ -140,7 +140,11 @@ INSTANTIATE_TEST_SUITE_P(AllFormats, TensorizeElementFormats,
                                            FormatCase{GST_VIDEO_FORMAT_RGBx, PixelFormat::RGBx, "RGBx"},
                                            FormatCase{GST_VIDEO_FORMAT_BGRA, PixelFormat::BGRA, "BGRA"},
                                            FormatCase{GST_VIDEO_FORMAT_RGBA, PixelFormat::RGBA, "RGBA"},
-                                           FormatCase{GST_VIDEO_FORMAT_GRAY8, PixelFormat::GRAY8, "GRAY8"}),
+                                           FormatCase{GST_VIDEO_FORMAT_GRAY8, PixelFormat::GRAY8, "GRAY8"},
+                                           FormatCase{GST_VIDEO_FORMAT_YUY2, PixelFormat::YUY2, "YUY2"},
+                                           FormatCase{GST_VIDEO_FORMAT_UYVY, PixelFormat::UYVY, "UYVY"},
+                                           FormatCase{GST_VIDEO_FORMAT_NV21, PixelFormat::NV21, "NV21"},
+                                           FormatCase{GST_VIDEO_FORMAT_P010_10LE, PixelFormat::P010_10LE, "P010_10LE"}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 // The caps colorimetry picks the YUV matrix and range: a full-range BT.601 frame must differ
@@ -341,8 +345,8 @@ TEST(TensorizeElement, BackendCudaWithoutGpuFailsToStart) {
 
 TEST(TensorizeElement, RejectsUnsupportedFormatAtNegotiation) {
   GstHarness* h = new_tensorize("");
-  gst_harness_set_src_caps_str(h, video_caps("YUY2", 64, 48).c_str());
-  GstBuffer* buf = gst_buffer_new_allocate(nullptr, 64 * 48 * 2, nullptr);
+  gst_harness_set_src_caps_str(h, video_caps("AYUV", 64, 48).c_str());
+  GstBuffer* buf = gst_buffer_new_allocate(nullptr, 64 * 48 * 4, nullptr);
   EXPECT_EQ(gst_harness_push(h, buf), GST_FLOW_NOT_NEGOTIATED);
   gst_harness_teardown(h);
 }
