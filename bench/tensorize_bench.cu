@@ -415,6 +415,67 @@ bool parse_options(int argc, char** argv, Options* o) {
 
 }  // namespace
 
+// ---- camera and decoder formats (issue 12) -------------------------------------------------------
+
+// The fused kernel on 1080p YUY2 (USB / GMSL cameras) and P010 (HEVC Main10, HDR) -> 640x640
+// letterbox, beside the device-to-device copy of the output's bytes (the floor of the main rows).
+void bench_camera_formats(const TensorizeTuning& tuning, bool warm, size_t l2, cudaStream_t s, std::vector<Row>* rows) {
+  const int SW = 1920, SH = 1080, DW = 640, DH = 640;
+  const size_t out_bytes = size_t(DW) * DH * 3 * sizeof(float);
+  for (PixelFormat fmt : {PixelFormat::YUY2, PixelFormat::P010_10LE}) {
+    const std::string name = std::string(pixel_format_name(fmt)) + " 1920x1080";
+    const size_t in_bytes = frame_bytes(fmt, SW, SH);
+    const int n_in = warm ? 1 : int(std::max<size_t>(8, (3 * l2 + in_bytes - 1) / in_bytes));
+    const int n_out = warm ? 1 : int(std::max<size_t>(8, (3 * l2 + out_bytes - 1) / out_bytes));
+    uint8_t *in = nullptr, *out = nullptr, *copy_src = nullptr;
+    CK(cudaMalloc(&in, in_bytes * n_in));
+    CK(cudaMalloc(&out, out_bytes * n_out));
+    CK(cudaMalloc(&copy_src, out_bytes * n_out));
+    fill_kernel<<<1024, 256, 0, s>>>(in, in_bytes * n_in, 4321u);
+    CK(cudaGetLastError());
+    TensorizeConfig cfg;
+    cfg.format = fmt;
+    cfg.src_width = SW;
+    cfg.src_height = SH;
+    cfg.dst_width = DW;
+    cfg.dst_height = DH;
+    TensorizePlan plan;
+    if (!make_tensorize_plan(cfg, &plan).ok()) std::exit(1);
+    auto view_of = [&](int i) {
+      ImageView v;
+      v.format = fmt;
+      v.width = SW;
+      v.height = SH;
+      const uint8_t* base = in + size_t(i % n_in) * in_bytes;
+      for (int p = 0; p < plane_count(fmt); ++p) {
+        v.planes[p] = {base, plane_row_bytes(fmt, p, SW)};
+        base += size_t(plane_row_bytes(fmt, p, SW)) * size_t(plane_rows(fmt, p, SH));
+      }
+      return v;
+    };
+    const size_t first_row = rows->size();
+    time_method(name.c_str(), "tensorize_cuda (fused)", in_bytes + out_bytes,
+                [&](int i) {
+                  const Status r = tensorize_cuda(plan, view_of(i), out + size_t(i % n_out) * out_bytes, s, tuning);
+                  if (!r.ok()) {
+                    std::fprintf(stderr, "tensorize_cuda: %s\n", r.message().c_str());
+                    std::exit(1);
+                  }
+                },
+                s, rows);
+    time_method(name.c_str(), "cudaMemcpy D2D (out bytes) = floor", 2 * out_bytes,
+                [&](int i) {
+                  CK(cudaMemcpyAsync(out + size_t(i % n_out) * out_bytes, copy_src + size_t((i + 3) % n_out) * out_bytes,
+                                     out_bytes, cudaMemcpyDeviceToDevice, s));
+                },
+                s, rows);
+    for (size_t k = first_row; k < rows->size(); ++k) (*rows)[k].vs_out_copy = (*rows)[k].per_frame_us / rows->back().per_frame_us;
+    CK(cudaFree(in));
+    CK(cudaFree(out));
+    CK(cudaFree(copy_src));
+  }
+}
+
 int main(int argc, char** argv) {
   Options opt;
   if (!parse_options(argc, argv, &opt)) return 2;
@@ -600,6 +661,7 @@ int main(int argc, char** argv) {
     CK(cudaFree(copy_src));
     CK(cudaFree(copy_dst));
   }
+  bench_camera_formats(opt.tuning, opt.warm, size_t(std::max(prop.l2CacheSize, 1 << 20)), s, &rows);
   if (!opt.warm) bench_batches(prop, opt.tuning, s, &rows);
   CK(cudaStreamDestroy(s));
 

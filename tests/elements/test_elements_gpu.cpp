@@ -144,7 +144,10 @@ TEST_P(TensorizeGpuElement, CudaPathEqualsCpuPathThroughEveryMemoryRoute) {
 INSTANTIATE_TEST_SUITE_P(Formats, TensorizeGpuElement,
                          ::testing::Values(GpuFormat{GST_VIDEO_FORMAT_NV12, "NV12"}, GpuFormat{GST_VIDEO_FORMAT_I420, "I420"},
                                            GpuFormat{GST_VIDEO_FORMAT_BGR, "BGR"}, GpuFormat{GST_VIDEO_FORMAT_RGBA, "RGBA"},
-                                           GpuFormat{GST_VIDEO_FORMAT_BGRx, "BGRx"}, GpuFormat{GST_VIDEO_FORMAT_GRAY8, "GRAY8"}),
+                                           GpuFormat{GST_VIDEO_FORMAT_BGRx, "BGRx"}, GpuFormat{GST_VIDEO_FORMAT_GRAY8, "GRAY8"},
+                                           GpuFormat{GST_VIDEO_FORMAT_YUY2, "YUY2"}, GpuFormat{GST_VIDEO_FORMAT_UYVY, "UYVY"},
+                                           GpuFormat{GST_VIDEO_FORMAT_NV21, "NV21"},
+                                           GpuFormat{GST_VIDEO_FORMAT_P010_10LE, "P010_10LE"}),
                          [](const auto& i) { return std::string(i.param.name); });
 
 // The element shares the upstream CUDA context (GstContext): its output memory belongs to the

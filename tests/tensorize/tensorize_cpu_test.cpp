@@ -614,6 +614,25 @@ TEST(CheckSource, RejectsMismatches) {
   EXPECT_FALSE(tensorize_cpu(zero, im.view, out.data()).ok());
 }
 
+// 16-bit samples are read whole (the GPU faults on a misaligned one): odd planes and strides
+// are refused with the reason, on both paths (check_source runs first on each).
+TEST(CheckSource, RejectsMisalignedSixteenBitPlanes) {
+  TensorizeConfig c = base_config(PixelFormat::P010_10LE, 33, 21, 16, 16);
+  TensorizePlan plan;
+  ASSERT_TRUE(make_tensorize_plan(c, &plan).ok());
+  HostImage im = tztest::make_image(PixelFormat::P010_10LE, 33, 21, 4, 6);
+  EXPECT_TRUE(check_source(plan, im.view).ok());
+  ImageView v = im.view;
+  v.planes[1].stride += 1;
+  EXPECT_EQ(check_source(plan, v).message(),
+            "source plane 1 of P010_10LE is not 2-byte aligned (address or stride " + std::to_string(v.planes[1].stride) + ")");
+  v = im.view;
+  v.planes[0].data += 1;
+  EXPECT_FALSE(check_source(plan, v).ok());
+  std::vector<float> out(tensor_elements(plan));
+  EXPECT_EQ(tensorize_cpu(plan, v, out.data()).message(), check_source(plan, v).message());
+}
+
 // ---- CPU path vs the independent reference ----------------------------------------------------
 
 TEST(TensorizeCpu, PhotosEveryFormatLetterbox640) {

@@ -201,11 +201,13 @@ TEST_F(TensorizeGpu, EveryCombinationMatchesCpu) {
   std::printf("%d configurations compared\n", n);
 }
 
-// The production shapes: 1080p NV12 / BGR / BGRx / I420 -> 640x640, every layout and dtype, with
-// aligned outputs (vector stores) and misaligned ones (scalar stores).
+// The production shapes: 1080p NV12 / BGR / BGRx / I420 and the camera / decoder formats (YUY2,
+// UYVY, NV21, P010) -> 640x640, every layout and dtype, with aligned outputs (vector stores) and
+// misaligned ones (scalar stores).
 TEST_F(TensorizeGpu, FullHdToSquareMatchesCpu) {
   std::mt19937 rng(22);
-  for (PixelFormat f : {PixelFormat::NV12, PixelFormat::I420, PixelFormat::BGR, PixelFormat::BGRx, PixelFormat::GRAY8}) {
+  for (PixelFormat f : {PixelFormat::NV12, PixelFormat::I420, PixelFormat::BGR, PixelFormat::BGRx, PixelFormat::GRAY8,
+                        PixelFormat::YUY2, PixelFormat::UYVY, PixelFormat::NV21, PixelFormat::P010_10LE}) {
     HostImage im = tztest::make_image(f, 1920, 1080, 0, 0);
     tztest::fill_random(im, rng);
     for (ResizeMode m : {ResizeMode::Letterbox, ResizeMode::Ultralytics, ResizeMode::Crop})
