@@ -175,7 +175,7 @@ __device__ __forceinline__ void sample_bytes(const KernelArgs& a, const RowCtx& 
     constexpr int S = YF::sample_bytes;
     const int l0 = tz::luma_offset<F>(p, t.i0), l1 = tz::luma_offset<F>(p, t.i1);
     const float Y = taps4<Two, S>(r.r0 + l0, r.r0 + l1, r.r1 + l0, r.r1 + l1, t.f, r.fy) * YF::to_8bit;
-    const tz::Taps c = clamped_taps(tz::chroma_coord(xs), p.cx0, p.cx1);
+    const tz::Taps c = clamped_taps(tz::chroma_coord(xs, p.chroma_site_x), p.cx0, p.cx1);
     float U, V;
     if (F == SourceFamily::I420) {
       U = taps4<TwoC>(r.a0 + c.i0, r.a0 + c.i1, r.a1 + c.i0, r.a1 + c.i1, c.f, r.cfy);

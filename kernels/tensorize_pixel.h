@@ -76,6 +76,7 @@ struct PixelParams {
   float inv_sx, off_x, inv_sy, off_y;
   float mul[3], add[3], pad[3];
   float y_offset, y_gain, c_gain, rv, gu, gv, bu;
+  float chroma_site_x, chroma_site_y;  // chroma_coord's k per axis (0.5 centre-sited, 0 co-sited)
 };
 
 // Host-side sanity check of a plan (plain data, maybe not from make_tensorize_plan); defined in
@@ -131,6 +132,8 @@ inline PixelParams make_pixel_params(const TensorizePlan& plan, const ImageView&
   p.gu = plan.gu;
   p.gv = plan.gv;
   p.bu = plan.bu;
+  p.chroma_site_x = plan.chroma_site_x;
+  p.chroma_site_y = plan.chroma_site_y;
   return p;
 }
 
@@ -157,8 +160,10 @@ CUDAPREP_HD int clampi(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? h
 // Source coordinate (pixel-index convention) of tensor index i.
 CUDAPREP_HD float src_coord(float inv_s, float off, int i) { return inv_s * static_cast<float>(i) + off; }
 
-// Chroma-plane coordinate of a luma coordinate (centre-sited 2x subsampling).
-CUDAPREP_HD float chroma_coord(float s) { return (s + 0.5f) * 0.5f - 0.5f; }
+// Chroma-plane coordinate of a luma coordinate (2x subsampling): k = 0.5 centre-sited, k = 0
+// co-sited (then exactly s * 0.5). Centre-sited, the operations are those of (s + 0.5) * 0.5 - 0.5,
+// so the results before siting existed are unchanged bit for bit.
+CUDAPREP_HD float chroma_coord(float s, float k) { return (s + k) * 0.5f - k; }
 
 struct Taps {
   int i0, i1;
@@ -337,7 +342,7 @@ CUDAPREP_HD RowCtx make_row(const PixelParams& p, int y) {
     r.a1 = r.r1;
     r.cfy = r.fy;
   } else if (YF::yuv) {
-    const float cys = chroma_coord(ys);
+    const float cys = chroma_coord(ys, p.chroma_site_y);
     int c0, c1;
     if (I == Interpolation::Bilinear) {
       const Taps t = bilinear_taps(cys, p.cy0, p.cy1);
@@ -402,7 +407,7 @@ CUDAPREP_HD void sample_pixel(const PixelParams& p, const RowCtx& r, int x, floa
       finish_rgb(p, v[0], v[1], v[2], out);
     } else {
       const float Y = bilerp_at<S>(r.r0, r.r1, luma_offset<F>(p, t.i0), luma_offset<F>(p, t.i1), t.f, r.fy);
-      const Taps c = bilinear_taps(chroma_coord(xs), p.cx0, p.cx1);
+      const Taps c = bilinear_taps(chroma_coord(xs, p.chroma_site_x), p.cx0, p.cx1);
       const float U = bilerp_at<S>(r.a0, r.a1, u_offset<F>(p, c.i0), u_offset<F>(p, c.i1), c.f, r.cfy);
       const float V = F == SourceFamily::I420
                           ? bilerp_at<S>(r.b0, r.b1, c.i0, c.i1, c.f, r.cfy)
@@ -417,7 +422,7 @@ CUDAPREP_HD void sample_pixel(const PixelParams& p, const RowCtx& r, int x, floa
       const uint8_t* px = r.r0 + xi * p.bpp;
       finish_rgb(p, load_u8(px + p.byte_of[0]), load_u8(px + p.byte_of[1]), load_u8(px + p.byte_of[2]), out);
     } else {
-      const int ci = nearest_tap(chroma_coord(xs), p.cx0, p.cx1);
+      const int ci = nearest_tap(chroma_coord(xs, p.chroma_site_x), p.cx0, p.cx1);
       const float Y = load_sample<S>(r.r0 + luma_offset<F>(p, xi));
       const float U = load_sample<S>(r.a0 + u_offset<F>(p, ci));
       const float V = load_sample<S>(F == SourceFamily::I420 ? r.b0 + ci : r.a0 + v_offset<F>(p, ci));

@@ -237,6 +237,8 @@ Status resolve_slot(const TensorOutputSpec& c, const SlotSourceSpec& s, SlotPlan
   p.bu = static_cast<float>(2.0 * (1.0 - kb));
   p.gu = static_cast<float>(-2.0 * kb * (1.0 - kb) / kg);
   p.gv = static_cast<float>(-2.0 * kr * (1.0 - kr) / kg);
+  p.chroma_site_x = s.chroma_h_cosited ? 0.0f : 0.5f;
+  p.chroma_site_y = s.chroma_v_cosited ? 0.0f : 0.5f;
 
   // Geometry.
   const Geometry g = resolve_geometry(c, roi);

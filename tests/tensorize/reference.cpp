@@ -205,14 +205,16 @@ void sample_yuv(const TensorizeConfig& c, const Geometry& g, const ImageView& sr
   const Interpolation ip = c.interpolation;
   const YuvAccess a = yuv_access(src);
   yuv[0] = interp(ip, xs, ys, rx0, rx1, ry0, ry1, a.luma);
-  // Chroma: centre-sited, index = (luma + 0.5) / 2 - 0.5 along each subsampled axis, clamped
-  // to the chroma samples that cover the ROI.
-  const double cx = (xs + 0.5) / 2 - 0.5;
+  // Chroma along each subsampled axis: sample c covers luma pixels 2c and 2c + 1 and sits
+  // between them (centre-sited: at 2c + 0.5, index = (luma + 0.5) / 2 - 0.5) or on the first
+  // (co-sited: at 2c, index = luma / 2); clamped to the chroma samples that cover the ROI.
+  auto chroma_index = [](double luma, bool cosited) { return cosited ? luma / 2 : (luma + 0.5) / 2 - 0.5; };
+  const double cx = chroma_index(xs, c.chroma_h_cosited);
   const int cx0 = int(std::floor(g.rx / 2)), cx1 = int(std::ceil((g.rx + g.rw) / 2)) - 1;
   double cy = ys;
   int cy0 = ry0, cy1 = ry1;
   if (!a.full_height_chroma) {
-    cy = (ys + 0.5) / 2 - 0.5;
+    cy = chroma_index(ys, c.chroma_v_cosited);
     cy0 = int(std::floor(g.ry / 2));
     cy1 = int(std::ceil((g.ry + g.rh) / 2)) - 1;
   }

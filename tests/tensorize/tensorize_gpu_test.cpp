@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -222,6 +223,26 @@ TEST_F(TensorizeGpu, FullHdToSquareMatchesCpu) {
             EXPECT_TRUE(check(c, im, stream_, 1, d == DType::Float32 ? 4 : 2));
           }
         }
+  }
+}
+
+// Chroma siting (co-sited or centred on each axis) on every YUV format, bilinear and nearest.
+TEST_F(TensorizeGpu, ChromaSitingMatchesCpu) {
+  std::mt19937 rng(24);
+  for (PixelFormat f : kAllFormats) {
+    if (!is_yuv(f)) continue;
+    for (const auto& sz : {std::array<int, 4>{1920, 1080, 640, 640}, std::array<int, 4>{333, 201, 97, 65}}) {
+      HostImage im = tztest::make_image(f, sz[0], sz[1], 3, 5);
+      tztest::fill_random(im, rng);
+      for (int site = 0; site < 4; ++site)
+        for (Interpolation ip : {Interpolation::Bilinear, Interpolation::Nearest}) {
+          TensorizeConfig c = base_config(f, sz[0], sz[1], sz[2], sz[3]);
+          c.interpolation = ip;
+          c.chroma_h_cosited = site & 1;
+          c.chroma_v_cosited = site & 2;
+          EXPECT_TRUE(check(c, im, stream_, 0)) << "siting " << site;
+        }
+    }
   }
 }
 
