@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "chroma_site.h"
 #include "pinned_pool.h"
 #include "transform_meta.h"
 #include "pixel_format.h"
@@ -65,6 +66,7 @@ enum
   PROP_ROI,
   PROP_YUV_MATRIX,
   PROP_YUV_RANGE,
+  PROP_CHROMA_SITE,
   PROP_ROIS,
   PROP_BATCH_SIZE,
   PROP_ROI_META,
@@ -95,6 +97,7 @@ struct TensorizeSettings
   std::vector<int> roi;         /* empty: whole frame */
   int yuv_matrix = YUV_MATRIX_AUTO;
   int yuv_range = YUV_RANGE_AUTO;
+  int chroma_site = GST_CUDA_PREP_CHROMA_SITE_AUTO;
   std::vector<std::vector<int>> rois;   /* empty: one slot, the roi (or the whole frame) */
   int batch_size = 1;
   bool roi_meta = false;                /* regions from upstream GstVideoRegionOfInterestMeta */
@@ -113,7 +116,7 @@ struct TensorizeSettings
     return same_shape (o) && mode == o.mode && align == o.align && pad_value == o.pad_value &&
         interpolation == o.interpolation && channel_order == o.channel_order &&
         scale == o.scale && mean == o.mean && std == o.std && roi == o.roi &&
-        yuv_matrix == o.yuv_matrix && yuv_range == o.yuv_range && rois == o.rois &&
+        yuv_matrix == o.yuv_matrix && yuv_range == o.yuv_range && chroma_site == o.chroma_site && rois == o.rois &&
         roi_meta == o.roi_meta && roi_type == o.roi_type && roi_min_size == o.roi_min_size &&
         roi_max_size == o.roi_max_size && roi_margin == o.roi_margin;
   }
@@ -331,6 +334,7 @@ build_plans (const TensorizeSettings & s, const GstVideoInfo * info, TensorizePl
     cfg.yuv_full_range = s.yuv_range == YUV_RANGE_FULL;
   else if (info)
     cfg.yuv_full_range = info->colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255;
+  gst_cuda_prep_chroma_siting (s.chroma_site, info, &cfg);
 
   if (!(s.roi_margin >= 0.0 && s.roi_margin <= 10.0))
     return Status::error ("roi-margin " + std::to_string (s.roi_margin) + " is out of range (0..10)");
@@ -1001,6 +1005,7 @@ gst_cuda_tensorize_set_property (GObject * object, guint prop_id, const GValue *
     case PROP_ROI: s.roi = gst_cuda_prep_vector_from_array<int> (value); break;
     case PROP_YUV_MATRIX: s.yuv_matrix = g_value_get_enum (value); break;
     case PROP_YUV_RANGE: s.yuv_range = g_value_get_enum (value); break;
+    case PROP_CHROMA_SITE: s.chroma_site = g_value_get_enum (value); break;
     case PROP_ROIS: s.rois = gst_cuda_prep_rects_from_array (value); break;
     case PROP_BATCH_SIZE: geometry = s.batch_size != g_value_get_int (value); s.batch_size = g_value_get_int (value); break;
     case PROP_ROI_META: s.roi_meta = g_value_get_boolean (value); break;
@@ -1043,6 +1048,7 @@ gst_cuda_tensorize_get_property (GObject * object, guint prop_id, GValue * value
     case PROP_ROI: gst_cuda_prep_vector_to_array (s.roi, value); break;
     case PROP_YUV_MATRIX: g_value_set_enum (value, s.yuv_matrix); break;
     case PROP_YUV_RANGE: g_value_set_enum (value, s.yuv_range); break;
+    case PROP_CHROMA_SITE: g_value_set_enum (value, s.chroma_site); break;
     case PROP_ROIS: gst_cuda_prep_rects_to_array (s.rois, value); break;
     case PROP_BATCH_SIZE: g_value_set_int (value, s.batch_size); break;
     case PROP_ROI_META: g_value_set_boolean (value, s.roi_meta); break;
@@ -1124,6 +1130,7 @@ gst_cuda_tensorize_class_init (GstCudaTensorizeClass * klass)
       g_param_spec_enum ("yuv-range", "YUV range",
           "YUV quantisation range; auto takes it from the caps colorimetry", yuv_range_get_type (),
           YUV_RANGE_AUTO, rw));
+  g_object_class_install_property (gobject_class, PROP_CHROMA_SITE, gst_cuda_prep_param_spec_chroma_site ());
 
   g_object_class_install_property (gobject_class, PROP_ROIS,
       gst_cuda_prep_param_spec_rects ("rois", "Regions of interest",

@@ -197,6 +197,51 @@ TEST(TensorizeElement, YuvOverridePropertiesWinOverCaps) {
   gst_harness_teardown(h);
 }
 
+// Chroma siting from the caps (chroma-site=mpeg2: co-sited horizontally, as H.264 / H.265
+// decoders say), none meaning centred (what GStreamer reads a missing field as, so results
+// without the field are those from before siting), and the chroma-site property winning over the
+// caps. GStreamer 1.22.0's GstVideoInfo reads every chroma-site as jpeg: the element reads the
+// field from the caps itself.
+TEST(TensorizeElement, ChromaSiteFromCapsAndProperty) {
+  const struct {
+    const char* props;
+    const char* caps_extra;
+    bool h_cosited, v_cosited;
+  } cases[] = {{"", "", false, false},
+               {"", ",chroma-site=mpeg2", true, false},
+               {"", ",chroma-site=jpeg", false, false},
+               {"", ",chroma-site=cosited", true, true},
+               {" chroma-site=jpeg", ",chroma-site=mpeg2", false, false},
+               {" chroma-site=mpeg2", "", true, false},
+               {" chroma-site=cosited", ",chroma-site=jpeg", true, true}};
+  for (const char* format : {"I420", "NV12", "YUY2", "P010_10LE"}) {
+    for (const auto& c : cases) {
+      SCOPED_TRACE(std::string(format) + c.caps_extra + c.props);
+      GstHarness* h = new_tensorize((std::string("width=24 height=20") + c.props).c_str());
+      gst_harness_set_src_caps_str(h, video_caps(format, 37, 23, c.caps_extra).c_str());
+      auto f = make_frame(gst_video_format_from_string(format), 37, 23, 13, 4, 2);
+      PixelFormat pf = PixelFormat::NV12;
+      ASSERT_TRUE(cudaprep::pixel_format_from_name(format, &pf));
+      f.view.format = pf;
+      GstBuffer* out = gst_harness_push_and_pull(h, f.buffer);
+      ASSERT_NE(out, nullptr);
+      TensorizeConfig cfg;
+      cfg.format = pf;
+      cfg.src_width = 37;
+      cfg.src_height = 23;
+      cfg.dst_width = 24;
+      cfg.dst_height = 20;
+      cfg.chroma_h_cosited = c.h_cosited;
+      cfg.chroma_v_cosited = c.v_cosited;
+      EXPECT_EQ(read_floats(out), expected_cpu(cfg, f.view));
+      cfg.chroma_h_cosited = !c.h_cosited;  // the siting matters on this frame
+      EXPECT_NE(read_floats(out), expected_cpu(cfg, f.view));
+      gst_buffer_unref(out);
+      gst_harness_teardown(h);
+    }
+  }
+}
+
 TEST(TensorizeElement, TransformMetaMapsBoxesBack) {
   GstHarness* h = new_tensorize("");  // 640x640 letterbox, centred
   gst_harness_set_src_caps_str(h, video_caps("BGR", 1280, 720).c_str());
@@ -365,7 +410,7 @@ TEST(TensorizeElement, InspectDocsAreComplete) {
   g_free(specs);
   const char* expected[] = {"width", "height", "resize-mode", "align", "pad-value", "interpolation",
                             "channel-order", "scale", "mean", "std", "layout", "dtype", "roi",
-                            "device-id", "backend", "yuv-matrix", "yuv-range"};
+                            "device-id", "backend", "yuv-matrix", "yuv-range", "chroma-site"};
   for (const char* name : expected)
     EXPECT_NE(g_object_class_find_property(G_OBJECT_GET_CLASS(e), name), nullptr) << name;
   gst_object_unref(e);
