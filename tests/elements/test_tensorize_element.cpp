@@ -10,6 +10,7 @@
 #include "harness_util.h"
 #include "cuda_device.h"
 #include "tensorize.h"
+#include "../tensorize/test_images.h"  // base_config
 
 using namespace cudaprep;
 using test::BusWatch;
@@ -111,12 +112,7 @@ TEST_P(TensorizeElementFormats, MatchesKernelOnStridedFrames) {
   f.view.format = c.format;
   GstBuffer* out = gst_harness_push_and_pull(harness, f.buffer);
   ASSERT_NE(out, nullptr);
-  TensorizeConfig cfg;
-  cfg.format = c.format;
-  cfg.src_width = w;
-  cfg.src_height = h;
-  cfg.dst_width = 48;
-  cfg.dst_height = 40;
+  TensorizeConfig cfg = tztest::base_config(c.format, w, h, 48, 40);
   const double mean[3] = {0.1, 0.2, 0.3}, stdv[3] = {0.5, 0.25, 2.0};
   for (int i = 0; i < 3; i++) {
     cfg.mean[i] = mean[i];
@@ -225,12 +221,7 @@ TEST(TensorizeElement, ChromaSiteFromCapsAndProperty) {
       f.view.format = pf;
       GstBuffer* out = gst_harness_push_and_pull(h, f.buffer);
       ASSERT_NE(out, nullptr);
-      TensorizeConfig cfg;
-      cfg.format = pf;
-      cfg.src_width = 37;
-      cfg.src_height = 23;
-      cfg.dst_width = 24;
-      cfg.dst_height = 20;
+      TensorizeConfig cfg = tztest::base_config(pf, 37, 23, 24, 20);
       cfg.chroma_h_cosited = c.h_cosited;
       cfg.chroma_v_cosited = c.v_cosited;
       EXPECT_EQ(read_floats(out), expected_cpu(cfg, f.view));

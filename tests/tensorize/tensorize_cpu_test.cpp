@@ -587,12 +587,17 @@ TEST(Half, RandomFloatsMatchIndependentRounding) {
 
 // ---- check_source ------------------------------------------------------------------------------
 
+// A plan for a 33x21 frame of f (-> 16x16) and such a frame (rows padded by pad, planes gap apart).
+void plan_and_image(PixelFormat f, int pad, int gap, TensorizePlan* plan, HostImage* im) {
+  ASSERT_TRUE(make_tensorize_plan(base_config(f, 33, 21, 16, 16), plan).ok());
+  *im = tztest::make_image(f, 33, 21, pad, gap);
+  EXPECT_TRUE(check_source(*plan, im->view).ok());
+}
+
 TEST(CheckSource, RejectsMismatches) {
-  TensorizeConfig c = base_config(PixelFormat::NV12, 33, 21, 16, 16);
   TensorizePlan plan;
-  ASSERT_TRUE(make_tensorize_plan(c, &plan).ok());
-  HostImage im = tztest::make_image(PixelFormat::NV12, 33, 21, 3, 5);
-  EXPECT_TRUE(check_source(plan, im.view).ok());
+  HostImage im;
+  plan_and_image(PixelFormat::NV12, 3, 5, &plan, &im);
   ImageView v = im.view;
   v.format = PixelFormat::I420;
   EXPECT_EQ(check_source(plan, v).message(), "source format I420 does not match the plan's NV12");
@@ -618,11 +623,9 @@ TEST(CheckSource, RejectsMismatches) {
 // 16-bit samples are read whole (the GPU faults on a misaligned one): odd planes and strides
 // are refused with the reason, on both paths (check_source runs first on each).
 TEST(CheckSource, RejectsMisalignedSixteenBitPlanes) {
-  TensorizeConfig c = base_config(PixelFormat::P010_10LE, 33, 21, 16, 16);
   TensorizePlan plan;
-  ASSERT_TRUE(make_tensorize_plan(c, &plan).ok());
-  HostImage im = tztest::make_image(PixelFormat::P010_10LE, 33, 21, 4, 6);
-  EXPECT_TRUE(check_source(plan, im.view).ok());
+  HostImage im;
+  plan_and_image(PixelFormat::P010_10LE, 4, 6, &plan, &im);
   ImageView v = im.view;
   v.planes[1].stride += 1;
   EXPECT_EQ(check_source(plan, v).message(),
