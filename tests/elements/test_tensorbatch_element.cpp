@@ -555,8 +555,9 @@ TEST(TensorBatchElement, CameraFormatsAndChromaSitePerPad) {
     EXPECT_TRUE(slot_bytes_of(s, 0, slot) == tensorize_alone(props, caps0, f0).tensor) << site;
     EXPECT_TRUE(slot_bytes_of(s, 1, slot) == tensorize_alone(props, caps1, f1).tensor) << site;
     // the siting reached the slot: pad 0 without its caps' mpeg2 differs
-    if (!*site)
+    if (!*site) {
       EXPECT_FALSE(slot_bytes_of(s, 0, slot) == tensorize_alone(props, video_caps("YUY2", 37, 23), f0).tensor);
+    }
     gst_sample_unref(s);
     gst_buffer_unref(f0);
     gst_buffer_unref(f1);

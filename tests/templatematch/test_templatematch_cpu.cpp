@@ -883,6 +883,8 @@ TEST(DrawBoxesCpu, YuvFormatsByHand) {
     // Row padding is never written.
     for (int p = 0; p < 3; ++p)
       for (size_t i = 0; i < fr.plane[p].size(); ++i)
-        if (int64_t(i % fr.stride[p]) >= fr.stride[p] - 6) ASSERT_EQ(fr.plane[p][i], before[p][i]) << "plane " << p;
+        if (int64_t(i % fr.stride[p]) >= fr.stride[p] - 6) {
+          ASSERT_EQ(fr.plane[p][i], before[p][i]) << "plane " << p;
+        }
   }
 }
