@@ -36,7 +36,10 @@
 // and dispatch, not by issue); they are part of the shape that was measured and tested.
 //
 // Runtime enums become template parameters through one dispatch table (kernels()): source
-// family x interpolation x layout x dtype. Channel order and packing are runtime byte maps.
+// family x interpolation x layout x dtype (7 x 2 x 2 x 2 = 56 kernels). Channel order and
+// packing are runtime byte maps: RGB byte order, NV12 / NV21's U and V, YUY2 / UYVY's Y, U and V.
+// 16-bit samples (P010) load as 2^23 + sample the same way and are scaled by 1/256 (exact) after
+// interpolation; chroma siting is the runtime k of tz::chroma_coord.
 #pragma once
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
