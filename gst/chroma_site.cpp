@@ -9,7 +9,7 @@ gst_cuda_prep_chroma_site_get_type (void)
   static GType type = 0;
   static const GEnumValue values[] = {
     {GST_CUDA_PREP_CHROMA_SITE_AUTO,
-        "From the caps' chroma-site; none: centred (jpeg), as GStreamer reads it", "auto"},
+        "From the caps' chroma-site, as GStreamer reads it (none: centred, or its defaults)", "auto"},
     {GST_CUDA_PREP_CHROMA_SITE_JPEG, "Centred between luma samples on both axes", "jpeg"},
     {GST_CUDA_PREP_CHROMA_SITE_MPEG2,
         "Co-sited with the even luma columns, centred vertically (H.264 / H.265)", "mpeg2"},

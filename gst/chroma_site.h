@@ -21,10 +21,11 @@ GType gst_cuda_prep_chroma_site_get_type (void);
 GParamSpec *gst_cuda_prep_param_spec_chroma_site (void);
 
 /* The siting of @source's chroma: the @chroma_site property, or for auto the caps' chroma-site
- * (@info as CudaPrepVideoInput reads it; none: centred, as GStreamer reads a missing field). */
+ * as GStreamer reads it (@info, as CudaPrepVideoInput fills it: unknown is centred). */
 void gst_cuda_prep_chroma_siting (int chroma_site, const GstVideoInfo * info,
     cudaprep::SlotSourceSpec * source);
 
-/* GStreamer 1.22.0's gst_video_info_from_caps () reads every chroma-site as jpeg: sets
- * @info's chroma site from the caps' field itself (left as it is when there is none). */
+/* GStreamer 1.22.0's gst_video_info_from_caps () lets its defaults (by frame height) override
+ * the caps' chroma-site when the caps have no colorimetry: sets @info's chroma site from the
+ * field itself (left as GStreamer read it when there is none). */
 void gst_cuda_prep_read_chroma_site (const GstCaps * caps, GstVideoInfo * info);

@@ -285,13 +285,14 @@ const char* cpu_h264_decoder() {
 }
 
 std::string clip_branches(const char* decoder, const char* backend) {
-  // Both paths see NV12 (libav/openh264 give I420: converted losslessly before the tee), and
+  // Both paths see NV12 (libav/openh264 give I420: converted losslessly before the tee) with the
+  // same chroma siting (the decoders' caps may disagree on it), and
   // the matches are read right after cudatemplatematch: cudadownload and videoconvert (1.22)
   // drop or rebuild ROI metas without their parameters.
   std::string clip = std::string(TEST_SOURCE_DIR) + "/data/vtest-h264.mp4";
   std::string to_nv12 = strcmp(decoder, "nvh264dec") == 0 ? "" : " ! videoconvert ! video/x-raw,format=NV12";
   return "filesrc location=" + clip + " ! qtdemux ! h264parse ! " + decoder + to_nv12 + " ! tee name=t " +
-         "t. ! queue ! cudatensorize backend=" + backend + " ! appsink name=tensor sync=false " +
+         "t. ! queue ! cudatensorize chroma-site=mpeg2 backend=" + backend + " ! appsink name=tensor sync=false " +
          "t. ! queue ! cudatemplatematch backend=" + backend +
          " template-rect=<380,200,48,64> max-matches=3 threshold=0.6 ! appsink name=matches sync=false";
 }

@@ -194,9 +194,9 @@ TEST(TensorizeElement, YuvOverridePropertiesWinOverCaps) {
 }
 
 // Chroma siting from the caps (chroma-site=mpeg2: co-sited horizontally, as H.264 / H.265
-// decoders say), none meaning centred (what GStreamer reads a missing field as, so results
-// without the field are those from before siting), and the chroma-site property winning over the
-// caps. GStreamer 1.22.0's GstVideoInfo reads every chroma-site as jpeg: the element reads the
+// decoders say), none meaning centred for these small frames (as GStreamer reads a missing
+// field), and the chroma-site property winning over the caps. GStreamer 1.22.0's GstVideoInfo
+// reads these caps (no colorimetry) as jpeg whatever their chroma-site: the element reads the
 // field from the caps itself.
 TEST(TensorizeElement, ChromaSiteFromCapsAndProperty) {
   const struct {
@@ -230,6 +230,41 @@ TEST(TensorizeElement, ChromaSiteFromCapsAndProperty) {
       gst_buffer_unref(out);
       gst_harness_teardown(h);
     }
+  }
+}
+
+// Caps without chroma-site read as GStreamer reads them (GstVideoInfo; GStreamer 1.22: unknown,
+// i.e. centred, with a colorimetry; without one its defaults, co-sited horizontally above 576
+// lines), the field itself whatever the colorimetry (1.22.0 overrides it with its defaults when
+// the caps have no colorimetry).
+TEST(TensorizeElement, MissingChromaSiteReadsAsGStreamerDoes) {
+  const struct {
+    int h;
+    const char* caps_extra;
+  } cases[] = {{578, ""}, {576, ""}, {578, ",colorimetry=bt709"}, {576, ",chroma-site=mpeg2"},
+               {578, ",chroma-site=jpeg"}};
+  for (const auto& c : cases) {
+    const std::string caps = video_caps("NV12", 64, c.h, c.caps_extra);
+    SCOPED_TRACE(caps);
+    GstVideoInfo info;
+    ASSERT_TRUE(gst_video_info_from_caps(&info, gst_caps_from_string(caps.c_str())));
+    const bool field = strstr(c.caps_extra, "chroma-site") != nullptr;
+    const bool h_cosited = field ? strstr(c.caps_extra, "mpeg2") != nullptr
+                                 : (info.chroma_site & GST_VIDEO_CHROMA_SITE_H_COSITED) != 0;
+    std::printf("%s: GStreamer reads chroma site %d\n", caps.c_str(), int(info.chroma_site));
+    GstHarness* h = new_tensorize("width=24 height=20");
+    gst_harness_set_src_caps_str(h, caps.c_str());
+    auto f = make_frame(GST_VIDEO_FORMAT_NV12, 64, c.h, 14);
+    f.view.format = PixelFormat::NV12;
+    GstBuffer* out = gst_harness_push_and_pull(h, f.buffer);
+    ASSERT_NE(out, nullptr);
+    TensorizeConfig cfg = tztest::base_config(PixelFormat::NV12, 64, c.h, 24, 20);
+    cfg.chroma_h_cosited = h_cosited;
+    // (GStreamer's default colorimetry above 576 lines is BT.709)
+    if (info.colorimetry.matrix == GST_VIDEO_COLOR_MATRIX_BT709) cfg.yuv_matrix = YuvMatrix::BT709;
+    EXPECT_EQ(read_floats(out), expected_cpu(cfg, f.view));
+    gst_buffer_unref(out);
+    gst_harness_teardown(h);
   }
 }
 
