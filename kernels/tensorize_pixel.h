@@ -33,7 +33,7 @@ constexpr int kSourceFamilyCount = 7;
 
 // The family of a format's layout (pixel_formats.h); the byte order within a packed pixel comes
 // from the plan.
-inline SourceFamily source_family(PixelFormat f) {
+constexpr SourceFamily source_family(PixelFormat f) {
   const PixelFormatInfo& info = pixel_format_info(f);
   if (info.yuv) {
     if (info.planes == 1) return SourceFamily::Packed422;
@@ -59,14 +59,39 @@ struct YuvFamily {
   static constexpr float to_8bit = sample_bytes == 2 ? 1.0f / 256.0f : 1.0f;
 };
 
+// The compile-time constants of each YUV format's family agree with its row of the table.
+template <SourceFamily F>
+constexpr bool yuv_family_matches(const PixelFormatInfo& f) {
+  using YF = YuvFamily<F>;
+  return YF::yuv && f.sample_bytes == YF::sample_bytes && f.luma_step == YF::luma_step &&
+         chroma_step(f.format) == YF::chroma_step && (chroma_y_sub(f.format) == 1) == YF::chroma_rows_are_luma_rows &&
+         (F == SourceFamily::Packed422 || f.y_byte == 0);  // only Packed422 reads y_byte
+}
+constexpr bool yuv_families_match_table() {
+  for (const PixelFormatInfo& f : kPixelFormats) {
+    if (!f.yuv) continue;
+    bool ok = false;
+    switch (source_family(f.format)) {
+      case SourceFamily::NV12: ok = yuv_family_matches<SourceFamily::NV12>(f); break;
+      case SourceFamily::I420: ok = yuv_family_matches<SourceFamily::I420>(f); break;
+      case SourceFamily::Packed422: ok = yuv_family_matches<SourceFamily::Packed422>(f); break;
+      case SourceFamily::P010: ok = yuv_family_matches<SourceFamily::P010>(f); break;
+      default: break;
+    }
+    if (!ok) return false;
+  }
+  return true;
+}
+static_assert(yuv_families_match_table(), "a YUV format's row disagrees with its SourceFamily's constants");
+
 // Everything the per-pixel code reads, flattened from a plan and a source image.
 struct PixelParams {
   const uint8_t* plane[3];
   int64_t stride[3];
   int lx0, lx1, ly0, ly1;  // inclusive clamp range of luma / packed / gray samples (the ROI)
   int cx0, cx1, cy0, cy1;  // inclusive clamp range of chroma samples (the chroma ROI)
-  // YUV: byte of the luma sample within its step, of U and V within a chroma group (the three ints
-  // that padded the argument layout the kernel was measured with, so its size is unchanged).
+  // YUV: byte of the luma sample within its step, of U and V within a chroma group (in the place
+  // of three ints that only padded the argument layout the kernel was measured with).
   int y_byte, u_byte, v_byte;
   int bpp;                 // bytes per packed pixel
   int byte_of[3];          // packed: output channel c reads byte byte_of[c] of a pixel
@@ -76,7 +101,8 @@ struct PixelParams {
   float inv_sx, off_x, inv_sy, off_y;
   float mul[3], add[3], pad[3];
   float y_offset, y_gain, c_gain, rv, gu, gv, bu;
-  float chroma_site_x, chroma_site_y;  // chroma_coord's k per axis (0.5 centre-sited, 0 co-sited)
+  // chroma_coord's k per axis (0.5 centre-sited, 0 co-sited); new since that measurement: +8 bytes.
+  float chroma_site_x, chroma_site_y;
 };
 
 // Host-side sanity check of a plan (plain data, maybe not from make_tensorize_plan); defined in
