@@ -80,6 +80,9 @@ enum
 typedef enum { YUV_MATRIX_AUTO = -1 } YuvMatrixAuto;
 typedef enum { YUV_RANGE_AUTO, YUV_RANGE_LIMITED, YUV_RANGE_FULL } YuvRangeSetting;
 
+/* In an anonymous namespace: cudatensorbatch's TensorizeSettings (tensorize_settings.h) has the
+ * same name, and two inline constructors of one name in one library are one to the linker. */
+namespace {
 /* Properties, behind the object lock. The streaming thread keeps the copy its state was built
  * from and compares it with these before every frame, so no change can be missed. */
 struct TensorizeSettings
@@ -122,6 +125,7 @@ struct TensorizeSettings
         roi_max_size == o.roi_max_size && roi_margin == o.roi_margin;
   }
 };
+}  // namespace
 
 /* Streaming state: built in start / set_caps from a settings snapshot, dropped in stop. */
 /* The plans of a settings snapshot and an input: the output and one slot plan per region. */
