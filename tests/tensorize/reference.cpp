@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <functional>
 
 namespace tzref {
 
@@ -127,55 +126,49 @@ bool is_yuv_format(PixelFormat f) {
   }
 }
 
-// Readers of the Y, U and V codes of a YUV image (written out again from the formats' public
+// One component of a YUV image: sample x of row y is at byte mul * x + add of the row, a byte or
+// (P010) a little-endian 16-bit word with the 10-bit code in bits 15..6.
+struct Component {
+  cudaprep::Plane plane;
+  int64_t mul, add;
+  bool p010;
+  double at(int x, int y) const {
+    const uint8_t* q = plane.data + int64_t(y) * plane.stride + mul * x + add;
+    return p010 ? double((q[0] | (q[1] << 8)) >> 6) : double(q[0]);
+  }
+};
+
+// Where the Y, U and V codes of a YUV image are (written out again from the formats' public
 // definitions: fourcc.org, GStreamer's video-format docs), and what the codes are.
 struct YuvAccess {
-  std::function<double(int, int)> luma, u, v;  // (x, y) of a luma / chroma sample
-  int bits = 8;                                  // code depth
-  bool full_height_chroma = false;               // 4:2:2: one chroma row per luma row
+  Component luma, u, v;
+  int bits = 8;                     // code depth
+  bool full_height_chroma = false;  // 4:2:2: one chroma row per luma row
 };
 
 YuvAccess yuv_access(const ImageView& src) {
-  auto byte = [](const cudaprep::Plane& p, int64_t x, int y) { return double(p.data[int64_t(y) * p.stride + x]); };
-  // P010: little-endian 16-bit words, the 10-bit code in bits 15..6.
-  auto p010 = [](const cudaprep::Plane& p, int64_t x, int y) {
-    const uint8_t* q = p.data + int64_t(y) * p.stride + x;
-    return double((q[0] | (q[1] << 8)) >> 6);
-  };
   const cudaprep::Plane p0 = src.planes[0], p1 = src.planes[1], p2 = src.planes[2];
   YuvAccess a;
   switch (src.format) {
     case PixelFormat::NV12:  // Y plane; UV plane of U, V byte pairs
-      a.luma = [=](int x, int y) { return byte(p0, x, y); };
-      a.u = [=](int x, int y) { return byte(p1, 2 * x, y); };
-      a.v = [=](int x, int y) { return byte(p1, 2 * x + 1, y); };
+      a = {{p0, 1, 0, false}, {p1, 2, 0, false}, {p1, 2, 1, false}};
       break;
     case PixelFormat::NV21:  // Y plane; VU plane of V, U byte pairs
-      a.luma = [=](int x, int y) { return byte(p0, x, y); };
-      a.u = [=](int x, int y) { return byte(p1, 2 * x + 1, y); };
-      a.v = [=](int x, int y) { return byte(p1, 2 * x, y); };
+      a = {{p0, 1, 0, false}, {p1, 2, 1, false}, {p1, 2, 0, false}};
       break;
     case PixelFormat::I420:  // Y, U, V planes
-      a.luma = [=](int x, int y) { return byte(p0, x, y); };
-      a.u = [=](int x, int y) { return byte(p1, x, y); };
-      a.v = [=](int x, int y) { return byte(p2, x, y); };
+      a = {{p0, 1, 0, false}, {p1, 1, 0, false}, {p2, 1, 0, false}};
       break;
     case PixelFormat::YUY2:  // Y0 U Y1 V
-      a.luma = [=](int x, int y) { return byte(p0, 2 * int64_t(x), y); };
-      a.u = [=](int x, int y) { return byte(p0, 4 * int64_t(x) + 1, y); };
-      a.v = [=](int x, int y) { return byte(p0, 4 * int64_t(x) + 3, y); };
+      a = {{p0, 2, 0, false}, {p0, 4, 1, false}, {p0, 4, 3, false}};
       a.full_height_chroma = true;
       break;
     case PixelFormat::UYVY:  // U Y0 V Y1
-      a.luma = [=](int x, int y) { return byte(p0, 2 * int64_t(x) + 1, y); };
-      a.u = [=](int x, int y) { return byte(p0, 4 * int64_t(x), y); };
-      a.v = [=](int x, int y) { return byte(p0, 4 * int64_t(x) + 2, y); };
+      a = {{p0, 2, 1, false}, {p0, 4, 0, false}, {p0, 4, 2, false}};
       a.full_height_chroma = true;
       break;
     default:  // P010_10LE: Y words; UV plane of U, V word pairs
-      a.luma = [=](int x, int y) { return p010(p0, 2 * int64_t(x), y); };
-      a.u = [=](int x, int y) { return p010(p1, 4 * int64_t(x), y); };
-      a.v = [=](int x, int y) { return p010(p1, 4 * int64_t(x) + 2, y); };
+      a = {{p0, 2, 0, true}, {p1, 4, 0, true}, {p1, 4, 2, true}};
       a.bits = 10;
       break;
   }
@@ -204,7 +197,7 @@ void sample_yuv(const TensorizeConfig& c, const Geometry& g, const ImageView& sr
   const int rx0 = int(g.rx), rx1 = int(g.rx + g.rw) - 1, ry0 = int(g.ry), ry1 = int(g.ry + g.rh) - 1;
   const Interpolation ip = c.interpolation;
   const YuvAccess a = yuv_access(src);
-  yuv[0] = interp(ip, xs, ys, rx0, rx1, ry0, ry1, a.luma);
+  yuv[0] = interp(ip, xs, ys, rx0, rx1, ry0, ry1, [&](int x, int y) { return a.luma.at(x, y); });
   // Chroma along each subsampled axis: sample c covers luma pixels 2c and 2c + 1 and sits
   // between them (centre-sited: at 2c + 0.5, index = (luma + 0.5) / 2 - 0.5) or on the first
   // (co-sited: at 2c, index = luma / 2); clamped to the chroma samples that cover the ROI.
@@ -218,8 +211,8 @@ void sample_yuv(const TensorizeConfig& c, const Geometry& g, const ImageView& sr
     cy0 = int(std::floor(g.ry / 2));
     cy1 = int(std::ceil((g.ry + g.rh) / 2)) - 1;
   }
-  yuv[1] = interp(ip, cx, cy, cx0, cx1, cy0, cy1, a.u);
-  yuv[2] = interp(ip, cx, cy, cx0, cx1, cy0, cy1, a.v);
+  yuv[1] = interp(ip, cx, cy, cx0, cx1, cy0, cy1, [&](int x, int y) { return a.u.at(x, y); });
+  yuv[2] = interp(ip, cx, cy, cx0, cx1, cy0, cy1, [&](int x, int y) { return a.v.at(x, y); });
 }
 
 // R, G, B (clamped to 0..255) of Y, U, V codes of the source's format.
