@@ -272,6 +272,36 @@ size_t frame_bytes(PixelFormat f, int w, int h) {
   return n;
 }
 
+// A w x h frame of format f whose planes follow each other from `base`, rows unpadded.
+ImageView stacked_frame(PixelFormat f, int w, int h, const uint8_t* base) {
+  ImageView v;
+  v.format = f;
+  v.width = w;
+  v.height = h;
+  for (int p = 0; p < plane_count(f); ++p) {
+    v.planes[p] = {base, plane_row_bytes(f, p, w)};
+    base += size_t(plane_row_bytes(f, p, w)) * size_t(plane_rows(f, p, h));
+  }
+  return v;
+}
+
+// The table's case: a 1920x1080 frame of `fmt` -> 640x640 letterbox, default settings.
+TensorizePlan full_hd_plan(PixelFormat fmt) {
+  TensorizeConfig cfg;
+  cfg.format = fmt;
+  cfg.src_width = 1920;
+  cfg.src_height = 1080;
+  cfg.dst_width = 640;
+  cfg.dst_height = 640;
+  TensorizePlan plan;
+  const Status st = make_tensorize_plan(cfg, &plan);
+  if (!st.ok()) {
+    std::fprintf(stderr, "plan: %s\n", st.message().c_str());
+    std::exit(1);
+  }
+  return plan;
+}
+
 // Times one batch case side by side: the one-launch batch, the same slots as single-frame
 // launches, and the device-to-device copy of the batch's output bytes (the floor). Slots that
 // share a frame (regions) read the same input buffer. Inputs and outputs rotate over enough sets
@@ -313,17 +343,8 @@ void bench_batch(const char* name, const std::vector<BatchSlotCase>& cases, bool
       std::exit(1);
     }
     for (int k = 0; k < sets; ++k) {
-      const uint8_t* base = in + size_t(k) * in_bytes + in_off[one_frame ? 0 : i];
-      ImageView v;
-      v.format = c.format;
-      v.width = c.w;
-      v.height = c.h;
-      for (int p = 0; p < plane_count(c.format); ++p) {
-        v.planes[p] = {base, plane_row_bytes(c.format, p, c.w)};
-        base += size_t(plane_row_bytes(c.format, p, c.w)) * size_t(plane_rows(c.format, p, c.h));
-      }
       slots[k][i].plan = plan;
-      slots[k][i].src = v;
+      slots[k][i].src = stacked_frame(c.format, c.w, c.h, in + size_t(k) * in_bytes + in_off[one_frame ? 0 : i]);
     }
   }
   BatchSlotTable table;
@@ -429,6 +450,49 @@ bool parse_options(int argc, char** argv, Options* o) {
 
 }  // namespace
 
+// ---- camera and decoder formats (issue 12) -------------------------------------------------------
+
+// The fused kernel on 1080p YUY2 (USB / GMSL cameras) and P010 (HEVC Main10, HDR) -> 640x640
+// letterbox, beside the device-to-device copy of the output's bytes (the floor of the main rows).
+void bench_camera_formats(const TensorizeTuning& tuning, bool warm, size_t l2, cudaStream_t s, std::vector<Row>* rows) {
+  const int SW = 1920, SH = 1080, DW = 640, DH = 640;
+  const size_t out_bytes = size_t(DW) * DH * 3 * sizeof(float);
+  for (PixelFormat fmt : {PixelFormat::YUY2, PixelFormat::P010_10LE}) {
+    const std::string name = std::string(pixel_format_name(fmt)) + " 1920x1080";
+    const size_t in_bytes = frame_bytes(fmt, SW, SH);
+    const int n_in = warm ? 1 : int(std::max<size_t>(8, (3 * l2 + in_bytes - 1) / in_bytes));
+    const int n_out = warm ? 1 : int(std::max<size_t>(8, (3 * l2 + out_bytes - 1) / out_bytes));
+    uint8_t *in = nullptr, *out = nullptr, *copy_src = nullptr;
+    CK(cudaMalloc(&in, in_bytes * n_in));
+    CK(cudaMalloc(&out, out_bytes * n_out));
+    CK(cudaMalloc(&copy_src, out_bytes * n_out));
+    fill_kernel<<<1024, 256, 0, s>>>(in, in_bytes * n_in, 4321u);
+    CK(cudaGetLastError());
+    const TensorizePlan plan = full_hd_plan(fmt);
+    auto view_of = [&](int i) { return stacked_frame(fmt, SW, SH, in + size_t(i % n_in) * in_bytes); };
+    const size_t first_row = rows->size();
+    time_method(name.c_str(), "tensorize_cuda (fused)", in_bytes + out_bytes,
+                [&](int i) {
+                  const Status r = tensorize_cuda(plan, view_of(i), out + size_t(i % n_out) * out_bytes, s, tuning);
+                  if (!r.ok()) {
+                    std::fprintf(stderr, "tensorize_cuda: %s\n", r.message().c_str());
+                    std::exit(1);
+                  }
+                },
+                s, rows);
+    time_method(name.c_str(), "cudaMemcpy D2D (out bytes) = floor", 2 * out_bytes,
+                [&](int i) {
+                  CK(cudaMemcpyAsync(out + size_t(i % n_out) * out_bytes, copy_src + size_t((i + 3) % n_out) * out_bytes,
+                                     out_bytes, cudaMemcpyDeviceToDevice, s));
+                },
+                s, rows);
+    for (size_t k = first_row; k < rows->size(); ++k) (*rows)[k].vs_out_copy = (*rows)[k].per_frame_us / rows->back().per_frame_us;
+    CK(cudaFree(in));
+    CK(cudaFree(out));
+    CK(cudaFree(copy_src));
+  }
+}
+
 int main(int argc, char** argv) {
   Options opt;
   if (!parse_options(argc, argv, &opt)) return 2;
@@ -470,28 +534,8 @@ int main(int argc, char** argv) {
     CK(cudaGetLastError());
     CK(cudaStreamSynchronize(s));
 
-    TensorizeConfig cfg;
-    cfg.format = fmt;
-    cfg.src_width = SW;
-    cfg.src_height = SH;
-    cfg.dst_width = DW;
-    cfg.dst_height = DH;
-    TensorizePlan plan;
-    Status st = make_tensorize_plan(cfg, &plan);
-    if (!st.ok()) {
-      std::fprintf(stderr, "plan: %s\n", st.message().c_str());
-      return 1;
-    }
-    auto view_of = [&](int i) {
-      ImageView v;
-      v.format = fmt;
-      v.width = SW;
-      v.height = SH;
-      const uint8_t* base = in + size_t(i % n_in) * in_bytes;
-      v.planes[0] = {base, nv12 ? SW : 3 * SW};
-      if (nv12) v.planes[1] = {base + size_t(SW) * SH, SW};
-      return v;
-    };
+    const TensorizePlan plan = full_hd_plan(fmt);
+    auto view_of = [&](int i) { return stacked_frame(fmt, SW, SH, in + size_t(i % n_in) * in_bytes); };
     auto out_of = [&](int i) { return reinterpret_cast<uint8_t*>(out) + size_t(i % n_out) * out_bytes; };
 
     std::printf("%s: %d input frames, %d outputs, %d copy buffers rotated\n", name, n_in, n_out, n_copy);
@@ -614,6 +658,7 @@ int main(int argc, char** argv) {
     CK(cudaFree(copy_src));
     CK(cudaFree(copy_dst));
   }
+  bench_camera_formats(opt.tuning, opt.warm, size_t(std::max(prop.l2CacheSize, 1 << 20)), s, &rows);
   if (!opt.warm) bench_batches(prop, opt.tuning, s, &rows);
   CK(cudaStreamDestroy(s));
 

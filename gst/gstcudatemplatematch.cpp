@@ -3,7 +3,8 @@
  * @title: cudatemplatematch
  *
  * Finds a template in every frame with OpenCV's TM_CCOEFF_NORMED score on luma (the Y plane of
- * NV12/I420 as is; gray as cv::cvtColor(COLOR_BGR2GRAY) computes it for RGB-like formats) and
+ * NV12/NV21/I420 as is, the Y bytes of YUY2/UYVY, P010's luma rounded to 8 bits; gray as
+ * cv::cvtColor(COLOR_BGR2GRAY) computes it for RGB-like formats) and
  * reports each match three ways: a GstVideoRegionOfInterestMeta of type "template-match" (its
  * "template-match" param holds score, sub-pixel x and y), an element message "template-match"
  * on the bus, and (draw=true) a rectangle outline drawn into the frame, in CUDA memory too.

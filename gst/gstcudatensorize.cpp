@@ -4,7 +4,8 @@
  *
  * Turns video frames into a detector's input tensor in one fused CUDA kernel per frame:
  * resize (bilinear or nearest) with letterbox, stretch or crop as one affine warp, colour
- * conversion (NV12/I420 with the caps' colorimetry), normalisation
+ * conversion (NV12, NV21, I420, YUY2, UYVY, P010 with the caps' colorimetry and chroma-site),
+ * normalisation
  * `out = (pixel * scale - mean) / std`, and HWC -> CHW, to planar float32 or float16.
  * Frames in CUDA memory are read in place (zero copy from nvh264dec or cudaupload);
  * system-memory frames are uploaded. Without a usable GPU the CPU path computes the same

@@ -96,6 +96,8 @@ gst_cuda_prep_tensor_properties_install (GObjectClass * klass, guint first_id)
       "YUV quantisation range; auto takes it from the caps colorimetry", yuv_range_get_type (),
       GST_CUDA_PREP_YUV_RANGE_AUTO, rw);
 
+  specs[TENSOR_PROP_CHROMA_SITE] = gst_cuda_prep_param_spec_chroma_site ();
+
   for (guint i = 0; i < TENSOR_PROP_COUNT; i++)
     g_object_class_install_property (klass, first_id + i, specs[i]);
 }
@@ -137,6 +139,7 @@ gst_cuda_prep_tensor_property_set (TensorizeSettings & s, guint prop, const GVal
     case TENSOR_PROP_DTYPE: *shape_changed = assign (s.dtype, (DType) g_value_get_enum (value)); break;
     case TENSOR_PROP_YUV_MATRIX: s.yuv_matrix = g_value_get_enum (value); break;
     case TENSOR_PROP_YUV_RANGE: s.yuv_range = g_value_get_enum (value); break;
+    case TENSOR_PROP_CHROMA_SITE: s.chroma_site = g_value_get_enum (value); break;
     default: return FALSE;
   }
   return TRUE;
@@ -160,6 +163,7 @@ gst_cuda_prep_tensor_property_get (const TensorizeSettings & s, guint prop, GVal
     case TENSOR_PROP_DTYPE: g_value_set_enum (value, (gint) s.dtype); break;
     case TENSOR_PROP_YUV_MATRIX: g_value_set_enum (value, s.yuv_matrix); break;
     case TENSOR_PROP_YUV_RANGE: g_value_set_enum (value, s.yuv_range); break;
+    case TENSOR_PROP_CHROMA_SITE: g_value_set_enum (value, s.chroma_site); break;
     default: return FALSE;
   }
   return TRUE;
@@ -279,6 +283,7 @@ gst_cuda_prep_slot_source (const TensorizeSettings & s, const std::vector<int> &
     source->yuv_full_range = s.yuv_range == GST_CUDA_PREP_YUV_RANGE_FULL;
   else if (info)
     source->yuv_full_range = info->colorimetry.range == GST_VIDEO_COLOR_RANGE_0_255;
+  gst_cuda_prep_chroma_siting (s.chroma_site, info, source);
   return Status ();
 }
 

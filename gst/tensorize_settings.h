@@ -13,10 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "chroma_site.h"
 #include "tensorize.h"
 
 enum { GST_CUDA_PREP_YUV_MATRIX_AUTO = -1 };
 enum { GST_CUDA_PREP_YUV_RANGE_AUTO, GST_CUDA_PREP_YUV_RANGE_LIMITED, GST_CUDA_PREP_YUV_RANGE_FULL };
+
 
 struct TensorizeSettings
 {
@@ -33,6 +35,7 @@ struct TensorizeSettings
   cudaprep::DType dtype = cudaprep::DType::Float32;
   int yuv_matrix = GST_CUDA_PREP_YUV_MATRIX_AUTO;
   int yuv_range = GST_CUDA_PREP_YUV_RANGE_AUTO;
+  int chroma_site = GST_CUDA_PREP_CHROMA_SITE_AUTO;
 
   /* What the output caps say: a change renegotiates. */
   bool same_shape (const TensorizeSettings & o) const
@@ -44,7 +47,7 @@ struct TensorizeSettings
     return same_shape (o) && mode == o.mode && align == o.align && pad_value == o.pad_value &&
         interpolation == o.interpolation && channel_order == o.channel_order &&
         scale == o.scale && mean == o.mean && std == o.std && yuv_matrix == o.yuv_matrix &&
-        yuv_range == o.yuv_range;
+        yuv_range == o.yuv_range && chroma_site == o.chroma_site;
   }
   bool operator!= (const TensorizeSettings & o) const { return !(*this == o); }
 };
@@ -66,10 +69,11 @@ enum TensorProperty
   TENSOR_PROP_DTYPE,
   TENSOR_PROP_YUV_MATRIX,
   TENSOR_PROP_YUV_RANGE,
+  TENSOR_PROP_CHROMA_SITE,
   TENSOR_PROP_COUNT,
 };
 
-/* Installs width .. yuv-range (GST_PARAM_MUTABLE_PLAYING) at ids first_id + TensorProperty. */
+/* Installs width .. chroma-site (GST_PARAM_MUTABLE_PLAYING) at ids first_id + TensorProperty. */
 void gst_cuda_prep_tensor_properties_install (GObjectClass * klass, guint first_id);
 /* The "roi" property ("<x, y, width, height>", clipped to the frame), for elements and pads. */
 GParamSpec *gst_cuda_prep_param_spec_roi (const gchar * blurb);

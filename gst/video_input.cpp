@@ -7,6 +7,7 @@
 #include <gst/cuda/gstcudamemory.h>
 #endif
 
+#include "chroma_site.h"
 #include "pixel_format.h"
 
 gboolean
@@ -37,6 +38,7 @@ CudaPrepVideoInput::configure (GstElement * element, CudaPrepDevice & device, Gs
         ("could not parse %" GST_PTR_FORMAT, caps));
     return FALSE;
   }
+  gst_cuda_prep_read_chroma_site (caps, &info_);
   cudaprep::PixelFormat fmt;
   if (!gst_cuda_prep_pixel_format_from_video (GST_VIDEO_INFO_FORMAT (&info_), &fmt)) {
     GST_ELEMENT_ERROR (element, CORE, NEGOTIATION, ("Unsupported input format %s",

@@ -18,6 +18,15 @@ __global__ void gray_kernel(const uint8_t* __restrict src, int64_t src_stride, u
   dst[y * dst_stride + x] = tm::gray_from_rgb(p[R], p[G], p[B]);
 }
 
+// Luma that is not a plane of bytes (YUY2, UYVY, P010): tm::luma8_at per pixel.
+__global__ void luma_kernel(const uint8_t* __restrict src, int64_t src_stride, uint8_t* __restrict dst,
+                            int64_t dst_stride, int width, int height, int luma_step, int y_byte, int sample_bytes) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = blockIdx.y;
+  if (x >= width || y >= height) return;
+  dst[y * dst_stride + x] = tm::luma8_at(src + y * src_stride, x, luma_step, y_byte, sample_bytes);
+}
+
 template <int BPP, int R, int G, int B>
 Status launch(const ImageView& s, uint8_t* dst, int64_t dst_stride, cudaStream_t st) {
   const dim3 block(256), grid((s.width + 255) / 256, s.height);
@@ -39,8 +48,15 @@ Status to_gray_cuda(const ImageView& src, uint8_t* dst, int64_t dst_stride, void
                                          src.height, cudaMemcpyDeviceToDevice, st),
                        "to_gray_cuda copy");
   }
-  if (src.planes[0].stride < static_cast<int64_t>(src.width) * packed_bytes_per_pixel(src.format))
+  if (src.planes[0].stride < plane_row_bytes(src.format, 0, src.width))
     return Status::error("to_gray: source stride too small");
+  if (is_yuv(src.format)) {
+    const PixelFormatInfo& f = pixel_format_info(src.format);
+    const dim3 block(256), grid((src.width + 255) / 256, src.height);
+    luma_kernel<<<grid, block, 0, st>>>(src.planes[0].data, src.planes[0].stride, dst, dst_stride, src.width,
+                                        src.height, f.luma_step, f.y_byte, f.sample_bytes);
+    return cuda_status(cudaGetLastError(), "to_gray_cuda launch");
+  }
   Status launched;
   const bool known = tm::with_rgb_layout(src.format, [&](auto layout) {
     using L = decltype(layout);

@@ -47,14 +47,15 @@ Status resolve_search_region(int frame_w, int frame_h, int templ_w, int templ_h,
                              Rect* resolved);
 
 // cv::cvtColor(COLOR_BGR2GRAY / RGB2GRAY / ...) on 8-bit input, same fixed-point rounding.
-// NV12 / I420 take the Y plane as is. dst must hold width x height bytes at dst_stride.
+// YUV formats give their luma: NV12 / NV21 / I420 the Y plane as is, YUY2 / UYVY every Y byte,
+// P010 its 16-bit luma rounded to 8 bits. dst must hold width x height bytes at dst_stride.
 Status to_gray_cpu(const ImageView& src, uint8_t* dst, int64_t dst_stride);
 Status to_gray_cuda(const ImageView& src, uint8_t* dst, int64_t dst_stride, void* stream);
 
-// True where a frame's gray image is its first plane as it is (YUV luma, GRAY8): to_gray_* copy
-// that plane, and a caller may read it in place instead.
+// True where a frame's gray image is its first plane as it is (a plane of 8-bit luma, GRAY8):
+// to_gray_* copy that plane, and a caller may read it in place instead.
 constexpr bool gray_is_first_plane(PixelFormat f) {
-  return is_valid_pixel_format(f) && (is_yuv(f) || packed_bytes_per_pixel(f) == 1);
+  return is_valid_pixel_format(f) && ((is_yuv(f) && pixel_format_info(f).luma_step == 1) || packed_bytes_per_pixel(f) == 1);
 }
 
 // CPU path. Allocation-free per frame once a frame of the same size was matched: the score map,

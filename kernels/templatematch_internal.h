@@ -72,6 +72,15 @@ CUDAPREP_HD uint8_t gray_from_rgb(int r, int g, int b) {
   return static_cast<uint8_t>((b * 3735 + g * 19235 + r * 9798 + (1 << 14)) >> 15);
 }
 
+// 8-bit luma of pixel x of a row of a YUV format whose luma is not a plane of bytes: YUY2 / UYVY
+// (every second byte) as is, 16-bit samples (P010) rounded to their top 8 bits.
+CUDAPREP_HD uint8_t luma8_at(const uint8_t* row, int x, int luma_step, int y_byte, int sample_bytes) {
+  const uint8_t* q = row + static_cast<int64_t>(x) * luma_step + y_byte;
+  if (sample_bytes == 1) return q[0];
+  const int rounded = ((q[0] | (q[1] << 8)) + 128) >> 8;
+  return static_cast<uint8_t>(rounded > 255 ? 255 : rounded);
+}
+
 // Calls fn(RgbLayout<...>()) with the byte layout of a packed RGB-like format as compile-time
 // constants, for the layouts the gray conversions are built for (3 or 4 bytes per pixel, RGB or
 // BGR order); returns false for any other format.
@@ -100,6 +109,46 @@ struct BoxColour {
   uint8_t y = 0, u = 0, v = 0;  // YUV: BT.601 limited range
 };
 BoxColour box_colour(PixelFormat format, const BoxStyle& style);
+
+// Where a box's YUV colour goes in a frame (the format table's YUV fields, for host and device).
+struct YuvDrawLayout {
+  int luma_step, y_byte, sample_bytes;
+  int u_plane, v_plane, chroma_step, u_byte, v_byte;
+  int cx_sub, cy_sub;
+};
+constexpr YuvDrawLayout yuv_draw_layout(PixelFormat format) {
+  const PixelFormatInfo& f = pixel_format_info(format);
+  return {f.luma_step, f.y_byte, f.sample_bytes, f.chroma_plane, v_plane(format), chroma_step(format), f.u_byte,
+          f.v_byte, chroma_x_sub(format), chroma_y_sub(format)};
+}
+
+// Writes an 8-bit value as a sample: itself, or in the top byte of a 16-bit little-endian one.
+CUDAPREP_HD void put_sample(uint8_t* q, int sample_bytes, uint8_t value) {
+  if (sample_bytes == 2) q[0] = 0;
+  q[sample_bytes - 1] = value;
+}
+
+CUDAPREP_HD void put_luma(uint8_t* const planes[3], const int64_t strides[3], const YuvDrawLayout& l, int x, int y,
+                          uint8_t value) {
+  put_sample(planes[0] + y * strides[0] + static_cast<int64_t>(x) * l.luma_step + l.y_byte, l.sample_bytes, value);
+}
+
+CUDAPREP_HD void put_chroma(uint8_t* const planes[3], const int64_t strides[3], const YuvDrawLayout& l, int cx,
+                            int cy, uint8_t u, uint8_t v) {
+  const int64_t at = static_cast<int64_t>(cx) * l.chroma_step;
+  put_sample(planes[l.u_plane] + cy * strides[l.u_plane] + at + l.u_byte, l.sample_bytes, u);
+  put_sample(planes[l.v_plane] + cy * strides[l.v_plane] + at + l.v_byte, l.sample_bytes, v);
+}
+
+// The chroma samples that cover a pixel of band b.
+CUDAPREP_HD Rect chroma_cover(const Rect& b, const YuvDrawLayout& l) {
+  Rect c;
+  c.x = b.x / l.cx_sub;
+  c.y = b.y / l.cy_sub;
+  c.w = (b.x + b.w - 1) / l.cx_sub - c.x + 1;
+  c.h = (b.y + b.h - 1) / l.cy_sub - c.y + 1;
+  return c;
+}
 
 // The outline of one box as up to 4 rectangles (top, bottom, left, right), clipped to the frame.
 // Returns how many were written to out. Overlapping bands get the same colour, so the order of

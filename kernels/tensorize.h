@@ -9,9 +9,10 @@
 //    others take pad-value. Samples are clamped to the ROI (replicated border, as cv::resize).
 //  * Bilinear: the usual 2x2 interpolation at the mapped position. Nearest: the source pixel
 //    whose centre is closest (cv::INTER_NEAREST_EXACT); ties go to the higher index.
-//  * YUV: luma and chroma are each interpolated at the mapped position (chroma planes are
-//    centre-sited, chroma index = (x_s + 0.5) / 2 - 0.5), then converted with the matrix and
-//    range given, then clamped to [0, 255]. RGB-like formats are read directly; GRAY8 is
+//  * YUV: luma and chroma are each interpolated at the mapped position, then converted with the
+//    matrix and range given, then clamped to [0, 255]. Along a subsampled axis, chroma sample c
+//    sits at luma position 2c + 0.5 when centre-sited (JPEG, the default), chroma index =
+//    (x_s + 0.5) / 2 - 0.5, and at 2c when co-sited (MPEG-2 horizontally), index = x_s / 2. RGB-like formats are read directly; GRAY8 is
 //    replicated to three channels.
 //  * out[c] = (pixel[c] * scale - mean[c]) / std[c], evaluated as pixel * mul[c] + add[c].
 #pragma once
@@ -58,6 +59,8 @@ struct SlotSourceSpec {
   Rect roi;  // empty = whole frame
   YuvMatrix yuv_matrix = YuvMatrix::BT601;
   bool yuv_full_range = false;
+  // Chroma siting (YUV): co-sited with the even luma columns / rows, else centred between them.
+  bool chroma_h_cosited = false, chroma_v_cosited = false;
 };
 
 // What the user asked for, for one frame: the output spec and one source. Validated by
@@ -97,6 +100,8 @@ struct SlotPlan {
   // YUV -> RGB: y' = (Y - y_offset) * y_gain, u' = (U - 128) * c_gain, v' likewise;
   // R = y' + rv*v', G = y' + gu*u' + gv*v', B = y' + bu*u'
   float y_offset, y_gain, c_gain, rv, gu, gv, bu;
+  // Chroma index = (luma + k) * 0.5 - k per axis: k = 0.5 centre-sited, 0 co-sited.
+  float chroma_site_x, chroma_site_y;
   TensorTransform transform;      // its dst size names the output spec the slot was made for
 };
 

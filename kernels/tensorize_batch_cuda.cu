@@ -58,6 +58,8 @@ __device__ __forceinline__ void run_slot(const SlotArgs& from) {
     case SourceFamily::Packed3: tzk::tensorize_block<SourceFamily::Packed3, I, L, D>(s.a); break;
     case SourceFamily::Packed4: tzk::tensorize_block<SourceFamily::Packed4, I, L, D>(s.a); break;
     case SourceFamily::Gray: tzk::tensorize_block<SourceFamily::Gray, I, L, D>(s.a); break;
+    case SourceFamily::Packed422: tzk::tensorize_block<SourceFamily::Packed422, I, L, D>(s.a); break;
+    case SourceFamily::P010: tzk::tensorize_block<SourceFamily::P010, I, L, D>(s.a); break;
   }
 }
 

@@ -83,6 +83,8 @@ void run_band(SourceFamily family, const TensorOutputPlan& o, const PixelParams&
     case SourceFamily::Packed3: run_family<SourceFamily::Packed3>(p, o.interpolation, o.layout, o.dtype, y0, y1, dst); break;
     case SourceFamily::Packed4: run_family<SourceFamily::Packed4>(p, o.interpolation, o.layout, o.dtype, y0, y1, dst); break;
     case SourceFamily::Gray: run_family<SourceFamily::Gray>(p, o.interpolation, o.layout, o.dtype, y0, y1, dst); break;
+    case SourceFamily::Packed422: run_family<SourceFamily::Packed422>(p, o.interpolation, o.layout, o.dtype, y0, y1, dst); break;
+    case SourceFamily::P010: run_family<SourceFamily::P010>(p, o.interpolation, o.layout, o.dtype, y0, y1, dst); break;
   }
 }
 
@@ -131,6 +133,8 @@ Status check_plan(const TensorizePlan& plan) {
   const bool packed = !is_yuv(plan.format);
   if (packed && plan.src_bytes_per_pixel != packed_bytes_per_pixel(plan.format))
     return Status::error("tensorize plan is not initialised (bad bytes per pixel)");
+  for (float k : {plan.chroma_site_x, plan.chroma_site_y})
+    if (k != 0.0f && k != 0.5f) return Status::error("tensorize plan is not initialised (bad chroma siting)");
   for (int c = 0; c < 3; ++c) {
     if (plan.out_channel_source[c] < 0 || plan.out_channel_source[c] > 2 || plan.src_channel_offset[c] < 0 ||
         plan.src_channel_offset[c] >= std::max(1, plan.src_bytes_per_pixel))

@@ -61,7 +61,7 @@ __global__ void __launch_bounds__(kBlockThreads) tensorize_kernel(const __grid_c
     const RowCtx r = tz::make_row<F, I>(p, y);
     if (I == Interpolation::Bilinear) {
       // The row weights are uniform over the warp: one branch picks the rows to read.
-      constexpr bool yuv = F == SourceFamily::NV12 || F == SourceFamily::I420;
+      constexpr bool yuv = tz::YuvFamily<F>::yuv;
       if (r.fy != 0.0f) {
         if (yuv && r.cfy != 0.0f)
           sample_group<F, Q, true, true>(a, r, x0, v);

@@ -36,7 +36,10 @@
 // and dispatch, not by issue); they are part of the shape that was measured and tested.
 //
 // Runtime enums become template parameters through one dispatch table (kernels()): source
-// family x interpolation x layout x dtype. Channel order and packing are runtime byte maps.
+// family x interpolation x layout x dtype (7 x 2 x 2 x 2 = 56 kernels). Channel order and
+// packing are runtime byte maps: RGB byte order, NV12 / NV21's U and V, YUY2 / UYVY's Y, U and V.
+// 16-bit samples (P010) load as 2^23 + sample the same way and are scaled by 1/256 (exact) after
+// interpolation; chroma siting is the runtime k of tz::chroma_coord.
 #pragma once
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -76,6 +79,16 @@ constexpr float kMagic = 8388608.0f;
 
 __device__ __forceinline__ float mload(const uint8_t* q) { return __uint_as_float(kMagicBits | uint32_t(__ldg(q))); }
 
+// A 16-bit sample as 2^23 + sample (exact too: 16 bits fit the 23-bit mantissa).
+__device__ __forceinline__ float mload16(const uint8_t* q) {
+  return __uint_as_float(kMagicBits | uint32_t(__ldg(reinterpret_cast<const unsigned short*>(q))));
+}
+
+template <int SampleBytes>
+__device__ __forceinline__ float mload_sample(const uint8_t* q) {
+  return SampleBytes == 2 ? mload16(q) : mload(q);
+}
+
 // tz::lerp1(a, b, f) for A = 2^23 + a, B = 2^23 + b: A - 2^23 and B - A are exact, so the
 // operands and operations are those of lerp1.
 __device__ __forceinline__ float mlerp(float A, float B, float f) {
@@ -86,16 +99,16 @@ __device__ __forceinline__ float mlerp(float A, float B, float f) {
 // tz::bilerp of the taps at q00, q01 (row 0) and q10, q11 (row 1), read as magic floats. A column
 // tap with weight fx == 0 is not loaded; Two == false (row weight 0) skips row 1. Both give the
 // same bits as the full bilerp (see the top of the file).
-template <bool Two>
+template <bool Two, int SampleBytes = 1>
 __device__ __forceinline__ float taps4(const uint8_t* q00, const uint8_t* q01, const uint8_t* q10,
                                        const uint8_t* q11, float fx, float fy) {
-  const float A00 = mload(q00);
+  const float A00 = mload_sample<SampleBytes>(q00);
   float A01 = A00;
-  if (fx != 0.0f) A01 = mload(q01);
+  if (fx != 0.0f) A01 = mload_sample<SampleBytes>(q01);
   if (!Two) return mlerp(A00, A01, fx);
-  const float A10 = mload(q10);
+  const float A10 = mload_sample<SampleBytes>(q10);
   float A11 = A10;
-  if (fx != 0.0f) A11 = mload(q11);
+  if (fx != 0.0f) A11 = mload_sample<SampleBytes>(q11);
   return tz::lerp1(mlerp(A00, A01, fx), mlerp(A10, A11, fx), fy);
 }
 
@@ -158,24 +171,27 @@ __device__ __forceinline__ void sample_bytes(const KernelArgs& a, const RowCtx& 
     }
 #pragma unroll
     for (int k = 0; k < 3; ++k) out[k] = v[k] * a.kmul[k] + a.kadd[k];  // tz::finish_rgb
+  } else if (F == SourceFamily::Gray) {
+    tz::finish_gray(p, taps4<Two>(r.r0 + t.i0, r.r0 + t.i1, r.r1 + t.i0, r.r1 + t.i1, t.f, r.fy), out);
   } else {
-    const float Y = taps4<Two>(r.r0 + t.i0, r.r0 + t.i1, r.r1 + t.i0, r.r1 + t.i1, t.f, r.fy);
-    if (F == SourceFamily::Gray) {
-      tz::finish_gray(p, Y, out);
-      return;
-    }
-    const tz::Taps c = clamped_taps(tz::chroma_coord(xs), p.cx0, p.cx1);
+    using YF = tz::YuvFamily<F>;
+    constexpr int S = YF::sample_bytes;
+    const int l0 = tz::luma_offset<F>(p, t.i0), l1 = tz::luma_offset<F>(p, t.i1);
+    const float Y = taps4<Two, S>(r.r0 + l0, r.r0 + l1, r.r1 + l0, r.r1 + l1, t.f, r.fy) * YF::to_8bit;
+    const tz::Taps c = clamped_taps(tz::chroma_coord(xs, p.chroma_site_x), p.cx0, p.cx1);
     float U, V;
-    if (F == SourceFamily::NV12) {
-      const uint8_t* u00 = r.a0 + 2 * c.i0;
-      const uint8_t* u01 = r.a0 + 2 * c.i1;
-      const uint8_t* u10 = r.a1 + 2 * c.i0;
-      const uint8_t* u11 = r.a1 + 2 * c.i1;
-      U = taps4<TwoC>(u00, u01, u10, u11, c.f, r.cfy);
-      V = taps4<TwoC>(u00 + 1, u01 + 1, u10 + 1, u11 + 1, c.f, r.cfy);
-    } else {
+    if (F == SourceFamily::I420) {
       U = taps4<TwoC>(r.a0 + c.i0, r.a0 + c.i1, r.a1 + c.i0, r.a1 + c.i1, c.f, r.cfy);
       V = taps4<TwoC>(r.b0 + c.i0, r.b0 + c.i1, r.b1 + c.i0, r.b1 + c.i1, c.f, r.cfy);
+    } else {  // U and V in one row, a chroma group apart
+      const int g0 = YF::chroma_step * c.i0, g1 = YF::chroma_step * c.i1;
+      const uint8_t* u00 = r.a0 + g0 + p.u_byte;
+      const uint8_t* u01 = r.a0 + g1 + p.u_byte;
+      const uint8_t* u10 = r.a1 + g0 + p.u_byte;
+      const uint8_t* u11 = r.a1 + g1 + p.u_byte;
+      const int uv = p.v_byte - p.u_byte;
+      U = taps4<TwoC, S>(u00, u01, u10, u11, c.f, r.cfy) * YF::to_8bit;
+      V = taps4<TwoC, S>(u00 + uv, u01 + uv, u10 + uv, u11 + uv, c.f, r.cfy) * YF::to_8bit;
     }
     // tz::finish_yuv, with the outputs in slot order when routed.
     float rgb[3];
@@ -344,7 +360,7 @@ __device__ __forceinline__ void tensorize_block(const KernelArgs& a) {
     const RowCtx r = tz::make_row<F, I>(p, y);
     if (I == Interpolation::Bilinear) {
       // The row weights are uniform over the warp: one branch picks the rows to read.
-      constexpr bool yuv = F == SourceFamily::NV12 || F == SourceFamily::I420;
+      constexpr bool yuv = tz::YuvFamily<F>::yuv;
       if (r.fy != 0.0f) {
         if (yuv && r.cfy != 0.0f)
           sample_group<F, Q, true, true>(a, r, x0, v);
@@ -381,7 +397,7 @@ inline void make_kernel_args(const TensorizePlan& plan, const ImageView& src, vo
   const SourceFamily family = tz::source_family(plan.format);
   a.p = tz::make_pixel_params(plan, src);
   a.dst = dst;
-  const bool yuv = family == SourceFamily::NV12 || family == SourceFamily::I420;
+  const bool yuv = is_yuv(plan.format);
   a.wpb = warps_per_block;
   const int seg_px = 32 * kPixelsPerLane;
   const int H = plan.dst_height;

@@ -22,19 +22,67 @@
 namespace cudaprep {
 namespace tz {
 
-// The source formats the kernels are specialised for; the channel order of packed formats is
-// a runtime byte map, not a separate specialisation.
-enum class SourceFamily : int { NV12 = 0, I420 = 1, Packed3 = 2, Packed4 = 3, Gray = 4 };
-constexpr int kSourceFamilyCount = 5;
+// The source formats the kernels are specialised for: one family per way of addressing samples.
+// Within a family the byte positions are runtime maps (the channel order of packed RGB, U and V
+// of NV12 / NV21, Y, U and V of YUY2 / UYVY), not separate specialisations.
+//   NV12: 8-bit 4:2:0, U and V in one plane (NV12, NV21); I420: 8-bit 4:2:0, three planes;
+//   Packed3 / Packed4: RGB-like; Gray; Packed422: 8-bit 4:2:2 in one plane (YUY2, UYVY);
+//   P010: 16-bit 4:2:0, U and V in one plane (P010_10LE).
+enum class SourceFamily : int { NV12 = 0, I420 = 1, Packed3 = 2, Packed4 = 3, Gray = 4, Packed422 = 5, P010 = 6 };
+constexpr int kSourceFamilyCount = 7;
 
 // The family of a format's layout (pixel_formats.h); the byte order within a packed pixel comes
 // from the plan.
-inline SourceFamily source_family(PixelFormat f) {
+constexpr SourceFamily source_family(PixelFormat f) {
   const PixelFormatInfo& info = pixel_format_info(f);
-  if (info.yuv) return info.planes == 2 ? SourceFamily::NV12 : SourceFamily::I420;  // U and V interleaved : a plane each
+  if (info.yuv) {
+    if (info.planes == 1) return SourceFamily::Packed422;
+    if (info.planes == 3) return SourceFamily::I420;
+    return info.sample_bytes == 2 ? SourceFamily::P010 : SourceFamily::NV12;
+  }
   if (info.packed_bytes == 1) return SourceFamily::Gray;
   return info.packed_bytes == 3 ? SourceFamily::Packed3 : SourceFamily::Packed4;
 }
+
+// What the per-pixel code of a YUV family needs to know at compile time.
+template <SourceFamily F>
+struct YuvFamily {
+  static constexpr bool yuv = F == SourceFamily::NV12 || F == SourceFamily::I420 || F == SourceFamily::Packed422 ||
+                              F == SourceFamily::P010;
+  static constexpr int sample_bytes = F == SourceFamily::P010 ? 2 : 1;
+  static constexpr int luma_step = F == SourceFamily::Packed422 || F == SourceFamily::P010 ? 2 : 1;
+  // Bytes from one chroma group to the next (I420: one byte in each of its U and V planes).
+  static constexpr int chroma_step = F == SourceFamily::I420 ? 1 : (F == SourceFamily::NV12 ? 2 : 4);
+  static constexpr bool chroma_rows_are_luma_rows = F == SourceFamily::Packed422;  // 4:2:2
+  // Sample value -> the 8-bit scale the colour conversion works in: 16-bit samples hold the
+  // value in their top bits, so /256 (exact, a power of two) gives 10-bit values in quarters.
+  static constexpr float to_8bit = sample_bytes == 2 ? 1.0f / 256.0f : 1.0f;
+};
+
+// The compile-time constants of each YUV format's family agree with its row of the table.
+template <SourceFamily F>
+constexpr bool yuv_family_matches(const PixelFormatInfo& f) {
+  using YF = YuvFamily<F>;
+  return YF::yuv && f.sample_bytes == YF::sample_bytes && f.luma_step == YF::luma_step &&
+         chroma_step(f.format) == YF::chroma_step && (chroma_y_sub(f.format) == 1) == YF::chroma_rows_are_luma_rows &&
+         (F == SourceFamily::Packed422 || f.y_byte == 0);  // only Packed422 reads y_byte
+}
+constexpr bool yuv_families_match_table() {
+  for (const PixelFormatInfo& f : kPixelFormats) {
+    if (!f.yuv) continue;
+    bool ok = false;
+    switch (source_family(f.format)) {
+      case SourceFamily::NV12: ok = yuv_family_matches<SourceFamily::NV12>(f); break;
+      case SourceFamily::I420: ok = yuv_family_matches<SourceFamily::I420>(f); break;
+      case SourceFamily::Packed422: ok = yuv_family_matches<SourceFamily::Packed422>(f); break;
+      case SourceFamily::P010: ok = yuv_family_matches<SourceFamily::P010>(f); break;
+      default: break;
+    }
+    if (!ok) return false;
+  }
+  return true;
+}
+static_assert(yuv_families_match_table(), "a YUV format's row disagrees with its SourceFamily's constants");
 
 // Everything the per-pixel code reads, flattened from a plan and a source image.
 struct PixelParams {
@@ -42,9 +90,9 @@ struct PixelParams {
   int64_t stride[3];
   int lx0, lx1, ly0, ly1;  // inclusive clamp range of luma / packed / gray samples (the ROI)
   int cx0, cx1, cy0, cy1;  // inclusive clamp range of chroma samples (the chroma ROI)
-  // Unused (was the row bytes of the wide-load design). Kept because it is part of the kernel
-  // argument layout that was measured: without it, ptxas schedules 32 of the 40 kernels differently.
-  int unused_padding[3];
+  // YUV: byte of the luma sample within its step, of U and V within a chroma group (in the place
+  // of three ints that only padded the argument layout the kernel was measured with).
+  int y_byte, u_byte, v_byte;
   int bpp;                 // bytes per packed pixel
   int byte_of[3];          // packed: output channel c reads byte byte_of[c] of a pixel
   int comp_of[3];          // YUV: output channel c takes colour component comp_of[c] (0=R,1=G,2=B)
@@ -53,6 +101,8 @@ struct PixelParams {
   float inv_sx, off_x, inv_sy, off_y;
   float mul[3], add[3], pad[3];
   float y_offset, y_gain, c_gain, rv, gu, gv, bu;
+  // chroma_coord's k per axis (0.5 centre-sited, 0 co-sited); new since that measurement: +8 bytes.
+  float chroma_site_x, chroma_site_y;
 };
 
 // Host-side sanity check of a plan (plain data, maybe not from make_tensorize_plan); defined in
@@ -77,6 +127,12 @@ inline PixelParams make_pixel_params(const TensorizePlan& plan, const ImageView&
   p.cx1 = (r.x + r.w + 1) / 2 - 1;
   p.cy0 = r.y / 2;
   p.cy1 = (r.y + r.h + 1) / 2 - 1;
+  const PixelFormatInfo& fmt = pixel_format_info(plan.format);
+  if (fmt.yuv) {
+    p.y_byte = fmt.y_byte;
+    p.u_byte = fmt.u_byte;
+    p.v_byte = fmt.v_byte;
+  }
   p.bpp = plan.src_bytes_per_pixel;
   for (int c = 0; c < 3; ++c) {
     p.comp_of[c] = plan.out_channel_source[c];
@@ -102,6 +158,8 @@ inline PixelParams make_pixel_params(const TensorizePlan& plan, const ImageView&
   p.gu = plan.gu;
   p.gv = plan.gv;
   p.bu = plan.bu;
+  p.chroma_site_x = plan.chroma_site_x;
+  p.chroma_site_y = plan.chroma_site_y;
   return p;
 }
 
@@ -128,8 +186,10 @@ CUDAPREP_HD int clampi(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? h
 // Source coordinate (pixel-index convention) of tensor index i.
 CUDAPREP_HD float src_coord(float inv_s, float off, int i) { return inv_s * static_cast<float>(i) + off; }
 
-// Chroma-plane coordinate of a luma coordinate (centre-sited 2x subsampling).
-CUDAPREP_HD float chroma_coord(float s) { return (s + 0.5f) * 0.5f - 0.5f; }
+// Chroma-plane coordinate of a luma coordinate (2x subsampling): k = 0.5 centre-sited, k = 0
+// co-sited (then exactly s * 0.5). Centre-sited, the operations are those of (s + 0.5) * 0.5 - 0.5,
+// so the results before siting existed are unchanged bit for bit.
+CUDAPREP_HD float chroma_coord(float s, float k) { return (s + k) * 0.5f - k; }
 
 struct Taps {
   int i0, i1;
@@ -259,19 +319,34 @@ CUDAPREP_HD float load_u8(const uint8_t* p) {
 #endif
 }
 
+// A little-endian 16-bit sample (2-byte aligned: check_source refuses other planes).
+CUDAPREP_HD float load_u16(const uint8_t* p) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<float>(__ldg(reinterpret_cast<const unsigned short*>(p)));
+#else
+  return static_cast<float>(p[0] | (p[1] << 8));
+#endif
+}
+
+template <int SampleBytes>
+CUDAPREP_HD float load_sample(const uint8_t* p) {
+  return SampleBytes == 2 ? load_u16(p) : load_u8(p);
+}
+
 // Per output row: the source rows and vertical weights.
 struct RowCtx {
   const uint8_t* r0;   // luma / packed / gray row of tap 0 (nearest: the row)
   const uint8_t* r1;   // row of tap 1
-  const uint8_t* a0;   // chroma plane 1 (NV12 UV, I420 U), tap 0 / nearest
+  const uint8_t* a0;   // chroma row holding U (and V but for I420), tap 0 / nearest
   const uint8_t* a1;
-  const uint8_t* b0;   // chroma plane 2 (I420 V)
+  const uint8_t* b0;   // I420's V row
   const uint8_t* b1;
   float fy, cfy;
 };
 
 template <SourceFamily F, Interpolation I>
 CUDAPREP_HD RowCtx make_row(const PixelParams& p, int y) {
+  using YF = YuvFamily<F>;
   RowCtx r;
   const float ys = src_coord(p.inv_sy, p.off_y, y);
   int y0, y1;
@@ -288,8 +363,12 @@ CUDAPREP_HD RowCtx make_row(const PixelParams& p, int y) {
   r.r1 = p.plane[0] + static_cast<int64_t>(y1) * p.stride[0];
   r.a0 = r.a1 = r.b0 = r.b1 = nullptr;
   r.cfy = 0.0f;
-  if (F == SourceFamily::NV12 || F == SourceFamily::I420) {
-    const float cys = chroma_coord(ys);
+  if (YF::chroma_rows_are_luma_rows) {  // 4:2:2: chroma shares the luma rows and weights
+    r.a0 = r.r0;
+    r.a1 = r.r1;
+    r.cfy = r.fy;
+  } else if (YF::yuv) {
+    const float cys = chroma_coord(ys, p.chroma_site_y);
     int c0, c1;
     if (I == Interpolation::Bilinear) {
       const Taps t = bilinear_taps(cys, p.cy0, p.cy1);
@@ -309,10 +388,33 @@ CUDAPREP_HD RowCtx make_row(const PixelParams& p, int y) {
   return r;
 }
 
+// Byte offsets in their rows of luma sample i and of the U and V samples of chroma group c.
+template <SourceFamily F>
+CUDAPREP_HD int luma_offset(const PixelParams& p, int i) {
+  return F == SourceFamily::Packed422 ? YuvFamily<F>::luma_step * i + p.y_byte : YuvFamily<F>::luma_step * i;
+}
+template <SourceFamily F>
+CUDAPREP_HD int u_offset(const PixelParams& p, int c) {
+  return F == SourceFamily::I420 ? c : YuvFamily<F>::chroma_step * c + p.u_byte;
+}
+template <SourceFamily F>
+CUDAPREP_HD int v_offset(const PixelParams& p, int c) {
+  return F == SourceFamily::I420 ? c : YuvFamily<F>::chroma_step * c + p.v_byte;
+}
+
+// Bilinear value of the samples at offsets o0, o1 of rows q0, q1 (I420's V: rows b0, b1).
+template <int SampleBytes>
+CUDAPREP_HD float bilerp_at(const uint8_t* q0, const uint8_t* q1, int o0, int o1, float fx, float fy) {
+  return bilerp(load_sample<SampleBytes>(q0 + o0), load_sample<SampleBytes>(q0 + o1),
+                load_sample<SampleBytes>(q1 + o0), load_sample<SampleBytes>(q1 + o1), fx, fy);
+}
+
 // Evaluates tensor pixel x of the row described by r (the pixel must be active); out[c] are
 // the normalised output channels.
 template <SourceFamily F, Interpolation I>
 CUDAPREP_HD void sample_pixel(const PixelParams& p, const RowCtx& r, int x, float out[3]) {
+  using YF = YuvFamily<F>;
+  constexpr int S = YF::sample_bytes;
   const float xs = src_coord(p.inv_sx, p.off_x, x);
   if (I == Interpolation::Bilinear) {
     const Taps t = bilinear_taps(xs, p.lx0, p.lx1);
@@ -330,22 +432,13 @@ CUDAPREP_HD void sample_pixel(const PixelParams& p, const RowCtx& r, int x, floa
       }
       finish_rgb(p, v[0], v[1], v[2], out);
     } else {
-      const float Y = bilerp(load_u8(r.r0 + t.i0), load_u8(r.r0 + t.i1), load_u8(r.r1 + t.i0),
-                             load_u8(r.r1 + t.i1), t.f, r.fy);
-      const Taps c = bilinear_taps(chroma_coord(xs), p.cx0, p.cx1);
-      float U, V;
-      if (F == SourceFamily::NV12) {
-        const int o0 = 2 * c.i0, o1 = 2 * c.i1;
-        U = bilerp(load_u8(r.a0 + o0), load_u8(r.a0 + o1), load_u8(r.a1 + o0), load_u8(r.a1 + o1), c.f, r.cfy);
-        V = bilerp(load_u8(r.a0 + o0 + 1), load_u8(r.a0 + o1 + 1), load_u8(r.a1 + o0 + 1),
-                   load_u8(r.a1 + o1 + 1), c.f, r.cfy);
-      } else {
-        U = bilerp(load_u8(r.a0 + c.i0), load_u8(r.a0 + c.i1), load_u8(r.a1 + c.i0), load_u8(r.a1 + c.i1), c.f,
-                   r.cfy);
-        V = bilerp(load_u8(r.b0 + c.i0), load_u8(r.b0 + c.i1), load_u8(r.b1 + c.i0), load_u8(r.b1 + c.i1), c.f,
-                   r.cfy);
-      }
-      finish_yuv(p, Y, U, V, out);
+      const float Y = bilerp_at<S>(r.r0, r.r1, luma_offset<F>(p, t.i0), luma_offset<F>(p, t.i1), t.f, r.fy);
+      const Taps c = bilinear_taps(chroma_coord(xs, p.chroma_site_x), p.cx0, p.cx1);
+      const float U = bilerp_at<S>(r.a0, r.a1, u_offset<F>(p, c.i0), u_offset<F>(p, c.i1), c.f, r.cfy);
+      const float V = F == SourceFamily::I420
+                          ? bilerp_at<S>(r.b0, r.b1, c.i0, c.i1, c.f, r.cfy)
+                          : bilerp_at<S>(r.a0, r.a1, v_offset<F>(p, c.i0), v_offset<F>(p, c.i1), c.f, r.cfy);
+      finish_yuv(p, Y * YF::to_8bit, U * YF::to_8bit, V * YF::to_8bit, out);
     }
   } else {
     const int xi = nearest_tap(xs, p.lx0, p.lx1);
@@ -355,16 +448,11 @@ CUDAPREP_HD void sample_pixel(const PixelParams& p, const RowCtx& r, int x, floa
       const uint8_t* px = r.r0 + xi * p.bpp;
       finish_rgb(p, load_u8(px + p.byte_of[0]), load_u8(px + p.byte_of[1]), load_u8(px + p.byte_of[2]), out);
     } else {
-      const int ci = nearest_tap(chroma_coord(xs), p.cx0, p.cx1);
-      float U, V;
-      if (F == SourceFamily::NV12) {
-        U = load_u8(r.a0 + 2 * ci);
-        V = load_u8(r.a0 + 2 * ci + 1);
-      } else {
-        U = load_u8(r.a0 + ci);
-        V = load_u8(r.b0 + ci);
-      }
-      finish_yuv(p, load_u8(r.r0 + xi), U, V, out);
+      const int ci = nearest_tap(chroma_coord(xs, p.chroma_site_x), p.cx0, p.cx1);
+      const float Y = load_sample<S>(r.r0 + luma_offset<F>(p, xi));
+      const float U = load_sample<S>(r.a0 + u_offset<F>(p, ci));
+      const float V = load_sample<S>(F == SourceFamily::I420 ? r.b0 + ci : r.a0 + v_offset<F>(p, ci));
+      finish_yuv(p, Y * YF::to_8bit, U * YF::to_8bit, V * YF::to_8bit, out);
     }
   }
 }

@@ -226,12 +226,19 @@ Status resolve_slot(const TensorOutputSpec& c, const SlotSourceSpec& s, SlotPlan
   }
   const double kg = 1.0 - kr - kb;
   p.y_offset = s.yuv_full_range ? 0.0f : 16.0f;
-  p.y_gain = static_cast<float>(s.yuv_full_range ? 1.0 : 255.0 / 219.0);
-  p.c_gain = static_cast<float>(s.yuv_full_range ? 1.0 : 255.0 / 224.0);
+  // Samples reach the conversion on the 8-bit scale (an n-bit one divided by 2^(n-8)). Limited
+  // range is defined that way for every depth (BT.2100: 16 * 2^(n-8) ...); full range spans
+  // 2^n - 1 codes, so n > 8 bits need 255 * 2^(n-8) / (2^n - 1) more (1020 / 1023 for 10 bits).
+  const double full_gain = fmt.depth > 8 ? 255.0 * std::ldexp(1.0, fmt.depth - 8) / (std::ldexp(1.0, fmt.depth) - 1)
+                                         : 1.0;
+  p.y_gain = static_cast<float>(s.yuv_full_range ? full_gain : 255.0 / 219.0);
+  p.c_gain = static_cast<float>(s.yuv_full_range ? full_gain : 255.0 / 224.0);
   p.rv = static_cast<float>(2.0 * (1.0 - kr));
   p.bu = static_cast<float>(2.0 * (1.0 - kb));
   p.gu = static_cast<float>(-2.0 * kb * (1.0 - kb) / kg);
   p.gv = static_cast<float>(-2.0 * kr * (1.0 - kr) / kg);
+  p.chroma_site_x = s.chroma_h_cosited ? 0.0f : 0.5f;
+  p.chroma_site_y = s.chroma_v_cosited ? 0.0f : 0.5f;
 
   // Geometry.
   const Geometry g = resolve_geometry(c, roi);
@@ -329,6 +336,13 @@ Status check_source(const TensorizePlan& plan, const ImageView& src) {
     if (src.planes[i].stride < row_bytes)
       return fail("source plane " + std::to_string(i) + " stride " + std::to_string(src.planes[i].stride) +
                   " is smaller than its row (" + std::to_string(row_bytes) + " bytes)");
+    // 16-bit samples are read as such (the GPU faults on a misaligned one): planes and rows
+    // must start on even addresses, as every GStreamer allocator makes them.
+    const int s = sample_bytes(src.format);
+    if (s > 1 && (reinterpret_cast<uintptr_t>(src.planes[i].data) % s != 0 || src.planes[i].stride % s != 0))
+      return fail("source plane " + std::to_string(i) + " of " + pixel_format_name(src.format) + " is not " +
+                  std::to_string(s) + "-byte aligned (address or stride " + std::to_string(src.planes[i].stride) +
+                  ")");
   }
   return Status();
 }

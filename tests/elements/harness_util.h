@@ -6,6 +6,7 @@
 #include <gst/video/video.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -37,11 +38,19 @@ inline TestFrame make_frame(GstVideoFormat format, int width, int height, uint32
   std::mt19937 rng(seed);
   gsize offsets[GST_VIDEO_MAX_PLANES] = {0};
   gint strides[GST_VIDEO_MAX_PLANES] = {0};
+  // 16-bit samples (P010): planes and rows on even bytes, as any GStreamer allocator makes them.
+  if (GST_VIDEO_INFO_COMP_DEPTH(&info, 0) > 8) {
+    extra_stride += extra_stride % 2;
+    offset += offset % 2;
+  }
   gsize total = offset;
   for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES(&info); p++) {
-    int row_bytes = GST_VIDEO_INFO_COMP_WIDTH(&info, p) * GST_VIDEO_INFO_COMP_PSTRIDE(&info, p);
-    if (format == GST_VIDEO_FORMAT_NV12 && p == 1) row_bytes = GST_VIDEO_INFO_COMP_WIDTH(&info, 1) * 2;
-    int rows = GST_VIDEO_INFO_COMP_HEIGHT(&info, p);
+    int row_bytes = 0, rows = 0;  // the widest component row of the plane (YUY2: U and V's)
+    for (guint c = 0; c < GST_VIDEO_INFO_N_COMPONENTS(&info); c++) {
+      if (GST_VIDEO_FORMAT_INFO_PLANE(info.finfo, c) != p) continue;
+      row_bytes = std::max(row_bytes, GST_VIDEO_INFO_COMP_WIDTH(&info, c) * GST_VIDEO_INFO_COMP_PSTRIDE(&info, c));
+      rows = std::max(rows, GST_VIDEO_INFO_COMP_HEIGHT(&info, c));
+    }
     strides[p] = row_bytes + extra_stride;
     offsets[p] = total;
     total += (gsize)strides[p] * rows;

@@ -1,4 +1,5 @@
-// NV12 and I420 colour conversion of cudatensorize (CPU path) against GStreamer's videoconvert,
+// YUV colour conversion of cudatensorize (CPU path: NV12, I420, NV21, YUY2, UYVY, P010) against
+// GStreamer's videoconvert,
 // an independent implementation, for every colorimetry the element maps (BT.601, BT.709,
 // BT.2020; limited and full range). Frames are made of flat 16x16 blocks of many YUV colours, so
 // chroma interpolation does not matter in block interiors and only the matrix and range do.
@@ -28,30 +29,26 @@ void block_yuv(int b, bool full, uint8_t* y, uint8_t* u, uint8_t* v) {
   *v = (uint8_t)(lo + (b * 29 + 71) % (c_hi - lo + 1));
 }
 
-GstBuffer* blocks_frame(const char* format, bool full) {
-  const bool nv12 = strcmp(format, "NV12") == 0;
-  const size_t ysize = (size_t)W * H, csize = (size_t)(W / 2) * (H / 2);
-  GstBuffer* buf = gst_buffer_new_allocate(nullptr, ysize + 2 * csize, nullptr);
+// The blocks in `format`: drawn in AYUV, then repacked by videoconvert (same colorimetry: no
+// colour arithmetic, only subsampling and packing; P010 gets the codes scaled to 10 bits).
+GstBuffer* blocks_frame(const char* format, const char* colorimetry, bool full) {
+  GstBuffer* ayuv = gst_buffer_new_allocate(nullptr, (size_t)W * H * 4, nullptr);
   GstMapInfo m;
-  gst_buffer_map(buf, &m, GST_MAP_WRITE);
+  gst_buffer_map(ayuv, &m, GST_MAP_WRITE);
   for (int yy = 0; yy < H; yy++)
     for (int xx = 0; xx < W; xx++) {
-      uint8_t y, u, v;
-      block_yuv((yy / kBlock) * kBlocksX + xx / kBlock, full, &y, &u, &v);
-      m.data[(size_t)yy * W + xx] = y;
-      if (yy % 2 == 0 && xx % 2 == 0) {
-        size_t c = (size_t)(yy / 2) * (W / 2) + xx / 2;
-        if (nv12) {
-          m.data[ysize + 2 * c] = u;
-          m.data[ysize + 2 * c + 1] = v;
-        } else {
-          m.data[ysize + c] = u;
-          m.data[ysize + csize + c] = v;
-        }
-      }
+      uint8_t* px = m.data + ((size_t)yy * W + xx) * 4;
+      px[0] = 255;
+      block_yuv((yy / kBlock) * kBlocksX + xx / kBlock, full, &px[1], &px[2], &px[3]);
     }
-  gst_buffer_unmap(buf, &m);
-  return buf;
+  gst_buffer_unmap(ayuv, &m);
+  GstHarness* pack = gst_harness_new_parse("videoconvert dither=none chroma-resampler=nearest");
+  const std::string extra = std::string(",colorimetry=") + colorimetry;
+  gst_harness_set_src_caps_str(pack, video_caps("AYUV", W, H, extra.c_str()).c_str());
+  gst_harness_set_sink_caps_str(pack, video_caps(format, W, H, extra.c_str()).c_str());
+  GstBuffer* out = gst_harness_push_and_pull(pack, ayuv);
+  gst_harness_teardown(pack);
+  return out;
 }
 
 struct Case {
@@ -69,14 +66,14 @@ TEST_P(ColorimetryVsVideoconvert, FlatColoursAgree) {
   GstHarness* vc = gst_harness_new_parse("videoconvert dither=none chroma-resampler=nearest");
   gst_harness_set_src_caps_str(vc, caps.c_str());
   gst_harness_set_sink_caps_str(vc, video_caps("ARGB64", W, H).c_str());
-  GstBuffer* rgb = gst_harness_push_and_pull(vc, blocks_frame(c.format, c.full));
+  GstBuffer* rgb = gst_harness_push_and_pull(vc, blocks_frame(c.format, c.colorimetry, c.full));
   ASSERT_NE(rgb, nullptr);
 
   std::string props = "cudatensorize backend=cpu resize-mode=stretch scale=1 layout=nhwc width=" +
                       std::to_string(W) + " height=" + std::to_string(H);
   GstHarness* tz = gst_harness_new_parse(props.c_str());
   gst_harness_set_src_caps_str(tz, caps.c_str());
-  GstBuffer* tensor = gst_harness_push_and_pull(tz, blocks_frame(c.format, c.full));
+  GstBuffer* tensor = gst_harness_push_and_pull(tz, blocks_frame(c.format, c.colorimetry, c.full));
   ASSERT_NE(tensor, nullptr);
 
   GstVideoInfo info;
@@ -124,7 +121,10 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Case{"NV12", "bt601", false}, Case{"NV12", "bt709", false}, Case{"NV12", "bt2020", false},
                       Case{"NV12", "1:4:0:0", true} /* BT.601 full range */,
                       Case{"NV12", "1:3:0:0", true} /* BT.709 full range */, Case{"I420", "bt709", false},
-                      Case{"I420", "bt601", false}),
+                      Case{"I420", "bt601", false}, Case{"YUY2", "bt601", false}, Case{"UYVY", "bt709", false},
+                      Case{"NV21", "bt709", false}, Case{"YUY2", "1:4:0:0", true},
+                      Case{"P010_10LE", "bt2020", false}, Case{"P010_10LE", "bt709", false},
+                      Case{"P010_10LE", "1:3:0:0", true}),
     [](const auto& i) {
       std::string n = std::string(i.param.format) + "_" + i.param.colorimetry + (i.param.full ? "_full" : "");
       for (auto& ch : n)
@@ -143,8 +143,8 @@ TEST(ColorimetryVsVideoconvertSanity, MatricesAreDistinguishable) {
   GstHarness* b = gst_harness_new_parse(props.c_str());
   gst_harness_set_src_caps_str(a, caps601.c_str());
   gst_harness_set_src_caps_str(b, caps709.c_str());
-  GstBuffer* ta = gst_harness_push_and_pull(a, blocks_frame("NV12", false));
-  GstBuffer* tb = gst_harness_push_and_pull(b, blocks_frame("NV12", false));
+  GstBuffer* ta = gst_harness_push_and_pull(a, blocks_frame("NV12", "bt601", false));
+  GstBuffer* tb = gst_harness_push_and_pull(b, blocks_frame("NV12", "bt601", false));
   GstMapInfo ma, mb;
   gst_buffer_map(ta, &ma, GST_MAP_READ);
   gst_buffer_map(tb, &mb, GST_MAP_READ);

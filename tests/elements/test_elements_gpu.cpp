@@ -144,7 +144,10 @@ TEST_P(TensorizeGpuElement, CudaPathEqualsCpuPathThroughEveryMemoryRoute) {
 INSTANTIATE_TEST_SUITE_P(Formats, TensorizeGpuElement,
                          ::testing::Values(GpuFormat{GST_VIDEO_FORMAT_NV12, "NV12"}, GpuFormat{GST_VIDEO_FORMAT_I420, "I420"},
                                            GpuFormat{GST_VIDEO_FORMAT_BGR, "BGR"}, GpuFormat{GST_VIDEO_FORMAT_RGBA, "RGBA"},
-                                           GpuFormat{GST_VIDEO_FORMAT_BGRx, "BGRx"}, GpuFormat{GST_VIDEO_FORMAT_GRAY8, "GRAY8"}),
+                                           GpuFormat{GST_VIDEO_FORMAT_BGRx, "BGRx"}, GpuFormat{GST_VIDEO_FORMAT_GRAY8, "GRAY8"},
+                                           GpuFormat{GST_VIDEO_FORMAT_YUY2, "YUY2"}, GpuFormat{GST_VIDEO_FORMAT_UYVY, "UYVY"},
+                                           GpuFormat{GST_VIDEO_FORMAT_NV21, "NV21"},
+                                           GpuFormat{GST_VIDEO_FORMAT_P010_10LE, "P010_10LE"}),
                          [](const auto& i) { return std::string(i.param.name); });
 
 // The element shares the upstream CUDA context (GstContext): its output memory belongs to the
@@ -283,13 +286,14 @@ const char* cpu_h264_decoder() {
 }
 
 std::string clip_branches(const char* decoder, const char* backend) {
-  // Both paths see NV12 (libav/openh264 give I420: converted losslessly before the tee), and
+  // Both paths see NV12 (libav/openh264 give I420: converted losslessly before the tee) with the
+  // same chroma siting (the decoders' caps may disagree on it), and
   // the matches are read right after cudatemplatematch: cudadownload and videoconvert (1.22)
   // drop or rebuild ROI metas without their parameters.
   std::string clip = std::string(TEST_SOURCE_DIR) + "/data/vtest-h264.mp4";
   std::string to_nv12 = strcmp(decoder, "nvh264dec") == 0 ? "" : " ! videoconvert ! video/x-raw,format=NV12";
   return "filesrc location=" + clip + " ! qtdemux ! h264parse ! " + decoder + to_nv12 + " ! tee name=t " +
-         "t. ! queue ! cudatensorize backend=" + backend + " ! appsink name=tensor sync=false " +
+         "t. ! queue ! cudatensorize chroma-site=mpeg2 backend=" + backend + " ! appsink name=tensor sync=false " +
          "t. ! queue ! cudatemplatematch backend=" + backend +
          " template-rect=<380,200,48,64> max-matches=3 threshold=0.6 ! appsink name=matches sync=false";
 }
@@ -437,17 +441,20 @@ TEST(HandoffGpu, CudaConsumerOrderingOnTheStreamSeesCompleteTensors) {
 }
 
 // cudatensorbatch on the GPU: one batch of NV12 (through cudaupload: CUDA memory read in place),
-// BGR and I420 (system memory, staged per pad), odd sizes, equals the CPU path's batch, in
-// CUDA and in system memory out.
+// BGR, I420, YUY2 (MPEG-2 chroma siting) and P010 (system memory, staged per pad), odd sizes,
+// equals the CPU path's batch, in CUDA and in system memory out.
+constexpr int kBatchPads = 5;
 static std::vector<uint8_t> run_batch(const char* backend, bool cuda_in, const char* out_caps) {
-  const char* formats[] = {"NV12", "BGR", "I420"};
-  const GstVideoFormat gst_formats[] = {GST_VIDEO_FORMAT_NV12, GST_VIDEO_FORMAT_BGR, GST_VIDEO_FORMAT_I420};
-  const int sizes[][2] = {{1921, 1081}, {641, 359}, {320, 241}};
+  const char* formats[kBatchPads] = {"NV12", "BGR", "I420", "YUY2", "P010_10LE"};
+  const char* caps_extra[kBatchPads] = {"", "", "", ",chroma-site=mpeg2", ""};
+  const GstVideoFormat gst_formats[kBatchPads] = {GST_VIDEO_FORMAT_NV12, GST_VIDEO_FORMAT_BGR, GST_VIDEO_FORMAT_I420,
+                                                  GST_VIDEO_FORMAT_YUY2, GST_VIDEO_FORMAT_P010_10LE};
+  const int sizes[kBatchPads][2] = {{1921, 1081}, {641, 359}, {320, 241}, {1279, 721}, {641, 361}};
   std::string desc = std::string("cudatensorbatch name=b width=160 height=128 mean=<0.4> std=<0.2,0.3,0.4> backend=") +
                      backend + " ! " + out_caps + " ! appsink name=out sync=false";
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i < kBatchPads; i++) {
     desc += " appsrc name=s" + std::to_string(i) + " format=time caps=\"" +
-            video_caps(formats[i], sizes[i][0], sizes[i][1]) + "\" ! ";
+            video_caps(formats[i], sizes[i][0], sizes[i][1], caps_extra[i]) + "\" ! ";
     if (cuda_in && i == 0) desc += "cudaupload ! video/x-raw(memory:CUDAMemory) ! ";
     desc += "b.sink_" + std::to_string(i);
   }
@@ -456,7 +463,7 @@ static std::vector<uint8_t> run_batch(const char* backend, bool cuda_in, const c
   EXPECT_EQ(err, nullptr) << desc;
   if (!p) return {};
   gst_element_set_state(p, GST_STATE_PLAYING);
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i < kBatchPads; i++) {
     GstElement* src = gst_bin_get_by_name(GST_BIN(p), ("s" + std::to_string(i)).c_str());
     GstBuffer* buf = make_frame(gst_formats[i], sizes[i][0], sizes[i][1], 40 + i, 5, 0).buffer;
     GST_BUFFER_PTS(buf) = 0;
@@ -481,7 +488,7 @@ static std::vector<uint8_t> run_batch(const char* backend, bool cuda_in, const c
 
 TEST(TensorBatchGpu, MixedBatchEqualsCpuPath) {
   auto cpu = run_batch("cpu", false, "other/tensors");
-  ASSERT_EQ(cpu.size(), 160u * 128 * 3 * 4 * 3);
+  ASSERT_EQ(cpu.size(), 160u * 128 * 3 * 4 * kBatchPads);
   expect_floats_close(run_batch("cuda", true, "other/tensors(memory:CUDAMemory)"), cpu, false, "CUDA in, CUDA out");
   expect_floats_close(run_batch("cuda", false, "other/tensors"), cpu, false, "system in, system out");
 }

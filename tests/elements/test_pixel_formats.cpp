@@ -32,6 +32,8 @@ std::vector<int> components_in_plane(const GstVideoFormatInfo* g, int p) {
   return comps;
 }
 
+// A plane's sample group spans the most subsampled of its components (YUY2's plane 0: U and V,
+// 2 x 1 pixels in 4 bytes).
 TEST(PixelFormatTable, PlanesAndSubsamplingMatchGStreamer) {
   for (const PixelFormatInfo& f : cudaprep::kPixelFormats) {
     SCOPED_TRACE(f.name);
@@ -40,18 +42,81 @@ TEST(PixelFormatTable, PlanesAndSubsamplingMatchGStreamer) {
     EXPECT_EQ(f.planes, static_cast<int>(GST_VIDEO_FORMAT_INFO_N_PLANES(g)));
     EXPECT_EQ(f.yuv, static_cast<bool>(GST_VIDEO_FORMAT_INFO_IS_YUV(g)));
     EXPECT_EQ(f.alpha >= 0, static_cast<bool>(GST_VIDEO_FORMAT_INFO_HAS_ALPHA(g)));
-    EXPECT_EQ(GST_VIDEO_FORMAT_INFO_DEPTH(g, 0), 8u);
+    EXPECT_EQ(static_cast<int>(GST_VIDEO_FORMAT_INFO_DEPTH(g, 0)), f.depth);
     for (int p = 0; p < f.planes; ++p) {
       SCOPED_TRACE("plane " + std::to_string(p));
       const std::vector<int> comps = components_in_plane(g, p);
       ASSERT_FALSE(comps.empty());
-      for (int c : comps) {
-        EXPECT_EQ(f.plane[p].x_sub, 1 << GST_VIDEO_FORMAT_INFO_W_SUB(g, c));
-        EXPECT_EQ(f.plane[p].y_sub, 1 << GST_VIDEO_FORMAT_INFO_H_SUB(g, c));
-        EXPECT_EQ(f.plane[p].group_bytes, GST_VIDEO_FORMAT_INFO_PSTRIDE(g, c));
-      }
+      int widest = comps.front();
+      for (int c : comps)
+        if (GST_VIDEO_FORMAT_INFO_W_SUB(g, c) > GST_VIDEO_FORMAT_INFO_W_SUB(g, widest)) widest = c;
+      EXPECT_EQ(f.plane[p].x_sub, 1 << GST_VIDEO_FORMAT_INFO_W_SUB(g, widest));
+      EXPECT_EQ(f.plane[p].y_sub, 1 << GST_VIDEO_FORMAT_INFO_H_SUB(g, widest));
+      EXPECT_EQ(f.plane[p].group_bytes, GST_VIDEO_FORMAT_INFO_PSTRIDE(g, widest));
     }
     for (int p = f.planes; p < cudaprep::kMaxPlanes; ++p) EXPECT_EQ(f.plane[p].group_bytes, 0);
+  }
+}
+
+// Where the YUV samples are: planes, pixel strides, byte offsets, bits (P010: 10 bits at the top
+// of 16, GStreamer's shift 6).
+TEST(PixelFormatTable, YuvSamplesMatchGStreamer) {
+  for (const PixelFormatInfo& f : cudaprep::kPixelFormats) {
+    if (!f.yuv) continue;
+    SCOPED_TRACE(f.name);
+    const GstVideoFormatInfo* g = gst_info_of(f);
+    ASSERT_NE(g, nullptr);
+    for (int c = 0; c < 3; ++c) {
+      SCOPED_TRACE("component " + std::to_string(c));
+      EXPECT_EQ(static_cast<int>(GST_VIDEO_FORMAT_INFO_DEPTH(g, c)), f.depth);
+      EXPECT_EQ(static_cast<int>(GST_VIDEO_FORMAT_INFO_SHIFT(g, c)), 8 * f.sample_bytes - f.depth);
+    }
+    EXPECT_EQ(static_cast<int>(GST_VIDEO_FORMAT_INFO_PLANE(g, GST_VIDEO_COMP_Y)), 0);
+    EXPECT_EQ(GST_VIDEO_FORMAT_INFO_PSTRIDE(g, GST_VIDEO_COMP_Y), f.luma_step);
+    EXPECT_EQ(GST_VIDEO_FORMAT_INFO_POFFSET(g, GST_VIDEO_COMP_Y), f.y_byte);
+    EXPECT_EQ(static_cast<int>(GST_VIDEO_FORMAT_INFO_PLANE(g, GST_VIDEO_COMP_U)), f.chroma_plane);
+    EXPECT_EQ(static_cast<int>(GST_VIDEO_FORMAT_INFO_PLANE(g, GST_VIDEO_COMP_V)), cudaprep::v_plane(f.format));
+    EXPECT_EQ(GST_VIDEO_FORMAT_INFO_PSTRIDE(g, GST_VIDEO_COMP_U), cudaprep::chroma_step(f.format));
+    EXPECT_EQ(1 << GST_VIDEO_FORMAT_INFO_W_SUB(g, GST_VIDEO_COMP_U), cudaprep::chroma_x_sub(f.format));
+    EXPECT_EQ(1 << GST_VIDEO_FORMAT_INFO_H_SUB(g, GST_VIDEO_COMP_U), cudaprep::chroma_y_sub(f.format));
+    EXPECT_EQ(f.sample_bytes, GST_VIDEO_FORMAT_INFO_BITS(g) > 8 ? 2 : 1);
+  }
+}
+
+// The byte offsets of Y, U and V against GStreamer's own unpacking of a frame whose samples are
+// all different (GstVideoFormatInfo's poffset cannot be used: GStreamer 1.22 gives P010's V
+// offset as 1, in 16-bit words, where its unpacker reads bytes 2 and 3).
+TEST(PixelFormatTable, YuvOffsetsMatchGStreamerUnpacking) {
+  for (const PixelFormatInfo& f : cudaprep::kPixelFormats) {
+    if (!f.yuv) continue;
+    SCOPED_TRACE(f.name);
+    const int w = 4, h = 2;
+    GstVideoInfo info;
+    ASSERT_TRUE(gst_video_info_set_format(&info, gst_video_format_from_string(f.name), w, h));
+    std::vector<uint8_t> frame(GST_VIDEO_INFO_SIZE(&info));
+    for (size_t i = 0; i < frame.size(); ++i) frame[i] = uint8_t(i * 4 + 64);  // distinct, low 2 bits 0
+    gpointer planes[GST_VIDEO_MAX_PLANES] = {};
+    for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES(&info); ++p) planes[p] = frame.data() + GST_VIDEO_INFO_PLANE_OFFSET(&info, p);
+    // Row 0 unpacked to AYUV (8-bit formats) or AYUV64 (others), exact (no range extension).
+    const bool wide = f.sample_bytes == 2;
+    std::vector<uint16_t> unpacked16(4 * w);
+    std::vector<uint8_t> unpacked8(4 * w);
+    info.finfo->unpack_func(info.finfo, GST_VIDEO_PACK_FLAG_TRUNCATE_RANGE,
+                            wide ? static_cast<gpointer>(unpacked16.data()) : static_cast<gpointer>(unpacked8.data()),
+                            planes, info.stride, 0, 0, w);
+    auto unpacked = [&](int x, int comp) { return wide ? int(unpacked16[4 * x + comp]) : int(unpacked8[4 * x + comp]); };
+    auto sample = [&](int plane, int64_t byte) {
+      const uint8_t* q = frame.data() + GST_VIDEO_INFO_PLANE_OFFSET(&info, plane) + byte;
+      return wide ? int(q[0] | (q[1] << 8)) : int(q[0]);
+    };
+    for (int x = 0; x < w; ++x) {
+      SCOPED_TRACE("x " + std::to_string(x));
+      const int cx = x / cudaprep::chroma_x_sub(f.format);
+      EXPECT_EQ(sample(0, int64_t(x) * f.luma_step + f.y_byte), unpacked(x, 1));
+      EXPECT_EQ(sample(f.chroma_plane, int64_t(cx) * cudaprep::chroma_step(f.format) + f.u_byte), unpacked(x, 2));
+      EXPECT_EQ(sample(cudaprep::v_plane(f.format), int64_t(cx) * cudaprep::chroma_step(f.format) + f.v_byte),
+                unpacked(x, 3));
+    }
   }
 }
 
@@ -130,16 +195,18 @@ TEST(PixelFormatTable, VideoInfoHelpersMatchGStreamer) {
         for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES(&info); ++p) {
           SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h) + " plane " + std::to_string(p));
           const int c = components_in_plane(info.finfo, static_cast<int>(p)).front();
-          gsize row = 0, rows = 0;
+          gsize row = 0, rows = 0, widest = 0;  // the widest component row of the plane
+          for (int k : components_in_plane(info.finfo, static_cast<int>(p)))
+            widest = std::max(widest, gsize(GST_VIDEO_INFO_COMP_WIDTH(&info, k)) * GST_VIDEO_INFO_COMP_PSTRIDE(&info, k));
           ASSERT_TRUE(gst_cuda_prep_plane_size(&info, p, &row, &rows));
-          EXPECT_EQ(row, gsize(GST_VIDEO_INFO_COMP_WIDTH(&info, c)) * GST_VIDEO_INFO_COMP_PSTRIDE(&info, c));
+          EXPECT_EQ(row, widest);
           EXPECT_LE(row, gsize(GST_VIDEO_INFO_PLANE_STRIDE(&info, p)));
           EXPECT_EQ(rows, gsize(GST_VIDEO_INFO_COMP_HEIGHT(&info, c)));
         }
       }
   }
   GstVideoInfo other;
-  ASSERT_TRUE(gst_video_info_set_format(&other, GST_VIDEO_FORMAT_YUY2, 64, 48));
+  ASSERT_TRUE(gst_video_info_set_format(&other, GST_VIDEO_FORMAT_AYUV, 64, 48));
   gsize row = 1, rows = 1;
   EXPECT_FALSE(gst_cuda_prep_plane_size(&other, 0, &row, &rows));
   EXPECT_EQ(row, 0u);
@@ -171,7 +238,7 @@ TEST(PixelFormatTable, EveryGStreamerFormatMapsByName) {
 
 // The caps built from the table: every format, CUDA memory first, sizes up to the source limit.
 TEST(PixelFormatTable, CapsHelpersListTheTable) {
-  const char* common = ", format=(string){ NV12, I420, BGR, RGB, BGRx, RGBx, BGRA, RGBA, GRAY8 }, "
+  const char* common = ", format=(string){ NV12, I420, BGR, RGB, BGRx, RGBx, BGRA, RGBA, GRAY8, YUY2, UYVY, NV21, P010_10LE }, "
                        "width=(int)[ 1, 32768 ], height=(int)[ 1, 32768 ], framerate=(fraction)[ 0/1, 2147483647/1 ]";
   GstCaps* expected = gst_caps_from_string((std::string("video/x-raw(memory:CUDAMemory)") + common +
                                             "; video/x-raw" + common).c_str());

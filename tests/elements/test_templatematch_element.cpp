@@ -197,6 +197,57 @@ TEST(TemplateMatchElement, PngTemplateOnNv12AndDrawOff) {
   remove(png.c_str());
 }
 
+// The formats cameras and decoders give (made from one BGR picture by GStreamer's videoconvert)
+// find the match found on the BGR picture: the template cut from frame 1, found in frame 2
+// shifted by (9, 6), at the same sub-pixel position with about the same score (luma against
+// cvtColor's gray differs only by rounding and the limited range, to which the score is blind).
+TEST(TemplateMatchElement, CameraFormatsFindTheMatchOfBgr) {
+  const int dx = 9, dy = 6;
+  std::vector<uint8_t> bgr_a((size_t)W * H * 3), bgr_b((size_t)W * H * 3);
+  std::mt19937 rng(12);
+  for (auto& v : bgr_a) v = (uint8_t)(rng() % 256);
+  for (int y = 0; y < H; y++)
+    for (int x = 0; x < W; x++)
+      for (int c = 0; c < 3; c++)
+        bgr_b[((size_t)y * W + x) * 3 + c] = bgr_a[((size_t)((y - dy + H) % H) * W + (x - dx + W) % W) * 3 + c];
+  auto in_format = [&](const std::vector<uint8_t>& bgr, const char* format) {
+    GstBuffer* b = gst_buffer_new_allocate(nullptr, bgr.size(), nullptr);
+    gst_buffer_fill(b, 0, bgr.data(), bgr.size());
+    if (strcmp(format, "BGR") == 0) return b;
+    GstHarness* conv = gst_harness_new_parse((std::string("videoconvert ! capsfilter caps=video/x-raw,format=") + format).c_str());
+    gst_harness_set_src_caps_str(conv, video_caps("BGR", W, H).c_str());
+    GstBuffer* out = gst_harness_push_and_pull(conv, b);
+    gst_harness_teardown(conv);
+    return out;
+  };
+  auto match = [&](const char* format) {
+    GstHarness* h = new_match("template-rect=<40,30,24,20> draw=false threshold=0.5");
+    gst_harness_set_src_caps_str(h, video_caps(format, W, H).c_str());
+    GstBuffer* first = gst_harness_push_and_pull(h, in_format(bgr_a, format));
+    EXPECT_NE(first, nullptr);
+    if (first) gst_buffer_unref(first);
+    GstBuffer* out = gst_harness_push_and_pull(h, in_format(bgr_b, format));
+    std::vector<RoiMatch> m = out ? rois(out) : std::vector<RoiMatch>();
+    if (out) gst_buffer_unref(out);
+    gst_harness_teardown(h);
+    return m;
+  };
+  const std::vector<RoiMatch> bgr = match("BGR");
+  ASSERT_EQ(bgr.size(), 1u);
+  EXPECT_EQ(bgr[0].x, 40 + dx);
+  EXPECT_EQ(bgr[0].y, 30 + dy);
+  for (const char* format : {"YUY2", "UYVY", "NV21", "P010_10LE", "NV12", "I420"}) {
+    SCOPED_TRACE(format);
+    const std::vector<RoiMatch> m = match(format);
+    ASSERT_EQ(m.size(), 1u);
+    EXPECT_EQ(m[0].x, bgr[0].x);
+    EXPECT_EQ(m[0].y, bgr[0].y);
+    EXPECT_NEAR(m[0].sub_x, bgr[0].sub_x, 0.02);
+    EXPECT_NEAR(m[0].sub_y, bgr[0].sub_y, 0.02);
+    EXPECT_NEAR(m[0].score, bgr[0].score, 0.01);
+  }
+}
+
 TEST(TemplateMatchElement, TemplateRectAndChangeWhilePlaying) {
   auto g = texture(W, H, 3);
   GstHarness* h = new_match("template-rect=<20,30,16,16> draw=false");

@@ -536,6 +536,34 @@ TEST(TensorBatchElement, CapsChangeOnOnePadMidStream) {
   gst_buffer_unref(c);
 }
 
+// Camera and decoder formats and chroma siting: each pad's caps chroma-site (mpeg2 on one, none
+// on the other) and the chroma-site property apply per slot as cudatensorize applies them.
+TEST(TensorBatchElement, CameraFormatsAndChromaSitePerPad) {
+  const std::string caps0 = video_caps("YUY2", 37, 23, ",chroma-site=mpeg2"), caps1 = video_caps("P010_10LE", 33, 21);
+  for (const char* site : {"", " chroma-site=cosited"}) {
+    const std::string props = std::string("width=24 height=16") + site;
+    Batcher b(props, {caps0, caps1});
+    ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+    GstBuffer* f0 = test::make_frame(GST_VIDEO_FORMAT_YUY2, 37, 23, 1).buffer;
+    GstBuffer* f1 = test::make_frame(GST_VIDEO_FORMAT_P010_10LE, 33, 21, 2).buffer;
+    const GstClockTime d = GST_SECOND / 30;
+    b.push(0, timed(gst_buffer_ref(f0), 0, d));
+    b.push(1, timed(gst_buffer_ref(f1), 0, d));
+    GstSample* s = b.pull();
+    ASSERT_NE(s, nullptr) << b.error();
+    const size_t slot = 24 * 16 * 3 * 4;
+    EXPECT_TRUE(slot_bytes_of(s, 0, slot) == tensorize_alone(props, caps0, f0).tensor) << site;
+    EXPECT_TRUE(slot_bytes_of(s, 1, slot) == tensorize_alone(props, caps1, f1).tensor) << site;
+    // the siting reached the slot: pad 0 without its caps' mpeg2 differs
+    if (!*site) {
+      EXPECT_FALSE(slot_bytes_of(s, 0, slot) == tensorize_alone(props, video_caps("YUY2", 37, 23), f0).tensor);
+    }
+    gst_sample_unref(s);
+    gst_buffer_unref(f0);
+    gst_buffer_unref(f1);
+  }
+}
+
 // Properties change while playing: a pad's roi and mean take effect at the next batch, a new
 // width renegotiates (the batch's dimensions follow).
 TEST(TensorBatchElement, PropertyChangesWhilePlaying) {

@@ -10,6 +10,7 @@
 #include "harness_util.h"
 #include "cuda_device.h"
 #include "tensorize.h"
+#include "../tensorize/test_images.h"  // base_config
 
 using namespace cudaprep;
 using test::BusWatch;
@@ -104,19 +105,14 @@ class TensorizeElementFormats : public ::testing::TestWithParam<FormatCase> {};
 // honour GstVideoMeta exactly as the kernel's reference view describes the frame.
 TEST_P(TensorizeElementFormats, MatchesKernelOnStridedFrames) {
   const FormatCase& c = GetParam();
-  const int w = 37, h = 23;  // odd: NV12/I420 chroma planes are rounded up
+  const int w = 37, h = 23;  // odd: chroma planes (and YUY2's pixel pairs) are rounded up
   GstHarness* harness = new_tensorize("width=48 height=40 mean=<0.1,0.2,0.3> std=<0.5,0.25,2.0>");
   gst_harness_set_src_caps_str(harness, video_caps(c.name, w, h, ",colorimetry=bt709").c_str());
   auto f = make_frame(c.gst_format, w, h, 7, /*extra_stride=*/13, /*offset=*/5);
   f.view.format = c.format;
   GstBuffer* out = gst_harness_push_and_pull(harness, f.buffer);
   ASSERT_NE(out, nullptr);
-  TensorizeConfig cfg;
-  cfg.format = c.format;
-  cfg.src_width = w;
-  cfg.src_height = h;
-  cfg.dst_width = 48;
-  cfg.dst_height = 40;
+  TensorizeConfig cfg = tztest::base_config(c.format, w, h, 48, 40);
   const double mean[3] = {0.1, 0.2, 0.3}, stdv[3] = {0.5, 0.25, 2.0};
   for (int i = 0; i < 3; i++) {
     cfg.mean[i] = mean[i];
@@ -140,7 +136,11 @@ INSTANTIATE_TEST_SUITE_P(AllFormats, TensorizeElementFormats,
                                            FormatCase{GST_VIDEO_FORMAT_RGBx, PixelFormat::RGBx, "RGBx"},
                                            FormatCase{GST_VIDEO_FORMAT_BGRA, PixelFormat::BGRA, "BGRA"},
                                            FormatCase{GST_VIDEO_FORMAT_RGBA, PixelFormat::RGBA, "RGBA"},
-                                           FormatCase{GST_VIDEO_FORMAT_GRAY8, PixelFormat::GRAY8, "GRAY8"}),
+                                           FormatCase{GST_VIDEO_FORMAT_GRAY8, PixelFormat::GRAY8, "GRAY8"},
+                                           FormatCase{GST_VIDEO_FORMAT_YUY2, PixelFormat::YUY2, "YUY2"},
+                                           FormatCase{GST_VIDEO_FORMAT_UYVY, PixelFormat::UYVY, "UYVY"},
+                                           FormatCase{GST_VIDEO_FORMAT_NV21, PixelFormat::NV21, "NV21"},
+                                           FormatCase{GST_VIDEO_FORMAT_P010_10LE, PixelFormat::P010_10LE, "P010_10LE"}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 // The caps colorimetry picks the YUV matrix and range: a full-range BT.601 frame must differ
@@ -191,6 +191,81 @@ TEST(TensorizeElement, YuvOverridePropertiesWinOverCaps) {
   EXPECT_EQ(read_floats(out), expected_cpu(cfg, f.view));
   gst_buffer_unref(out);
   gst_harness_teardown(h);
+}
+
+// Chroma siting from the caps (chroma-site=mpeg2: co-sited horizontally, as H.264 / H.265
+// decoders say), none meaning centred for these small frames (as GStreamer reads a missing
+// field), and the chroma-site property winning over the caps. GStreamer 1.22.0's GstVideoInfo
+// reads these caps (no colorimetry) as jpeg whatever their chroma-site: the element reads the
+// field from the caps itself.
+TEST(TensorizeElement, ChromaSiteFromCapsAndProperty) {
+  const struct {
+    const char* props;
+    const char* caps_extra;
+    bool h_cosited, v_cosited;
+  } cases[] = {{"", "", false, false},
+               {"", ",chroma-site=mpeg2", true, false},
+               {"", ",chroma-site=jpeg", false, false},
+               {"", ",chroma-site=cosited", true, true},
+               {" chroma-site=jpeg", ",chroma-site=mpeg2", false, false},
+               {" chroma-site=mpeg2", "", true, false},
+               {" chroma-site=cosited", ",chroma-site=jpeg", true, true}};
+  for (const char* format : {"I420", "NV12", "YUY2", "P010_10LE"}) {
+    for (const auto& c : cases) {
+      SCOPED_TRACE(std::string(format) + c.caps_extra + c.props);
+      GstHarness* h = new_tensorize((std::string("width=24 height=20") + c.props).c_str());
+      gst_harness_set_src_caps_str(h, video_caps(format, 37, 23, c.caps_extra).c_str());
+      auto f = make_frame(gst_video_format_from_string(format), 37, 23, 13, 4, 2);
+      PixelFormat pf = PixelFormat::NV12;
+      ASSERT_TRUE(cudaprep::pixel_format_from_name(format, &pf));
+      f.view.format = pf;
+      GstBuffer* out = gst_harness_push_and_pull(h, f.buffer);
+      ASSERT_NE(out, nullptr);
+      TensorizeConfig cfg = tztest::base_config(pf, 37, 23, 24, 20);
+      cfg.chroma_h_cosited = c.h_cosited;
+      cfg.chroma_v_cosited = c.v_cosited;
+      EXPECT_EQ(read_floats(out), expected_cpu(cfg, f.view));
+      cfg.chroma_h_cosited = !c.h_cosited;  // the siting matters on this frame
+      EXPECT_NE(read_floats(out), expected_cpu(cfg, f.view));
+      gst_buffer_unref(out);
+      gst_harness_teardown(h);
+    }
+  }
+}
+
+// Caps without chroma-site read as GStreamer reads them (GstVideoInfo; GStreamer 1.22: unknown,
+// i.e. centred, with a colorimetry; without one its defaults, co-sited horizontally above 576
+// lines), the field itself whatever the colorimetry (1.22.0 overrides it with its defaults when
+// the caps have no colorimetry).
+TEST(TensorizeElement, MissingChromaSiteReadsAsGStreamerDoes) {
+  const struct {
+    int h;
+    const char* caps_extra;
+  } cases[] = {{578, ""}, {576, ""}, {578, ",colorimetry=bt709"}, {576, ",chroma-site=mpeg2"},
+               {578, ",chroma-site=jpeg"}};
+  for (const auto& c : cases) {
+    const std::string caps = video_caps("NV12", 64, c.h, c.caps_extra);
+    SCOPED_TRACE(caps);
+    GstVideoInfo info;
+    ASSERT_TRUE(gst_video_info_from_caps(&info, gst_caps_from_string(caps.c_str())));
+    const bool field = strstr(c.caps_extra, "chroma-site") != nullptr;
+    const bool h_cosited = field ? strstr(c.caps_extra, "mpeg2") != nullptr
+                                 : (info.chroma_site & GST_VIDEO_CHROMA_SITE_H_COSITED) != 0;
+    std::printf("%s: GStreamer reads chroma site %d\n", caps.c_str(), int(info.chroma_site));
+    GstHarness* h = new_tensorize("width=24 height=20");
+    gst_harness_set_src_caps_str(h, caps.c_str());
+    auto f = make_frame(GST_VIDEO_FORMAT_NV12, 64, c.h, 14);
+    f.view.format = PixelFormat::NV12;
+    GstBuffer* out = gst_harness_push_and_pull(h, f.buffer);
+    ASSERT_NE(out, nullptr);
+    TensorizeConfig cfg = tztest::base_config(PixelFormat::NV12, 64, c.h, 24, 20);
+    cfg.chroma_h_cosited = h_cosited;
+    // (GStreamer's default colorimetry above 576 lines is BT.709)
+    if (info.colorimetry.matrix == GST_VIDEO_COLOR_MATRIX_BT709) cfg.yuv_matrix = YuvMatrix::BT709;
+    EXPECT_EQ(read_floats(out), expected_cpu(cfg, f.view));
+    gst_buffer_unref(out);
+    gst_harness_teardown(h);
+  }
 }
 
 TEST(TensorizeElement, TransformMetaMapsBoxesBack) {
@@ -341,8 +416,8 @@ TEST(TensorizeElement, BackendCudaWithoutGpuFailsToStart) {
 
 TEST(TensorizeElement, RejectsUnsupportedFormatAtNegotiation) {
   GstHarness* h = new_tensorize("");
-  gst_harness_set_src_caps_str(h, video_caps("YUY2", 64, 48).c_str());
-  GstBuffer* buf = gst_buffer_new_allocate(nullptr, 64 * 48 * 2, nullptr);
+  gst_harness_set_src_caps_str(h, video_caps("AYUV", 64, 48).c_str());
+  GstBuffer* buf = gst_buffer_new_allocate(nullptr, 64 * 48 * 4, nullptr);
   EXPECT_EQ(gst_harness_push(h, buf), GST_FLOW_NOT_NEGOTIATED);
   gst_harness_teardown(h);
 }
@@ -361,7 +436,7 @@ TEST(TensorizeElement, InspectDocsAreComplete) {
   g_free(specs);
   const char* expected[] = {"width", "height", "resize-mode", "align", "pad-value", "interpolation",
                             "channel-order", "scale", "mean", "std", "layout", "dtype", "roi",
-                            "device-id", "backend", "yuv-matrix", "yuv-range"};
+                            "device-id", "backend", "yuv-matrix", "yuv-range", "chroma-site"};
   for (const char* name : expected)
     EXPECT_NE(g_object_class_find_property(G_OBJECT_GET_CLASS(e), name), nullptr) << name;
   gst_object_unref(e);

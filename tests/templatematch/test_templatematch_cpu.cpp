@@ -690,6 +690,37 @@ TEST(ToGrayCpu, YuvAndGrayCopyTheLumaPlane) {
   }
 }
 
+// YUY2 / UYVY give their Y bytes, P010 its 16-bit luma rounded to 8 bits (half up, 255 at most).
+TEST(ToGrayCpu, PackedAndTenBitYuvGiveTheirLuma) {
+  const int W = 33, H = 7;
+  std::mt19937 rng(5);
+  for (PixelFormat f : {PixelFormat::YUY2, PixelFormat::UYVY, PixelFormat::P010_10LE}) {
+    SCOPED_TRACE(pixel_format_name(f));
+    const bool p010 = f == PixelFormat::P010_10LE;
+    const int64_t stride = (p010 ? 2 * W : 4 * ((W + 1) / 2)) + 10;
+    std::vector<uint8_t> img(size_t(stride) * H);
+    for (auto& b : img) b = uint8_t(rng());
+    std::vector<uint8_t> chroma(size_t(stride) * H, 128);
+    ImageView v;
+    v.format = f;
+    v.width = W;
+    v.height = H;
+    v.planes[0] = Plane{img.data(), stride};
+    v.planes[1] = Plane{chroma.data(), stride};
+    std::vector<uint8_t> out(size_t(W) * H);
+    ASSERT_TRUE(to_gray_cpu(v, out.data(), W).ok());
+    for (int y = 0; y < H; ++y)
+      for (int x = 0; x < W; ++x) {
+        const uint8_t* row = img.data() + y * stride;
+        long want;
+        if (f == PixelFormat::YUY2) want = row[2 * x];
+        else if (f == PixelFormat::UYVY) want = row[2 * x + 1];
+        else want = std::min(255L, std::lround((row[2 * x] | (row[2 * x + 1] << 8)) / 256.0));
+        ASSERT_EQ(out[size_t(y) * W + x], want) << x << "," << y;
+      }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // draw_boxes
 
@@ -750,48 +781,110 @@ TEST(DrawBoxesCpu, PackedFormatsByHand) {
   }
 }
 
+// The samples of a YUV frame held in one buffer per plane, addressed as each format's definition
+// says (written out here, not taken from the format table).
+struct YuvFrame {
+  PixelFormat f;
+  int w, h, cw, ch;  // luma and chroma sizes
+  int64_t stride[3];
+  std::vector<uint8_t> plane[3];
+  ImageView view;
+
+  YuvFrame(PixelFormat format, int width, int height) : f(format), w(width), h(height) {
+    cw = (w + 1) / 2;
+    ch = packed422() ? h : (h + 1) / 2;
+    const int bytes = f == PixelFormat::P010_10LE ? 2 : 1;
+    stride[0] = packed422() ? 4 * cw + 6 : w * bytes + 6;
+    stride[1] = f == PixelFormat::I420 ? cw + 6 : 2 * cw * bytes + 6;
+    stride[2] = cw + 6;
+    for (int p = 0; p < 3; ++p) plane[p].assign(size_t(stride[p]) * (p == 0 ? h : ch), 0);
+    view.format = f;
+    view.width = w;
+    view.height = h;
+    for (int p = 0; p < 3; ++p) view.planes[p] = Plane{plane[p].data(), stride[p]};
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < w; ++x) set(luma_at(x, y), 16);
+    for (int y = 0; y < ch; ++y)
+      for (int x = 0; x < cw; ++x) {
+        set(u_at(x, y), 128);
+        set(v_at(x, y), 128);
+      }
+  }
+  bool packed422() const { return f == PixelFormat::YUY2 || f == PixelFormat::UYVY; }
+  uint8_t* at(int p, int64_t byte, int y) { return plane[p].data() + y * stride[p] + byte; }
+  uint8_t* luma_at(int x, int y) {
+    if (f == PixelFormat::YUY2) return at(0, 2 * x, y);
+    if (f == PixelFormat::UYVY) return at(0, 2 * x + 1, y);
+    return at(0, f == PixelFormat::P010_10LE ? 2 * x : x, y);
+  }
+  uint8_t* u_at(int x, int y) {
+    switch (f) {
+      case PixelFormat::NV12: return at(1, 2 * x, y);
+      case PixelFormat::NV21: return at(1, 2 * x + 1, y);
+      case PixelFormat::YUY2: return at(0, 4 * x + 1, y);
+      case PixelFormat::UYVY: return at(0, 4 * x, y);
+      case PixelFormat::P010_10LE: return at(1, 4 * x, y);
+      default: return at(1, x, y);
+    }
+  }
+  uint8_t* v_at(int x, int y) {
+    switch (f) {
+      case PixelFormat::NV12: return at(1, 2 * x + 1, y);
+      case PixelFormat::NV21: return at(1, 2 * x, y);
+      case PixelFormat::YUY2: return at(0, 4 * x + 3, y);
+      case PixelFormat::UYVY: return at(0, 4 * x + 2, y);
+      case PixelFormat::P010_10LE: return at(1, 4 * x + 2, y);
+      default: return at(2, x, y);
+    }
+  }
+  // P010: the 8-bit value v is the 16-bit sample v << 8.
+  void set(uint8_t* q, int v) {
+    if (f == PixelFormat::P010_10LE) {
+      q[0] = 0;
+      q[1] = uint8_t(v);
+    } else {
+      q[0] = uint8_t(v);
+    }
+  }
+  int get(const uint8_t* q) const { return f == PixelFormat::P010_10LE ? (q[0] | (q[1] << 8)) : q[0]; }
+  int value8(int v) const { return f == PixelFormat::P010_10LE ? v << 8 : v; }
+};
+
 TEST(DrawBoxesCpu, YuvFormatsByHand) {
   const int W = 37, H = 29;  // odd sizes: the last chroma sample covers one luma column / row
-  const int CW = (W + 1) / 2, CH = (H + 1) / 2;
   const Rect boxes[] = {{3, 4, 12, 9}, {30, 20, 10, 12}};
   BoxStyle style;  // green
   style.thickness = 3;
   // BT.601 limited range of (0, 255, 0): Y 144.55, Cb 53.80, Cr 34.21.
   const uint8_t Y = 145, U = 54, V = 34;
-  for (PixelFormat f : {PixelFormat::NV12, PixelFormat::I420}) {
-    const int64_t ys = 40, cs = f == PixelFormat::NV12 ? 40 : 20;
-    std::vector<uint8_t> yp(ys * H, 16), p1(cs * CH, 128), p2(cs * CH, 128);
-    ImageView v;
-    v.format = f;
-    v.width = W;
-    v.height = H;
-    v.planes[0] = Plane{yp.data(), ys};
-    v.planes[1] = Plane{p1.data(), cs};
-    v.planes[2] = Plane{p2.data(), cs};
-    draw_boxes_cpu(v, boxes, 2, style);
+  for (PixelFormat f : {PixelFormat::NV12, PixelFormat::I420, PixelFormat::NV21, PixelFormat::YUY2,
+                        PixelFormat::UYVY, PixelFormat::P010_10LE}) {
+    SCOPED_TRACE(pixel_format_name(f));
+    YuvFrame fr(f, W, H);
+    const std::vector<uint8_t> before[3] = {fr.plane[0], fr.plane[1], fr.plane[2]};
+    draw_boxes_cpu(fr.view, boxes, 2, style);
     for (int y = 0; y < H; ++y)
       for (int x = 0; x < W; ++x) {
         bool in = in_outline(x, y, boxes[0], 3) || in_outline(x, y, boxes[1], 3);
-        ASSERT_EQ(yp[y * ys + x], in ? Y : 16) << x << "," << y;
+        ASSERT_EQ(fr.get(fr.luma_at(x, y)), fr.value8(in ? Y : 16)) << x << "," << y;
       }
-    for (int cy = 0; cy < CH; ++cy)
-      for (int cx = 0; cx < CW; ++cx) {
+    const int sub_y = fr.packed422() ? 1 : 2;
+    for (int cy = 0; cy < fr.ch; ++cy)
+      for (int cx = 0; cx < fr.cw; ++cx) {
         bool covers = false;
-        for (int dy = 0; dy < 2; ++dy)
+        for (int dy = 0; dy < sub_y; ++dy)
           for (int dx = 0; dx < 2; ++dx) {
-            const int x = 2 * cx + dx, y = 2 * cy + dy;
+            const int x = 2 * cx + dx, y = sub_y * cy + dy;
             if (x < W && y < H) covers = covers || in_outline(x, y, boxes[0], 3) || in_outline(x, y, boxes[1], 3);
           }
-        uint8_t u, vv;
-        if (f == PixelFormat::NV12) {
-          u = p1[cy * cs + 2 * cx];
-          vv = p1[cy * cs + 2 * cx + 1];
-        } else {
-          u = p1[cy * cs + cx];
-          vv = p2[cy * cs + cx];
-        }
-        ASSERT_EQ(u, covers ? U : 128) << pixel_format_name(f) << " chroma " << cx << "," << cy;
-        ASSERT_EQ(vv, covers ? V : 128) << pixel_format_name(f) << " chroma " << cx << "," << cy;
+        ASSERT_EQ(fr.get(fr.u_at(cx, cy)), fr.value8(covers ? U : 128)) << " chroma " << cx << "," << cy;
+        ASSERT_EQ(fr.get(fr.v_at(cx, cy)), fr.value8(covers ? V : 128)) << " chroma " << cx << "," << cy;
       }
+    // Row padding is never written.
+    for (int p = 0; p < 3; ++p)
+      for (size_t i = 0; i < fr.plane[p].size(); ++i)
+        if (int64_t(i % fr.stride[p]) >= fr.stride[p] - 6) {
+          ASSERT_EQ(fr.plane[p][i], before[p][i]) << "plane " << p;
+        }
   }
 }

@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <tuple>
+#include <vector>
 #include <string>
 
 #include "cuda_device.h"
@@ -534,9 +535,12 @@ struct DevImage {
     return out;
   }
 };
-const PixelFormat kAllFormats[] = {PixelFormat::NV12, PixelFormat::I420, PixelFormat::BGR,  PixelFormat::RGB,
-                                   PixelFormat::BGRx, PixelFormat::RGBx, PixelFormat::BGRA, PixelFormat::RGBA,
-                                   PixelFormat::GRAY8};
+// Every format of the table (YUY2, UYVY, NV21 and P010 included).
+const std::vector<PixelFormat> kAllFormats = [] {
+  std::vector<PixelFormat> formats;
+  for (const PixelFormatInfo& f : kPixelFormats) formats.push_back(f.format);
+  return formats;
+}();
 }  // namespace
 
 TEST(GpuGray, EqualsCpuForEveryFormat) {

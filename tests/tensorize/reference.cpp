@@ -118,6 +118,63 @@ void packed_layout(PixelFormat f, int* bpp, int pos[3]) {
   }
 }
 
+bool is_yuv_format(PixelFormat f) {
+  switch (f) {
+    case PixelFormat::NV12: case PixelFormat::NV21: case PixelFormat::I420: case PixelFormat::YUY2:
+    case PixelFormat::UYVY: case PixelFormat::P010_10LE: return true;
+    default: return false;
+  }
+}
+
+// One component of a YUV image: sample x of row y is at byte mul * x + add of the row, a byte or
+// (P010) a little-endian 16-bit word with the 10-bit code in bits 15..6.
+struct Component {
+  cudaprep::Plane plane;
+  int64_t mul, add;
+  bool p010;
+  double at(int x, int y) const {
+    const uint8_t* q = plane.data + int64_t(y) * plane.stride + mul * x + add;
+    return p010 ? double((q[0] | (q[1] << 8)) >> 6) : double(q[0]);
+  }
+};
+
+// Where the Y, U and V codes of a YUV image are (written out again from the formats' public
+// definitions: fourcc.org, GStreamer's video-format docs), and what the codes are.
+struct YuvAccess {
+  Component luma, u, v;
+  int bits = 8;                     // code depth
+  bool full_height_chroma = false;  // 4:2:2: one chroma row per luma row
+};
+
+YuvAccess yuv_access(const ImageView& src) {
+  const cudaprep::Plane p0 = src.planes[0], p1 = src.planes[1], p2 = src.planes[2];
+  YuvAccess a;
+  switch (src.format) {
+    case PixelFormat::NV12:  // Y plane; UV plane of U, V byte pairs
+      a = {{p0, 1, 0, false}, {p1, 2, 0, false}, {p1, 2, 1, false}};
+      break;
+    case PixelFormat::NV21:  // Y plane; VU plane of V, U byte pairs
+      a = {{p0, 1, 0, false}, {p1, 2, 1, false}, {p1, 2, 0, false}};
+      break;
+    case PixelFormat::I420:  // Y, U, V planes
+      a = {{p0, 1, 0, false}, {p1, 1, 0, false}, {p2, 1, 0, false}};
+      break;
+    case PixelFormat::YUY2:  // Y0 U Y1 V
+      a = {{p0, 2, 0, false}, {p0, 4, 1, false}, {p0, 4, 3, false}};
+      a.full_height_chroma = true;
+      break;
+    case PixelFormat::UYVY:  // U Y0 V Y1
+      a = {{p0, 2, 1, false}, {p0, 4, 0, false}, {p0, 4, 2, false}};
+      a.full_height_chroma = true;
+      break;
+    default:  // P010_10LE: Y words; UV plane of U, V word pairs
+      a = {{p0, 2, 0, true}, {p1, 4, 0, true}, {p1, 4, 2, true}};
+      a.bits = 10;
+      break;
+  }
+  return a;
+}
+
 // Interpolated value of a plane at (x, y); get(ix, iy) reads an already clamped pixel.
 template <typename Get>
 double interp(Interpolation ip, double x, double y, int xlo, int xhi, int ylo, int yhi, Get get) {
@@ -134,51 +191,73 @@ double interp(Interpolation ip, double x, double y, int xlo, int xhi, int ylo, i
          ax * ay * get(xb, yb);
 }
 
+// Y, U, V codes interpolated at source position (xs, ys) (YUV formats).
+void sample_yuv(const TensorizeConfig& c, const Geometry& g, const ImageView& src, double xs, double ys,
+                double yuv[3]) {
+  const int rx0 = int(g.rx), rx1 = int(g.rx + g.rw) - 1, ry0 = int(g.ry), ry1 = int(g.ry + g.rh) - 1;
+  const Interpolation ip = c.interpolation;
+  const YuvAccess a = yuv_access(src);
+  yuv[0] = interp(ip, xs, ys, rx0, rx1, ry0, ry1, [&](int x, int y) { return a.luma.at(x, y); });
+  // Chroma along each subsampled axis: sample c covers luma pixels 2c and 2c + 1 and sits
+  // between them (centre-sited: at 2c + 0.5, index = (luma + 0.5) / 2 - 0.5) or on the first
+  // (co-sited: at 2c, index = luma / 2); clamped to the chroma samples that cover the ROI.
+  auto chroma_index = [](double luma, bool cosited) { return cosited ? luma / 2 : (luma + 0.5) / 2 - 0.5; };
+  const double cx = chroma_index(xs, c.chroma_h_cosited);
+  const int cx0 = int(std::floor(g.rx / 2)), cx1 = int(std::ceil((g.rx + g.rw) / 2)) - 1;
+  double cy = ys;
+  int cy0 = ry0, cy1 = ry1;
+  if (!a.full_height_chroma) {
+    cy = chroma_index(ys, c.chroma_v_cosited);
+    cy0 = int(std::floor(g.ry / 2));
+    cy1 = int(std::ceil((g.ry + g.rh) / 2)) - 1;
+  }
+  yuv[1] = interp(ip, cx, cy, cx0, cx1, cy0, cy1, [&](int x, int y) { return a.u.at(x, y); });
+  yuv[2] = interp(ip, cx, cy, cx0, cx1, cy0, cy1, [&](int x, int y) { return a.v.at(x, y); });
+}
+
+// R, G, B (clamped to 0..255) of Y, U, V codes of the source's format.
+void yuv_to_rgb(const TensorizeConfig& c, PixelFormat f, const double yuv[3], double rgb[3]) {
+  const int bits = f == PixelFormat::P010_10LE ? 10 : 8;
+  double kr, kb;
+  switch (c.yuv_matrix) {
+    case YuvMatrix::BT709: kr = 0.2126; kb = 0.0722; break;
+    case YuvMatrix::BT2020: kr = 0.2627; kb = 0.0593; break;
+    default: kr = 0.299; kb = 0.114; break;
+  }
+  const double kg = 1 - kr - kb;
+  // Codes -> E'y in [0, 1] and E'pb, E'pr in [-0.5, 0.5] (the quantisation of BT.601 / 709 /
+  // 2020 / 2100 for `bits`-bit codes), times 255.
+  const double q = std::ldexp(1.0, bits - 8), half = std::ldexp(1.0, bits - 1);
+  double y, u, v;
+  if (c.yuv_full_range) {
+    const double codes = std::ldexp(1.0, bits) - 1;
+    y = yuv[0] / codes * 255;
+    u = (yuv[1] - half) / codes * 255;
+    v = (yuv[2] - half) / codes * 255;
+  } else {
+    y = (yuv[0] - 16 * q) / (219 * q) * 255;
+    u = (yuv[1] - 128 * q) / (224 * q) * 255;
+    v = (yuv[2] - 128 * q) / (224 * q) * 255;
+  }
+  // Inverse of Y = kr R + kg G + kb B, Pb = (B - Y) / (2 (1 - kb)), Pr = (R - Y) / (2 (1 - kr)).
+  const double R = y + 2 * (1 - kr) * v;
+  const double B = y + 2 * (1 - kb) * u;
+  const double G = (y - kr * R - kb * B) / kg;
+  rgb[0] = std::min(255.0, std::max(0.0, R));
+  rgb[1] = std::min(255.0, std::max(0.0, G));
+  rgb[2] = std::min(255.0, std::max(0.0, B));
+}
+
 }  // namespace
 
 void sample_rgb(const TensorizeConfig& c, const Geometry& g, const ImageView& src, double xs, double ys,
                 double rgb[3]) {
   const int rx0 = int(g.rx), rx1 = int(g.rx + g.rw) - 1, ry0 = int(g.ry), ry1 = int(g.ry + g.rh) - 1;
   const Interpolation ip = c.interpolation;
-  if (src.format == PixelFormat::NV12 || src.format == PixelFormat::I420) {
-    auto px = [](const cudaprep::Plane& p, int x, int y) { return double(p.data[int64_t(y) * p.stride + x]); };
-    const double Y = interp(ip, xs, ys, rx0, rx1, ry0, ry1, [&](int x, int y) { return px(src.planes[0], x, y); });
-    // Chroma: centre-sited, index = (luma + 0.5) / 2 - 0.5, clamped to the chroma ROI.
-    const double cx = (xs + 0.5) / 2 - 0.5, cy = (ys + 0.5) / 2 - 0.5;
-    const int cx0 = int(std::floor(g.rx / 2)), cx1 = int(std::ceil((g.rx + g.rw) / 2)) - 1;
-    const int cy0 = int(std::floor(g.ry / 2)), cy1 = int(std::ceil((g.ry + g.rh) / 2)) - 1;
-    double U, V;
-    if (src.format == PixelFormat::NV12) {
-      U = interp(ip, cx, cy, cx0, cx1, cy0, cy1, [&](int x, int y) { return px(src.planes[1], 2 * x, y); });
-      V = interp(ip, cx, cy, cx0, cx1, cy0, cy1, [&](int x, int y) { return px(src.planes[1], 2 * x + 1, y); });
-    } else {
-      U = interp(ip, cx, cy, cx0, cx1, cy0, cy1, [&](int x, int y) { return px(src.planes[1], x, y); });
-      V = interp(ip, cx, cy, cx0, cx1, cy0, cy1, [&](int x, int y) { return px(src.planes[2], x, y); });
-    }
-    double kr, kb;
-    switch (c.yuv_matrix) {
-      case YuvMatrix::BT709: kr = 0.2126; kb = 0.0722; break;
-      case YuvMatrix::BT2020: kr = 0.2627; kb = 0.0593; break;
-      default: kr = 0.299; kb = 0.114; break;
-    }
-    const double kg = 1 - kr - kb;
-    double y, u, v;
-    if (c.yuv_full_range) {
-      y = Y;
-      u = U - 128;
-      v = V - 128;
-    } else {
-      y = (Y - 16) * 255.0 / 219.0;
-      u = (U - 128) * 255.0 / 224.0;
-      v = (V - 128) * 255.0 / 224.0;
-    }
-    // Inverse of Y = kr R + kg G + kb B, Pb = (B - Y) / (2 (1 - kb)), Pr = (R - Y) / (2 (1 - kr)).
-    const double R = y + 2 * (1 - kr) * v;
-    const double B = y + 2 * (1 - kb) * u;
-    const double G = (y - kr * R - kb * B) / kg;
-    rgb[0] = std::min(255.0, std::max(0.0, R));
-    rgb[1] = std::min(255.0, std::max(0.0, G));
-    rgb[2] = std::min(255.0, std::max(0.0, B));
+  if (is_yuv_format(src.format)) {
+    double yuv[3];
+    sample_yuv(c, g, src, xs, ys, yuv);
+    yuv_to_rgb(c, src.format, yuv, rgb);
     return;
   }
   int bpp, pos[3];
@@ -190,6 +269,53 @@ void sample_rgb(const TensorizeConfig& c, const Geometry& g, const ImageView& sr
                     [&](int x, int y) { return double(p.data[int64_t(y) * p.stride + int64_t(x) * bpp + off]); });
   }
 }
+
+namespace {
+
+// The range of R, G, B over the positions (xs + dx, ys + dy), dx, dy in {-ex, 0, ex}. YUV: the
+// kernels round the chroma position on its own (from the float luma position), so luma and
+// chroma move independently: the ranges of Y, U and V are taken over those positions
+// separately and the conversion (monotone in each) is evaluated at the corners of that box.
+void rgb_range(const TensorizeConfig& c, const Geometry& g, const ImageView& src, double xs, double ys, double ex,
+               double ey, double lo[3], double hi[3]) {
+  const double dx[3] = {-ex, 0, ex}, dy[3] = {-ey, 0, ey};
+  const bool yuv = is_yuv_format(src.format);
+  double vlo[3] = {1e300, 1e300, 1e300}, vhi[3] = {-1e300, -1e300, -1e300};
+  for (double ddx : dx)
+    for (double ddy : dy) {
+      double v[3];
+      if (yuv)
+        sample_yuv(c, g, src, xs + ddx, ys + ddy, v);
+      else
+        sample_rgb(c, g, src, xs + ddx, ys + ddy, v);
+      for (int k = 0; k < 3; ++k) {
+        vlo[k] = std::min(vlo[k], v[k]);
+        vhi[k] = std::max(vhi[k], v[k]);
+      }
+    }
+  if (!yuv) {
+    for (int k = 0; k < 3; ++k) {
+      lo[k] = vlo[k];
+      hi[k] = vhi[k];
+    }
+    return;
+  }
+  for (int k = 0; k < 3; ++k) {
+    lo[k] = 1e300;
+    hi[k] = -1e300;
+  }
+  for (int corner = 0; corner < 8; ++corner) {
+    const double v[3] = {corner & 1 ? vhi[0] : vlo[0], corner & 2 ? vhi[1] : vlo[1], corner & 4 ? vhi[2] : vlo[2]};
+    double rgb[3];
+    yuv_to_rgb(c, src.format, v, rgb);
+    for (int k = 0; k < 3; ++k) {
+      lo[k] = std::min(lo[k], rgb[k]);
+      hi[k] = std::max(hi[k], rgb[k]);
+    }
+  }
+}
+
+}  // namespace
 
 Tensor tensorize(const TensorizeConfig& c, const ImageView& src, double position_slack) {
   const Geometry g = geometry(c);
@@ -219,17 +345,11 @@ Tensor tensorize(const TensorizeConfig& c, const ImageView& src, double position
                                               : std::ldexp(std::fabs(x / g.sx) + std::fabs(xs - x / g.sx) + std::fabs(xs) + 1, -22);
         const double ey = position_slack >= 0 ? position_slack
                                               : std::ldexp(std::fabs(y / g.sy) + std::fabs(ys - y / g.sy) + std::fabs(ys) + 1, -22);
-        for (int k = 0; k < 3; ++k) lo[k] = hi[k] = rgb[k];
-        const double dx[3] = {-ex, 0, ex}, dy[3] = {-ey, 0, ey};
-        for (double ddx : dx)
-          for (double ddy : dy) {
-            double v[3];
-            sample_rgb(c, g, src, xs + ddx, ys + ddy, v);
-            for (int k = 0; k < 3; ++k) {
-              lo[k] = std::min(lo[k], v[k]);
-              hi[k] = std::max(hi[k], v[k]);
-            }
-          }
+        rgb_range(c, g, src, xs, ys, ex, ey, lo, hi);
+        for (int k = 0; k < 3; ++k) {
+          lo[k] = std::min(lo[k], rgb[k]);
+          hi[k] = std::max(hi[k], rgb[k]);
+        }
       }
       for (int ch = 0; ch < 3; ++ch) {
         const int k = c.channel_order == ChannelOrder::RGB ? ch : 2 - ch;

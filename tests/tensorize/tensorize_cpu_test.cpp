@@ -3,7 +3,8 @@
 // where OpenCV computes the same function.
 //
 // Tolerance against the reference. The reference gives, for every element, the exact value and
-// the range [lo, hi] the value takes when the sample position moves by up to
+// the range [lo, hi] the value takes when the sample position (luma and chroma independently:
+// the kernels round the chroma position on its own) moves by up to
 // 4 * 2^-24 * (|x / sx| + |offset| + |xs| + 1) source pixels (about 5e-4 px for a 2000-px
 // source), twice the analytic bound of the float evaluation xs = inv_sx * x + off_x the kernels
 // use (2^-22 instead of 2^-23 is the smallest factor that passes). The output must then lie in
@@ -21,6 +22,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -585,12 +587,17 @@ TEST(Half, RandomFloatsMatchIndependentRounding) {
 
 // ---- check_source ------------------------------------------------------------------------------
 
+// A plan for a 33x21 frame of f (-> 16x16) and such a frame (rows padded by pad, planes gap apart).
+void plan_and_image(PixelFormat f, int pad, int gap, TensorizePlan* plan, HostImage* im) {
+  ASSERT_TRUE(make_tensorize_plan(base_config(f, 33, 21, 16, 16), plan).ok());
+  *im = tztest::make_image(f, 33, 21, pad, gap);
+  EXPECT_TRUE(check_source(*plan, im->view).ok());
+}
+
 TEST(CheckSource, RejectsMismatches) {
-  TensorizeConfig c = base_config(PixelFormat::NV12, 33, 21, 16, 16);
   TensorizePlan plan;
-  ASSERT_TRUE(make_tensorize_plan(c, &plan).ok());
-  HostImage im = tztest::make_image(PixelFormat::NV12, 33, 21, 3, 5);
-  EXPECT_TRUE(check_source(plan, im.view).ok());
+  HostImage im;
+  plan_and_image(PixelFormat::NV12, 3, 5, &plan, &im);
   ImageView v = im.view;
   v.format = PixelFormat::I420;
   EXPECT_EQ(check_source(plan, v).message(), "source format I420 does not match the plan's NV12");
@@ -611,6 +618,23 @@ TEST(CheckSource, RejectsMismatches) {
   EXPECT_FALSE(tensorize_cpu(plan, im.view, nullptr).ok());
   TensorizePlan zero{};
   EXPECT_FALSE(tensorize_cpu(zero, im.view, out.data()).ok());
+}
+
+// 16-bit samples are read whole (the GPU faults on a misaligned one): odd planes and strides
+// are refused with the reason, on both paths (check_source runs first on each).
+TEST(CheckSource, RejectsMisalignedSixteenBitPlanes) {
+  TensorizePlan plan;
+  HostImage im;
+  plan_and_image(PixelFormat::P010_10LE, 4, 6, &plan, &im);
+  ImageView v = im.view;
+  v.planes[1].stride += 1;
+  EXPECT_EQ(check_source(plan, v).message(),
+            "source plane 1 of P010_10LE is not 2-byte aligned (address or stride " + std::to_string(v.planes[1].stride) + ")");
+  v = im.view;
+  v.planes[0].data += 1;
+  EXPECT_FALSE(check_source(plan, v).ok());
+  std::vector<float> out(tensor_elements(plan));
+  EXPECT_EQ(tensorize_cpu(plan, v, out.data()).message(), check_source(plan, v).message());
 }
 
 // ---- CPU path vs the independent reference ----------------------------------------------------
@@ -696,6 +720,63 @@ TEST(TensorizeCpu, OddSizesEveryFormat) {
       }
   std::printf("worst excess over the reference range: %.3g grey levels; worst |out - exact|: %.3g\n",
               ex.worst_pixel, ex.worst_vs_value);
+}
+
+// Chroma siting: every YUV format, co-sited or centred on each axis, against the reference (which
+// places the chroma samples from its own definition); random odd-size images, ROIs and settings.
+TEST(TensorizeCpu, ChromaSitingEveryYuvFormat) {
+  std::mt19937 rng(41);
+  std::uniform_int_distribution<int> any(0, 1 << 30);
+  Excess ex;
+  int n = 0;
+  for (PixelFormat f : kAllFormats) {
+    if (!is_yuv(f)) continue;
+    for (int site = 0; site < 4; ++site)
+      for (Interpolation ip : {Interpolation::Bilinear, Interpolation::Nearest})
+        for (const auto& sz : {std::array<int, 4>{37, 23, 29, 31}, std::array<int, 4>{64, 48, 97, 65},
+                               std::array<int, 4>{161, 97, 40, 24}}) {
+          HostImage im = tztest::make_image(f, sz[0], sz[1], any(rng) % 9, any(rng) % 11);
+          tztest::fill_random(im, rng);
+          TensorizeConfig c = base_config(f, sz[0], sz[1], sz[2], sz[3]);
+          c.interpolation = ip;
+          c.mode = static_cast<ResizeMode>(any(rng) % 4);
+          tztest::randomize_settings(c, rng);
+          c.chroma_h_cosited = site & 1;
+          c.chroma_v_cosited = site & 2;
+          EXPECT_TRUE(check_config(c, im.view, &ex)) << "siting " << site;
+          ++n;
+        }
+  }
+  std::printf("%d configurations; worst excess over the reference range: %.3g grey levels\n", n, ex.worst_pixel);
+}
+
+// MPEG-2 siting (H.264 / H.265 streams) on photographs, 1080p-like downscale and 1:1: the
+// co-sited result differs from the centre-sited one (by up to a few grey levels on edges) and
+// each matches the reference.
+TEST(TensorizeCpu, Mpeg2SitingOnPhotos) {
+  std::mt19937 rng(42);
+  Excess ex;
+  const cv::Mat bgr = load_photo("fruits.jpg");
+  ASSERT_FALSE(bgr.empty());
+  for (PixelFormat f : {PixelFormat::NV12, PixelFormat::I420, PixelFormat::YUY2, PixelFormat::P010_10LE}) {
+    HostImage im = from_bgr(bgr, f, 2, 4, rng);
+    for (int side : {640, 0}) {
+      TensorizeConfig c = base_config(f, bgr.cols, bgr.rows, side ? side : bgr.cols, side ? side : bgr.rows);
+      c.chroma_h_cosited = true;
+      EXPECT_TRUE(check_config(c, im.view, &ex)) << pixel_format_name(f);
+      TensorizePlan cosited, centred;
+      ASSERT_TRUE(make_tensorize_plan(c, &cosited).ok());
+      c.chroma_h_cosited = false;
+      ASSERT_TRUE(make_tensorize_plan(c, &centred).ok());
+      std::vector<float> a, b;
+      ASSERT_TRUE(run_cpu(cosited, im.view, &a));
+      ASSERT_TRUE(run_cpu(centred, im.view, &b));
+      double worst = 0;
+      for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, double(std::fabs(a[i] - b[i])) * 255);
+      EXPECT_GT(worst, 1.0) << pixel_format_name(f) << ": siting must move chroma";
+    }
+  }
+  std::printf("worst excess over the reference range: %.3g grey levels\n", ex.worst_pixel);
 }
 
 TEST(TensorizeCpu, PaddingBytesNeverRead) {
@@ -891,9 +972,32 @@ TEST(TensorizeVsOpenCV, YuvEqualsCvtColor) {
     cv::cvtColorTwoPlane(ymat, uv, bgr_nv12, cv::COLOR_YUV2BGR_NV12);
     ASSERT_EQ(cv::norm(bgr_i420, bgr_nv12, cv::NORM_INF), 0.0);
 
-    for (PixelFormat f : {PixelFormat::I420, PixelFormat::NV12}) {
+    // OpenCV's own conversion of each layout: NV21 from its VU plane, YUY2 / UYVY from their
+    // packed bytes (put_yuv repeats each 4:2:0 chroma row for 4:2:2, so all equal bgr_i420 but
+    // for the rows of 4:2:2 chroma OpenCV reads as they are).
+    auto opencv_bgr = [&](PixelFormat f, HostImage& im) {
+      cv::Mat out;
+      if (f == PixelFormat::NV21) {
+        cv::Mat vu(ch, cw, CV_8UC2);
+        for (int y = 0; y < ch; ++y)
+          for (int x = 0; x < cw; ++x) vu.at<cv::Vec2b>(y, x) = cv::Vec2b(V[y * cw + x], U[y * cw + x]);
+        cv::cvtColorTwoPlane(ymat, vu, out, cv::COLOR_YUV2BGR_NV21);
+      } else if (f == PixelFormat::YUY2 || f == PixelFormat::UYVY) {
+        cv::Mat packed(h, w, CV_8UC2);
+        for (int y = 0; y < h; ++y) std::memcpy(packed.ptr(y), im.plane(0) + y * im.stride(0), size_t(w) * 2);
+        cv::cvtColor(packed, out, f == PixelFormat::YUY2 ? cv::COLOR_YUV2BGR_YUY2 : cv::COLOR_YUV2BGR_UYVY);
+      } else {
+        out = bgr_i420;
+      }
+      return out;
+    };
+
+    for (PixelFormat f : {PixelFormat::I420, PixelFormat::NV12, PixelFormat::NV21, PixelFormat::YUY2,
+                          PixelFormat::UYVY}) {
       HostImage im = tztest::make_image(f, w, h, 3, 5);
       tztest::put_yuv(im, f, Y.data(), w, U.data(), V.data(), w, h, cw, ch);
+      const cv::Mat expected = opencv_bgr(f, im);
+      ASSERT_EQ(cv::norm(expected, bgr_i420, cv::NORM_INF), 0.0) << pixel_format_name(f);
       TensorizeConfig c = base_config(f, w, h, w, h);
       c.mode = ResizeMode::Stretch;
       for (Interpolation ip : {Interpolation::Nearest, Interpolation::Bilinear}) {
@@ -906,7 +1010,7 @@ TEST(TensorizeVsOpenCV, YuvEqualsCvtColor) {
           return ip == Interpolation::Nearest || ((x % 4 == 1 || x % 4 == 2) && (y % 4 == 1 || y % 4 == 2));
         };
         size_t n = 0;
-        const double d = max_diff_vs_bgr(ours, bgr_i420, use, &n);
+        const double d = max_diff_vs_bgr(ours, expected, use, &n);
         // OpenCV's YUV->RGB is fixed point (rounded coefficients, rounded result): 1 level.
         EXPECT_LE(d, 1.0) << pixel_format_name(f) << (blocky ? " blocky" : " random") << " interp " << int(ip);
         EXPECT_GE(n, size_t(w) * h / 4);

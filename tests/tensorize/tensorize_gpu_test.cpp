@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -201,11 +202,13 @@ TEST_F(TensorizeGpu, EveryCombinationMatchesCpu) {
   std::printf("%d configurations compared\n", n);
 }
 
-// The production shapes: 1080p NV12 / BGR / BGRx / I420 -> 640x640, every layout and dtype, with
-// aligned outputs (vector stores) and misaligned ones (scalar stores).
+// The production shapes: 1080p NV12 / BGR / BGRx / I420 and the camera / decoder formats (YUY2,
+// UYVY, NV21, P010) -> 640x640, every layout and dtype, with aligned outputs (vector stores) and
+// misaligned ones (scalar stores).
 TEST_F(TensorizeGpu, FullHdToSquareMatchesCpu) {
   std::mt19937 rng(22);
-  for (PixelFormat f : {PixelFormat::NV12, PixelFormat::I420, PixelFormat::BGR, PixelFormat::BGRx, PixelFormat::GRAY8}) {
+  for (PixelFormat f : {PixelFormat::NV12, PixelFormat::I420, PixelFormat::BGR, PixelFormat::BGRx, PixelFormat::GRAY8,
+                        PixelFormat::YUY2, PixelFormat::UYVY, PixelFormat::NV21, PixelFormat::P010_10LE}) {
     HostImage im = tztest::make_image(f, 1920, 1080, 0, 0);
     tztest::fill_random(im, rng);
     for (ResizeMode m : {ResizeMode::Letterbox, ResizeMode::Ultralytics, ResizeMode::Crop})
@@ -220,6 +223,26 @@ TEST_F(TensorizeGpu, FullHdToSquareMatchesCpu) {
             EXPECT_TRUE(check(c, im, stream_, 1, d == DType::Float32 ? 4 : 2));
           }
         }
+  }
+}
+
+// Chroma siting (co-sited or centred on each axis) on every YUV format, bilinear and nearest.
+TEST_F(TensorizeGpu, ChromaSitingMatchesCpu) {
+  std::mt19937 rng(24);
+  for (PixelFormat f : kAllFormats) {
+    if (!is_yuv(f)) continue;
+    for (const auto& sz : {std::array<int, 4>{1920, 1080, 640, 640}, std::array<int, 4>{333, 201, 97, 65}}) {
+      HostImage im = tztest::make_image(f, sz[0], sz[1], 3, 5);
+      tztest::fill_random(im, rng);
+      for (int site = 0; site < 4; ++site)
+        for (Interpolation ip : {Interpolation::Bilinear, Interpolation::Nearest}) {
+          TensorizeConfig c = base_config(f, sz[0], sz[1], sz[2], sz[3]);
+          c.interpolation = ip;
+          c.chroma_h_cosited = site & 1;
+          c.chroma_v_cosited = site & 2;
+          EXPECT_TRUE(check(c, im, stream_, 0)) << "siting " << site;
+        }
+    }
   }
 }
 

@@ -60,6 +60,10 @@ inline HostImage make_image(PixelFormat f, int w, int h, int row_pad = 0, int pl
   im.view.height = h;
   size_t pos = 0;
   const int n = cudaprep::plane_count(f);
+  // 16-bit formats: planes and rows start on even bytes (check_source refuses others).
+  const int align = cudaprep::sample_bytes(f);
+  row_pad = (row_pad + align - 1) / align * align;
+  plane_gap = (plane_gap + align - 1) / align * align;
   for (int i = 0; i < n; ++i) {
     int rb, rows;
     plane_geometry(f, w, h, i, &rb, &rows);
@@ -71,6 +75,16 @@ inline HostImage make_image(PixelFormat f, int w, int h, int row_pad = 0, int pl
   im.buf.assign(pos, fill);
   for (int i = 0; i < n; ++i) im.view.planes[i].data = im.buf.data() + im.offset[i];
   return im;
+}
+
+// P010 keeps its 10 bits at the top of each 16-bit sample: the low 6 bits are 0.
+inline void clear_p010_low_bits(HostImage& im) {
+  for (int i = 0; i < 2; ++i) {
+    int rb, rows;
+    plane_geometry(im.view.format, im.view.width, im.view.height, i, &rb, &rows);
+    for (int y = 0; y < rows; ++y)
+      for (int x = 0; x < rb; x += 2) im.at_byte(i, y, x) &= 0xC0;
+  }
 }
 
 // Fills the visible bytes with a mix of smooth gradients, sharp edges and noise.
@@ -99,21 +113,42 @@ inline void fill_random(HostImage& im, std::mt19937& rng) {
       }
     }
   }
+  if (im.view.format == PixelFormat::P010_10LE) clear_p010_low_bits(im);
 }
 
-// Writes separate Y (y_stride bytes a row), U and V (cw x ch, compact) planes into an NV12 or
-// I420 image, interleaving chroma for NV12.
+// Writes separate 8-bit Y (y_stride bytes a row), U and V (cw x ch, compact, 4:2:0) planes into
+// an image of any YUV format: 4:2:2 formats repeat each chroma row twice, P010 gets each value
+// in its top 8 bits plus two random low bits of the 10 (rng; 0 without one).
 inline void put_yuv(HostImage& im, cudaprep::PixelFormat f, const uint8_t* Y, size_t y_stride, const uint8_t* U,
-                    const uint8_t* V, int w, int h, int cw, int ch) {
-  for (int y = 0; y < h; ++y) std::memcpy(im.plane(0) + y * im.stride(0), Y + size_t(y) * y_stride, w);
-  for (int y = 0; y < ch; ++y)
+                    const uint8_t* V, int w, int h, int cw, int ch, std::mt19937* rng = nullptr) {
+  using cudaprep::PixelFormat;
+  std::uniform_int_distribution<int> two_bits(0, 3);
+  auto put16 = [&](int plane, int row, int byte, uint8_t v8) {
+    const int v10 = v8 * 4 + (rng ? two_bits(*rng) : 0);
+    im.at_byte(plane, row, byte) = uint8_t((v10 << 6) & 0xFF);
+    im.at_byte(plane, row, byte + 1) = uint8_t(v10 >> 2);
+  };
+  const bool packed422 = f == PixelFormat::YUY2 || f == PixelFormat::UYVY;
+  const int y_byte = f == PixelFormat::UYVY ? 1 : 0;
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      const uint8_t v = Y[size_t(y) * y_stride + x];
+      if (f == PixelFormat::P010_10LE) put16(0, y, 2 * x, v);
+      else if (packed422) im.at_byte(0, y, 2 * x + y_byte) = v;
+      else im.at_byte(0, y, x) = v;
+    }
+  const int rows = packed422 ? h : ch;
+  for (int y = 0; y < rows; ++y)
     for (int x = 0; x < cw; ++x) {
-      if (f == cudaprep::PixelFormat::NV12) {
-        im.at_byte(1, y, 2 * x) = U[y * cw + x];
-        im.at_byte(1, y, 2 * x + 1) = V[y * cw + x];
-      } else {
-        im.at_byte(1, y, x) = U[y * cw + x];
-        im.at_byte(2, y, x) = V[y * cw + x];
+      const int src = (packed422 ? y / 2 : y) * cw + x;
+      switch (f) {
+        case PixelFormat::NV12: im.at_byte(1, y, 2 * x) = U[src]; im.at_byte(1, y, 2 * x + 1) = V[src]; break;
+        case PixelFormat::NV21: im.at_byte(1, y, 2 * x) = V[src]; im.at_byte(1, y, 2 * x + 1) = U[src]; break;
+        case PixelFormat::I420: im.at_byte(1, y, x) = U[src]; im.at_byte(2, y, x) = V[src]; break;
+        case PixelFormat::YUY2: im.at_byte(0, y, 4 * x + 1) = U[src]; im.at_byte(0, y, 4 * x + 3) = V[src]; break;
+        case PixelFormat::UYVY: im.at_byte(0, y, 4 * x) = U[src]; im.at_byte(0, y, 4 * x + 2) = V[src]; break;
+        case PixelFormat::P010_10LE: put16(1, y, 4 * x, U[src]); put16(1, y, 4 * x + 2, V[src]); break;
+        default: break;
       }
     }
 }

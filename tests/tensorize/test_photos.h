@@ -24,7 +24,7 @@ inline tztest::HostImage from_bgr(const cv::Mat& bgr, cudaprep::PixelFormat f, i
   const int w = bgr.cols, h = bgr.rows;
   tztest::HostImage im = tztest::make_image(f, w, h, row_pad, plane_gap);
   std::uniform_int_distribution<int> byte(0, 255);
-  if (f == cudaprep::PixelFormat::NV12 || f == cudaprep::PixelFormat::I420) {
+  if (cudaprep::is_yuv(f)) {
     cv::Mat even;
     cv::copyMakeBorder(bgr, even, 0, h % 2, 0, w % 2, cv::BORDER_REPLICATE);
     cv::Mat yuv;
@@ -33,7 +33,7 @@ inline tztest::HostImage from_bgr(const cv::Mat& bgr, cudaprep::PixelFormat f, i
     const uint8_t* Y = yuv.ptr<uint8_t>(0);
     const uint8_t* U = Y + size_t(ew) * eh;
     const uint8_t* V = U + size_t(cw) * chh;
-    tztest::put_yuv(im, f, Y, ew, U, V, w, h, cw, chh);
+    tztest::put_yuv(im, f, Y, ew, U, V, w, h, cw, chh, &rng);
     return im;
   }
   cv::Mat gray;
