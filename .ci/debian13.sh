@@ -86,8 +86,14 @@ while read -r target; do
   umount -l "$target"
 done < <(awk -v r="$root/" 'index($2 "/", r) == 1 { print $2 }' /proc/self/mounts | sort -r)
 
-want_stamp="suite=$suite mirror=$mirror packages=$(bash "$repo/scripts/bootstrap.sh" --list-packages)"
-if [ "$(cat "$stamp" 2>/dev/null)" != "$want_stamp" ]; then
+# A new suite or mirror remakes the chroot; a new package list only installs what is missing.
+want_base="suite=$suite mirror=$mirror"
+want_stamp="$want_base packages=$(bash "$repo/scripts/bootstrap.sh" --list-packages)"
+have_stamp=$(cat "$stamp" 2>/dev/null || true)
+if [ "$have_stamp" != "$want_stamp" ] && [ "${have_stamp%% packages=*}" = "$want_base" ]; then
+  packages_changed=1
+fi
+if [ "${have_stamp%% packages=*}" != "$want_base" ]; then
   echo "debian13: making the chroot in $root (debootstrap $suite from $mirror)"
   rm -f "$stamp"
   rm -rf --one-file-system "$root"
@@ -125,7 +131,7 @@ in_chroot() {
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     CUDAPREP_MESON_ARGS="${CUDAPREP_MESON_ARGS:-}" "$@"
 }
-if [ -n "${new_chroot:-}" ]; then
+if [ -n "${new_chroot:-}${packages_changed:-}" ]; then
   echo "debian13: installing the build dependencies (log: $root.install.log)"
   in_chroot bash /src/scripts/bootstrap.sh --install-only >"$root.install.log" 2>&1 ||
     { tail -20 "$root.install.log" >&2; exit 1; }

@@ -1,10 +1,12 @@
-// Example consumer of cudatensorbatch output, the way a batched detector application would use
-// it: runs a pipeline ending in `appsink name=sink`, takes each batch (B slots of W x H x 3),
-// and for every slot reads from the meta which camera (sink pad) and frame (PTS) it holds,
-// whether it is empty, and its transform, with which it maps a box found in slot i back into
-// that camera's frame.
+// Example consumer of batched tensors, the way a batched detector or classifier application
+// would use them: runs a pipeline ending in `appsink name=sink`, takes each batch (B slots of
+// W x H x 3), and for every slot reads from the meta where it comes from (cudatensorbatch: the
+// camera, i.e. sink pad; cudatensorize with rois / roi-meta: the region's index and id), the
+// frame's PTS, whether it is empty, and its transform, with which it maps a box found in slot i
+// back into that frame.
 //
 //   batch_consumer "... cudatensorbatch name=b ! appsink name=sink  src0 ! b.sink_0  src1 ! b.sink_1 ..."
+//   batch_consumer "... detector ! cudatensorize roi-meta=true batch-size=4 ! appsink name=sink"
 #include <gst/app/gstappsink.h>
 #include <gst/gst.h>
 
@@ -71,9 +73,12 @@ int main(int argc, char** argv) {
       // A detection in slot i (tensor pixels), mapped back to that camera's frame.
       double box[4] = {t.active_rect[0] + 10, t.active_rect[1] + 10, 100, 50}, out[4];
       gst_cudaprep_transform_box_to_frame(&t, box, out);
+      std::string from = slot_source_pad(buf, i);
+      if (from.empty() && info.region_index >= 0)
+        from = "region " + std::to_string(info.region_index) + " (id " + std::to_string(info.region_id) + ")";
       std::printf("slot %d: %s pts %" GST_TIME_FORMAT " frame %dx%d: tensor box (%.1f, %.1f, %.1f x %.1f) -> "
                   "frame box (%.1f, %.1f, %.1f x %.1f)\n",
-                  i, slot_source_pad(buf, i).c_str(), GST_TIME_ARGS(info.source_pts), t.source_width,
+                  i, from.c_str(), GST_TIME_ARGS(info.source_pts), t.source_width,
                   t.source_height, box[0], box[1], box[2], box[3], out[0], out[1], out[2], out[3]);
     }
     batches++;
