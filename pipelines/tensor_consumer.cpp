@@ -10,6 +10,7 @@
 #include <gst/gst.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
