@@ -10,6 +10,10 @@
  * system-memory frames are uploaded. Without a usable GPU the CPU path computes the same
  * function. Every output buffer carries a "GstCudaPrepTransformMeta" custom meta with the
  * source->tensor affine, its inverse and the unpadded rectangle (see gstcudaprepmeta.h).
+ * The tensor's width, height, layout and dtype, where the properties were never set, follow
+ * downstream's caps (tensor_shape_negotiation.h). With output=video-meta (GStreamer >= 1.26
+ * builds) the frame passes through and the tensor rides on it as a GstTensorMeta
+ * (tensor_meta_output.h).
  *
  * ## Example launch line
  * |[
@@ -31,6 +35,9 @@
 #include "pixel_format.h"
 #include "property_arrays.h"
 #include "tensor_caps.h"
+#include "tensor_meta_output.h"
+#include "tensor_pool.h"
+#include "tensor_shape_negotiation.h"
 #include "tensorize.h"
 #include "tensorizer.h"
 
@@ -62,10 +69,13 @@ enum
   PROP_ROI,
   PROP_YUV_MATRIX,
   PROP_YUV_RANGE,
+  PROP_OUTPUT,
 };
 
 typedef enum { YUV_MATRIX_AUTO = -1 } YuvMatrixAuto;
 typedef enum { YUV_RANGE_AUTO, YUV_RANGE_LIMITED, YUV_RANGE_FULL } YuvRangeSetting;
+/* Where the tensor goes: its own buffer (other/tensors), or onto the frame (tensor_meta_output.h). */
+typedef enum { OUTPUT_TENSOR, OUTPUT_VIDEO_META } OutputMode;
 
 /* Properties, behind the object lock. The streaming thread keeps the copy its state was built
  * from and compares it with these before every frame, so no change can be missed. */
@@ -85,11 +95,26 @@ struct TensorizeSettings
   std::vector<int> roi;         /* empty: whole frame */
   int yuv_matrix = YUV_MATRIX_AUTO;
   int yuv_range = YUV_RANGE_AUTO;
+  OutputMode output = OUTPUT_TENSOR;
+  /* Shape properties never set are taken from downstream's caps (tensor_shape_negotiation.h). */
+  bool width_set = false, height_set = false, layout_set = false, dtype_set = false;
 
+  TensorShapeSettings shape_settings () const
+  {
+    TensorShapeSettings t;
+    t.value = TensorShape {width, height, layout, dtype};
+    t.width_set = width_set;
+    t.height_set = height_set;
+    t.layout_set = layout_set;
+    t.dtype_set = dtype_set;
+    return t;
+  }
   /* What the output caps say: a change renegotiates. */
   bool same_shape (const TensorizeSettings & o) const
   {
-    return width == o.width && height == o.height && layout == o.layout && dtype == o.dtype;
+    return width == o.width && height == o.height && layout == o.layout && dtype == o.dtype &&
+        width_set == o.width_set && height_set == o.height_set && layout_set == o.layout_set &&
+        dtype_set == o.dtype_set && output == o.output;
   }
   bool operator== (const TensorizeSettings & o) const
   {
@@ -105,11 +130,13 @@ struct TensorizeState
 {
   TensorizeSettings built_from; /* the snapshot the plan was made from */
   TensorizePlan plan {};
+  TensorShape shape;            /* negotiated: the plan is built with it */
   gboolean have_plan = FALSE;
   gboolean output_cuda = FALSE;
   std::unique_ptr<Tensorizer> tensorizer;
   cuda::DeviceBuffer scratch;   /* GPU path with system-memory output */
   std::string posted_error;     /* the last settings error posted, so it is posted once */
+  TensorMetaOutput meta_output; /* output=video-meta: the tensors' pool */
 };
 
 /* The element's C++ state (one object, created in init, deleted in finalize). */
@@ -130,12 +157,11 @@ G_DEFINE_TYPE (GstCudaTensorize, gst_cuda_tensorize, GST_TYPE_CUDA_PREP_BASE);
 GST_ELEMENT_REGISTER_DEFINE (cudatensorize, "cudatensorize", GST_RANK_NONE, GST_TYPE_CUDA_TENSORIZE);
 
 
-static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src", GST_PAD_SRC,
-    GST_PAD_ALWAYS,
-    GST_STATIC_CAPS ("other/tensors(memory:CUDAMemory), format = (string) static, "
-        "num_tensors = (int) 1, types = (string) { float32, float16 }, "
-        "framerate = (fraction) [ 0/1, MAX ]; "
-        GST_CUDA_PREP_TENSOR_CAPS_STR));
+static GstStaticCaps tensor_src_caps = GST_STATIC_CAPS (
+    "other/tensors(memory:CUDAMemory), format = (string) static, "
+    "num_tensors = (int) 1, types = (string) { float32, float16 }, "
+    "framerate = (fraction) [ 0/1, MAX ]; "
+    GST_CUDA_PREP_TENSOR_CAPS_STR);
 
 /* ---- enums ---------------------------------------------------------------------------- */
 
@@ -182,6 +208,10 @@ DEFINE_ENUM_TYPE (yuv_range_get_type, "GstCudaTensorizeYuvRange",
     {YUV_RANGE_AUTO, "From the caps colorimetry", "auto"},
     {YUV_RANGE_LIMITED, "Limited (16-235 luma, 16-240 chroma)", "limited"},
     {YUV_RANGE_FULL, "Full (0-255)", "full"})
+DEFINE_ENUM_TYPE (output_mode_get_type, "GstCudaTensorizeOutput",
+    {OUTPUT_TENSOR, "The tensor as its own buffer (other/tensors caps)", "tensor"},
+    {OUTPUT_VIDEO_META, "The frame passes through with the tensor on it as a GstTensorMeta "
+        "(GStreamer >= 1.26)", "video-meta"})
 
 /* ---- settings -> plan ----------------------------------------------------------------- */
 
@@ -287,6 +317,17 @@ build_plan (const TensorizeSettings & s, const GstVideoInfo * info, TensorizePla
   return make_tensorize_plan (cfg, plan);
 }
 
+/* The settings with the negotiated tensor shape in place of the properties' values. */
+static TensorizeSettings
+with_shape (TensorizeSettings s, const TensorShape & shape)
+{
+  s.width = shape.width;
+  s.height = shape.height;
+  s.layout = shape.layout;
+  s.dtype = shape.dtype;
+  return s;
+}
+
 /* Posts a settings error once: the same error is not posted again while streaming. */
 static void
 post_settings_error (GstCudaTensorize * self, const Status & st, const char *context)
@@ -310,16 +351,31 @@ settings_snapshot (GstCudaTensorize * self)
 
 /* ---- caps ----------------------------------------------------------------------------- */
 
-static void
-output_geometry (GstCudaTensorize * self, int *w, int *h, Layout * layout, DType * dtype)
+static OutputMode
+output_mode (GstCudaTensorize * self)
 {
   GST_OBJECT_LOCK (self);
-  const TensorizeSettings &s = self->impl->settings;
-  *w = s.width;
-  *h = s.height;
-  *layout = s.layout;
-  *dtype = s.dtype;
+  const OutputMode mode = self->impl->settings.output;
   GST_OBJECT_UNLOCK (self);
+  return mode;
+}
+
+static TensorShapeSettings
+shape_settings (GstCudaTensorize * self)
+{
+  GST_OBJECT_LOCK (self);
+  const TensorShapeSettings shape = self->impl->settings.shape_settings ();
+  GST_OBJECT_UNLOCK (self);
+  return shape;
+}
+
+/* The frame itself, when the tensor rides on it as a meta. */
+static GstCaps *
+same_caps (GstCaps * caps, GstCaps * filter)
+{
+  if (!filter)
+    return gst_caps_ref (caps);
+  return gst_caps_intersect_full (filter, caps, GST_CAPS_INTERSECT_FIRST);
 }
 
 static GstCaps *
@@ -329,6 +385,8 @@ gst_cuda_tensorize_transform_caps (GstBaseTransform * trans, GstPadDirection dir
   GstCudaTensorize *self = GST_CUDA_TENSORIZE (trans);
   gboolean gpu = gst_cuda_prep_base_gpu_possible (GST_CUDA_PREP_BASE (self));
 
+  if (output_mode (self) == OUTPUT_VIDEO_META)
+    return same_caps (caps, filter);
   if (gst_caps_is_any (caps)) {
     GstPad *other = direction == GST_PAD_SINK ? trans->srcpad : trans->sinkpad;
     GstCaps *tmpl = gst_pad_get_pad_template_caps (other);
@@ -348,15 +406,19 @@ gst_cuda_tensorize_transform_caps (GstBaseTransform * trans, GstPadDirection dir
     GstStructure *out;
 
     if (direction == GST_PAD_SINK) {
-      int w, h;
-      Layout layout;
-      DType dtype;
-      output_geometry (self, &w, &h, &layout, &dtype);
-      gchar *dims = gst_cuda_prep_tensor_dimensions (w, h, layout);
+      /* Any shape: downstream may fix it (fixate_caps fills in what it leaves open), and
+       * configure refuses one that contradicts a property the user set, naming both. */
       out = gst_structure_new ("other/tensors", "format", G_TYPE_STRING, "static",
-          "num_tensors", G_TYPE_INT, 1, "types", G_TYPE_STRING, gst_cuda_prep_tensor_type_name (dtype),
-          "dimensions", G_TYPE_STRING, dims, NULL);
-      g_free (dims);
+          "num_tensors", G_TYPE_INT, 1, NULL);
+      GValue types = G_VALUE_INIT;
+      gst_value_list_init (&types, 2);
+      for (DType d : {DType::Float32, DType::Float16}) {
+        GValue v = G_VALUE_INIT;
+        g_value_init (&v, G_TYPE_STRING);
+        g_value_set_static_string (&v, gst_cuda_prep_tensor_type_name (d));
+        gst_value_list_append_and_take_value (&types, &v);
+      }
+      gst_structure_take_value (out, "types", &types);
     } else {
       out = gst_structure_new_empty ("video/x-raw");
       GValue formats = G_VALUE_INIT;
@@ -399,6 +461,19 @@ gst_cuda_tensorize_transform_caps (GstBaseTransform * trans, GstPadDirection dir
   GST_DEBUG_OBJECT (self, "%s caps %" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT,
       direction == GST_PAD_SINK ? "sink" : "src", caps, result);
   return result;
+}
+
+static GstCaps *
+gst_cuda_tensorize_fixate_caps (GstBaseTransform * trans, GstPadDirection direction,
+    GstCaps * caps, GstCaps * othercaps)
+{
+  if (direction == GST_PAD_SINK && !gst_caps_is_empty (othercaps)) {
+    othercaps = gst_caps_make_writable (gst_caps_truncate (othercaps));
+    GstStructure *s = gst_caps_get_structure (othercaps, 0);
+    if (gst_structure_has_name (s, "other/tensors"))
+      gst_cuda_prep_tensor_fixate_shape (s, shape_settings (GST_CUDA_TENSORIZE (trans)));
+  }
+  return GST_BASE_TRANSFORM_CLASS (parent_class)->fixate_caps (trans, direction, caps, othercaps);
 }
 
 static gboolean
@@ -460,7 +535,11 @@ gst_cuda_tensorize_start (GstBaseTransform * trans)
   TensorizeState &state = self->impl->state;
   TensorizePlan plan;
   state.posted_error.clear ();
-  Status st = build_plan (settings_snapshot (self), NULL, &plan);
+  const TensorizeSettings settings = settings_snapshot (self);
+  Status st = build_plan (settings, NULL, &plan);
+  if (st.ok () && settings.output == OUTPUT_VIDEO_META && !TensorMetaOutput::supported ())
+    st = Status::error ("output=video-meta needs GStreamer >= 1.26 (GstTensorMeta of the "
+        "gstreamer-analytics-1.0 library); this build has no such library: use output=tensor");
   if (!st.ok ()) {
     post_settings_error (self, st, "checked at start, before caps");
     return FALSE;
@@ -478,7 +557,21 @@ gst_cuda_tensorize_configure (GstCudaPrepBase * base, GstCaps * incaps, GstCaps 
 
   state.built_from = settings_snapshot (self);
   state.have_plan = FALSE;
-  Status st = build_plan (state.built_from, info, &state.plan);
+  const gboolean meta_mode = state.built_from.output == OUTPUT_VIDEO_META;
+  /* GstBaseTransform runs transform_ip only when told to (this class has both). */
+  gst_base_transform_set_in_place (GST_BASE_TRANSFORM (self), meta_mode);
+  state.shape = state.built_from.shape_settings ().value;
+  Status st;
+  if (!meta_mode && !(st = gst_cuda_prep_tensor_shape_from_caps (outcaps,
+              state.built_from.shape_settings (), &state.shape)).ok ()) {
+    gchar *caps = gst_caps_to_string (outcaps);
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("Downstream does not accept the tensor cudatensorize is set to produce: %s",
+            st.message ().c_str ()), ("downstream caps %s", caps));
+    g_free (caps);
+    return FALSE;
+  }
+  st = build_plan (with_shape (state.built_from, state.shape), info, &state.plan);
   if (!st.ok ()) {
     gchar *caps = gst_caps_to_string (incaps);
     post_settings_error (self, st, (std::string ("input caps ") + caps).c_str ());
@@ -492,7 +585,8 @@ gst_cuda_tensorize_configure (GstCudaPrepBase * base, GstCaps * incaps, GstCaps 
     GST_WARNING_OBJECT (self, "colour matrix %d not supported, using BT.601",
         info->colorimetry.matrix);
   state.have_plan = TRUE;
-  state.output_cuda = gst_cuda_prep_caps_has_cuda_feature (outcaps, 0);
+  /* A tensor on the frame is in CUDA memory whenever the GPU makes it. */
+  state.output_cuda = meta_mode ? device.gpu () : gst_cuda_prep_caps_has_cuda_feature (outcaps, 0);
   state.tensorizer = device.gpu () ? make_tensorizer_cuda (device.stream ()) : make_tensorizer_cpu ();
 
   if (device.gpu ()) {
@@ -509,6 +603,13 @@ gst_cuda_tensorize_configure (GstCudaPrepBase * base, GstCaps * incaps, GstCaps 
       return FALSE;
     }
   }
+  std::string error;
+  if (meta_mode && !state.meta_output.configure (state.output_cuda ? device.context () : NULL,
+          state.plan, &error)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT, ("Could not make the tensor pool"),
+        ("%s", error.c_str ()));
+    return FALSE;
+  }
   GST_INFO_OBJECT (self, "%dx%d %s -> tensor %dx%dx3 (%s, %s), %s path, output in %s memory",
       GST_VIDEO_INFO_WIDTH (info), GST_VIDEO_INFO_HEIGHT (info), GST_VIDEO_INFO_NAME (info),
       state.plan.dst_width, state.plan.dst_height,
@@ -524,47 +625,24 @@ gst_cuda_tensorize_decide_allocation (GstBaseTransform * trans, GstQuery * query
   GstCudaTensorize *self = GST_CUDA_TENSORIZE (trans);
   GstCudaPrepBase *base = GST_CUDA_PREP_BASE (trans);
   GstCaps *outcaps = NULL;
-  GstBufferPool *pool = NULL;
-  GstCaps *pool_caps = NULL;
-  guint size;
 
   gst_query_parse_allocation (query, &outcaps, NULL);
   const TensorizeState &state = self->impl->state;
+  if (state.built_from.output == OUTPUT_VIDEO_META)  /* in place: the tensors have their pool */
+    return GST_BASE_TRANSFORM_CLASS (parent_class)->decide_allocation (trans, query);
   if (!outcaps || !state.have_plan)
     return FALSE;
   const gsize bytes = tensor_bytes (state.plan);
-
-#if CUDAPREP_HAVE_CUDA
-  if (state.output_cuda) {
-    /* GstCudaBufferPool sizes its memory from video caps: describe the contiguous tensor as
-     * one RGBA row, so the allocation has no row padding. */
-    GstVideoInfo vinfo;
-    gst_video_info_set_format (&vinfo, GST_VIDEO_FORMAT_RGBA, (guint) ((bytes + 3) / 4), 1);
-    pool = gst_cuda_buffer_pool_new (gst_cuda_prep_base_device (base).context ());
-    pool_caps = gst_video_info_to_caps (&vinfo);
-    size = (guint) GST_VIDEO_INFO_SIZE (&vinfo);
-  }
-#endif
+  GstCudaContext *context = state.output_cuda ?
+      gst_cuda_prep_base_device (base).context () : NULL;
+  guint size;
+  std::string error;
+  GstBufferPool *pool = gst_cuda_prep_tensor_pool_new (context, outcaps, bytes, 2, &size, &error);
   if (!pool) {
-    pool = gst_buffer_pool_new ();
-    pool_caps = gst_caps_ref (outcaps);
-    size = (guint) bytes;
-  }
-
-  GstStructure *config = gst_buffer_pool_get_config (pool);
-  gst_buffer_pool_config_set_params (config, pool_caps, size, 2, 0);
-  gst_caps_unref (pool_caps);
-  if (!gst_buffer_pool_set_config (pool, config)) {
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("Could not configure the output buffer pool"),
-        ("%" G_GSIZE_FORMAT " bytes per tensor", bytes));
-    gst_object_unref (pool);
+        ("%s", error.c_str ()));
     return FALSE;
   }
-  /* The pool may round the size up (CUDA pitch); buffers are trimmed to the tensor. */
-  config = gst_buffer_pool_get_config (pool);
-  gst_buffer_pool_config_get_params (config, NULL, &size, NULL, NULL);
-  gst_structure_free (config);
-
   if (gst_query_get_n_allocation_pools (query) > 0)
     gst_query_set_nth_allocation_pool (query, 0, pool, size, 2, 0);
   else
@@ -642,8 +720,8 @@ refresh_plan (GstCudaTensorize * self)
     return TRUE;
 
   TensorizePlan plan;
-  Status st = build_plan (snapshot, gst_cuda_prep_base_input (GST_CUDA_PREP_BASE (self)).info (),
-      &plan);
+  Status st = build_plan (with_shape (snapshot, state.shape),
+      gst_cuda_prep_base_input (GST_CUDA_PREP_BASE (self)).info (), &plan);
   if (!st.ok ()) {
     post_settings_error (self, st, "changed while playing");
     return FALSE;
@@ -718,6 +796,31 @@ gst_cuda_tensorize_transform (GstBaseTransform * trans, GstBuffer * inbuf, GstBu
   return GST_FLOW_OK;
 }
 
+/* output=video-meta (in place: the caps are the same on both pads): the tensor is made into a
+ * pool buffer exactly as for output=tensor, then put on the frame. */
+static GstFlowReturn
+gst_cuda_tensorize_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
+{
+  GstCudaTensorize *self = GST_CUDA_TENSORIZE (trans);
+  TensorMetaOutput &meta_output = self->impl->state.meta_output;
+  GstBuffer *tensor = NULL;
+  GstFlowReturn ret = meta_output.acquire (&tensor);
+  if (ret != GST_FLOW_OK)
+    return ret;                 /* flushing or not negotiated: no frame is lost silently */
+  ret = gst_cuda_tensorize_transform (trans, buf, tensor);
+  if (ret != GST_FLOW_OK) {
+    gst_buffer_unref (tensor);
+    return ret;
+  }
+  std::string error;
+  if (!meta_output.attach (buf, tensor, &error)) {
+    GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Could not attach the tensor to the frame"),
+        ("%s", error.c_str ()));
+    return GST_FLOW_ERROR;
+  }
+  return GST_FLOW_OK;
+}
+
 static gboolean
 gst_cuda_tensorize_stop (GstBaseTransform * trans)
 {
@@ -731,6 +834,7 @@ gst_cuda_tensorize_stop (GstBaseTransform * trans)
   }
   state.have_plan = FALSE;
   state.tensorizer.reset ();
+  state.meta_output.reset ();
   return GST_BASE_TRANSFORM_CLASS (parent_class)->stop (trans);
 }
 
@@ -746,8 +850,8 @@ gst_cuda_tensorize_set_property (GObject * object, guint prop_id, const GValue *
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
-    case PROP_WIDTH: geometry = s.width != (int) g_value_get_uint (value); s.width = g_value_get_uint (value); break;
-    case PROP_HEIGHT: geometry = s.height != (int) g_value_get_uint (value); s.height = g_value_get_uint (value); break;
+    case PROP_WIDTH: geometry = !s.width_set || s.width != (int) g_value_get_uint (value); s.width = g_value_get_uint (value); s.width_set = true; break;
+    case PROP_HEIGHT: geometry = !s.height_set || s.height != (int) g_value_get_uint (value); s.height = g_value_get_uint (value); s.height_set = true; break;
     case PROP_RESIZE_MODE: s.mode = (ResizeMode) g_value_get_enum (value); break;
     case PROP_ALIGN: s.align = (Align) g_value_get_enum (value); break;
     case PROP_PAD_VALUE: s.pad_value = g_value_get_uint (value); break;
@@ -756,11 +860,18 @@ gst_cuda_tensorize_set_property (GObject * object, guint prop_id, const GValue *
     case PROP_SCALE: s.scale = g_value_get_double (value); break;
     case PROP_MEAN: s.mean = gst_cuda_prep_vector_from_array<double> (value); break;
     case PROP_STD: s.std = gst_cuda_prep_vector_from_array<double> (value); break;
-    case PROP_LAYOUT: geometry = s.layout != (Layout) g_value_get_enum (value); s.layout = (Layout) g_value_get_enum (value); break;
-    case PROP_DTYPE: geometry = s.dtype != (DType) g_value_get_enum (value); s.dtype = (DType) g_value_get_enum (value); break;
+    case PROP_LAYOUT: geometry = !s.layout_set || s.layout != (Layout) g_value_get_enum (value); s.layout = (Layout) g_value_get_enum (value); s.layout_set = true; break;
+    case PROP_DTYPE: geometry = !s.dtype_set || s.dtype != (DType) g_value_get_enum (value); s.dtype = (DType) g_value_get_enum (value); s.dtype_set = true; break;
     case PROP_ROI: s.roi = gst_cuda_prep_vector_from_array<int> (value); break;
     case PROP_YUV_MATRIX: s.yuv_matrix = g_value_get_enum (value); break;
     case PROP_YUV_RANGE: s.yuv_range = g_value_get_enum (value); break;
+    case PROP_OUTPUT:         /* changes the caps of both pads: taken at start */
+      GST_OBJECT_UNLOCK (self);
+      if (!gst_cuda_prep_ready_property_changeable (object, pspec))
+        return;
+      GST_OBJECT_LOCK (self);
+      s.output = (OutputMode) g_value_get_enum (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -796,6 +907,7 @@ gst_cuda_tensorize_get_property (GObject * object, guint prop_id, GValue * value
     case PROP_ROI: gst_cuda_prep_vector_to_array (s.roi, value); break;
     case PROP_YUV_MATRIX: g_value_set_enum (value, s.yuv_matrix); break;
     case PROP_YUV_RANGE: g_value_set_enum (value, s.yuv_range); break;
+    case PROP_OUTPUT: g_value_set_enum (value, (gint) s.output); break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -870,6 +982,12 @@ gst_cuda_tensorize_class_init (GstCudaTensorizeClass * klass)
       g_param_spec_enum ("yuv-range", "YUV range",
           "YUV quantisation range; auto takes it from the caps colorimetry", yuv_range_get_type (),
           YUV_RANGE_AUTO, rw));
+  g_object_class_install_property (gobject_class, PROP_OUTPUT,
+      g_param_spec_enum ("output", "Output",
+          "tensor: the tensor as its own buffer; video-meta: the frame passes through with the "
+          "tensor on it as a GstTensorMeta (GStreamer >= 1.26 builds; refused at start otherwise)",
+          output_mode_get_type (), OUTPUT_TENSOR,
+          (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY)));
 
   gst_element_class_set_static_metadata (element_class, "CUDA tensorize",
       "Filter/Converter/Video/Scaler/Hardware",
@@ -878,15 +996,22 @@ gst_cuda_tensorize_class_init (GstCudaTensorizeClass * klass)
       "gst-cudaprep developers");
   gst_element_class_add_pad_template (element_class, gst_pad_template_new ("sink", GST_PAD_SINK,
           GST_PAD_ALWAYS, gst_cuda_prep_video_template_caps ()));
-  gst_element_class_add_static_pad_template (element_class, &src_template);
+  /* output=video-meta passes the frames through: the src pad takes video too. */
+  GstCaps *src_caps = gst_caps_make_writable (gst_static_caps_get (&tensor_src_caps));
+  gst_caps_append (src_caps, gst_cuda_prep_video_template_caps ());
+  gst_element_class_add_pad_template (element_class, gst_pad_template_new ("src", GST_PAD_SRC,
+          GST_PAD_ALWAYS, src_caps));
+  gst_caps_unref (src_caps);
 
   trans_class->passthrough_on_same_caps = FALSE;
   trans_class->transform_caps = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_transform_caps);
+  trans_class->fixate_caps = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_fixate_caps);
   trans_class->transform_size = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_transform_size);
   trans_class->decide_allocation = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_decide_allocation);
   trans_class->propose_allocation = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_propose_allocation);
   trans_class->transform_meta = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_transform_meta);
   trans_class->transform = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_transform);
+  trans_class->transform_ip = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_transform_ip);
   trans_class->start = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_start);
   trans_class->stop = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_stop);
   trans_class->sink_event = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_sink_event);
@@ -900,6 +1025,7 @@ gst_cuda_tensorize_class_init (GstCudaTensorizeClass * klass)
   gst_type_mark_as_plugin_api (dtype_get_type (), (GstPluginAPIFlags) 0);
   gst_type_mark_as_plugin_api (yuv_matrix_get_type (), (GstPluginAPIFlags) 0);
   gst_type_mark_as_plugin_api (yuv_range_get_type (), (GstPluginAPIFlags) 0);
+  gst_type_mark_as_plugin_api (output_mode_get_type (), (GstPluginAPIFlags) 0);
 
   GST_DEBUG_CATEGORY_INIT (gst_cuda_tensorize_debug, "cudatensorize", 0, "cudatensorize element");
 }
