@@ -4,7 +4,8 @@
  *
  * The tensor is a GstTensor with id GST_CUDA_PREP_TENSOR_ID, row-major dims [1,3,H,W] (nchw) or
  * [1,H,W,3] (nhwc), float32 or float16, its data a buffer from a pool made per caps: CUDA memory
- * on the GPU path, system memory on the CPU path. The transform meta is on the frame and on the
+ * on the GPU path, system memory on the CPU path (only the GstTensor record, which the analytics
+ * API allocates, is made per frame). The transform meta is on the frame and on the
  * tensor's data buffer. Builds without the library refuse the mode at start. */
 #pragma once
 
