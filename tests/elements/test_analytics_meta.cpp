@@ -18,6 +18,22 @@
 
 using test::video_caps;
 
+// output=video-meta puts one single-frame tensor on each frame: batches and regions (several
+// slots, several tensors a frame) are refused once at start, naming the setting, on every build.
+TEST(TensorVideoMeta, BatchesAndRegionsAreRefusedAtStart) {
+  for (const char* props : {"output=video-meta batch-size=2", "output=video-meta rois=\"<<0,0,8,8>>\"",
+                            "output=video-meta roi-meta=true"}) {
+    test::StartResult r = test::start_with_props("cudatensorize backend=cpu", props);
+    EXPECT_EQ(r.ret, GST_STATE_CHANGE_FAILURE) << props;
+    ASSERT_EQ(r.errors.size(), 1u) << props;
+    EXPECT_NE(r.errors[0].find("output=video-meta puts one single-frame tensor on each frame: it takes no "
+                               "batch-size > 1"), std::string::npos) << r.errors[0];
+  }
+  test::StartResult r = test::start_with_props("cudatensorize backend=cpu", "output=video-meta batch-size=3");
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_NE(r.errors[0].find("batch-size=3"), std::string::npos) << r.errors[0];
+}
+
 #if CUDAPREP_HAVE_ANALYTICS_OD
 namespace {
 

@@ -116,6 +116,24 @@ TEST(TensorNegotiation, OpenDownstreamTakesThePropertiesValues) {
   gst_harness_teardown(h);
 }
 
+// With batch-size > 1 the batch dimension follows it, and the rest of the shape still comes from
+// downstream (or the properties where downstream leaves it open).
+TEST(TensorNegotiation, BatchDimensionIsBatchSize) {
+  GstHarness* h = tensorize_into("batch-size=3", "dimensions=(string)3:96:64:3,types=float16");
+  GstBuffer* out = gst_harness_push_and_pull(h, make_frame(GST_VIDEO_FORMAT_BGR, 64, 48, 4).buffer);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(negotiated(h, "dimensions"), "3:96:64:3");
+  EXPECT_EQ(gst_buffer_get_size(out), 3u * 96 * 64 * 3 * 2);
+  gst_buffer_unref(out);
+  gst_harness_teardown(h);
+  h = tensorize_into("batch-size=2 width=32 height=16", "types=float32");
+  out = gst_harness_push_and_pull(h, make_frame(GST_VIDEO_FORMAT_BGR, 64, 48, 4).buffer);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(negotiated(h, "dimensions"), "32:16:3:2");
+  gst_buffer_unref(out);
+  gst_harness_teardown(h);
+}
+
 struct Conflict {
   const char* props;
   const char* downstream;
@@ -141,7 +159,10 @@ INSTANTIATE_TEST_SUITE_P(
         Conflict{"dtype=float32", "types=float16", {"dtype=float32", "types=float16"}},
         Conflict{"width=10 dtype=float16", "dimensions=(string)3:640:640:1,types=float32",
                  {"width=10", "dtype=float16", "types=float32"}},
-        Conflict{"", "dimensions=(string)4:64:64:1", {"dimensions=4:64:64:1", "not a 3-channel image tensor"}}));
+        Conflict{"", "dimensions=(string)4:64:64:1", {"dimensions=4:64:64:1", "not a 3-channel image tensor"}},
+        // the batch dimension must equal batch-size (default 1), in either direction
+        Conflict{"batch-size=2", "dimensions=(string)3:64:64:1", {"batch-size=2", "batch 1 in dimensions=3:64:64:1"}},
+        Conflict{"", "dimensions=(string)64:64:3:4", {"batch-size=1", "batch 4 in dimensions=64:64:3:4"}}));
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
