@@ -97,41 +97,40 @@ TEST(TensorNegotiation, TransformMetaHasTheNegotiatedSize) {
   gst_harness_teardown(h);
 }
 
+// What one frame through cudatensorize `props` ! capsfilter `downstream` negotiated, and the
+// size of the tensor it made.
+struct Negotiated {
+  std::string dimensions, types;
+  gsize bytes = 0;
+};
+static Negotiated negotiate(const std::string& props, const std::string& downstream) {
+  GstHarness* h = tensorize_into(props, downstream);
+  GstBuffer* out = gst_harness_push_and_pull(h, make_frame(GST_VIDEO_FORMAT_BGR, 64, 48, 3).buffer);
+  EXPECT_NE(out, nullptr);
+  Negotiated n{negotiated(h, "dimensions"), negotiated(h, "types")};
+  if (out) n.bytes = gst_buffer_get_size(out);
+  if (out) gst_buffer_unref(out);
+  gst_harness_teardown(h);
+  return n;
+}
+
 // Downstream that leaves the shape open gets the properties' values (defaults included); of a
 // list of types, the property's wins over the list's order.
 TEST(TensorNegotiation, OpenDownstreamTakesThePropertiesValues) {
-  GstHarness* h = tensorize_into("height=32", "types={float16,float32}");
-  GstBuffer* out = gst_harness_push_and_pull(h, make_frame(GST_VIDEO_FORMAT_BGR, 64, 48, 3).buffer);
-  ASSERT_NE(out, nullptr);
-  EXPECT_EQ(negotiated(h, "dimensions"), "640:32:3:1");
-  EXPECT_EQ(negotiated(h, "types"), "float32");
-  gst_buffer_unref(out);
-  gst_harness_teardown(h);
+  Negotiated n = negotiate("height=32", "types={float16,float32}");
+  EXPECT_EQ(n.dimensions, "640:32:3:1");
+  EXPECT_EQ(n.types, "float32");
   // a list of dimensions: the first entry agreeing with the properties set
-  h = tensorize_into("layout=nhwc", "dimensions=(string){64:64:3:1,3:64:64:1}");
-  out = gst_harness_push_and_pull(h, make_frame(GST_VIDEO_FORMAT_BGR, 64, 48, 3).buffer);
-  ASSERT_NE(out, nullptr);
-  EXPECT_EQ(negotiated(h, "dimensions"), "3:64:64:1");
-  gst_buffer_unref(out);
-  gst_harness_teardown(h);
+  EXPECT_EQ(negotiate("layout=nhwc", "dimensions=(string){64:64:3:1,3:64:64:1}").dimensions, "3:64:64:1");
 }
 
 // With batch-size > 1 the batch dimension follows it, and the rest of the shape still comes from
 // downstream (or the properties where downstream leaves it open).
 TEST(TensorNegotiation, BatchDimensionIsBatchSize) {
-  GstHarness* h = tensorize_into("batch-size=3", "dimensions=(string)3:96:64:3,types=float16");
-  GstBuffer* out = gst_harness_push_and_pull(h, make_frame(GST_VIDEO_FORMAT_BGR, 64, 48, 4).buffer);
-  ASSERT_NE(out, nullptr);
-  EXPECT_EQ(negotiated(h, "dimensions"), "3:96:64:3");
-  EXPECT_EQ(gst_buffer_get_size(out), 3u * 96 * 64 * 3 * 2);
-  gst_buffer_unref(out);
-  gst_harness_teardown(h);
-  h = tensorize_into("batch-size=2 width=32 height=16", "types=float32");
-  out = gst_harness_push_and_pull(h, make_frame(GST_VIDEO_FORMAT_BGR, 64, 48, 4).buffer);
-  ASSERT_NE(out, nullptr);
-  EXPECT_EQ(negotiated(h, "dimensions"), "32:16:3:2");
-  gst_buffer_unref(out);
-  gst_harness_teardown(h);
+  Negotiated n = negotiate("batch-size=3", "dimensions=(string)3:96:64:3,types=float16");
+  EXPECT_EQ(n.dimensions, "3:96:64:3");
+  EXPECT_EQ(n.bytes, 3u * 96 * 64 * 3 * 2);
+  EXPECT_EQ(negotiate("batch-size=2 width=32 height=16", "types=float32").dimensions, "32:16:3:2");
 }
 
 struct Conflict {
