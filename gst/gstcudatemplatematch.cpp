@@ -5,9 +5,11 @@
  * Finds a template in every frame with OpenCV's TM_CCOEFF_NORMED score on luma (the Y plane of
  * NV12/NV21/I420 as is, the Y bytes of YUY2/UYVY, P010's luma rounded to 8 bits; gray as
  * cv::cvtColor(COLOR_BGR2GRAY) computes it for RGB-like formats) and
- * reports each match three ways: a GstVideoRegionOfInterestMeta of type "template-match" (its
- * "template-match" param holds score, sub-pixel x and y), an element message "template-match"
- * on the bus, and (draw=true) a rectangle outline drawn into the frame, in CUDA memory too.
+ * reports each match four ways: a GstVideoRegionOfInterestMeta of type "template-match" (its
+ * "template-match" param holds score, sub-pixel x and y); with GStreamer >= 1.24, a
+ * GstAnalyticsODMtd of type "template-match" (confidence = score) in the buffer's
+ * GstAnalyticsRelationMeta; an element message "template-match" on the bus; and (draw=true) a
+ * rectangle outline drawn into the frame, in CUDA memory too.
  * Frames are otherwise passed through unchanged.
  *
  * A window of the frame with no variance scores 0. A template with no variance cannot be
@@ -39,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "analytics_matches.h"
 #include "pixel_format.h"
 #include "property_arrays.h"
 #include "template_loader.h"
@@ -373,6 +376,10 @@ attach_results (GstCudaTemplateMatch * self, GstBuffer * buf, const std::vector<
       gst_value_list_append_and_take_value (&list, &v);
     }
   }
+  std::string analytics_error;
+  if (!gst_cuda_prep_add_analytics_matches (buf, matches, &analytics_error))
+    GST_ELEMENT_WARNING (self, STREAM, FAILED, ("Matches not added as analytics metadata"),
+        ("%s", analytics_error.c_str ()));
   if (!post)
     return;
   GstSegment *segment = &GST_BASE_TRANSFORM (self)->segment;

@@ -11,6 +11,11 @@
  * system-memory frames are uploaded. Without a usable GPU the CPU path computes the same
  * function. Every output buffer carries a "GstCudaPrepTransformMeta" custom meta with the
  * source->tensor affine, its inverse and the unpadded rectangle (see gstcudaprepmeta.h).
+ * The tensor's width, height, layout and dtype, where the properties were never set, follow
+ * downstream's caps (tensor_shape_negotiation.h; the batch dimension must equal batch-size).
+ * With output=video-meta (GStreamer >= 1.26 builds) the frame passes through and the tensor
+ * rides on it as a GstTensorMeta (tensor_meta_output.h); that mode makes one tensor per frame,
+ * so batch-size > 1, rois and roi-meta are refused with it at start.
  *
  * ## Example launch line
  * |[
@@ -34,6 +39,7 @@
 #include "pixel_format.h"
 #include "property_arrays.h"
 #include "tensor_caps.h"
+#include "tensor_meta_output.h"
 #include "tensor_pool.h"
 #include "tensorize.h"
 #include "tensorize_batch.h"
@@ -62,6 +68,7 @@ enum
   PROP_ROI_MAX_SIZE,
   PROP_ROI_MARGIN,
   PROP_ROI_SOURCE,
+  PROP_OUTPUT,
   PROP_TENSOR_FIRST,            /* the tensor properties shared with cudatensorbatch follow */
 };
 
@@ -79,17 +86,27 @@ struct CudaTensorizeSettings
   std::string roi_type;                 /* class names, comma-separated; empty: any */
   int roi_min_size = 0, roi_max_size = 0; /* region width and height bounds; max 0: none */
   double roi_margin = 0.0;              /* fraction of a region's size added on each side */
+  GstCudaPrepOutput output = GST_CUDA_PREP_OUTPUT_TENSOR;      /* changed in NULL / READY only */
 
   /* What the output caps say: a change renegotiates. */
   bool same_shape (const CudaTensorizeSettings & o) const
   {
-    return tensor.same_shape (o.tensor) && batch_size == o.batch_size;
+    return tensor.same_shape (o.tensor) && batch_size == o.batch_size && output == o.output;
+  }
+  TensorShapeSettings shape_settings () const { return tensor.shape_settings (batch_size); }
+  /* These settings with the shape negotiated with downstream in place of the properties'. */
+  CudaTensorizeSettings with_shape (const TensorShape & shape) const
+  {
+    CudaTensorizeSettings s = *this;
+    s.tensor = tensor.with_shape (shape);
+    return s;
   }
   bool operator== (const CudaTensorizeSettings & o) const
   {
     return tensor == o.tensor && batch_size == o.batch_size && roi == o.roi && rois == o.rois &&
         roi_meta == o.roi_meta && roi_type == o.roi_type && roi_min_size == o.roi_min_size &&
-        roi_max_size == o.roi_max_size && roi_margin == o.roi_margin && roi_source == o.roi_source;
+        roi_max_size == o.roi_max_size && roi_margin == o.roi_margin && roi_source == o.roi_source &&
+        output == o.output;
   }
 };
 
@@ -110,7 +127,8 @@ struct TensorizePlans
 
 struct TensorizeState
 {
-  CudaTensorizeSettings built_from; /* the snapshot the plans were made from */
+  CudaTensorizeSettings built_from; /* the snapshot the plans were made from (with shape) */
+  TensorShape shape;            /* negotiated with downstream: the plans are made with it */
   TensorizePlans plans;
   gboolean have_plan = FALSE;
   std::vector<BatchSlot> slots; /* batch-size slots, sized per caps, reused every tensor */
@@ -122,6 +140,7 @@ struct TensorizeState
   std::unique_ptr<Tensorizer> tensorizer;
   cuda::DeviceBuffer scratch;   /* GPU path with system-memory output */
   std::string posted_error;     /* the last settings error posted, so it is posted once */
+  TensorMetaOutput meta_output; /* output=video-meta: the tensors' pool */
 };
 
 /* The element's C++ state (one object, created in init, deleted in finalize). */
@@ -142,12 +161,11 @@ G_DEFINE_TYPE (GstCudaTensorize, gst_cuda_tensorize, GST_TYPE_CUDA_PREP_BASE);
 GST_ELEMENT_REGISTER_DEFINE (cudatensorize, "cudatensorize", GST_RANK_NONE, GST_TYPE_CUDA_TENSORIZE);
 
 
-static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src", GST_PAD_SRC,
-    GST_PAD_ALWAYS,
-    GST_STATIC_CAPS ("other/tensors(memory:CUDAMemory), format = (string) static, "
-        "num_tensors = (int) 1, types = (string) { float32, float16 }, "
-        "framerate = (fraction) [ 0/1, MAX ]; "
-        GST_CUDA_PREP_TENSOR_CAPS_STR));
+static GstStaticCaps tensor_src_caps = GST_STATIC_CAPS (
+    "other/tensors(memory:CUDAMemory), format = (string) static, "
+    "num_tensors = (int) 1, types = (string) { float32, float16 }, "
+    "framerate = (fraction) [ 0/1, MAX ]; "
+    GST_CUDA_PREP_TENSOR_CAPS_STR);
 
 /* ---- settings -> plan ----------------------------------------------------------------- */
 
@@ -174,6 +192,16 @@ build_plans (const CudaTensorizeSettings & s, const GstVideoInfo * info, Tensori
   if (s.roi_meta && s.roi_source == GST_CUDA_PREP_ROI_SOURCE_ANALYTICS && !gst_cuda_prep_have_analytics_od ())
     return Status::error ("roi-source=analytics reads GstAnalyticsODMtd, and this build has no GStreamer "
         "analytics library (gstreamer-analytics-1.0 >= 1.24); use roi-source=roi-meta");
+  if (s.output == GST_CUDA_PREP_OUTPUT_VIDEO_META) {
+    /* The frame carries one tensor: several slots, or several tensors a frame, do not fit. */
+    if (s.batch_size > 1 || !s.rois.empty () || s.roi_meta)
+      return Status::error ("output=video-meta puts one single-frame tensor on each frame: it "
+          "takes no batch-size > 1 (batch-size=" + std::to_string (s.batch_size) + "), rois or "
+          "roi-meta; use output=tensor for batches and regions");
+    if (!TensorMetaOutput::supported ())
+      return Status::error ("output=video-meta needs GStreamer >= 1.26 (GstTensorMeta of the "
+          "gstreamer-analytics-1.0 library); this build has no such library: use output=tensor");
+  }
   TensorizePlans p;
   p.cfg = cfg;
   p.frame_desc = frame_desc;
@@ -259,17 +287,31 @@ settings_snapshot (GstCudaTensorize * self)
 
 /* ---- caps ----------------------------------------------------------------------------- */
 
-static void
-output_geometry (GstCudaTensorize * self, int *w, int *h, int *batch, Layout * layout, DType * dtype)
+static GstCudaPrepOutput
+output_mode (GstCudaTensorize * self)
 {
   GST_OBJECT_LOCK (self);
-  const CudaTensorizeSettings &s = self->impl->settings;
-  *w = s.tensor.width;
-  *h = s.tensor.height;
-  *batch = s.batch_size;
-  *layout = s.tensor.layout;
-  *dtype = s.tensor.dtype;
+  const GstCudaPrepOutput mode = self->impl->settings.output;
   GST_OBJECT_UNLOCK (self);
+  return mode;
+}
+
+static TensorShapeSettings
+shape_settings (GstCudaTensorize * self)
+{
+  GST_OBJECT_LOCK (self);
+  const TensorShapeSettings shape = self->impl->settings.shape_settings ();
+  GST_OBJECT_UNLOCK (self);
+  return shape;
+}
+
+/* The frame itself, when the tensor rides on it as a meta. */
+static GstCaps *
+same_caps (GstCaps * caps, GstCaps * filter)
+{
+  if (!filter)
+    return gst_caps_ref (caps);
+  return gst_caps_intersect_full (filter, caps, GST_CAPS_INTERSECT_FIRST);
 }
 
 static GstCaps *
@@ -279,6 +321,8 @@ gst_cuda_tensorize_transform_caps (GstBaseTransform * trans, GstPadDirection dir
   GstCudaTensorize *self = GST_CUDA_TENSORIZE (trans);
   gboolean gpu = gst_cuda_prep_base_gpu_possible (GST_CUDA_PREP_BASE (self));
 
+  if (output_mode (self) == GST_CUDA_PREP_OUTPUT_VIDEO_META)
+    return same_caps (caps, filter);
   if (gst_caps_is_any (caps)) {
     GstPad *other = direction == GST_PAD_SINK ? trans->srcpad : trans->sinkpad;
     GstCaps *tmpl = gst_pad_get_pad_template_caps (other);
@@ -298,15 +342,19 @@ gst_cuda_tensorize_transform_caps (GstBaseTransform * trans, GstPadDirection dir
     GstStructure *out;
 
     if (direction == GST_PAD_SINK) {
-      int w, h, batch;
-      Layout layout;
-      DType dtype;
-      output_geometry (self, &w, &h, &batch, &layout, &dtype);
-      gchar *dims = gst_cuda_prep_tensor_dimensions (w, h, layout, batch);
+      /* Any shape: downstream may fix it (fixate_caps fills in what it leaves open), and
+       * configure refuses one that contradicts a property the user set, naming both. */
       out = gst_structure_new ("other/tensors", "format", G_TYPE_STRING, "static",
-          "num_tensors", G_TYPE_INT, 1, "types", G_TYPE_STRING, gst_cuda_prep_tensor_type_name (dtype),
-          "dimensions", G_TYPE_STRING, dims, NULL);
-      g_free (dims);
+          "num_tensors", G_TYPE_INT, 1, NULL);
+      GValue types = G_VALUE_INIT;
+      gst_value_list_init (&types, 2);
+      for (DType d : {DType::Float32, DType::Float16}) {
+        GValue v = G_VALUE_INIT;
+        g_value_init (&v, G_TYPE_STRING);
+        g_value_set_static_string (&v, gst_cuda_prep_tensor_type_name (d));
+        gst_value_list_append_and_take_value (&types, &v);
+      }
+      gst_structure_take_value (out, "types", &types);
     } else {
       out = gst_structure_new_empty ("video/x-raw");
       GValue formats = G_VALUE_INIT;
@@ -349,6 +397,19 @@ gst_cuda_tensorize_transform_caps (GstBaseTransform * trans, GstPadDirection dir
   GST_DEBUG_OBJECT (self, "%s caps %" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT,
       direction == GST_PAD_SINK ? "sink" : "src", caps, result);
   return result;
+}
+
+static GstCaps *
+gst_cuda_tensorize_fixate_caps (GstBaseTransform * trans, GstPadDirection direction,
+    GstCaps * caps, GstCaps * othercaps)
+{
+  if (direction == GST_PAD_SINK && !gst_caps_is_empty (othercaps)) {
+    othercaps = gst_caps_make_writable (gst_caps_truncate (othercaps));
+    GstStructure *s = gst_caps_get_structure (othercaps, 0);
+    if (gst_structure_has_name (s, "other/tensors"))
+      gst_cuda_prep_tensor_fixate_shape (s, shape_settings (GST_CUDA_TENSORIZE (trans)));
+  }
+  return GST_BASE_TRANSFORM_CLASS (parent_class)->fixate_caps (trans, direction, caps, othercaps);
 }
 
 static gboolean
@@ -431,8 +492,20 @@ gst_cuda_tensorize_configure (GstCudaPrepBase * base, GstCaps * incaps, GstCaps 
 
   state.built_from = settings_snapshot (self);
   state.have_plan = FALSE;
+  const gboolean meta_mode = state.built_from.output == GST_CUDA_PREP_OUTPUT_VIDEO_META;
+  state.shape = state.built_from.shape_settings ().value;
+  Status st;
+  if (!meta_mode && !(st = gst_cuda_prep_tensor_shape_from_caps (outcaps,
+              state.built_from.shape_settings (), &state.shape)).ok ()) {
+    gchar *caps = gst_caps_to_string (outcaps);
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("Downstream does not accept the tensor cudatensorize is set to produce: %s",
+            st.message ().c_str ()), ("downstream caps %s", caps));
+    g_free (caps);
+    return FALSE;
+  }
   TensorizePlans plans;
-  Status st = build_plans (state.built_from, info, &plans);
+  st = build_plans (state.built_from.with_shape (state.shape), info, &plans);
   if (!st.ok ()) {
     gchar *caps = gst_caps_to_string (incaps);
     post_settings_error (self, st, (std::string ("input caps ") + caps).c_str ());
@@ -451,7 +524,8 @@ gst_cuda_tensorize_configure (GstCudaPrepBase * base, GstCaps * incaps, GstCaps 
   state.warned_meta_skip = FALSE;
   state.slots.assign (state.built_from.batch_size, BatchSlot ());
   state.slot_metas.assign (state.built_from.batch_size, CudaPrepSlotMeta ());
-  state.output_cuda = gst_cuda_prep_caps_has_cuda_feature (outcaps, 0);
+  /* A tensor on the frame is in CUDA memory whenever the GPU makes it. */
+  state.output_cuda = meta_mode ? device.gpu () : gst_cuda_prep_caps_has_cuda_feature (outcaps, 0);
   state.tensorizer = device.gpu () ? make_tensorizer_cuda (device.stream ()) : make_tensorizer_cpu ();
 
   if (device.gpu ()) {
@@ -469,6 +543,13 @@ gst_cuda_tensorize_configure (GstCudaPrepBase * base, GstCaps * incaps, GstCaps 
       return FALSE;
     }
   }
+  std::string error;
+  if (meta_mode && !state.meta_output.configure (device, state.output_cuda, state.plans.output,
+          &error)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT, ("Could not make the tensor pool"),
+        ("%s", error.c_str ()));
+    return FALSE;
+  }
   GST_INFO_OBJECT (self, "%dx%d %s -> tensor %dx%dx3 (%s, %s), %s path, output in %s memory",
       GST_VIDEO_INFO_WIDTH (info), GST_VIDEO_INFO_HEIGHT (info), GST_VIDEO_INFO_NAME (info),
       state.plans.output.dst_width, state.plans.output.dst_height,
@@ -483,6 +564,12 @@ gst_cuda_tensorize_decide_allocation (GstBaseTransform * trans, GstQuery * query
 {
   GstCudaTensorize *self = GST_CUDA_TENSORIZE (trans);
   const TensorizeState &state = self->impl->state;
+  if (state.built_from.output == GST_CUDA_PREP_OUTPUT_VIDEO_META) {
+    /* The frame itself goes on and the tensors have their own pool: no output pool to fill. */
+    while (gst_query_get_n_allocation_pools (query) > 0)
+      gst_query_remove_nth_allocation_pool (query, 0);
+    return TRUE;
+  }
   if (!state.have_plan)
     return FALSE;
   return gst_cuda_prep_tensor_pool_decide (GST_ELEMENT (self), query,
@@ -562,8 +649,8 @@ refresh_plan (GstCudaTensorize * self)
     return TRUE;
 
   TensorizePlans plans;
-  Status st = build_plans (snapshot, gst_cuda_prep_base_input (GST_CUDA_PREP_BASE (self)).info (),
-      &plans);
+  Status st = build_plans (snapshot.with_shape (state.shape),
+      gst_cuda_prep_base_input (GST_CUDA_PREP_BASE (self)).info (), &plans);
   if (!st.ok ()) {
     post_settings_error (self, st, "changed while playing");
     return FALSE;
@@ -691,6 +778,35 @@ collect_meta_regions (GstCudaTensorize * self, GstBuffer * inbuf)
   return Status ();
 }
 
+/* output=video-meta: the frame's tensor is made into a pool buffer exactly as for output=tensor,
+ * then put on the frame, which goes downstream as *outbuf. Takes @inbuf. */
+static GstFlowReturn
+put_tensor_on_frame (GstCudaTensorize * self, GstBuffer * inbuf, GstBuffer ** outbuf)
+{
+  TensorMetaOutput &meta_output = self->impl->state.meta_output;
+  GstBuffer *tensor = NULL;
+  GstFlowReturn ret = meta_output.acquire (&tensor);   /* flushing: no frame is lost silently */
+  if (ret == GST_FLOW_OK) {
+    ret = gst_cuda_tensorize_transform (GST_BASE_TRANSFORM (self), inbuf, tensor);
+    if (ret != GST_FLOW_OK)
+      gst_buffer_unref (tensor);
+  }
+  if (ret != GST_FLOW_OK) {
+    gst_buffer_unref (inbuf);
+    return ret;
+  }
+  GstBuffer *frame = gst_buffer_make_writable (inbuf);
+  std::string error;
+  if (!meta_output.attach (frame, tensor, &error)) {
+    GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Could not attach the tensor to the frame"),
+        ("%s", error.c_str ()));
+    gst_buffer_unref (frame);
+    return GST_FLOW_ERROR;
+  }
+  *outbuf = frame;
+  return GST_FLOW_OK;
+}
+
 /* One input frame gives ceil(regions / batch-size) tensors (at least one): GstBaseTransform
  * calls this until it returns no buffer, and the frame stays queued until its last tensor. */
 static GstFlowReturn
@@ -714,6 +830,10 @@ gst_cuda_tensorize_generate_output (GstBaseTransform * trans, GstBuffer ** outbu
       GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Bad region of interest"), ("%s", st.message ().c_str ()));
       ret = GST_FLOW_ERROR;
     }
+  }
+  if (ret == GST_FLOW_OK && state.built_from.output == GST_CUDA_PREP_OUTPUT_VIDEO_META) {
+    trans->queued_buf = NULL;   /* one tensor a frame (refused otherwise at start) */
+    return put_tensor_on_frame (self, inbuf, outbuf);
   }
   if (ret == GST_FLOW_OK)
     ret = GST_BASE_TRANSFORM_GET_CLASS (trans)->prepare_output_buffer (trans, inbuf, outbuf);
@@ -746,6 +866,7 @@ gst_cuda_tensorize_stop (GstBaseTransform * trans)
   state.have_plan = FALSE;
   state.next_region = 0;
   state.tensorizer.reset ();
+  state.meta_output.reset ();
   return GST_BASE_TRANSFORM_CLASS (parent_class)->stop (trans);
 }
 
@@ -773,6 +894,13 @@ gst_cuda_tensorize_set_property (GObject * object, guint prop_id, const GValue *
     case PROP_ROI_MAX_SIZE: s.roi_max_size = g_value_get_int (value); break;
     case PROP_ROI_MARGIN: s.roi_margin = g_value_get_double (value); break;
     case PROP_ROI_SOURCE: s.roi_source = (GstCudaPrepRoiSource) g_value_get_enum (value); break;
+    case PROP_OUTPUT:           /* changes the caps of both pads: taken at start */
+      GST_OBJECT_UNLOCK (self);
+      if (!gst_cuda_prep_ready_property_changeable (object, pspec))
+        return;
+      GST_OBJECT_LOCK (self);
+      s.output = (GstCudaPrepOutput) g_value_get_enum (value);
+      break;
     default: known = FALSE; break;
   }
   GST_OBJECT_UNLOCK (self);
@@ -805,6 +933,7 @@ gst_cuda_tensorize_get_property (GObject * object, guint prop_id, GValue * value
     case PROP_ROI_MAX_SIZE: g_value_set_int (value, s.roi_max_size); break;
     case PROP_ROI_MARGIN: g_value_set_double (value, s.roi_margin); break;
     case PROP_ROI_SOURCE: g_value_set_enum (value, (gint) s.roi_source); break;
+    case PROP_OUTPUT: g_value_set_enum (value, (gint) s.output); break;
     default: known = FALSE; break;
   }
   GST_OBJECT_UNLOCK (self);
@@ -876,6 +1005,13 @@ gst_cuda_tensorize_class_init (GstCudaTensorizeClass * klass)
           "Fraction of a region's width / height added on each side (rois and roi-meta), rounded "
           "outward to whole pixels, then clipped to the frame; e.g. 0.1 grows a 100-px box to 120 px",
           0.0, 10.0, 0.0, rw));
+  g_object_class_install_property (gobject_class, PROP_OUTPUT,
+      g_param_spec_enum ("output", "Output",
+          "tensor: the tensor as its own buffer; video-meta: the frame passes through with the "
+          "tensor on it as a GstTensorMeta (GStreamer >= 1.26 builds, batch-size 1, no rois or "
+          "roi-meta; refused at start otherwise)", gst_cuda_prep_output_get_type (),
+          GST_CUDA_PREP_OUTPUT_TENSOR,
+          (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY)));
   gst_element_class_set_static_metadata (element_class, "CUDA tensorize",
       "Filter/Converter/Video/Scaler/Hardware",
       "Resize (letterbox/stretch/crop), colour-convert, normalise and lay out video frames "
@@ -883,10 +1019,16 @@ gst_cuda_tensorize_class_init (GstCudaTensorizeClass * klass)
       "gst-cudaprep developers");
   gst_element_class_add_pad_template (element_class, gst_pad_template_new ("sink", GST_PAD_SINK,
           GST_PAD_ALWAYS, gst_cuda_prep_video_template_caps ()));
-  gst_element_class_add_static_pad_template (element_class, &src_template);
+  /* output=video-meta passes the frames through: the src pad takes video too. */
+  GstCaps *src_caps = gst_caps_make_writable (gst_static_caps_get (&tensor_src_caps));
+  gst_caps_append (src_caps, gst_cuda_prep_video_template_caps ());
+  gst_element_class_add_pad_template (element_class, gst_pad_template_new ("src", GST_PAD_SRC,
+          GST_PAD_ALWAYS, src_caps));
+  gst_caps_unref (src_caps);
 
   trans_class->passthrough_on_same_caps = FALSE;
   trans_class->transform_caps = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_transform_caps);
+  trans_class->fixate_caps = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_fixate_caps);
   trans_class->transform_size = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_transform_size);
   trans_class->decide_allocation = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_decide_allocation);
   trans_class->propose_allocation = GST_DEBUG_FUNCPTR (gst_cuda_tensorize_propose_allocation);

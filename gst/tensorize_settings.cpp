@@ -125,8 +125,9 @@ gst_cuda_prep_tensor_property_set (TensorizeSettings & s, guint prop, const GVal
 {
   *shape_changed = FALSE;
   switch (prop) {
-    case TENSOR_PROP_WIDTH: *shape_changed = assign (s.width, (int) g_value_get_uint (value)); break;
-    case TENSOR_PROP_HEIGHT: *shape_changed = assign (s.height, (int) g_value_get_uint (value)); break;
+    /* Setting a shape property, even to its current value, takes it out of negotiation. */
+    case TENSOR_PROP_WIDTH: *shape_changed = assign (s.width, (int) g_value_get_uint (value)) | assign (s.width_set, true); break;
+    case TENSOR_PROP_HEIGHT: *shape_changed = assign (s.height, (int) g_value_get_uint (value)) | assign (s.height_set, true); break;
     case TENSOR_PROP_RESIZE_MODE: s.mode = (ResizeMode) g_value_get_enum (value); break;
     case TENSOR_PROP_ALIGN: s.align = (Align) g_value_get_enum (value); break;
     case TENSOR_PROP_PAD_VALUE: s.pad_value = g_value_get_uint (value); break;
@@ -135,8 +136,8 @@ gst_cuda_prep_tensor_property_set (TensorizeSettings & s, guint prop, const GVal
     case TENSOR_PROP_SCALE: s.scale = g_value_get_double (value); break;
     case TENSOR_PROP_MEAN: s.mean = gst_cuda_prep_vector_from_array<double> (value); break;
     case TENSOR_PROP_STD: s.std = gst_cuda_prep_vector_from_array<double> (value); break;
-    case TENSOR_PROP_LAYOUT: *shape_changed = assign (s.layout, (Layout) g_value_get_enum (value)); break;
-    case TENSOR_PROP_DTYPE: *shape_changed = assign (s.dtype, (DType) g_value_get_enum (value)); break;
+    case TENSOR_PROP_LAYOUT: *shape_changed = assign (s.layout, (Layout) g_value_get_enum (value)) | assign (s.layout_set, true); break;
+    case TENSOR_PROP_DTYPE: *shape_changed = assign (s.dtype, (DType) g_value_get_enum (value)) | assign (s.dtype_set, true); break;
     case TENSOR_PROP_YUV_MATRIX: s.yuv_matrix = g_value_get_enum (value); break;
     case TENSOR_PROP_YUV_RANGE: s.yuv_range = g_value_get_enum (value); break;
     case TENSOR_PROP_CHROMA_SITE: s.chroma_site = g_value_get_enum (value); break;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "chroma_site.h"
+#include "tensor_shape_negotiation.h"
 #include "tensorize.h"
 
 enum { GST_CUDA_PREP_YUV_MATRIX_AUTO = -1 };
@@ -36,11 +37,37 @@ struct TensorizeSettings
   int yuv_matrix = GST_CUDA_PREP_YUV_MATRIX_AUTO;
   int yuv_range = GST_CUDA_PREP_YUV_RANGE_AUTO;
   int chroma_site = GST_CUDA_PREP_CHROMA_SITE_AUTO;
+  /* Shape properties the user set; cudatensorize takes the others from downstream's caps
+   * (tensor_shape_negotiation.h). */
+  bool width_set = false, height_set = false, layout_set = false, dtype_set = false;
 
+  /* The shape properties and which of them were set, for negotiation with downstream. */
+  TensorShapeSettings shape_settings (int batch) const
+  {
+    TensorShapeSettings t;
+    t.value = TensorShape {width, height, layout, dtype, batch};
+    t.width_set = width_set;
+    t.height_set = height_set;
+    t.layout_set = layout_set;
+    t.dtype_set = dtype_set;
+    return t;
+  }
+  /* These settings with a negotiated shape in place of the properties' values. */
+  TensorizeSettings with_shape (const TensorShape & shape) const
+  {
+    TensorizeSettings s = *this;
+    s.width = shape.width;
+    s.height = shape.height;
+    s.layout = shape.layout;
+    s.dtype = shape.dtype;
+    return s;
+  }
   /* What the output caps say: a change renegotiates. */
   bool same_shape (const TensorizeSettings & o) const
   {
-    return width == o.width && height == o.height && layout == o.layout && dtype == o.dtype;
+    return width == o.width && height == o.height && layout == o.layout && dtype == o.dtype &&
+        width_set == o.width_set && height_set == o.height_set && layout_set == o.layout_set &&
+        dtype_set == o.dtype_set;
   }
   bool operator== (const TensorizeSettings & o) const
   {

@@ -21,6 +21,15 @@ class GstEnv : public ::testing::Environment {
   void SetUp() override { gst_init(nullptr, nullptr); }
 };
 
+// The bytes of a buffer (mapped for reading).
+inline std::vector<uint8_t> buffer_bytes(GstBuffer* b) {
+  GstMapInfo m;
+  EXPECT_TRUE(gst_buffer_map(b, &m, GST_MAP_READ));
+  std::vector<uint8_t> out(m.data, m.data + m.size);
+  gst_buffer_unmap(b, &m);
+  return out;
+}
+
 // A frame in system memory whose planes are padded by `extra_stride` bytes per row and which
 // starts `offset` bytes into its buffer; described by a GstVideoMeta as upstream elements do.
 struct TestFrame {

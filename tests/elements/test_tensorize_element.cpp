@@ -521,7 +521,8 @@ TEST(TensorizeFound, UnusableDeviceIdWarnsOnTheBus) {
 // A downstream that refuses our tensor gave a bare "not-negotiated": now the element says what it
 // produces and which property sets it.
 TEST(TensorizeFound, NegotiationFailureSaysWhy) {
-  GstHarness* h = new_tensorize("");
+  // dtype set by the user (left unset, it would follow downstream: test_tensor_negotiation.cpp)
+  GstHarness* h = new_tensorize("dtype=float32");
   gst_harness_set_sink_caps_str(h, "other/tensors,format=static,num_tensors=1,types=float16");
   BusWatch bus(h);
   gst_harness_set_src_caps_str(h, video_caps("BGR", 64, 48).c_str());
