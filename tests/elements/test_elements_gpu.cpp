@@ -107,7 +107,10 @@ class TensorizeGpuElement : public ::testing::TestWithParam<GpuFormat> {};
 
 TEST_P(TensorizeGpuElement, CudaPathEqualsCpuPathThroughEveryMemoryRoute) {
   const GpuFormat& f = GetParam();
-  const int w = 317, h = 211;
+  // Odd sizes, but for packed 4:2:2 an even width: for an odd width cudaupload copies width x 2
+  // bytes a row and leaves the last pixel pair's V byte behind (the kernel tests cover odd widths).
+  const bool packed422 = f.format == GST_VIDEO_FORMAT_YUY2 || f.format == GST_VIDEO_FORMAT_UYVY;
+  const int w = packed422 ? 318 : 317, h = 211;
   const char* props[] = {"width=160 height=128", "width=96 height=96 resize-mode=crop interpolation=nearest layout=nhwc",
                          "width=64 height=80 resize-mode=ultralytics dtype=float16 channel-order=bgr",
                          "width=50 height=50 resize-mode=stretch roi=<10,20,200,150> mean=<0.4> std=<0.2,0.3,0.4>",

@@ -56,6 +56,9 @@ struct DeviceImage {
 
 // One cudaMallocPitch allocation per plane; the plane starts `offset` bytes into it.
 ::testing::AssertionResult upload_pitched(const HostImage& im, int offset, void* stream, DeviceImage* d) {
+  // 16-bit formats (P010) need 2-byte aligned planes: the offset is rounded up to that.
+  const int align = cudaprep::sample_bytes(im.view.format);
+  offset = (offset + align - 1) / align * align;
   d->bufs.clear();
   d->view = im.view;
   const int n = plane_count(im.view.format);
