@@ -183,7 +183,19 @@ __device__ __forceinline__ void sample_bytes(const KernelArgs& a, const RowCtx& 
     if (F == SourceFamily::I420) {
       U = taps4<TwoC>(r.a0 + c.i0, r.a0 + c.i1, r.a1 + c.i0, r.a1 + c.i1, c.f, r.cfy);
       V = taps4<TwoC>(r.b0 + c.i0, r.b0 + c.i1, r.b1 + c.i0, r.b1 + c.i1, c.f, r.cfy);
-    } else {  // U and V in one row, a chroma group apart
+    } else if (F == SourceFamily::NV12 || F == SourceFamily::P010) {
+      // Semi-planar: the two chroma samples of a pair at fixed offsets 0 and S (loads at
+      // immediate offsets, as before NV21), swapped afterwards when V comes first (NV21; the
+      // same values, so the same bits). With the runtime offsets of the packed branch below,
+      // NV12 1080p -> 640x640 took 4.88 instead of 4.36 us on an H100.
+      const int g0 = YF::chroma_step * c.i0, g1 = YF::chroma_step * c.i1;
+      const float first = taps4<TwoC, S>(r.a0 + g0, r.a0 + g1, r.a1 + g0, r.a1 + g1, c.f, r.cfy) * YF::to_8bit;
+      const float second =
+          taps4<TwoC, S>(r.a0 + g0 + S, r.a0 + g1 + S, r.a1 + g0 + S, r.a1 + g1 + S, c.f, r.cfy) * YF::to_8bit;
+      const bool v_first = p.v_byte < p.u_byte;
+      U = v_first ? second : first;
+      V = v_first ? first : second;
+    } else {  // packed 4:2:2: U and V in one row, a chroma group apart, where the format says
       const int g0 = YF::chroma_step * c.i0, g1 = YF::chroma_step * c.i1;
       const uint8_t* u00 = r.a0 + g0 + p.u_byte;
       const uint8_t* u01 = r.a0 + g1 + p.u_byte;
