@@ -10,7 +10,7 @@
 // Larger batches upload them from a pinned array into device memory on the stream, waiting only
 // for the previous upload from that array. Measured on an H100 (bench/README.md): with every
 // batch going through the uploaded table, 8 x NV12 1080p took 1.30x the copy floor; as kernel
-// parameters 0.85x.
+// parameters 0.80x (the host no longer waits for an upload before each launch).
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -41,16 +41,9 @@ struct ParamSlots {
 };
 static_assert(sizeof(ParamSlots) <= 32764, "kernel parameters are limited to 32764 bytes");
 
-// One block of slot blockIdx.y. Its arguments are copied into shared memory first, 16 bytes a
-// thread, then read from there: read in place, every field was a load on the way to the first
-// source tap.
+// One block of slot blockIdx.y, whose arguments are `s`.
 template <Interpolation I, Layout L, DType D>
-__device__ __forceinline__ void run_slot(const SlotArgs& from) {
-  __shared__ SlotArgs s;
-  const int4* src = reinterpret_cast<const int4*>(&from);
-  int4* dst = reinterpret_cast<int4*>(&s);
-  for (int i = threadIdx.x; i < int(sizeof(SlotArgs) / 16); i += blockDim.x) dst[i] = src[i];
-  __syncthreads();
+__device__ __forceinline__ void run_block(const SlotArgs& s) {
   if (static_cast<int>(blockIdx.x) >= s.blocks) return;
   switch (static_cast<SourceFamily>(s.family)) {
     case SourceFamily::NV12: tzk::tensorize_block<SourceFamily::NV12, I, L, D>(s.a); break;
@@ -68,14 +61,25 @@ __device__ __forceinline__ void run_slot(const SlotArgs& from) {
 // registers) was slower: 1.06x and 1.17x.
 constexpr int kMinBlocksPerSm = 10;
 
+// The arguments read straight from the parameter bank (each field uniform over the block, a
+// broadcast). Copying them to shared memory first, as the table kernel does, was slower here:
+// 0.82x / 1.16x / 0.87x against 0.80x / 1.11x / 0.84x the copy floor (the three batch cases).
 template <Interpolation I, Layout L, DType D>
 __global__ void __launch_bounds__(kBlockThreads, kMinBlocksPerSm) tensorize_batch_param_kernel(const __grid_constant__ ParamSlots t) {
-  run_slot<I, L, D>(t.slots[blockIdx.y]);
+  run_block<I, L, D>(t.slots[blockIdx.y]);
 }
 
+// The arguments are copied from the table into shared memory first, 16 bytes a thread: read in
+// place from global memory, every field was a load on the way to the first source tap (8 x NV12
+// 1080p: 1.31x -> 1.11x the copy floor with the table, before the parameter path existed).
 template <Interpolation I, Layout L, DType D>
 __global__ void __launch_bounds__(kBlockThreads, kMinBlocksPerSm) tensorize_batch_table_kernel(const SlotArgs* __restrict__ table) {
-  run_slot<I, L, D>(table[blockIdx.y]);
+  __shared__ SlotArgs s;
+  const int4* src = reinterpret_cast<const int4*>(&table[blockIdx.y]);
+  int4* dst = reinterpret_cast<int4*>(&s);
+  for (int i = threadIdx.x; i < int(sizeof(SlotArgs) / 16); i += blockDim.x) dst[i] = src[i];
+  __syncthreads();
+  run_block<I, L, D>(s);
 }
 
 using ParamKernelFn = void (*)(ParamSlots);
