@@ -80,6 +80,9 @@ typedef struct
   gint region_index;
   gint region_id;
   GstClockTime source_pts;
+  /* cudatensorbatch: the sink pad (camera) the slot came from; NULL otherwise. Owned by the
+   * buffer's meta: valid while the buffer is. */
+  const gchar *source_pad;
 } GstCudaPrepSlotInfo;
 
 /* Reads the transform fields of a "cudaprep/transform" or "cudaprep/slot" structure. */
@@ -146,7 +149,7 @@ gst_cudaprep_buffer_get_slot_transform (GstBuffer * buffer, guint i, GstCudaPrep
   return s && gst_cudaprep_structure_get_transform (s, t);
 }
 
-/* Reads what slot @i holds (empty, region). Returns FALSE if there is no such slot. */
+/* Reads what slot @i holds (empty, region, source). Returns FALSE if there is no such slot. */
 static inline gboolean
 gst_cudaprep_buffer_get_slot_info (GstBuffer * buffer, guint i, GstCudaPrepSlotInfo * info)
 {
@@ -158,6 +161,7 @@ gst_cudaprep_buffer_get_slot_info (GstBuffer * buffer, guint i, GstCudaPrepSlotI
     return FALSE;
   gst_structure_get_uint64 (s, "source-pts", &pts);
   info->source_pts = pts;
+  info->source_pad = gst_structure_get_string (s, "source-pad");
   return TRUE;
 }
 

@@ -16,19 +16,6 @@
 
 #include "gstcudaprepmeta.h"
 
-namespace {
-
-// The "source-pad" field of slot i: which camera (sink pad) the slot holds.
-std::string slot_source_pad(GstBuffer* buf, guint i) {
-  GstCustomMeta* meta = gst_buffer_get_custom_meta(buf, GST_CUDAPREP_TRANSFORM_META_NAME);
-  const GValue* slots = meta ? gst_structure_get_value(gst_custom_meta_get_structure(meta), "slots") : nullptr;
-  if (!slots || i >= gst_value_array_get_size(slots)) return "";
-  const gchar* pad = gst_structure_get_string(gst_value_get_structure(gst_value_array_get_value(slots, i)), "source-pad");
-  return pad ? pad : "";
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
   gst_init(&argc, &argv);
   if (argc != 2) {
@@ -73,7 +60,7 @@ int main(int argc, char** argv) {
       // A detection in slot i (tensor pixels), mapped back to that camera's frame.
       double box[4] = {t.active_rect[0] + 10, t.active_rect[1] + 10, 100, 50}, out[4];
       gst_cudaprep_transform_box_to_frame(&t, box, out);
-      std::string from = slot_source_pad(buf, i);
+      std::string from = info.source_pad ? info.source_pad : "";
       if (from.empty() && info.region_index >= 0)
         from = "region " + std::to_string(info.region_index) + " (id " + std::to_string(info.region_id) + ")";
       std::printf("slot %d: %s pts %" GST_TIME_FORMAT " frame %dx%d: tensor box (%.1f, %.1f, %.1f x %.1f) -> "

@@ -50,15 +50,6 @@ Alone tensorize_alone(const std::string& props, const std::string& caps, GstBuff
   return a;
 }
 
-// The "source-pad" field of slot i ("" when the slot has none).
-std::string slot_source_pad(GstBuffer* buf, guint i) {
-  GstCustomMeta* meta = gst_buffer_get_custom_meta(buf, GST_CUDAPREP_TRANSFORM_META_NAME);
-  const GValue* slots = meta ? gst_structure_get_value(gst_custom_meta_get_structure(meta), "slots") : nullptr;
-  if (!slots || i >= gst_value_array_get_size(slots)) return "";
-  const gchar* pad = gst_structure_get_string(gst_value_get_structure(gst_value_array_get_value(slots, i)), "source-pad");
-  return pad ? pad : "";
-}
-
 // Slot i of a batch as the meta describes it (the C helpers of gstcudaprepmeta.h).
 struct SlotMeta {
   std::string pad;
@@ -75,7 +66,7 @@ SlotMeta slot_meta(GstBuffer* buf, guint i) {
   EXPECT_EQ(info.region_id, -1);
   m.empty = info.empty;
   m.pts = info.source_pts;
-  m.pad = slot_source_pad(buf, i);
+  m.pad = info.source_pad ? info.source_pad : "";
   return m;
 }
 

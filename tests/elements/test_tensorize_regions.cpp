@@ -87,6 +87,7 @@ TEST(TensorizeRegions, MoreRegionsThanSlotsGiveSeveralTensorsForTheFrame) {
     for (guint i = 0; i < 2; i++) {
       GstCudaPrepSlotInfo info;
       ASSERT_TRUE(gst_cudaprep_buffer_get_slot_info(out, i, &info));
+      EXPECT_EQ(info.source_pad, nullptr) << "regions of one frame come from no aggregator pad";
       if (region < 5) {
         EXPECT_FALSE(info.empty);
         EXPECT_EQ(info.region_index, region);

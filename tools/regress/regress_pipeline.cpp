@@ -175,17 +175,6 @@ void read_transform(GstBuffer* buf, Transform* out) {
   if (gst_cudaprep_buffer_get_transform(buf, &t)) copy_transform(t, out);
 }
 
-// The aggregator's "source-pad" of slot i (the header's slot info does not carry it).
-std::string slot_source_pad(GstBuffer* buf, guint i) {
-  GstCustomMeta* meta = gst_buffer_get_custom_meta(buf, GST_CUDAPREP_TRANSFORM_META_NAME);
-  const GValue* slots = meta ? gst_structure_get_value(gst_custom_meta_get_structure(meta), "slots") : nullptr;
-  if (!slots || !GST_VALUE_HOLDS_ARRAY(slots) || i >= gst_value_array_get_size(slots)) return "";
-  const GValue* v = gst_value_array_get_value(slots, i);
-  const GstStructure* st = GST_VALUE_HOLDS_STRUCTURE(v) ? gst_value_get_structure(v) : nullptr;
-  const gchar* pad = st ? gst_structure_get_string(st, "source-pad") : nullptr;
-  return pad ? pad : "";
-}
-
 // The transform meta's slots (every tensor has at least one), numbered as tensor 0.
 void read_slots(GstBuffer* buf, std::vector<SlotEntry>* out) {
   out->clear();
@@ -200,13 +189,13 @@ void read_slots(GstBuffer* buf, std::vector<SlotEntry>* out) {
       e.region_index = info.region_index;
       e.region_id = info.region_id;
       e.source_pts = GST_CLOCK_TIME_IS_VALID(info.source_pts) ? (int64_t)info.source_pts : -1;
+      if (info.source_pad) e.source_pad = info.source_pad;
     }
     GstCudaPrepTransform t;
     if (gst_cudaprep_buffer_get_slot_transform(buf, i, &t)) {
       copy_transform(t, &e.transform);
       memcpy(e.source_rect, t.source_rect, sizeof t.source_rect);
     }
-    e.source_pad = slot_source_pad(buf, i);
     out->push_back(e);
   }
 }
