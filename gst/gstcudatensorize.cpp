@@ -726,7 +726,8 @@ gst_cuda_tensorize_transform (GstBaseTransform * trans, GstBuffer * inbuf, GstBu
   tb.slots = state.slots.data ();
   tb.count = batch;
   void *dst = download ? state.scratch.data () : out_map.data;
-  /* A batch of one frame keeps the single-frame kernel (no slot table upload). */
+  /* A batch of one frame takes the single-frame kernel (the one benchmarked and tuned for single
+   * frames), not the batch kernel with one slot. */
   Status st = batch == 1 && !state.slots[0].empty ?
       state.tensorizer->run (combine_plan (tb.output, state.slots[0].plan), view, dst) :
       state.tensorizer->run_batch (tb, dst, bytes);

@@ -12,7 +12,7 @@ what=${1:-all}
 filter=${2:-*}
 LOG=/tmp/cudaprep-logs
 rm -rf "$LOG" && mkdir -p "$LOG"
-B=.carry/build
+B=$(ls -d .carry/build* 2>/dev/null | head -1)  # what device-pack.sh packed: .carry/<its build dir>
 [ -e build/gst ] || { mkdir -p build && cp -r $B/* build/ 2>/dev/null; }  # (a warm machine keeps build/)
 source .gstbundle/env.sh
 export GST_PLUGIN_PATH=$PWD/build/gst
