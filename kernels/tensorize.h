@@ -15,6 +15,14 @@
 //    (x_s + 0.5) / 2 - 0.5, and at 2c when co-sited (MPEG-2 horizontally), index = x_s / 2. RGB-like formats are read directly; GRAY8 is
 //    replicated to three channels.
 //  * out[c] = (pixel[c] * scale - mean[c]) / std[c], evaluated as pixel * mul[c] + add[c].
+//  * channels = 1 (gray): pixel = BT.601 luma 0.299 R + 0.587 G + 0.114 B of RGB-like sources (as
+//    cv::cvtColor's RGB2GRAY, before its rounding), the source's Y of YUV sources with its range
+//    expanded ((Y - 16) * 255 / 219 for limited range, as the colour path does; clamped to
+//    [0, 255]), the value of GRAY8; normalised with scale, mean[0], std[0]. channel_order is
+//    ignored, and layouts NCHW and NHWC are the same bytes.
+//  * Integer dtypes: the normalised value rounded to nearest, ties to even (as cv::saturate_cast
+//    and __float2int_rn), then saturated: uint8 to [0, 255], int8 to [-128, 127]. With scale 1,
+//    mean 0, std 1, uint8 is the resized pixels themselves.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -29,7 +37,8 @@ enum class Align : int { Center, TopLeft };
 enum class Interpolation : int { Bilinear, Nearest };
 enum class ChannelOrder : int { RGB, BGR };
 enum class Layout : int { NCHW, NHWC };
-enum class DType : int { Float32, Float16 };
+enum class DType : int { Float32, Float16, UInt8, Int8 };
+constexpr int kDTypeCount = 4;
 enum class YuvMatrix : int { BT601, BT709, BT2020 };
 
 constexpr int kMaxTensorSide = 16384;
@@ -50,7 +59,22 @@ struct TensorOutputSpec {
   double std[3] = {1, 1, 1};
   Layout layout = Layout::NCHW;
   DType dtype = DType::Float32;
+  int channels = 3;  // 3: colour in channel_order; 1: gray (see the top of the file)
 };
+
+// The normalisation an element uses where the user sets none, by dtype: floats take
+// pixel / 255; uint8 the pixel itself; int8 pixel - 128 (the int8 input of a model quantised
+// from a [0, 1] float input: scale 1/255, zero point -128).
+struct Normalisation {
+  double scale;
+  double mean[3];
+  double std[3];
+};
+Normalisation default_normalisation(DType dtype);
+
+// Bytes of one element, and the name caps and metas use ("float32", "float16", "uint8", "int8").
+int dtype_bytes(DType dtype);
+const char* dtype_name(DType dtype);
 
 // One source of a slot: what differs from slot to slot (format, size, region, colorimetry).
 struct SlotSourceSpec {
@@ -82,6 +106,7 @@ struct TensorOutputPlan {
   Interpolation interpolation;
   Layout layout;
   DType dtype;
+  int channels;                   // 3 or 1 (gray)
   int out_channel_source[3];      // output channel c takes colour component (0=R, 1=G, 2=B)
   float mul[3], add[3];           // per output channel: value = pixel * mul + add
   float pad_out[3];               // normalised pad value per output channel
@@ -114,7 +139,7 @@ Status make_tensorize_plan(const TensorizeConfig& cfg, TensorizePlan* plan);
 
 // Bytes of one output tensor (contiguous, no row padding).
 size_t tensor_bytes(const TensorizePlan& plan);
-inline size_t tensor_elements(const TensorizePlan& p) { return size_t(p.dst_width) * p.dst_height * 3; }
+inline size_t tensor_elements(const TensorizePlan& p) { return size_t(p.dst_width) * p.dst_height * p.channels; }
 
 // Checks that an image matches the plan (format, size, non-null planes, strides).
 Status check_source(const TensorizePlan& plan, const ImageView& src);

@@ -12,7 +12,6 @@ Status slot_error(int i, const Status& s) {
   return Status::error("batch slot " + std::to_string(i) + ": " + s.message());
 }
 
-const char* dtype_name(DType d) { return d == DType::Float16 ? "float16" : "float32"; }
 
 }  // namespace
 
@@ -23,13 +22,14 @@ Status check_batch(const TensorizeBatch& b, const void* dst, size_t dst_bytes) {
   if (!b.slots) return Status::error("batch of " + std::to_string(b.count) + " slots has no slot array");
   const TensorOutputPlan& o = b.output;
   if (o.dst_width <= 0 || o.dst_width > kMaxTensorSide || o.dst_height <= 0 || o.dst_height > kMaxTensorSide ||
-      (o.dtype != DType::Float32 && o.dtype != DType::Float16))
-    return Status::error("batch output plan is not initialised (bad tensor size or dtype)");
+      static_cast<int>(o.dtype) < 0 || static_cast<int>(o.dtype) >= kDTypeCount || (o.channels != 1 && o.channels != 3))
+    return Status::error("batch output plan is not initialised (bad tensor size, dtype or channels)");
   if (!dst) return Status::error("tensorize batch: null output");
   const size_t need = batch_bytes(o, b.count);
   if (dst_bytes < need)
     return Status::error("output of " + std::to_string(dst_bytes) + " bytes is smaller than the batch's " +
-                         std::to_string(need) + " bytes (" + std::to_string(b.count) + " slots of 3x" +
+                         std::to_string(need) + " bytes (" + std::to_string(b.count) + " slots of " +
+                         std::to_string(o.channels) + "x" +
                          std::to_string(o.dst_height) + "x" + std::to_string(o.dst_width) + " " +
                          dtype_name(o.dtype) + ")");
   for (int i = 0; i < b.count; ++i) {

@@ -121,7 +121,7 @@ Status check_plan(const TensorizePlan& plan) {
     return Status::error("tensorize plan is not initialised (bad tensor size)");
   if (static_cast<int>(plan.interpolation) < 0 || static_cast<int>(plan.interpolation) > 1 ||
       static_cast<int>(plan.layout) < 0 || static_cast<int>(plan.layout) > 1 || static_cast<int>(plan.dtype) < 0 ||
-      static_cast<int>(plan.dtype) > 1)
+      static_cast<int>(plan.dtype) >= kDTypeCount || (plan.channels != 1 && plan.channels != 3))
     return Status::error("tensorize plan is not initialised (bad enum)");
   const Rect& r = plan.roi;
   if (r.w <= 0 || r.h <= 0 || r.x < 0 || r.y < 0 || int64_t(r.x) + r.w > plan.src_width ||

@@ -126,11 +126,16 @@ Status check_output_spec(const TensorOutputSpec& c) {
   if (c.dst_height <= 0 || c.dst_height > kMaxTensorSide)
     return fail("tensor height " + std::to_string(c.dst_height) + " is out of range (1.." +
                 std::to_string(kMaxTensorSide) + ")");
+  if (static_cast<int>(c.dtype) < 0 || static_cast<int>(c.dtype) >= kDTypeCount)
+    return fail("unknown dtype (" + std::to_string(static_cast<int>(c.dtype)) + ")");
+  if (c.channels != 1 && c.channels != 3)
+    return fail("channels " + std::to_string(c.channels) + " is not supported (1 = gray or 3 = colour)");
   {
-    const uint64_t elem = c.dtype == DType::Float16 ? 2 : 4;
-    const uint64_t bytes = uint64_t(c.dst_width) * uint64_t(c.dst_height) * 3 * elem;
+    const uint64_t elem = dtype_bytes(c.dtype);
+    const uint64_t bytes = uint64_t(c.dst_width) * uint64_t(c.dst_height) * uint64_t(c.channels) * elem;
     if (bytes > kMaxTensorBytes)
-      return fail("tensor " + std::to_string(c.dst_width) + "x" + std::to_string(c.dst_height) + "x3 needs " +
+      return fail("tensor " + std::to_string(c.dst_width) + "x" + std::to_string(c.dst_height) + "x" +
+                  std::to_string(c.channels) + " needs " +
                   std::to_string(bytes) + " bytes, more than the " + std::to_string(kMaxTensorBytes) +
                   "-byte limit of one buffer");
   }
@@ -145,8 +150,6 @@ Status check_output_spec(const TensorOutputSpec& c) {
     return fail("unknown channel order (" + std::to_string(static_cast<int>(c.channel_order)) + ")");
   if (static_cast<int>(c.layout) < 0 || static_cast<int>(c.layout) > static_cast<int>(Layout::NHWC))
     return fail("unknown layout (" + std::to_string(static_cast<int>(c.layout)) + ")");
-  if (static_cast<int>(c.dtype) < 0 || static_cast<int>(c.dtype) > static_cast<int>(DType::Float16))
-    return fail("unknown dtype (" + std::to_string(static_cast<int>(c.dtype)) + ")");
   return Status();
 }
 
@@ -167,6 +170,7 @@ Status resolve_output(const TensorOutputSpec& c, TensorOutputPlan* out) {
   p.interpolation = c.interpolation;
   p.layout = c.layout;
   p.dtype = c.dtype;
+  p.channels = c.channels;
   for (int i = 0; i < 3; ++i) {
     const double m = c.scale / c.std[i], a = -c.mean[i] / c.std[i];
     p.mul[i] = static_cast<float>(m);
@@ -311,13 +315,37 @@ TensorizePlan combine_plan(const TensorOutputPlan& output, const SlotPlan& slot)
 }
 
 size_t slot_bytes(const TensorOutputPlan& o) {
-  return size_t(o.dst_width) * o.dst_height * 3 * (o.dtype == DType::Float16 ? 2 : 4);
+  return size_t(o.dst_width) * o.dst_height * size_t(o.channels) * size_t(dtype_bytes(o.dtype));
 }
 
 size_t batch_bytes(const TensorOutputPlan& o, int count) { return count > 0 ? slot_bytes(o) * size_t(count) : 0; }
 
-size_t tensor_bytes(const TensorizePlan& plan) {
-  return tensor_elements(plan) * (plan.dtype == DType::Float16 ? 2 : 4);
+size_t tensor_bytes(const TensorizePlan& plan) { return tensor_elements(plan) * size_t(dtype_bytes(plan.dtype)); }
+
+Normalisation default_normalisation(DType dtype) {
+  switch (dtype) {
+    case DType::UInt8: return Normalisation{1.0, {0, 0, 0}, {1, 1, 1}};
+    case DType::Int8: return Normalisation{1.0, {128, 128, 128}, {1, 1, 1}};
+    default: return Normalisation{1.0 / 255.0, {0, 0, 0}, {1, 1, 1}};
+  }
+}
+
+int dtype_bytes(DType dtype) {
+  switch (dtype) {
+    case DType::Float32: return 4;
+    case DType::Float16: return 2;
+    default: return 1;
+  }
+}
+
+const char* dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::Float32: return "float32";
+    case DType::Float16: return "float16";
+    case DType::UInt8: return "uint8";
+    case DType::Int8: return "int8";
+  }
+  return "unknown";
 }
 
 Status check_source(const TensorizePlan& plan, const ImageView& src) {
