@@ -2,8 +2,8 @@
  * SECTION:element-cudatensorbatch
  * @title: cudatensorbatch
  *
- * Batches N video streams into one tensor `other/tensors` of dimensions W:H:3:B (NCHW; 3:W:H:B
- * for NHWC), one slot per sink pad, in one pass per batch (one kernel launch on the GPU). Each
+ * Batches N video streams into one tensor `other/tensors` of dimensions W:H:C:B (NCHW; C:W:H:B
+ * for NHWC; C = 3, or 1 with channels=1 gray), of float32, float16, uint8 or int8, one slot per sink pad, in one pass per batch (one kernel launch on the GPU). Each
  * slot is prepared exactly as cudatensorize prepares that frame alone, with the same tensor
  * properties; each pad has its own caps (size, format) and its own "roi".
  *
@@ -106,7 +106,7 @@ GST_ELEMENT_REGISTER_DEFINE (cudatensorbatch, "cudatensorbatch", GST_RANK_NONE,
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src", GST_PAD_SRC,
     GST_PAD_ALWAYS,
     GST_STATIC_CAPS ("other/tensors(memory:CUDAMemory), format = (string) static, "
-        "num_tensors = (int) 1, types = (string) { float32, float16 }, "
+        "num_tensors = (int) 1, " GST_CUDA_PREP_TENSOR_TYPES
         "framerate = (fraction) [ 0/1, MAX ]; "
         GST_CUDA_PREP_TENSOR_CAPS_STR));
 
@@ -336,7 +336,7 @@ gst_cuda_tensor_batch_update_src_caps (GstAggregator * agg, GstCaps * downstream
   gint fps_n, fps_d;
   fastest_framerate (self, &fps_n, &fps_d);
 
-  gchar *dims = gst_cuda_prep_tensor_dimensions (s.width, s.height, s.layout, slots);
+  gchar *dims = gst_cuda_prep_tensor_dimensions (s.width, s.height, s.layout, slots, s.channels);
   GstStructure *st = gst_structure_new ("other/tensors", "format", G_TYPE_STRING, "static",
       "num_tensors", G_TYPE_INT, 1, "types", G_TYPE_STRING, gst_cuda_prep_tensor_type_name (s.dtype),
       "dimensions", G_TYPE_STRING, dims, "framerate", GST_TYPE_FRACTION, fps_n, fps_d, NULL);
@@ -355,8 +355,8 @@ gst_cuda_tensor_batch_update_src_caps (GstAggregator * agg, GstCaps * downstream
     gchar *p = gst_caps_to_string (ours), *d = gst_caps_to_string (downstream);
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
         ("Downstream does not accept the batch cudatensorbatch produces: set width, height, "
-            "layout, dtype or batch-size to what it takes"),
-        ("cudatensorbatch produces %s (properties width, height, layout, dtype, batch-size or "
+            "layout, dtype, channels or batch-size to what it takes"),
+        ("cudatensorbatch produces %s (properties width, height, layout, dtype, channels, batch-size or "
             "the number of sink pads); downstream accepts %s", p, d));
     g_free (p);
     g_free (d);
@@ -414,8 +414,8 @@ gst_cuda_tensor_batch_negotiated_src_caps (GstAggregator * agg, GstCaps * caps)
     return FALSE;
   }
   state.have_output = TRUE;
-  GST_INFO_OBJECT (self, "batch of %d: tensor %dx%dx3 (%s, %s), %s path, output in %s memory",
-      state.slots, state.output.dst_width, state.output.dst_height,
+  GST_INFO_OBJECT (self, "batch of %d: tensor %dx%dx%d (%s, %s), %s path, output in %s memory",
+      state.slots, state.output.dst_width, state.output.dst_height, state.output.channels,
       state.output.layout == Layout::NCHW ? "nchw" : "nhwc",
       gst_cuda_prep_tensor_type_name (state.output.dtype), device.gpu () ? "CUDA" : "CPU",
       state.output_cuda ? "CUDA" : "system");
@@ -960,7 +960,7 @@ gst_cuda_tensor_batch_class_init (GstCudaTensorBatchClass * klass)
 
   gst_element_class_set_static_metadata (element_class, "CUDA tensor batch",
       "Filter/Converter/Video/Scaler/Hardware",
-      "Batches N video streams into one float tensor W:H:3:B, each slot resized, "
+      "Batches N video streams into one tensor W:H:C:B, each slot resized, "
       "colour-converted and normalised as cudatensorize would, in one CUDA kernel per batch "
       "(CPU fallback)", "gst-cudaprep developers");
   gst_element_class_add_pad_template (element_class,

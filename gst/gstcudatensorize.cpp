@@ -6,12 +6,15 @@
  * resize (bilinear or nearest) with letterbox, stretch or crop as one affine warp, colour
  * conversion (NV12, NV21, I420, YUY2, UYVY, P010 with the caps' colorimetry and chroma-site),
  * normalisation
- * `out = (pixel * scale - mean) / std`, and HWC -> CHW, to planar float32 or float16.
+ * `out = (pixel * scale - mean) / std`, and HWC -> CHW, to float32, float16, uint8 or int8
+ * (integers rounded to nearest even and saturated; scale, mean and std left unset follow the
+ * dtype: pixel / 255 for floats, the pixel for uint8, pixel - 128 for int8), 3 colour channels
+ * or 1 gray (channels=1: BT.601 luma of RGB input, range-expanded Y of YUV input).
  * Frames in CUDA memory are read in place (zero copy from nvh264dec or cudaupload);
  * system-memory frames are uploaded. Without a usable GPU the CPU path computes the same
  * function. Every output buffer carries a "GstCudaPrepTransformMeta" custom meta with the
  * source->tensor affine, its inverse and the unpadded rectangle (see gstcudaprepmeta.h).
- * The tensor's width, height, layout and dtype, where the properties were never set, follow
+ * The tensor's width, height, layout, dtype and channels, where the properties were never set, follow
  * downstream's caps (tensor_shape_negotiation.h; the batch dimension must equal batch-size).
  * With output=video-meta (GStreamer >= 1.26 builds) the frame passes through and the tensor
  * rides on it as a GstTensorMeta (tensor_meta_output.h); that mode makes one tensor per frame,
@@ -163,7 +166,7 @@ GST_ELEMENT_REGISTER_DEFINE (cudatensorize, "cudatensorize", GST_RANK_NONE, GST_
 
 static GstStaticCaps tensor_src_caps = GST_STATIC_CAPS (
     "other/tensors(memory:CUDAMemory), format = (string) static, "
-    "num_tensors = (int) 1, types = (string) { float32, float16 }, "
+    "num_tensors = (int) 1, " GST_CUDA_PREP_TENSOR_TYPES
     "framerate = (fraction) [ 0/1, MAX ]; "
     GST_CUDA_PREP_TENSOR_CAPS_STR);
 
@@ -347,11 +350,11 @@ gst_cuda_tensorize_transform_caps (GstBaseTransform * trans, GstPadDirection dir
       out = gst_structure_new ("other/tensors", "format", G_TYPE_STRING, "static",
           "num_tensors", G_TYPE_INT, 1, NULL);
       GValue types = G_VALUE_INIT;
-      gst_value_list_init (&types, 2);
-      for (DType d : {DType::Float32, DType::Float16}) {
+      gst_value_list_init (&types, kDTypeCount);
+      for (int d = 0; d < kDTypeCount; d++) {
         GValue v = G_VALUE_INIT;
         g_value_init (&v, G_TYPE_STRING);
-        g_value_set_static_string (&v, gst_cuda_prep_tensor_type_name (d));
+        g_value_set_static_string (&v, gst_cuda_prep_tensor_type_name ((DType) d));
         gst_value_list_append_and_take_value (&types, &v);
       }
       gst_structure_take_value (out, "types", &types);
@@ -440,8 +443,8 @@ explain_refused_output (GstCudaTensorize * self, GstCaps * incaps)
     gchar *p = gst_caps_to_string (produced), *d = gst_caps_to_string (peer);
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
         ("Downstream does not accept the tensor cudatensorize produces: set width, height, "
-            "layout or dtype to what it takes"),
-        ("cudatensorize produces %s (properties width, height, layout, dtype); downstream "
+            "layout, dtype or channels to what it takes"),
+        ("cudatensorize produces %s (properties width, height, layout, dtype, channels); downstream "
             "accepts %s", p, d));
     g_free (p);
     g_free (d);
@@ -550,9 +553,9 @@ gst_cuda_tensorize_configure (GstCudaPrepBase * base, GstCaps * incaps, GstCaps 
         ("%s", error.c_str ()));
     return FALSE;
   }
-  GST_INFO_OBJECT (self, "%dx%d %s -> tensor %dx%dx3 (%s, %s), %s path, output in %s memory",
+  GST_INFO_OBJECT (self, "%dx%d %s -> tensor %dx%dx%d (%s, %s), %s path, output in %s memory",
       GST_VIDEO_INFO_WIDTH (info), GST_VIDEO_INFO_HEIGHT (info), GST_VIDEO_INFO_NAME (info),
-      state.plans.output.dst_width, state.plans.output.dst_height,
+      state.plans.output.dst_width, state.plans.output.dst_height, state.plans.output.channels,
       state.plans.output.layout == Layout::NCHW ? "nchw" : "nhwc",
       gst_cuda_prep_tensor_type_name (state.plans.output.dtype),
       device.gpu () ? "CUDA" : "CPU", state.output_cuda ? "CUDA" : "system");
@@ -909,7 +912,8 @@ gst_cuda_tensorize_set_property (GObject * object, guint prop_id, const GValue *
     G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 
   /* The streaming thread takes the new settings before the next frame (its state is never
-   * touched here); a new tensor shape (width, height, layout, dtype, batch-size) renegotiates. */
+   * touched here); a new tensor shape (width, height, layout, dtype, channels, batch-size)
+   * renegotiates. */
   if (geometry)
     gst_base_transform_reconfigure_src (GST_BASE_TRANSFORM (self));
 }
@@ -1016,7 +1020,7 @@ gst_cuda_tensorize_class_init (GstCudaTensorizeClass * klass)
   gst_element_class_set_static_metadata (element_class, "CUDA tensorize",
       "Filter/Converter/Video/Scaler/Hardware",
       "Resize (letterbox/stretch/crop), colour-convert, normalise and lay out video frames "
-      "as a float tensor in one CUDA kernel (CPU fallback)",
+      "as a float or 8-bit tensor in one CUDA kernel (CPU fallback)",
       "gst-cudaprep developers");
   gst_element_class_add_pad_template (element_class, gst_pad_template_new ("sink", GST_PAD_SINK,
           GST_PAD_ALWAYS, gst_cuda_prep_video_template_caps ()));

@@ -39,11 +39,11 @@ TensorMetaOutput::configure (CudaPrepDevice & device, gboolean output_cuda,
     const TensorOutputPlan & output, std::string * error)
 {
   reset ();
-  const gsize h = output.dst_height, w = output.dst_width;
-  const gsize nchw[4] = {1, 3, h, w}, nhwc[4] = {1, h, w, 3};
+  const gsize h = output.dst_height, w = output.dst_width, c = output.channels;
+  const gsize nchw[4] = {1, c, h, w}, nhwc[4] = {1, h, w, c};
   for (int i = 0; i < 4; i++)
     dims_[i] = output.layout == Layout::NCHW ? nchw[i] : nhwc[i];
-  float16_ = output.dtype == DType::Float16;
+  dtype_ = output.dtype;
   guint size;
   /* No upper bound: downstream may hold many frames, each keeping its tensor. */
   pool_ = gst_cuda_prep_tensor_pool_new (device, output_cuda, NULL, slot_bytes (output), 2, &size,
@@ -89,6 +89,19 @@ copy_transform_meta (GstBuffer * to, GstBuffer * from)
       _gst_meta_transform_copy, &copy);
 }
 
+#if CUDAPREP_HAVE_TENSOR_META
+static GstTensorDataType
+tensor_data_type (DType dtype)
+{
+  switch (dtype) {
+    case DType::Float16: return GST_TENSOR_DATA_TYPE_FLOAT16;
+    case DType::UInt8: return GST_TENSOR_DATA_TYPE_UINT8;
+    case DType::Int8: return GST_TENSOR_DATA_TYPE_INT8;
+    default: return GST_TENSOR_DATA_TYPE_FLOAT32;
+  }
+}
+#endif
+
 gboolean
 TensorMetaOutput::attach (GstBuffer * video, GstBuffer * tensor, std::string * error)
 {
@@ -100,8 +113,7 @@ TensorMetaOutput::attach (GstBuffer * video, GstBuffer * tensor, std::string * e
 #if CUDAPREP_HAVE_TENSOR_META
   static const GQuark id = g_quark_from_static_string (GST_CUDA_PREP_TENSOR_ID);
   gsize dims[4] = {dims_[0], dims_[1], dims_[2], dims_[3]};
-  GstTensor *t = gst_tensor_new_simple (id,
-      float16_ ? GST_TENSOR_DATA_TYPE_FLOAT16 : GST_TENSOR_DATA_TYPE_FLOAT32, tensor,
+  GstTensor *t = gst_tensor_new_simple (id, tensor_data_type (dtype_), tensor,
       GST_TENSOR_DIM_ORDER_ROW_MAJOR, 4, dims);
   if (!t) {
     *error = "gst_tensor_new_simple refused the tensor (size does not match its dims)";

@@ -2,8 +2,8 @@
  * as a GstTensorMeta (gst-plugins-bad's analytics library, GStreamer >= 1.26), the way upstream's
  * inference and tensor-decoder elements keep the frame for overlay and encoding without a tee.
  *
- * The tensor is a GstTensor with id GST_CUDA_PREP_TENSOR_ID, row-major dims [1,3,H,W] (nchw) or
- * [1,H,W,3] (nhwc), float32 or float16, its data a buffer from a pool made per caps: CUDA memory
+ * The tensor is a GstTensor with id GST_CUDA_PREP_TENSOR_ID, row-major dims [1,C,H,W] (nchw) or
+ * [1,H,W,C] (nhwc), C = channels (3, or 1 gray), float32, float16, uint8 or int8, its data a buffer from a pool made per caps: CUDA memory
  * on the GPU path, system memory on the CPU path (only the GstTensor record, which the analytics
  * API allocates, is made per frame). The transform meta is on the frame and on the
  * tensor's data buffer. Builds without the library refuse the mode at start. */
@@ -55,5 +55,5 @@ public:
 private:
   GstBufferPool *pool_ = nullptr;
   gsize dims_[4] {};
-  gboolean float16_ = FALSE;
+  cudaprep::DType dtype_ = cudaprep::DType::Float32;
 };

@@ -25,7 +25,8 @@ parse_side (const std::string & text, int *out)
 }
 
 gboolean
-gst_cuda_prep_tensor_parse_dimensions (const gchar * dims, Layout preferred, TensorShape * shape)
+gst_cuda_prep_tensor_parse_dimensions (const gchar * dims, const TensorShape & preferred,
+    TensorShape * shape)
 {
   if (!dims)
     return FALSE;
@@ -43,22 +44,31 @@ gst_cuda_prep_tensor_parse_dimensions (const gchar * dims, Layout preferred, Ten
   for (size_t i = 0; i < f.size (); i++)
     if (!parse_side (f[i], &v[i]))
       return FALSE;
-  const gboolean nchw = v[2] == 3, nhwc = v[0] == 3;
-  if (!nchw && !nhwc)
-    return FALSE;
-  shape->layout = nchw && nhwc ? preferred : (nchw ? Layout::NCHW : Layout::NHWC);
-  shape->width = shape->layout == Layout::NCHW ? v[0] : v[1];
-  shape->height = shape->layout == Layout::NCHW ? v[1] : v[2];
-  shape->batch = v[3];
-  return TRUE;
+  int best = -1;
+  for (Layout layout : {Layout::NCHW, Layout::NHWC}) {
+    const gboolean nchw = layout == Layout::NCHW;
+    const int channels = v[nchw ? 2 : 0];
+    if (channels != 1 && channels != 3)
+      continue;
+    const int score = 2 * (channels == preferred.channels) + (layout == preferred.layout);
+    if (score <= best)
+      continue;
+    best = score;
+    shape->layout = layout;
+    shape->channels = channels;
+    shape->width = nchw ? v[0] : v[1];
+    shape->height = nchw ? v[1] : v[2];
+    shape->batch = v[3];
+  }
+  return best >= 0;
 }
 
 static gboolean
 parse_type (const gchar * name, DType * dtype)
 {
-  for (DType d : {DType::Float32, DType::Float16}) {
-    if (g_strcmp0 (name, gst_cuda_prep_tensor_type_name (d)) == 0) {
-      *dtype = d;
+  for (int i = 0; i < cudaprep::kDTypeCount; i++) {
+    if (g_strcmp0 (name, gst_cuda_prep_tensor_type_name ((DType) i)) == 0) {
+      *dtype = (DType) i;
       return TRUE;
     }
   }
@@ -77,14 +87,18 @@ conflict (const gchar * dims, const gchar * types, const TensorShapeSettings & s
           theirs;
   };
   TensorShape d;
-  if (dims && gst_cuda_prep_tensor_parse_dimensions (dims, v.layout, &d)) {
+  if (dims && gst_cuda_prep_tensor_parse_dimensions (dims, v, &d)) {
     const std::string in = std::string (" in dimensions=") + dims;
     add (s.width_set && d.width != v.width, "width=" + std::to_string (v.width),
         "width " + std::to_string (d.width) + in);
     add (s.height_set && d.height != v.height, "height=" + std::to_string (v.height),
         "height " + std::to_string (d.height) + in);
-    add (s.layout_set && d.layout != v.layout, std::string ("layout=") + layout_name (v.layout),
+    /* Gray nchw and nhwc are the same bytes: only the dimensions string tells them apart. */
+    add (s.layout_set && d.layout != v.layout && d.channels == 3,
+        std::string ("layout=") + layout_name (v.layout),
         std::string ("layout ") + layout_name (d.layout) + in);
+    add (s.channels_set && d.channels != v.channels, "channels=" + std::to_string (v.channels),
+        "channels " + std::to_string (d.channels) + in);
     add (d.batch != v.batch, "batch-size=" + std::to_string (v.batch),
         "batch " + std::to_string (d.batch) + in);
   }
@@ -126,10 +140,10 @@ void
 gst_cuda_prep_tensor_fixate_shape (GstStructure * s, const TensorShapeSettings & settings)
 {
   const TensorShape &v = settings.value;
-  gchar *dims = gst_cuda_prep_tensor_dimensions (v.width, v.height, v.layout, v.batch);
+  gchar *dims = gst_cuda_prep_tensor_dimensions (v.width, v.height, v.layout, v.batch, v.channels);
   fixate_string (s, "dimensions", dims, [&](const gchar * d) {
     TensorShape p;
-    return gst_cuda_prep_tensor_parse_dimensions (d, v.layout, &p) &&
+    return gst_cuda_prep_tensor_parse_dimensions (d, v, &p) &&
         conflict (d, NULL, settings).empty ();
   });
   g_free (dims);
@@ -150,12 +164,13 @@ gst_cuda_prep_tensor_shape_from_caps (GstCaps * caps, const TensorShapeSettings 
   std::string why = conflict (dims, types, settings);
   if (!why.empty ())
     return Status::error (why);
-  if (!gst_cuda_prep_tensor_parse_dimensions (dims, settings.value.layout, shape))
+  if (!gst_cuda_prep_tensor_parse_dimensions (dims, settings.value, shape))
     return Status::error (std::string ("downstream takes dimensions=") + (dims ? dims : "(none)") +
-        ", not a 3-channel image tensor W:H:3:B (nchw) or 3:W:H:B (nhwc), B = batch-size");
+        ", not an image tensor W:H:C:B (nchw) or C:W:H:B (nhwc) with C = 3 (colour) or 1 (gray) "
+        "channels, B = batch-size");
   if (!parse_type (types, &shape->dtype))
     return Status::error (std::string ("downstream takes types=") + (types ? types : "(none)") +
-        ", cudatensorize makes float32 or float16");
+        ", cudatensorize makes float32, float16, uint8 or int8");
   if (shape->width > cudaprep::kMaxTensorSide || shape->height > cudaprep::kMaxTensorSide)
     return Status::error ("downstream takes a " + std::to_string (shape->width) + "x" +
         std::to_string (shape->height) + " tensor, larger than " +

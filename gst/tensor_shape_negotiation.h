@@ -1,4 +1,4 @@
-/* The tensor's shape (width, height, layout, dtype) between cudatensorize's properties and
+/* The tensor's shape (width, height, layout, dtype, channels) between cudatensorize's properties and
  * downstream's caps: what the user set wins; what the user left unset is taken from downstream
  * (a model element whose sink caps say dimensions=3:640:640:1,types=float16), and from the
  * properties' defaults where downstream leaves it open too. */
@@ -14,6 +14,7 @@ struct TensorShape
   int width = 640, height = 640;
   cudaprep::Layout layout = cudaprep::Layout::NCHW;
   cudaprep::DType dtype = cudaprep::DType::Float32;
+  int channels = 3;             /* 3 (colour) or 1 (gray) */
   int batch = 1;                /* batch-size: never open, downstream must agree with it */
 };
 
@@ -22,11 +23,14 @@ struct TensorShapeSettings
 {
   TensorShape value;
   bool width_set = false, height_set = false, layout_set = false, dtype_set = false;
+  bool channels_set = false;
 };
 
-/* Parses NNStreamer dimensions of a batch of 3-channel image tensors: "W:H:3[:B]" (nchw) or
- * "3:W:H[:B]" (nhwc), B 1 when left out. Where both readings fit ("3:H:3"), @preferred decides. */
-gboolean gst_cuda_prep_tensor_parse_dimensions (const gchar * dims, cudaprep::Layout preferred,
+/* Parses NNStreamer dimensions of a batch of image tensors of C = 3 or 1 (gray) channels:
+ * "W:H:C[:B]" (nchw) or "C:W:H[:B]" (nhwc), B 1 when left out. Where several readings fit
+ * ("3:64:3", "1:64:3"), the one with @preferred's channels and layout wins, then the one with its
+ * channels, then its layout. */
+gboolean gst_cuda_prep_tensor_parse_dimensions (const gchar * dims, const TensorShape & preferred,
     TensorShape * shape);
 
 /* Fixates "dimensions" and "types" of @s (other/tensors, after intersecting with downstream):

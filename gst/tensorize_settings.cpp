@@ -38,11 +38,15 @@ DEFINE_ENUM_TYPE (channel_order_get_type, "GstCudaPrepChannelOrder",
     {(gint) ChannelOrder::RGB, "R, G, B", "rgb"},
     {(gint) ChannelOrder::BGR, "B, G, R", "bgr"})
 DEFINE_ENUM_TYPE (layout_get_type, "GstCudaPrepLayout",
-    {(gint) Layout::NCHW, "Planar: all of channel 0, then 1, then 2 (dimensions W:H:3:B)", "nchw"},
-    {(gint) Layout::NHWC, "Interleaved channels (dimensions 3:W:H:B)", "nhwc"})
+    {(gint) Layout::NCHW, "Planar: all of channel 0, then 1, then 2 (dimensions W:H:C:B, C = channels)", "nchw"},
+    {(gint) Layout::NHWC, "Interleaved channels (dimensions C:W:H:B)", "nhwc"})
 DEFINE_ENUM_TYPE (dtype_get_type, "GstCudaPrepDType",
     {(gint) DType::Float32, "32-bit float", "float32"},
-    {(gint) DType::Float16, "16-bit float (IEEE half, round to nearest even)", "float16"})
+    {(gint) DType::Float16, "16-bit float (IEEE half, round to nearest even)", "float16"},
+    {(gint) DType::UInt8, "8-bit unsigned: the normalised value rounded to nearest even, "
+        "saturated to 0..255 (by default the resized pixels)", "uint8"},
+    {(gint) DType::Int8, "8-bit signed: the normalised value rounded to nearest even, "
+        "saturated to -128..127 (by default pixel - 128)", "int8"})
 DEFINE_ENUM_TYPE (yuv_matrix_get_type, "GstCudaPrepYuvMatrix",
     {GST_CUDA_PREP_YUV_MATRIX_AUTO, "From the caps colorimetry", "auto"},
     {(gint) YuvMatrix::BT601, "ITU-R BT.601", "bt601"},
@@ -79,15 +83,21 @@ gst_cuda_prep_tensor_properties_install (GObjectClass * klass, guint first_id)
       "Order of the colour channels in the tensor", channel_order_get_type (),
       (gint) ChannelOrder::RGB, rw);
   specs[TENSOR_PROP_SCALE] = g_param_spec_double ("scale", "Scale",
-      "out = (pixel * scale - mean) / std", -G_MAXDOUBLE, G_MAXDOUBLE, 1.0 / 255.0, rw);
+      "out = (pixel * scale - mean) / std. Unset: by dtype, 1/255 for float32 / float16, 1 for "
+      "uint8 / int8 (reads back the value for the dtype property)",
+      -G_MAXDOUBLE, G_MAXDOUBLE, 1.0 / 255.0, rw);
   specs[TENSOR_PROP_MEAN] = gst_cuda_prep_param_spec_doubles ("mean", "Mean",
-      "Per output channel mean, 1 or 3 values, e.g. \"<0.485, 0.456, 0.406>\"", rw);
+      "Per output channel mean, 1 or 3 values, e.g. \"<0.485, 0.456, 0.406>\" (channels=1: the "
+      "first). Unset: by dtype, <0, 0, 0>, or <128, 128, 128> for int8", rw);
   specs[TENSOR_PROP_STD] = gst_cuda_prep_param_spec_doubles ("std", "Std",
       "Per output channel standard deviation, 1 or 3 non-zero values, e.g. "
-      "\"<0.229, 0.224, 0.225>\"", rw);
+      "\"<0.229, 0.224, 0.225>\" (channels=1: the first). Unset: <1, 1, 1>", rw);
   specs[TENSOR_PROP_LAYOUT] = g_param_spec_enum ("layout", "Layout", "Tensor memory layout",
       layout_get_type (), (gint) Layout::NCHW, rw);
-  specs[TENSOR_PROP_DTYPE] = g_param_spec_enum ("dtype", "Data type", "Tensor element type",
+  specs[TENSOR_PROP_DTYPE] = g_param_spec_enum ("dtype", "Data type",
+      "Tensor element type; integer types take the normalised value rounded to nearest (ties to "
+      "even) and saturated to the type's range. scale, mean and std left unset follow it: "
+      "float32 / float16 pixel / 255, uint8 the pixel, int8 pixel - 128",
       dtype_get_type (), (gint) DType::Float32, rw);
   specs[TENSOR_PROP_YUV_MATRIX] = g_param_spec_enum ("yuv-matrix", "YUV matrix",
       "YUV->RGB matrix; auto takes it from the caps colorimetry", yuv_matrix_get_type (),
@@ -97,6 +107,12 @@ gst_cuda_prep_tensor_properties_install (GObjectClass * klass, guint first_id)
       GST_CUDA_PREP_YUV_RANGE_AUTO, rw);
 
   specs[TENSOR_PROP_CHROMA_SITE] = gst_cuda_prep_param_spec_chroma_site ();
+  /* Any count reaches the plan's check, which refuses all but 1 and 3 with one clear error. */
+  specs[TENSOR_PROP_CHANNELS] = g_param_spec_uint ("channels", "Channels",
+      "3: colour in channel-order; 1: gray, BT.601 luma 0.299 R + 0.587 G + 0.114 B of RGB input "
+      "(as cv::cvtColor RGB2GRAY), the range-expanded Y of YUV input, GRAY8 as it is; "
+      "channel-order is then ignored, and nchw and nhwc are the same bytes. Others are refused",
+      0, G_MAXINT, 3, rw);
 
   for (guint i = 0; i < TENSOR_PROP_COUNT; i++)
     g_object_class_install_property (klass, first_id + i, specs[i]);
@@ -133,22 +149,37 @@ gst_cuda_prep_tensor_property_set (TensorizeSettings & s, guint prop, const GVal
     case TENSOR_PROP_PAD_VALUE: s.pad_value = g_value_get_uint (value); break;
     case TENSOR_PROP_INTERPOLATION: s.interpolation = (Interpolation) g_value_get_enum (value); break;
     case TENSOR_PROP_CHANNEL_ORDER: s.channel_order = (ChannelOrder) g_value_get_enum (value); break;
-    case TENSOR_PROP_SCALE: s.scale = g_value_get_double (value); break;
-    case TENSOR_PROP_MEAN: s.mean = gst_cuda_prep_vector_from_array<double> (value); break;
-    case TENSOR_PROP_STD: s.std = gst_cuda_prep_vector_from_array<double> (value); break;
+    case TENSOR_PROP_SCALE: s.scale = g_value_get_double (value); s.scale_set = true; break;
+    case TENSOR_PROP_MEAN: s.mean = gst_cuda_prep_vector_from_array<double> (value); s.mean_set = true; break;
+    case TENSOR_PROP_STD: s.std = gst_cuda_prep_vector_from_array<double> (value); s.std_set = true; break;
     case TENSOR_PROP_LAYOUT: *shape_changed = assign (s.layout, (Layout) g_value_get_enum (value)) | assign (s.layout_set, true); break;
     case TENSOR_PROP_DTYPE: *shape_changed = assign (s.dtype, (DType) g_value_get_enum (value)) | assign (s.dtype_set, true); break;
     case TENSOR_PROP_YUV_MATRIX: s.yuv_matrix = g_value_get_enum (value); break;
     case TENSOR_PROP_YUV_RANGE: s.yuv_range = g_value_get_enum (value); break;
     case TENSOR_PROP_CHROMA_SITE: s.chroma_site = g_value_get_enum (value); break;
+    case TENSOR_PROP_CHANNELS: *shape_changed = assign (s.channels, (int) g_value_get_uint (value)) | assign (s.channels_set, true); break;
     default: return FALSE;
   }
   return TRUE;
 }
 
+/* scale, mean and std as the tensor uses them: the user's where set, else the dtype's default. */
+static void
+effective_normalisation (const TensorizeSettings & s, double *scale, std::vector<double> *mean,
+    std::vector<double> *std)
+{
+  const Normalisation d = default_normalisation (s.dtype);
+  *scale = s.scale_set ? s.scale : d.scale;
+  *mean = s.mean_set ? s.mean : std::vector<double> (d.mean, d.mean + 3);
+  *std = s.std_set ? s.std : std::vector<double> (d.std, d.std + 3);
+}
+
 gboolean
 gst_cuda_prep_tensor_property_get (const TensorizeSettings & s, guint prop, GValue * value)
 {
+  double scale;
+  std::vector<double> mean, std;
+  effective_normalisation (s, &scale, &mean, &std);
   switch (prop) {
     case TENSOR_PROP_WIDTH: g_value_set_uint (value, s.width); break;
     case TENSOR_PROP_HEIGHT: g_value_set_uint (value, s.height); break;
@@ -157,14 +188,15 @@ gst_cuda_prep_tensor_property_get (const TensorizeSettings & s, guint prop, GVal
     case TENSOR_PROP_PAD_VALUE: g_value_set_uint (value, s.pad_value); break;
     case TENSOR_PROP_INTERPOLATION: g_value_set_enum (value, (gint) s.interpolation); break;
     case TENSOR_PROP_CHANNEL_ORDER: g_value_set_enum (value, (gint) s.channel_order); break;
-    case TENSOR_PROP_SCALE: g_value_set_double (value, s.scale); break;
-    case TENSOR_PROP_MEAN: gst_cuda_prep_vector_to_array (s.mean, value); break;
-    case TENSOR_PROP_STD: gst_cuda_prep_vector_to_array (s.std, value); break;
+    case TENSOR_PROP_SCALE: g_value_set_double (value, scale); break;
+    case TENSOR_PROP_MEAN: gst_cuda_prep_vector_to_array (mean, value); break;
+    case TENSOR_PROP_STD: gst_cuda_prep_vector_to_array (std, value); break;
     case TENSOR_PROP_LAYOUT: g_value_set_enum (value, (gint) s.layout); break;
     case TENSOR_PROP_DTYPE: g_value_set_enum (value, (gint) s.dtype); break;
     case TENSOR_PROP_YUV_MATRIX: g_value_set_enum (value, s.yuv_matrix); break;
     case TENSOR_PROP_YUV_RANGE: g_value_set_enum (value, s.yuv_range); break;
     case TENSOR_PROP_CHROMA_SITE: g_value_set_enum (value, s.chroma_site); break;
+    case TENSOR_PROP_CHANNELS: g_value_set_uint (value, s.channels); break;
     default: return FALSE;
   }
   return TRUE;
@@ -190,8 +222,10 @@ read_three (const std::vector<double> &in, const char *name, double out[3])
 Status
 gst_cuda_prep_output_spec (const TensorizeSettings & s, TensorOutputSpec * spec)
 {
-  CUDAPREP_RETURN_IF_ERROR (read_three (s.mean, "mean", spec->mean));
-  CUDAPREP_RETURN_IF_ERROR (read_three (s.std, "std", spec->std));
+  std::vector<double> mean, std;
+  effective_normalisation (s, &spec->scale, &mean, &std);
+  CUDAPREP_RETURN_IF_ERROR (read_three (mean, "mean", spec->mean));
+  CUDAPREP_RETURN_IF_ERROR (read_three (std, "std", spec->std));
   spec->dst_width = s.width;
   spec->dst_height = s.height;
   spec->mode = s.mode;
@@ -199,9 +233,9 @@ gst_cuda_prep_output_spec (const TensorizeSettings & s, TensorOutputSpec * spec)
   spec->pad_value = s.pad_value;
   spec->interpolation = s.interpolation;
   spec->channel_order = s.channel_order;
-  spec->scale = s.scale;
   spec->layout = s.layout;
   spec->dtype = s.dtype;
+  spec->channels = s.channels;
   return Status ();
 }
 

@@ -34,22 +34,28 @@ struct TensorizeSettings
   std::vector<double> std {1.0, 1.0, 1.0};
   cudaprep::Layout layout = cudaprep::Layout::NCHW;
   cudaprep::DType dtype = cudaprep::DType::Float32;
+  int channels = 3;             /* 3: colour; 1: gray (others are refused at start) */
   int yuv_matrix = GST_CUDA_PREP_YUV_MATRIX_AUTO;
   int yuv_range = GST_CUDA_PREP_YUV_RANGE_AUTO;
   int chroma_site = GST_CUDA_PREP_CHROMA_SITE_AUTO;
   /* Shape properties the user set; cudatensorize takes the others from downstream's caps
    * (tensor_shape_negotiation.h). */
   bool width_set = false, height_set = false, layout_set = false, dtype_set = false;
+  bool channels_set = false;
+  /* Normalisation the user set; the others are default_normalisation (dtype) of the dtype the
+   * tensor has (the property's, or downstream's where it was never set). */
+  bool scale_set = false, mean_set = false, std_set = false;
 
   /* The shape properties and which of them were set, for negotiation with downstream. */
   TensorShapeSettings shape_settings (int batch) const
   {
     TensorShapeSettings t;
-    t.value = TensorShape {width, height, layout, dtype, batch};
+    t.value = TensorShape {width, height, layout, dtype, channels, batch};
     t.width_set = width_set;
     t.height_set = height_set;
     t.layout_set = layout_set;
     t.dtype_set = dtype_set;
+    t.channels_set = channels_set;
     return t;
   }
   /* These settings with a negotiated shape in place of the properties' values. */
@@ -60,20 +66,22 @@ struct TensorizeSettings
     s.height = shape.height;
     s.layout = shape.layout;
     s.dtype = shape.dtype;
+    s.channels = shape.channels;
     return s;
   }
   /* What the output caps say: a change renegotiates. */
   bool same_shape (const TensorizeSettings & o) const
   {
     return width == o.width && height == o.height && layout == o.layout && dtype == o.dtype &&
-        width_set == o.width_set && height_set == o.height_set && layout_set == o.layout_set &&
-        dtype_set == o.dtype_set;
+        channels == o.channels && width_set == o.width_set && height_set == o.height_set &&
+        layout_set == o.layout_set && dtype_set == o.dtype_set && channels_set == o.channels_set;
   }
   bool operator== (const TensorizeSettings & o) const
   {
     return same_shape (o) && mode == o.mode && align == o.align && pad_value == o.pad_value &&
         interpolation == o.interpolation && channel_order == o.channel_order &&
-        scale == o.scale && mean == o.mean && std == o.std && yuv_matrix == o.yuv_matrix &&
+        scale == o.scale && mean == o.mean && std == o.std && scale_set == o.scale_set &&
+        mean_set == o.mean_set && std_set == o.std_set && yuv_matrix == o.yuv_matrix &&
         yuv_range == o.yuv_range && chroma_site == o.chroma_site;
   }
   bool operator!= (const TensorizeSettings & o) const { return !(*this == o); }
@@ -97,21 +105,24 @@ enum TensorProperty
   TENSOR_PROP_YUV_MATRIX,
   TENSOR_PROP_YUV_RANGE,
   TENSOR_PROP_CHROMA_SITE,
+  TENSOR_PROP_CHANNELS,
   TENSOR_PROP_COUNT,
 };
 
-/* Installs width .. chroma-site (GST_PARAM_MUTABLE_PLAYING) at ids first_id + TensorProperty. */
+/* Installs width .. channels (GST_PARAM_MUTABLE_PLAYING) at ids first_id + TensorProperty. */
 void gst_cuda_prep_tensor_properties_install (GObjectClass * klass, guint first_id);
 /* The "roi" property ("<x, y, width, height>", clipped to the frame), for elements and pads. */
 GParamSpec *gst_cuda_prep_param_spec_roi (const gchar * blurb);
 
 /* Call with the object lock held. @prop is relative to first_id; FALSE when it is not one of
- * these properties. *shape_changed tells whether the output caps must be renegotiated. */
+ * these properties. *shape_changed tells whether the output caps must be renegotiated. scale,
+ * mean and std never set read back as default_normalisation (dtype) of the dtype property. */
 gboolean gst_cuda_prep_tensor_property_set (TensorizeSettings & s, guint prop, const GValue * value,
     gboolean * shape_changed);
 gboolean gst_cuda_prep_tensor_property_get (const TensorizeSettings & s, guint prop, GValue * value);
 
-/* The output-wide part of the settings. Errors name the property ("std needs 1 or 3 values"). */
+/* The output-wide part of the settings, scale / mean / std never set taken from
+ * default_normalisation (s.dtype). Errors name the property ("std needs 1 or 3 values"). */
 cudaprep::Status gst_cuda_prep_output_spec (const TensorizeSettings & s,
     cudaprep::TensorOutputSpec * spec);
 /* " (WxH)" of the frame @info describes, for messages; "" without @info (checks before caps). */
