@@ -215,7 +215,8 @@ build_plans (const CudaTensorizeSettings & s, const GstVideoInfo * info, Tensori
   const uint64_t bytes = (uint64_t) slot_bytes (p.output) * (uint64_t) s.batch_size;
   if (bytes > kMaxTensorBytes)      /* one GstBuffer, one pool allocation (guint sizes) */
     return Status::error ("batch of " + std::to_string (s.batch_size) + " tensors " + std::to_string (s.tensor.width) +
-        "x" + std::to_string (s.tensor.height) + "x3 needs " + std::to_string (bytes) + " bytes, more than the " +
+        "x" + std::to_string (s.tensor.height) + "x" + std::to_string (s.tensor.channels) + " needs " +
+        std::to_string (bytes) + " bytes, more than the " +
         std::to_string (kMaxTensorBytes) + "-byte limit of one buffer");
   if (s.rois.empty () && !s.roi_meta) {
     p.regions.emplace_back ();

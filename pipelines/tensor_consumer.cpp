@@ -2,7 +2,8 @@
 // runs a pipeline ending in `appsink name=sink`, takes each tensor (the device pointer when it
 // is in CUDA memory, ready to hand to TensorRT; host data otherwise), reads the transform meta
 // and maps a box from tensor space back to the frame. Optionally writes the first tensor back
-// as a PNG (denormalised) so a person can look at the letterbox.
+// as a PNG (denormalised) so a person can look at the letterbox. Takes float32, float16, uint8
+// and int8 tensors of 3 channels or 1 (gray, written as a gray picture).
 //
 //   tensor_consumer [--preview out.png] [--mean m] [--std s] [--scale k] "PIPELINE ... ! appsink name=sink"
 #include <gst/app/gstappsink.h>
@@ -28,7 +29,9 @@ namespace {
 struct Options {
   std::string pipeline;
   std::string preview;
-  double scale = 1.0 / 255.0, mean = 0.0, std = 1.0;  // to undo the normalisation for the preview
+  // To undo the normalisation for the preview; unset: cudatensorize's default for the tensor's
+  // type (pixel / 255 for floats, the pixel for uint8, pixel - 128 for int8).
+  double scale = NAN, mean = NAN, std = 1.0;
 };
 
 float half_to_float(uint16_t h) {
@@ -40,8 +43,17 @@ float half_to_float(uint16_t h) {
   return sign ? -v : v;
 }
 
-// Writes an NCHW/NHWC float tensor as an 8-bit RGB PNG through GStreamer's pngenc.
-bool write_preview(const std::string& path, const std::vector<float>& t, int w, int h, bool nchw,
+// Element i of a tensor of NNStreamer type `type` as a double.
+double tensor_value(const uint8_t* data, const char* type, size_t i) {
+  if (std::strcmp(type, "float16") == 0) return half_to_float(((const uint16_t*)data)[i]);
+  if (std::strcmp(type, "uint8") == 0) return data[i];
+  if (std::strcmp(type, "int8") == 0) return ((const int8_t*)data)[i];
+  return ((const float*)data)[i];
+}
+
+// Writes an NCHW/NHWC tensor of `channels` (3, or 1: gray) as an 8-bit RGB PNG through
+// GStreamer's pngenc.
+bool write_preview(const std::string& path, const std::vector<float>& t, int w, int h, int channels, bool nchw,
                    const Options& o) {
   GstBuffer* buf = gst_buffer_new_allocate(nullptr, (gsize)w * h * 3, nullptr);
   GstMapInfo map;
@@ -49,7 +61,8 @@ bool write_preview(const std::string& path, const std::vector<float>& t, int w, 
   for (int y = 0; y < h; y++)
     for (int x = 0; x < w; x++)
       for (int c = 0; c < 3; c++) {
-        size_t i = nchw ? (size_t)c * w * h + (size_t)y * w + x : ((size_t)y * w + x) * 3 + c;
+        const int k = channels == 1 ? 0 : c;
+        size_t i = nchw ? (size_t)k * w * h + (size_t)y * w + x : ((size_t)y * w + x) * channels + k;
         double px = (t[i] * o.std + o.mean) / o.scale;
         map.data[((size_t)y * w + x) * 3 + c] = (uint8_t)std::lround(std::fmin(255.0, std::fmax(0.0, px)));
       }
@@ -124,17 +137,18 @@ int main(int argc, char** argv) {
     const char* dims = gst_structure_get_string(s, "dimensions");
     const char* type = gst_structure_get_string(s, "types");
     bool in_cuda = gst_caps_features_contains(gst_caps_get_features(caps, 0), "memory:CUDAMemory");
-    bool fp16 = type && std::strcmp(type, "float16") == 0;
     int d[4] = {0, 0, 0, 0};
     std::sscanf(dims ? dims : "", "%d:%d:%d:%d", &d[0], &d[1], &d[2], &d[3]);
-    bool nchw = d[2] == 3;
+    // W:H:C:B (nchw) or C:W:H:B (nhwc), C = 3 or 1 (gray)
+    const bool nchw = d[2] == 3 || d[2] == 1;
+    const int channels = nchw ? d[2] : d[0];
     int w = nchw ? d[0] : d[1], h = nchw ? d[1] : d[2];
 
     GstCudaPrepTransform t;
     bool have_meta = gst_cudaprep_buffer_get_transform(buf, &t);
     if (frames == 0) {
-      std::printf("tensor %s %s in %s memory (%zu bytes)\n", dims, type, in_cuda ? "CUDA" : "system",
-                  (size_t)gst_buffer_get_size(buf));
+      std::printf("tensor %s %s, %d channel%s, in %s memory (%zu bytes)\n", dims, type, channels,
+                  channels == 1 ? " (gray)" : "s", in_cuda ? "CUDA" : "system", (size_t)gst_buffer_get_size(buf));
       // In CUDA memory the tensor is handed to the detector without a copy: map with
       // GST_MAP_READ | GST_MAP_CUDA and pass map.data (a CUdeviceptr, contiguous tensor) to
       // TensorRT's enqueue, keeping the mapping until the inference has consumed it. With
@@ -160,11 +174,15 @@ int main(int argc, char** argv) {
       if (!o.preview.empty()) {
         GstMapInfo map;  // plain READ: CUDA memory is downloaded for us
         if (gst_buffer_map(buf, &map, GST_MAP_READ)) {
-          std::vector<float> v((size_t)w * h * 3);
-          for (size_t i = 0; i < v.size(); i++)
-            v[i] = fp16 ? half_to_float(((const uint16_t*)map.data)[i]) : ((const float*)map.data)[i];
+          std::vector<float> v((size_t)w * h * channels);
+          for (size_t i = 0; i < v.size(); i++) v[i] = (float)tensor_value(map.data, type ? type : "float32", i);
           gst_buffer_unmap(buf, &map);
-          if (write_preview(o.preview, v, w, h, nchw, o)) std::printf("preview written to %s\n", o.preview.c_str());
+          Options shown = o;
+          const bool integer = type && (std::strcmp(type, "uint8") == 0 || std::strcmp(type, "int8") == 0);
+          if (std::isnan(shown.scale)) shown.scale = integer ? 1.0 : 1.0 / 255.0;
+          if (std::isnan(shown.mean)) shown.mean = type && std::strcmp(type, "int8") == 0 ? 128.0 : 0.0;
+          if (write_preview(o.preview, v, w, h, channels, nchw, shown))
+            std::printf("preview written to %s\n", o.preview.c_str());
           else std::printf("could not write the preview\n");
         }
       }

@@ -40,7 +40,7 @@ int tensor_display_width(int w) { return w <= 360 ? w * std::max(1, 360 / w) : 3
 // Keeps slot `slot` of a batch's bytes (slots one after the other, each a picture's size);
 // false when the bytes do not reach it.
 bool slice_slot(std::vector<uint8_t>* bytes, size_t slot, const TensorPicture& p) {
-  const size_t each = (size_t)p.width * p.height * 3 * dtype_size(p.type);
+  const size_t each = p.bytes();
   if (each == 0 || bytes->size() < (slot + 1) * each) return false;
   bytes->erase(bytes->begin() + (slot + 1) * each, bytes->end());
   bytes->erase(bytes->begin(), bytes->begin() + slot * each);

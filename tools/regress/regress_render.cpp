@@ -38,7 +38,7 @@ bool parse_triple(const std::string& text, double out[3]) {
   return ok;
 }
 
-// NNStreamer's dimensions, innermost first: "64:64:3:1" (first tensor only).
+// NNStreamer's dimensions, innermost first: "64:64:3:1", "64:64:1:1" (first tensor only).
 std::vector<int> caps_dimensions(const std::string& caps_text) {
   std::vector<int> dims;
   GstCaps* caps = gst_caps_from_string(caps_text.c_str());
@@ -69,8 +69,11 @@ bool tensor_picture(const Manifest& m, const SinkInfo& sink, TensorPicture* out,
     if (e.factory != "cudatensorize") continue;
     const bool nhwc = property(e, "layout") == "nhwc";
     const int w = atoi(property(e, "width").c_str()), h = atoi(property(e, "height").c_str());
-    const bool size_fits = nhwc ? (dims[0] == 3 && dims[1] == w && dims[2] == h)
-                                : (dims[0] == w && dims[1] == h && dims[2] == 3);
+    // recordings made before the channels property are colour
+    const std::string channels_text = property(e, "channels");
+    const int c = channels_text.empty() ? 3 : atoi(channels_text.c_str());
+    const bool size_fits = nhwc ? (dims[0] == c && dims[1] == w && dims[2] == h)
+                                : (dims[0] == w && dims[1] == h && dims[2] == c);
     if (!size_fits || property(e, "dtype") != sink.dtype) continue;
     if (fits++) continue;  // the first that fits (named in the report)
     TensorPicture p;
@@ -78,6 +81,7 @@ bool tensor_picture(const Manifest& m, const SinkInfo& sink, TensorPicture* out,
     p.height = h;
     p.nhwc = nhwc;
     p.bgr = property(e, "channel-order") == "bgr";
+    p.channels = c;
     dtype_from_name(sink.dtype, &p.type);
     p.scale = g_ascii_strtod(property(e, "scale").c_str(), nullptr);
     if (!(p.scale > 0) || !parse_triple(property(e, "mean"), p.mean) || !parse_triple(property(e, "std"), p.std)) {
@@ -100,21 +104,22 @@ namespace {
 // Element index of channel c (in tensor order) at pixel (x, y).
 size_t element_index(const TensorPicture& p, int x, int y, int c) {
   const size_t pixel = (size_t)y * p.width + x;
-  return p.nhwc ? pixel * 3 + c : (size_t)c * p.width * p.height + pixel;
+  return p.nhwc ? pixel * p.channels + c : (size_t)c * p.width * p.height + pixel;
 }
 
 }  // namespace
 
 RgbImage tensor_to_image(const uint8_t* data, size_t bytes, const TensorPicture& p) {
   RgbImage img(p.width, p.height);
-  if (bytes < (size_t)p.width * p.height * 3 * dtype_size(p.type)) return img;
+  if (bytes < p.bytes()) return img;
+  const bool gray = p.channels == 1;
   for (int y = 0; y < p.height; y++)
     for (int x = 0; x < p.width; x++)
       for (int c = 0; c < 3; c++) {
-        const double v = element_value(data, p.type, element_index(p, x, y, c));
+        const double v = element_value(data, p.type, element_index(p, x, y, gray ? 0 : c));
         double px = (v * p.std[c] + p.mean[c]) / p.scale;
         px = std::isfinite(px) ? std::min(255.0, std::max(0.0, std::round(px))) : 0;
-        img.at(x, y)[p.bgr ? 2 - c : c] = (uint8_t)px;
+        img.at(x, y)[p.bgr && !gray ? 2 - c : c] = (uint8_t)px;
       }
   return img;
 }
@@ -141,12 +146,12 @@ std::string heat_css_gradient() {
 HeatMap diff_heat_map(const uint8_t* ref, const uint8_t* run, size_t bytes, const TensorPicture& p) {
   HeatMap h;
   h.image = RgbImage(p.width, p.height);
-  if (bytes < (size_t)p.width * p.height * 3 * dtype_size(p.type)) return h;
+  if (bytes < p.bytes()) return h;
   std::vector<double> diff((size_t)p.width * p.height, 0.0);
   for (int y = 0; y < p.height; y++)
     for (int x = 0; x < p.width; x++) {
       double& d = diff[(size_t)y * p.width + x];
-      for (int c = 0; c < 3; c++) {
+      for (int c = 0; c < p.channels; c++) {
         const size_t i = element_index(p, x, y, c);
         const double a = element_value(ref, p.type, i), b = element_value(run, p.type, i);
         // the same rule as the comparison: NaN meets NaN is equal, NaN meets a number is not

@@ -17,17 +17,22 @@ struct TensorPicture {
   int width = 0, height = 0;
   bool nhwc = false;  // else NCHW
   bool bgr = false;   // channel order of the tensor
+  int channels = 3;   // 3, or 1: gray (drawn gray)
   DType type = DType::F32;
   double scale = 1.0 / 255.0;
   double mean[3] = {0, 0, 0}, std[3] = {1, 1, 1};
   std::string element;  // the cudatensorize whose settings are used
+
+  // Bytes of one picture (one slot of a batch).
+  size_t bytes() const { return (size_t)width * height * channels * dtype_size(type); }
 };
 
 // Finds how to draw a tensor sink: its caps give the size, the cudatensorize element of that
 // size, layout and type gives the normalisation. False with the reason where there is none.
 bool tensor_picture(const Manifest& m, const SinkInfo& sink, TensorPicture* out, std::string* why);
 
-// pixel = (value * std + mean) / scale, clamped to 0..255, in RGB order.
+// pixel = (value * std + mean) / scale, clamped to 0..255, in RGB order (a gray tensor's one
+// channel on all three).
 RgbImage tensor_to_image(const uint8_t* data, size_t bytes, const TensorPicture& p);
 
 struct HeatMap {
