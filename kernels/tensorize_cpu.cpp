@@ -19,72 +19,84 @@ namespace {
 using tz::PixelParams;
 using tz::SourceFamily;
 
-template <Layout L, DType D>
-void store_row(const PixelParams& p, const float* v, int y, void* dst) {
-  for (int x = 0; x < p.W; ++x) {
-    for (int c = 0; c < 3; ++c) {
-      const int64_t o = tz::out_offset<L>(p.W, p.H, x, y, c);
-      if (D == DType::Float32)
-        static_cast<float*>(dst)[o] = v[3 * x + c];
-      else
-        static_cast<uint16_t*>(dst)[o] = tz::float_to_half_rn(v[3 * x + c]);
-    }
-  }
+// One element of type D from its float value (rounding and saturation of the integer types).
+template <DType D>
+void put(void* dst, int64_t i, float v) {
+  if (D == DType::Float32) static_cast<float*>(dst)[i] = v;
+  if (D == DType::Float16) static_cast<uint16_t*>(dst)[i] = tz::float_to_half_rn(v);
+  if (D == DType::UInt8) static_cast<uint8_t*>(dst)[i] = tz::to_uint8(v);
+  if (D == DType::Int8) static_cast<int8_t*>(dst)[i] = tz::to_int8(v);
 }
 
+// Row y of C-channel values v[C * x + c] into the tensor.
+template <Layout L, DType D, int C>
+void store_row(const PixelParams& p, const float* v, int y, void* dst) {
+  for (int x = 0; x < p.W; ++x)
+    for (int c = 0; c < C; ++c) put<D>(dst, tz::out_offset<L, C>(p.W, p.H, x, y, c), v[C * x + c]);
+}
+
+template <DType D, int C>
+void store_dtype(const PixelParams& p, Layout layout, const float* v, int y, void* dst) {
+  if (layout == Layout::NCHW)
+    store_row<Layout::NCHW, D, C>(p, v, y, dst);
+  else
+    store_row<Layout::NHWC, D, C>(p, v, y, dst);
+}
+
+template <int C>
 void store(const PixelParams& p, Layout layout, DType dtype, const float* v, int y, void* dst) {
-  if (layout == Layout::NCHW) {
-    if (dtype == DType::Float32)
-      store_row<Layout::NCHW, DType::Float32>(p, v, y, dst);
-    else
-      store_row<Layout::NCHW, DType::Float16>(p, v, y, dst);
-  } else {
-    if (dtype == DType::Float32)
-      store_row<Layout::NHWC, DType::Float32>(p, v, y, dst);
-    else
-      store_row<Layout::NHWC, DType::Float16>(p, v, y, dst);
+  switch (dtype) {
+    case DType::Float32: store_dtype<DType::Float32, C>(p, layout, v, y, dst); break;
+    case DType::Float16: store_dtype<DType::Float16, C>(p, layout, v, y, dst); break;
+    case DType::UInt8: store_dtype<DType::UInt8, C>(p, layout, v, y, dst); break;
+    case DType::Int8: store_dtype<DType::Int8, C>(p, layout, v, y, dst); break;
   }
 }
 
 template <SourceFamily F, Interpolation I>
-void run_rows(const PixelParams& p, Layout layout, DType dtype, int y_begin, int y_end, void* dst) {
+void run_rows(const PixelParams& p, const TensorOutputPlan& o, int y_begin, int y_end, void* dst) {
   // One row of values per thread, grown once: no allocation per frame.
   thread_local std::vector<float> row;
   if (row.size() < size_t(3) * p.W) row.resize(size_t(3) * p.W);
   float* v = row.data();
+  const bool gray = o.channels == 1;
   for (int y = y_begin; y < y_end; ++y) {
-    if (!tz::y_active(p, y)) {
-      for (int x = 0; x < p.W; ++x) tz::pad_pixel(p, v + 3 * x);
-    } else {
-      const tz::RowCtx r = tz::make_row<F, I>(p, y);
-      for (int x = 0; x < p.W; ++x) {
-        if (tz::x_active(p, x))
-          tz::sample_pixel<F, I>(p, r, x, v + 3 * x);
-        else
-          tz::pad_pixel(p, v + 3 * x);
-      }
+    const bool active_row = tz::y_active(p, y);
+    tz::RowCtx r{};
+    if (active_row) r = tz::make_row<F, I>(p, y);
+    for (int x = 0; x < p.W; ++x) {
+      const bool active = active_row && tz::x_active(p, x);
+      if (gray)
+        v[x] = active ? tz::sample_gray_out<F, I>(p, r, x) : p.pad[0];
+      else if (active)
+        tz::sample_pixel<F, I>(p, r, x, v + 3 * x);
+      else
+        tz::pad_pixel(p, v + 3 * x);
     }
-    store(p, layout, dtype, v, y, dst);
+    if (gray)
+      store<1>(p, o.layout, o.dtype, v, y, dst);
+    else
+      store<3>(p, o.layout, o.dtype, v, y, dst);
   }
 }
 
 template <SourceFamily F>
-void run_family(const PixelParams& p, Interpolation interp, Layout layout, DType dtype, int y0, int y1, void* dst) {
-  if (interp == Interpolation::Bilinear)
-    run_rows<F, Interpolation::Bilinear>(p, layout, dtype, y0, y1, dst);
+void run_family(const PixelParams& p, const TensorOutputPlan& o, int y0, int y1, void* dst) {
+  if (o.interpolation == Interpolation::Bilinear)
+    run_rows<F, Interpolation::Bilinear>(p, o, y0, y1, dst);
   else
-    run_rows<F, Interpolation::Nearest>(p, layout, dtype, y0, y1, dst);
+    run_rows<F, Interpolation::Nearest>(p, o, y0, y1, dst);
 }
 
 void run_band(SourceFamily family, const TensorOutputPlan& o, const PixelParams& p, int y0, int y1, void* dst) {
   switch (family) {
-    case SourceFamily::NV12: run_family<SourceFamily::NV12>(p, o.interpolation, o.layout, o.dtype, y0, y1, dst); break;
-    case SourceFamily::I420: run_family<SourceFamily::I420>(p, o.interpolation, o.layout, o.dtype, y0, y1, dst); break;
-    case SourceFamily::Packed3: run_family<SourceFamily::Packed3>(p, o.interpolation, o.layout, o.dtype, y0, y1, dst); break;
-    case SourceFamily::Packed4: run_family<SourceFamily::Packed4>(p, o.interpolation, o.layout, o.dtype, y0, y1, dst); break;
-    case SourceFamily::Gray: run_family<SourceFamily::Gray>(p, o.interpolation, o.layout, o.dtype, y0, y1, dst); break;
-    case SourceFamily::Packed422: run_family<SourceFamily::Packed422>(p, o.interpolation, o.layout, o.dtype, y0, y1, dst); break;
-    case SourceFamily::P010: run_family<SourceFamily::P010>(p, o.interpolation, o.layout, o.dtype, y0, y1, dst); break;
+    case SourceFamily::NV12: run_family<SourceFamily::NV12>(p, o, y0, y1, dst); break;
+    case SourceFamily::I420: run_family<SourceFamily::I420>(p, o, y0, y1, dst); break;
+    case SourceFamily::Packed3: run_family<SourceFamily::Packed3>(p, o, y0, y1, dst); break;
+    case SourceFamily::Packed4: run_family<SourceFamily::Packed4>(p, o, y0, y1, dst); break;
+    case SourceFamily::Gray: run_family<SourceFamily::Gray>(p, o, y0, y1, dst); break;
+    case SourceFamily::Packed422: run_family<SourceFamily::Packed422>(p, o, y0, y1, dst); break;
+    case SourceFamily::P010: run_family<SourceFamily::P010>(p, o, y0, y1, dst); break;
   }
 }
 

@@ -457,11 +457,62 @@ CUDAPREP_HD void sample_pixel(const PixelParams& p, const RowCtx& r, int x, floa
   }
 }
 
-// Element offset of channel c of tensor pixel (x, y).
-template <Layout L>
+// ---------------------------------------------------------------------------------------------
+// Gray output (channels = 1). Its plans take R, G, B in that order (out_channel_source is the
+// identity), so byte_of[c] is the byte of R, G and B.
+
+// BT.601 luma, as cv::cvtColor's RGB2GRAY weights it (before its rounding to 8 bits).
+CUDAPREP_HD float luma_of_rgb(float r, float g, float b) { return 0.299f * r + 0.587f * g + 0.114f * b; }
+
+// The Y of a YUV source on the full 0..255 range, as the colour path expands it.
+CUDAPREP_HD float luma_of_y(const PixelParams& p, float Y) { return clamp255((Y - p.y_offset) * p.y_gain); }
+
+// The luma (pixel space, not normalised) of active tensor pixel x of the row described by r.
+// YUV reads luma only.
+template <SourceFamily F, Interpolation I>
+CUDAPREP_HD float sample_luma(const PixelParams& p, const RowCtx& r, int x) {
+  using YF = YuvFamily<F>;
+  constexpr int S = YF::sample_bytes;
+  const float xs = src_coord(p.inv_sx, p.off_x, x);
+  if (I == Interpolation::Bilinear) {
+    const Taps t = bilinear_taps(xs, p.lx0, p.lx1);
+    if (F == SourceFamily::Gray) return bilerp_at<1>(r.r0, r.r1, t.i0, t.i1, t.f, r.fy);
+    if (F == SourceFamily::Packed3 || F == SourceFamily::Packed4) {
+      const int o0 = t.i0 * p.bpp, o1 = t.i1 * p.bpp;
+      float v[3];
+      for (int c = 0; c < 3; ++c) v[c] = bilerp_at<1>(r.r0, r.r1, o0 + p.byte_of[c], o1 + p.byte_of[c], t.f, r.fy);
+      return luma_of_rgb(v[0], v[1], v[2]);
+    }
+    return luma_of_y(p, bilerp_at<S>(r.r0, r.r1, luma_offset<F>(p, t.i0), luma_offset<F>(p, t.i1), t.f, r.fy) *
+                            YF::to_8bit);
+  }
+  const int xi = nearest_tap(xs, p.lx0, p.lx1);
+  if (F == SourceFamily::Gray) return load_u8(r.r0 + xi);
+  if (F == SourceFamily::Packed3 || F == SourceFamily::Packed4) {
+    const uint8_t* px = r.r0 + xi * p.bpp;
+    return luma_of_rgb(load_u8(px + p.byte_of[0]), load_u8(px + p.byte_of[1]), load_u8(px + p.byte_of[2]));
+  }
+  return luma_of_y(p, load_sample<S>(r.r0 + luma_offset<F>(p, xi)) * YF::to_8bit);
+}
+
+// The normalised gray value of active tensor pixel x.
+template <SourceFamily F, Interpolation I>
+CUDAPREP_HD float sample_gray_out(const PixelParams& p, const RowCtx& r, int x) {
+  return sample_luma<F, I>(p, r, x) * p.mul[0] + p.add[0];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Integer outputs: saturate, then round to nearest, ties to even (rintf in the default rounding
+// mode on the host; cvt.rni on the device). Saturating first gives the same integer as rounding
+// first (the bounds are integers) and keeps the conversion in range.
+CUDAPREP_HD uint8_t to_uint8(float v) { return static_cast<uint8_t>(static_cast<int>(rintf(fminf(fmaxf(v, 0.0f), 255.0f)))); }
+CUDAPREP_HD int8_t to_int8(float v) { return static_cast<int8_t>(static_cast<int>(rintf(fminf(fmaxf(v, -128.0f), 127.0f)))); }
+
+// Element offset of channel c of tensor pixel (x, y) in a tensor of C channels.
+template <Layout L, int C = 3>
 CUDAPREP_HD int64_t out_offset(int W, int H, int x, int y, int c) {
   if (L == Layout::NCHW) return static_cast<int64_t>(c) * W * H + static_cast<int64_t>(y) * W + x;
-  return (static_cast<int64_t>(y) * W + x) * 3 + c;
+  return (static_cast<int64_t>(y) * W + x) * C + c;
 }
 
 }  // namespace tz

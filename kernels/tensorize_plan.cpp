@@ -181,7 +181,8 @@ Status resolve_output(const TensorOutputSpec& c, TensorOutputPlan* out) {
     const float pad = static_cast<float>(c.pad_value);
     p.pad_out[i] = pad * p.mul[i] + p.add[i];
   }
-  const bool bgr_out = c.channel_order == ChannelOrder::BGR;
+  // Gray reads R, G and B in that order for its luma: the channel order does not apply.
+  const bool bgr_out = c.channels == 3 && c.channel_order == ChannelOrder::BGR;
   for (int i = 0; i < 3; ++i) p.out_channel_source[i] = bgr_out ? 2 - i : i;
   *out = p;
   return Status();

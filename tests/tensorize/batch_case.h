@@ -5,6 +5,8 @@
 
 #include <cstring>
 #include <string>
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "tensorize_batch.h"
@@ -71,13 +73,19 @@ struct BatchCase {
       const size_t n = cudaprep::tensor_elements(cudaprep::combine_plan(output, cudaprep::SlotPlan{}));
       const int plane = output.dst_width * output.dst_height;
       for (size_t e = 0; e < n; ++e) {
-        const int c = output.layout == cudaprep::Layout::NCHW ? static_cast<int>(e / plane) : static_cast<int>(e % 3);
+        const int c = output.layout == cudaprep::Layout::NCHW ? static_cast<int>(e / plane)
+                                                              : static_cast<int>(e % output.channels);
         const float v = output.pad_out[c];
-        if (output.dtype == cudaprep::DType::Float32) {
-          std::memcpy(out.data() + 4 * e, &v, 4);
-        } else {
-          const uint16_t h = cudaprep::float_to_half_bits(v);
-          std::memcpy(out.data() + 2 * e, &h, 2);
+        switch (output.dtype) {
+          case cudaprep::DType::Float32: std::memcpy(out.data() + 4 * e, &v, 4); break;
+          case cudaprep::DType::Float16: {
+            const uint16_t h = cudaprep::float_to_half_bits(v);
+            std::memcpy(out.data() + 2 * e, &h, 2);
+            break;
+          }
+          // Pad values are whole grey levels times the normalisation: round as the kernels do.
+          case cudaprep::DType::UInt8: out[e] = uint8_t(std::lrint(std::min(255.0f, std::max(0.0f, v)))); break;
+          case cudaprep::DType::Int8: out[e] = uint8_t(int8_t(std::lrint(std::min(127.0f, std::max(-128.0f, v))))); break;
         }
       }
       return out;

@@ -315,19 +315,52 @@ void rgb_range(const TensorizeConfig& c, const Geometry& g, const ImageView& src
   }
 }
 
+// Gray output's pixel (channels = 1): YUV sources give their Y code on the 0..255 scale of the
+// range (limited: (Y - 16) / 219 * 255 at 8 bits), clamped; the others BT.601 luma of R, G, B.
+double y_to_gray(const TensorizeConfig& c, PixelFormat f, double Y) {
+  const int bits = f == PixelFormat::P010_10LE ? 10 : 8;
+  const double q = std::ldexp(1.0, bits - 8);
+  const double y = c.yuv_full_range ? Y / (std::ldexp(1.0, bits) - 1) * 255 : (Y - 16 * q) / (219 * q) * 255;
+  return std::min(255.0, std::max(0.0, y));
+}
+double rgb_to_gray(const double rgb[3]) { return 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2]; }
+
+// The gray pixel at (xs, ys) and its range over the positions (xs + dx, ys + dy), |d| <= e.
+void sample_gray(const TensorizeConfig& c, const Geometry& g, const ImageView& src, double xs, double ys, double ex,
+                 double ey, double* value, double* lo, double* hi) {
+  const bool yuv = is_yuv_format(src.format);
+  auto at = [&](double x, double y) {
+    double v[3];
+    if (yuv) {
+      sample_yuv(c, g, src, x, y, v);
+      return y_to_gray(c, src.format, v[0]);
+    }
+    sample_rgb(c, g, src, x, y, v);
+    return rgb_to_gray(v);
+  };
+  *value = *lo = *hi = at(xs, ys);
+  for (double dx : {-ex, 0.0, ex})
+    for (double dy : {-ey, 0.0, ey}) {
+      const double v = at(xs + dx, ys + dy);
+      *lo = std::min(*lo, v);
+      *hi = std::max(*hi, v);
+    }
+}
+
 }  // namespace
 
 Tensor tensorize(const TensorizeConfig& c, const ImageView& src, double position_slack) {
   const Geometry g = geometry(c);
   const int W = c.dst_width, H = c.dst_height;
   Tensor t;
-  const size_t n = size_t(W) * H * 3;
+  const int C = c.channels;
+  const size_t n = size_t(W) * H * C;
   t.value.resize(n);
   t.lo.resize(n);
   t.hi.resize(n);
   t.active.resize(n);
   auto index = [&](int x, int y, int ch) -> size_t {
-    return c.layout == Layout::NCHW ? size_t(ch) * W * H + size_t(y) * W + x : (size_t(y) * W + x) * 3 + ch;
+    return c.layout == Layout::NCHW ? size_t(ch) * W * H + size_t(y) * W + x : (size_t(y) * W + x) * C + ch;
   };
   auto normalise = [&](double pixel, int ch) { return (pixel * c.scale - c.mean[ch]) / c.std[ch]; };
   for (int y = 0; y < H; ++y) {
@@ -339,20 +372,30 @@ Tensor tensorize(const TensorizeConfig& c, const ImageView& src, double position
       } else {
         const double xs = (x + 0.5 - g.ox) / g.sx + g.rx - 0.5;
         const double ys = (y + 0.5 - g.oy) / g.sy + g.ry - 0.5;
-        sample_rgb(c, g, src, xs, ys, rgb);
         // Float position error: a few ulps of the terms of x * (1 / sx) + offset.
         const double ex = position_slack >= 0 ? position_slack
                                               : std::ldexp(std::fabs(x / g.sx) + std::fabs(xs - x / g.sx) + std::fabs(xs) + 1, -22);
         const double ey = position_slack >= 0 ? position_slack
                                               : std::ldexp(std::fabs(y / g.sy) + std::fabs(ys - y / g.sy) + std::fabs(ys) + 1, -22);
+        if (C == 1) {
+          sample_gray(c, g, src, xs, ys, ex, ey, &rgb[0], &lo[0], &hi[0]);
+          const size_t i = index(x, y, 0);
+          const double a = normalise(lo[0], 0), b = normalise(hi[0], 0);
+          t.value[i] = normalise(rgb[0], 0);
+          t.lo[i] = std::min(a, b);
+          t.hi[i] = std::max(a, b);
+          t.active[i] = 1;
+          continue;
+        }
+        sample_rgb(c, g, src, xs, ys, rgb);
         rgb_range(c, g, src, xs, ys, ex, ey, lo, hi);
         for (int k = 0; k < 3; ++k) {
           lo[k] = std::min(lo[k], rgb[k]);
           hi[k] = std::max(hi[k], rgb[k]);
         }
       }
-      for (int ch = 0; ch < 3; ++ch) {
-        const int k = c.channel_order == ChannelOrder::RGB ? ch : 2 - ch;
+      for (int ch = 0; ch < C; ++ch) {
+        const int k = c.channel_order == ChannelOrder::RGB || C == 1 ? ch : 2 - ch;
         const size_t i = index(x, y, ch);
         const double a = normalise(lo[k], ch), b = normalise(hi[k], ch);
         t.value[i] = normalise(rgb[k], ch);

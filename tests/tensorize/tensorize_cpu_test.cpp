@@ -69,13 +69,14 @@ std::string describe(const TensorizeConfig& c) {
   char buf[512];
   std::snprintf(buf, sizeof(buf),
                 "%s %dx%d roi(%d,%d %dx%d) -> %dx%d %s %s %s %s %s %s pad=%d scale=%g mean=(%g,%g,%g) "
-                "std=(%g,%g,%g) yuv=%d%s",
+                "std=(%g,%g,%g) yuv=%d%s channels=%d",
                 pixel_format_name(c.format), c.src_width, c.src_height, c.roi.x, c.roi.y, c.roi.w, c.roi.h,
                 c.dst_width, c.dst_height, resize_mode_name(c.mode), c.align == Align::Center ? "center" : "top-left",
                 c.interpolation == Interpolation::Bilinear ? "bilinear" : "nearest",
                 c.channel_order == ChannelOrder::RGB ? "rgb" : "bgr", c.layout == Layout::NCHW ? "nchw" : "nhwc",
-                c.dtype == DType::Float32 ? "fp32" : "fp16", c.pad_value, c.scale, c.mean[0], c.mean[1], c.mean[2],
-                c.std[0], c.std[1], c.std[2], static_cast<int>(c.yuv_matrix), c.yuv_full_range ? " full" : "");
+                dtype_name(c.dtype), c.pad_value, c.scale, c.mean[0], c.mean[1], c.mean[2],
+                c.std[0], c.std[1], c.std[2], static_cast<int>(c.yuv_matrix), c.yuv_full_range ? " full" : "",
+                c.channels);
   return buf;
 }
 
@@ -95,10 +96,12 @@ std::string describe(const TensorizeConfig& c) {
     float v;
     if (plan.dtype == DType::Float32) {
       std::memcpy(&v, buf.data() + 4 * i, 4);
-    } else {
+    } else if (plan.dtype == DType::Float16) {
       uint16_t h;
       std::memcpy(&h, buf.data() + 2 * i, 2);
       v = half_bits_to_float(h);
+    } else {
+      v = plan.dtype == DType::UInt8 ? float(buf[i]) : float(int8_t(buf[i]));
     }
     if (std::isnan(v)) return ::testing::AssertionFailure() << "element " << i << " was not written";
     (*values)[i] = v;
@@ -125,23 +128,31 @@ struct Excess {
   std::string first;
   Excess e;
   for (size_t i = 0; i < out.size(); ++i) {
-    const int ch = cfg.layout == Layout::NCHW ? int(i / (size_t(W) * H)) : int(i % 3);
+    const int ch = cfg.layout == Layout::NCHW ? int(i / (size_t(W) * H)) : int(i % cfg.channels);
     const double mul = cfg.scale / cfg.std[ch], add = -cfg.mean[ch] / cfg.std[ch];
     double tol = eps_pixel * std::fabs(mul) +
                  std::ldexp(std::fabs(ref.value[i] * mul) + std::fabs(add) + std::fabs(out[i]) + 1e-30, -23) * 4;
     if (cfg.dtype == DType::Float16) tol += std::max(std::fabs(ref.hi[i]), std::fabs(ref.lo[i])) * std::ldexp(1.0, -11) + std::ldexp(1.0, -24);
     const double o = out[i];
-    const double outside = o < ref.lo[i] ? ref.lo[i] - o : (o > ref.hi[i] ? o - ref.hi[i] : 0.0);
+    double lo = ref.lo[i], hi = ref.hi[i];
+    if (cfg.dtype == DType::UInt8 || cfg.dtype == DType::Int8) {
+      // Rounded to nearest even and saturated: the integers the range [lo - tol, hi + tol] rounds to.
+      const double imin = cfg.dtype == DType::UInt8 ? 0 : -128, imax = cfg.dtype == DType::UInt8 ? 255 : 127;
+      lo = std::min(imax, std::max(imin, tzref::py_round(lo - tol)));
+      hi = std::min(imax, std::max(imin, tzref::py_round(hi + tol)));
+      tol = 0;
+    }
+    const double outside = o < lo ? lo - o : (o > hi ? o - hi : 0.0);
     if (mul != 0 && cfg.dtype == DType::Float32) {  // fp16 excess is dominated by the half rounding
       e.worst_pixel = std::max(e.worst_pixel, outside / std::fabs(mul));
       e.worst_vs_value = std::max(e.worst_vs_value, std::fabs(o - ref.value[i]) / std::fabs(mul));
     }
     if (!(outside <= tol)) {
       if (bad++ == 0) {
-        size_t pix = cfg.layout == Layout::NCHW ? i % (size_t(W) * H) : i / 3;
+        size_t pix = cfg.layout == Layout::NCHW ? i % (size_t(W) * H) : i / cfg.channels;
         char buf[256];
         std::snprintf(buf, sizeof(buf), "element %zu (x=%zu y=%zu c=%d, %s): got %.9g, reference %.9g in [%.9g, %.9g], tol %.3g",
-                      i, pix % W, pix / W, ch, ref.active[i] ? "sampled" : "pad", o, ref.value[i], ref.lo[i], ref.hi[i], tol);
+                      i, pix % W, pix / W, ch, ref.active[i] ? "sampled" : "pad", o, ref.value[i], lo, hi, tol);
         first = buf;
       }
     }
@@ -200,7 +211,9 @@ TEST(TensorizePlan, EveryBadSettingHasItsOwnMessage) {
       {"interp", [](TensorizeConfig& c) { c.interpolation = static_cast<Interpolation>(2); }, "unknown interpolation (2)"},
       {"order", [](TensorizeConfig& c) { c.channel_order = static_cast<ChannelOrder>(3); }, "unknown channel order (3)"},
       {"layout", [](TensorizeConfig& c) { c.layout = static_cast<Layout>(9); }, "unknown layout (9)"},
-      {"dtype", [](TensorizeConfig& c) { c.dtype = static_cast<DType>(2); }, "unknown dtype (2)"},
+      {"dtype", [](TensorizeConfig& c) { c.dtype = static_cast<DType>(4); }, "unknown dtype (4)"},
+      {"channels", [](TensorizeConfig& c) { c.channels = 2; }, "channels 2 is not supported (1 = gray or 3 = colour)"},
+      {"channels 0", [](TensorizeConfig& c) { c.channels = 0; }, "channels 0 is not supported (1 = gray or 3 = colour)"},
       {"matrix", [](TensorizeConfig& c) { c.yuv_matrix = static_cast<YuvMatrix>(3); }, "unknown YUV matrix (3)"},
       {"pad low", [](TensorizeConfig& c) { c.pad_value = -1; }, "pad value -1 is out of range (0..255)"},
       {"pad high", [](TensorizeConfig& c) { c.pad_value = 256; }, "pad value 256 is out of range (0..255)"},
@@ -1146,6 +1159,144 @@ TEST(TensorizeVsOpenCV, ChannelOrderAndNormalisation) {
         }
       EXPECT_LT(worst, 2e-6) << pixel_format_name(f) << " order " << int(order);
     }
+}
+
+// Gray output of a photo at its own size (no resampling) against cv::cvtColor: float32 equals
+// OpenCV's float RGB2GRAY, uint8 its 8-bit conversion within one level (OpenCV rounds a
+// fixed-point sum; ours rounds the float luma to nearest even).
+TEST(TensorizeVsOpenCV, GrayEqualsCvtColor) {
+  std::mt19937 rng(13);
+  const cv::Mat photo = load_photo("fruits.jpg");
+  ASSERT_FALSE(photo.empty());
+  cv::Mat gray8, grayf, photof;
+  cv::cvtColor(photo, gray8, cv::COLOR_BGR2GRAY);
+  photo.convertTo(photof, CV_32FC3);
+  cv::cvtColor(photof, grayf, cv::COLOR_BGR2GRAY);
+  for (PixelFormat f : {PixelFormat::BGR, PixelFormat::RGBA})
+    for (DType d : {DType::Float32, DType::UInt8})
+      for (Layout l : {Layout::NCHW, Layout::NHWC}) {
+        HostImage im = from_bgr(photo, f, 3, 0, rng);
+        TensorizeConfig c = base_config(f, photo.cols, photo.rows, photo.cols, photo.rows);
+        c.mode = ResizeMode::Stretch;
+        c.channels = 1;
+        c.channel_order = ChannelOrder::BGR;  // ignored by gray
+        c.layout = l;
+        c.dtype = d;
+        c.scale = 1;
+        TensorizePlan p;
+        ASSERT_TRUE(make_tensorize_plan(c, &p).ok());
+        EXPECT_EQ(tensor_bytes(p), size_t(photo.cols) * photo.rows * dtype_bytes(d));
+        std::vector<float> out;
+        ASSERT_TRUE(run_cpu(p, im.view, &out));
+        double worst = 0;
+        size_t off_by_one = 0;
+        for (int y = 0; y < photo.rows; ++y)
+          for (int x = 0; x < photo.cols; ++x) {
+            const double o = out[size_t(y) * photo.cols + x];
+            const double diff = d == DType::Float32 ? std::fabs(o - grayf.at<float>(y, x))
+                                                    : std::fabs(o - gray8.at<uint8_t>(y, x));
+            worst = std::max(worst, diff);
+            off_by_one += diff != 0;
+          }
+        const char* name = pixel_format_name(f);
+        if (d == DType::Float32) {
+          EXPECT_LT(worst, 1e-4) << name;
+        } else {
+          EXPECT_LE(worst, 1.0) << name;
+          EXPECT_LT(off_by_one, size_t(photo.cols) * photo.rows / 100) << name;  // ties and fixed-point only
+        }
+      }
+}
+
+// Gray output of YUV sources is their Y: at full range and the source's size, exactly the Y plane
+// that cv::cvtColor's YUV2GRAY returns; at limited range, Y expanded like the colour path.
+TEST(TensorizeVsOpenCV, GrayOfYuvIsTheYPlane) {
+  std::mt19937 rng(14);
+  const int w = 38, h = 22;  // OpenCV's 4:2:0 conversions need even sizes (odd ones: the reference tests)
+  for (PixelFormat f : {PixelFormat::NV12, PixelFormat::NV21, PixelFormat::I420, PixelFormat::YUY2, PixelFormat::UYVY}) {
+    HostImage im = tztest::make_image(f, w, h, 5, 3);
+    tztest::fill_random(im, rng);
+    // The source as one contiguous buffer in OpenCV's layout for its YUV2GRAY conversion.
+    const PixelFormatInfo& info = pixel_format_info(f);
+    const bool packed = info.planes == 1;
+    cv::Mat yuv(packed ? h : h + (h + 1) / 2, packed ? 2 * w : w, CV_8UC1, cv::Scalar(0));
+    for (int y = 0; y < h; ++y)
+      std::memcpy(yuv.ptr(y), im.view.planes[0].data + int64_t(y) * im.view.planes[0].stride, packed ? 2 * w : w);
+    cv::Mat gray;
+    const int code = f == PixelFormat::YUY2 ? cv::COLOR_YUV2GRAY_YUY2
+                     : f == PixelFormat::UYVY ? cv::COLOR_YUV2GRAY_UYVY
+                                              : cv::COLOR_YUV2GRAY_420;
+    if (packed) {
+      cv::Mat two(h, w, CV_8UC2, yuv.data);
+      cv::cvtColor(two, gray, code);
+    } else {
+      cv::cvtColor(cv::Mat(h * 3 / 2, w, CV_8UC1, yuv.data), gray, code);
+    }
+    for (bool full : {true, false}) {
+      TensorizeConfig c = base_config(f, w, h, w, h);
+      c.mode = ResizeMode::Stretch;
+      c.channels = 1;
+      c.dtype = DType::UInt8;
+      c.scale = 1;
+      c.yuv_full_range = full;
+      TensorizePlan p;
+      ASSERT_TRUE(make_tensorize_plan(c, &p).ok());
+      std::vector<float> out;
+      ASSERT_TRUE(run_cpu(p, im.view, &out));
+      int bad = 0;
+      for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x) {
+          const double Y = gray.at<uint8_t>(y, x);
+          const double expect = full ? Y : tzref::py_round(std::min(255.0, std::max(0.0, (Y - 16) * 255 / 219)));
+          bad += out[size_t(y) * w + x] != expect;
+        }
+      EXPECT_EQ(bad, 0) << pixel_format_name(f) << (full ? " full" : " limited");
+    }
+  }
+}
+
+// The integer rules on exact values: ties round to even, both types saturate, and the dtypes'
+// default normalisation gives the pixel (uint8) and pixel - 128 (int8).
+TEST(TensorizeCpu, IntegerRoundingAndSaturation) {
+  const int w = 256;
+  HostImage im = tztest::make_image(PixelFormat::GRAY8, w, 1);
+  for (int x = 0; x < w; ++x) const_cast<uint8_t*>(im.view.planes[0].data)[x] = uint8_t(x);
+  struct Case {
+    DType dtype;
+    double scale, mean;
+    std::function<int(int)> expect;
+  } cases[] = {
+      {DType::UInt8, 1, 0, [](int v) { return v; }},
+      {DType::Int8, 1, 128, [](int v) { return v - 128; }},
+      // v / 2: odd v are ties (0.5, 1.5, ...), which go to the even neighbour.
+      {DType::UInt8, 0.5, 0, [](int v) { return v % 2 == 0 ? v / 2 : ((v / 2) % 2 == 0 ? v / 2 : v / 2 + 1); }},
+      {DType::Int8, 0.5, 0, [](int v) { return std::min(127, v % 2 == 0 ? v / 2 : ((v / 2) % 2 == 0 ? v / 2 : v / 2 + 1)); }},
+      {DType::UInt8, 2, 100, [](int v) { return std::max(0, std::min(255, 2 * v - 100)); }},
+      {DType::Int8, 1, 0, [](int v) { return std::min(127, v); }},
+      {DType::Int8, -1, 0, [](int v) { return std::max(-128, -v); }},
+  };
+  for (const Case& k : cases) {
+    TensorizeConfig c = base_config(PixelFormat::GRAY8, w, 1, w, 1);
+    c.mode = ResizeMode::Stretch;
+    c.dtype = k.dtype;
+    c.channels = 1;
+    c.scale = k.scale;
+    c.mean[0] = k.mean;
+    if (k.scale == 1 && k.mean == (k.dtype == DType::Int8 ? 128 : 0)) {  // the dtype's defaults
+      const Normalisation n = default_normalisation(k.dtype);
+      EXPECT_EQ(n.scale, c.scale);
+      EXPECT_EQ(n.mean[0], c.mean[0]);
+    }
+    TensorizePlan p;
+    ASSERT_TRUE(make_tensorize_plan(c, &p).ok());
+    std::vector<float> out;
+    ASSERT_TRUE(run_cpu(p, im.view, &out));
+    for (int x = 0; x < w; ++x)
+      ASSERT_EQ(out[x], k.expect(x)) << dtype_name(k.dtype) << " scale " << k.scale << " mean " << k.mean << " pixel " << x;
+  }
+  EXPECT_STREQ(dtype_name(DType::UInt8), "uint8");
+  EXPECT_STREQ(dtype_name(DType::Int8), "int8");
+  EXPECT_EQ(dtype_bytes(DType::Int8), 1);
 }
 
 }  // namespace

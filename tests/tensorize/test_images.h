@@ -168,7 +168,8 @@ inline cudaprep::TensorizeConfig base_config(cudaprep::PixelFormat f, int w, int
   return c;
 }
 
-// The exhaustive tests' grid: every format x mode x align x interpolation x dtype x layout, in a
+// The exhaustive tests' grid: every format x mode x align x interpolation x dtype x layout x channels
+// (3, 1), with the dtype's default normalisation, in a
 // fixed order. f(config, n) gets a default configuration with those six set (sizes still to be
 // set) and its index n. Returns the number of combinations.
 template <class F>
@@ -179,17 +180,25 @@ int for_each_combination(F&& f) {
     for (ResizeMode m : {ResizeMode::Letterbox, ResizeMode::Stretch, ResizeMode::Crop, ResizeMode::Ultralytics})
       for (Align a : {Align::Center, Align::TopLeft})
         for (Interpolation ip : {Interpolation::Bilinear, Interpolation::Nearest})
-          for (DType d : {DType::Float32, DType::Float16})
-            for (Layout l : {Layout::NCHW, Layout::NHWC}) {
-              TensorizeConfig c;
-              c.format = fmt;
-              c.mode = m;
-              c.align = a;
-              c.interpolation = ip;
-              c.dtype = d;
-              c.layout = l;
-              f(c, n++);
-            }
+          for (DType d : {DType::Float32, DType::Float16, DType::UInt8, DType::Int8})
+            for (Layout l : {Layout::NCHW, Layout::NHWC})
+              for (int channels : {3, 1}) {
+                TensorizeConfig c;
+                c.format = fmt;
+                c.mode = m;
+                c.align = a;
+                c.interpolation = ip;
+                c.dtype = d;
+                c.layout = l;
+                c.channels = channels;
+                const Normalisation norm = default_normalisation(d);  // what the elements use by default
+                c.scale = norm.scale;
+                for (int k = 0; k < 3; ++k) {
+                  c.mean[k] = norm.mean[k];
+                  c.std[k] = norm.std[k];
+                }
+                f(c, n++);
+              }
   return n;
 }
 
