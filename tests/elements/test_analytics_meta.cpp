@@ -60,7 +60,7 @@ struct MetaCase {
 class TensorVideoMeta : public ::testing::TestWithParam<MetaCase> {};
 
 // The frame comes out as it went in (caps and bytes), carrying one GstTensor: the tensor
-// output=tensor makes, with upstream's dims (row-major [1,3,H,W] or [1,H,W,3]) and type, and
+// output=tensor makes, with upstream's dims (row-major [1,C,H,W] or [1,H,W,C]) and type, and
 // the transform meta on the frame.
 TEST_P(TensorVideoMeta, FramePassesWithTheTensorOnIt) {
   const std::string props = std::string("cudatensorize backend=cpu ") + GetParam().props;
@@ -105,6 +105,14 @@ INSTANTIATE_TEST_SUITE_P(
     Layouts, TensorVideoMeta,
     ::testing::Values(MetaCase{"width=40 height=24", GST_TENSOR_DATA_TYPE_FLOAT32, {1, 3, 24, 40}},
                       MetaCase{"width=40 height=24 layout=nhwc dtype=float16", GST_TENSOR_DATA_TYPE_FLOAT16,
+                               {1, 24, 40, 3}},
+                      // integer types and gray (issue 12 item 5): C = channels in the dims
+                      MetaCase{"width=40 height=24 dtype=uint8", GST_TENSOR_DATA_TYPE_UINT8, {1, 3, 24, 40}},
+                      MetaCase{"width=40 height=24 dtype=uint8 channels=1", GST_TENSOR_DATA_TYPE_UINT8,
+                               {1, 1, 24, 40}},
+                      MetaCase{"width=40 height=24 layout=nhwc dtype=uint8 channels=1", GST_TENSOR_DATA_TYPE_UINT8,
+                               {1, 24, 40, 1}},
+                      MetaCase{"width=40 height=24 layout=nhwc dtype=int8", GST_TENSOR_DATA_TYPE_INT8,
                                {1, 24, 40, 3}}));
 
 // Tensors come from a pool: while frames are held each has its own, and a released frame's

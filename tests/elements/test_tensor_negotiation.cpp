@@ -133,6 +133,33 @@ TEST(TensorNegotiation, BatchDimensionIsBatchSize) {
   EXPECT_EQ(negotiate("batch-size=2 width=32 height=16", "types=float32").dimensions, "32:16:3:2");
 }
 
+// A model taking gray uint8 (NNStreamer's 1:W:H:1) after a default cudatensorize gets the resized
+// gray pixels: the tensor cudatensorize makes with channels=1 dtype=uint8 set (and uint8's
+// normalisation, the pixels themselves); W:H:1:1 reads the same.
+TEST(TensorNegotiation, GrayUint8FromDownstream) {
+  expect_tensor("", "types=uint8,dimensions=(string)1:96:64:1", "1:96:64:1",
+                "width=96 height=64 channels=1 dtype=uint8", 4);
+  expect_tensor("", "types=uint8,dimensions=(string)96:64:1:1", "96:64:1:1",
+                "width=96 height=64 channels=1 dtype=uint8", 4);
+  // gray nchw and nhwc are the same bytes: layout=nchw set does not contradict 1:W:H:1
+  expect_tensor("layout=nchw", "types=uint8,dimensions=(string)1:96:64:1", "1:96:64:1",
+                "width=96 height=64 channels=1 dtype=uint8", 4);
+  Negotiated n = negotiate("", "types=uint8,dimensions=(string)1:96:64:1");
+  EXPECT_EQ(n.types, "uint8");
+  EXPECT_EQ(n.bytes, 96u * 64);
+}
+
+// int8 from downstream takes int8's normalisation (pixel - 128) unless scale / mean / std are set.
+TEST(TensorNegotiation, IntegerTypeFromDownstreamTakesItsNormalisation) {
+  expect_tensor("", "types=int8,dimensions=(string)3:32:32:1", "3:32:32:1", "width=32 height=32 layout=nhwc dtype=int8",
+                5);
+  expect_tensor("mean=<0.5>", "types=int8,dimensions=(string)32:32:3:1", "32:32:3:1",
+                "width=32 height=32 dtype=int8 mean=<0.5>", 5);
+  // of a list of types, the property's (set or default) where listed, else the first
+  EXPECT_EQ(negotiate("dtype=int8", "types={uint8,int8}").types, "int8");
+  EXPECT_EQ(negotiate("", "types={uint8,int8}").types, "uint8");
+}
+
 struct Conflict {
   const char* props;
   const char* downstream;
@@ -158,7 +185,15 @@ INSTANTIATE_TEST_SUITE_P(
         Conflict{"dtype=float32", "types=float16", {"dtype=float32", "types=float16"}},
         Conflict{"width=10 dtype=float16", "dimensions=(string)3:640:640:1,types=float32",
                  {"width=10", "dtype=float16", "types=float32"}},
-        Conflict{"", "dimensions=(string)4:64:64:1", {"dimensions=4:64:64:1", "not a 3-channel image tensor"}},
+        Conflict{"", "dimensions=(string)4:64:64:1", {"dimensions=4:64:64:1", "not an image tensor",
+                                                       "C = 3 (colour) or 1 (gray)"}},
+        // channels and the integer types (issue 12 item 5)
+        Conflict{"", "dimensions=(string)2:64:64:1", {"dimensions=2:64:64:1", "C = 3 (colour) or 1 (gray)"}},
+        Conflict{"channels=3", "dimensions=(string)1:64:64:1", {"channels=3 (set on cudatensorize)",
+                                                               "channels 1 in dimensions=1:64:64:1"}},
+        Conflict{"channels=1", "dimensions=(string)64:64:3:1", {"channels=1", "channels 3 in dimensions=64:64:3:1"}},
+        Conflict{"dtype=uint8", "types=float32", {"dtype=uint8 (set on cudatensorize)", "types=float32"}},
+        Conflict{"dtype=float32", "types=int8", {"dtype=float32", "types=int8"}},
         // the batch dimension must equal batch-size (default 1), in either direction
         Conflict{"batch-size=2", "dimensions=(string)3:64:64:1", {"batch-size=2", "batch 1 in dimensions=3:64:64:1"}},
         Conflict{"", "dimensions=(string)64:64:3:4", {"batch-size=1", "batch 4 in dimensions=64:64:3:4"}}));
