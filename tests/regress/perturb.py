@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Edits a cudaprep-regress recording in place, keeping it self-consistent (file, SHA-256 and
 stats in frames.jsonl), so that a test can make a known change:
-  perturb.py DIR tensor SINK FRAME INDEX DELTA   adds DELTA to float32 element INDEX (of the
-                                                 frame's tensors one after the other; a batch's
-                                                 slot digests follow)
+  perturb.py DIR tensor SINK FRAME INDEX DELTA   adds DELTA to element INDEX (of the frame's
+                                                 tensors one after the other; a batch's slot
+                                                 digests follow) of a float32, uint8 or int8 sink
   perturb.py DIR match SINK FRAME DX DSCORE      moves the first match by DX px, changes its score
   perturb.py DIR truncate FRAMES                 keeps the first FRAMES frames
 and, to make a recording that contradicts itself or is malformed on purpose:
@@ -46,13 +46,16 @@ def main():
     if what == "tensor":
         sink, frame, index, delta = sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6])
         entry = frames[frame][sink]
+        dtype = next(s.get("dtype", "float32") for s in manifest["sinks"] if s["name"] == sink)
+        code, size = {"float32": ("f", 4), "uint8": ("B", 1), "int8": ("b", 1)}[dtype]
         path = os.path.join(d, entry["file"])
         with open(path, "rb") as f:
             data = bytearray(f.read())
-        n = len(data) // 4
-        values = list(struct.unpack("<%df" % n, data))
-        values[index] = struct.unpack("<f", struct.pack("<f", values[index] + delta))[0]
-        data = struct.pack("<%df" % n, *values)
+        n = len(data) // size
+        values = list(struct.unpack("<%d%s" % (n, code), data))
+        changed = values[index] + (delta if code == "f" else int(delta))
+        values[index] = struct.unpack("<" + code, struct.pack("<" + code, changed))[0]
+        data = struct.pack("<%d%s" % (n, code), *values)
         with open(path, "wb") as f:
             f.write(data)
         finite = [v for v in values if math.isfinite(v)]
