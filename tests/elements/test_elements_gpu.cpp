@@ -58,6 +58,30 @@ void expect_floats_close(const std::vector<uint8_t>& a, const std::vector<uint8_
   EXPECT_LE(worst, 1e-5) << what << ": max |gpu - cpu| at element " << at;
 }
 
+// GPU against CPU within the tolerances: fp32 1e-5, fp16 bit-exact, uint8 / int8 one step (a
+// normalised value within float error of a rounding boundary may round either way on each path).
+void expect_tensors_close(const std::vector<uint8_t>& gpu, const std::vector<uint8_t>& cpu, const std::string& props,
+                          const std::string& what) {
+  const bool is_signed = props.find("dtype=int8") != std::string::npos;
+  if (!is_signed && props.find("dtype=uint8") == std::string::npos) {
+    expect_floats_close(gpu, cpu, props.find("float16") != std::string::npos, what);
+    return;
+  }
+  ASSERT_EQ(gpu.size(), cpu.size()) << what;
+  int worst = 0;
+  size_t at = 0, differing = 0;
+  for (size_t i = 0; i < gpu.size(); i++) {
+    const int a = is_signed ? (int8_t)gpu[i] : gpu[i], b = is_signed ? (int8_t)cpu[i] : cpu[i];
+    differing += a != b;
+    if (std::abs(a - b) > worst) {
+      worst = std::abs(a - b);
+      at = i;
+    }
+  }
+  EXPECT_LE(worst, 1) << what << ": max |gpu - cpu| at element " << at;
+  EXPECT_LE(differing, gpu.size() / 100 + 1) << what << ": values one step apart should be rare";
+}
+
 struct Route {
   const char* name;
   const char* upstream;   // "" or "cudaupload ! "
@@ -116,13 +140,19 @@ TEST_P(TensorizeGpuElement, CudaPathEqualsCpuPathThroughEveryMemoryRoute) {
                          "width=50 height=50 resize-mode=stretch roi=<10,20,200,150> mean=<0.4> std=<0.2,0.3,0.4>",
                          // the batch kernel: the first of two tensors of 3 regions each (one clipped)
                          "width=48 height=40 batch-size=3 roi-margin=0.1 "
-                         "rois=<<0,0,100,80>,<150,100,160,110>,<300,200,40,40>,<5,5,30,30>>"};
+                         "rois=<<0,0,100,80>,<150,100,160,110>,<300,200,40,40>,<5,5,30,30>>",
+                         // integer types and gray (issue 12 item 5), single-frame and batch kernels
+                         "width=64 height=48 dtype=uint8",
+                         "width=64 height=48 dtype=int8 layout=nhwc scale=0.5 mean=<10,20,30> std=<2,1,0.5>",
+                         "width=72 height=40 resize-mode=crop dtype=uint8 channels=1",
+                         "width=40 height=40 channels=1 layout=nhwc interpolation=nearest",
+                         "width=32 height=32 dtype=int8 channels=1 batch-size=3 "
+                         "rois=<<0,0,100,80>,<150,100,160,110>>"};
   for (const char* p : props) {
     std::string caps = video_caps(f.name, w, h);
     auto cpu_frame = make_frame(f.format, w, h, 21, 3, 0);
     auto cpu = run_tensorize(std::string("cudatensorize backend=cpu ") + p, caps, nullptr, cpu_frame.buffer, nullptr);
     ASSERT_FALSE(cpu.empty()) << p;
-    const bool fp16 = strstr(p, "float16") != nullptr;
     const Route routes[] = {
         {"system in, system out", "", "other/tensors"},
         {"system in, CUDA out", "", "other/tensors(memory:CUDAMemory)"},
@@ -139,7 +169,7 @@ TEST_P(TensorizeGpuElement, CudaPathEqualsCpuPathThroughEveryMemoryRoute) {
       auto gpu = run_tensorize(desc, caps, r.sink_caps, gpu_frame.buffer, &cuda_out);
       ASSERT_FALSE(gpu.empty()) << p << " / " << r.name;
       EXPECT_EQ(cuda_out, strstr(r.sink_caps, "CUDAMemory") != nullptr) << r.name;
-      expect_floats_close(gpu, cpu, fp16, std::string(f.name) + " " + p + " / " + r.name);
+      expect_tensors_close(gpu, cpu, p, std::string(f.name) + " " + p + " / " + r.name);
     }
   }
 }
@@ -447,14 +477,15 @@ TEST(HandoffGpu, CudaConsumerOrderingOnTheStreamSeesCompleteTensors) {
 // BGR, I420, YUY2 (MPEG-2 chroma siting) and P010 (system memory, staged per pad), odd sizes,
 // equals the CPU path's batch, in CUDA and in system memory out.
 constexpr int kBatchPads = 5;
-static std::vector<uint8_t> run_batch(const char* backend, bool cuda_in, const char* out_caps) {
+static std::vector<uint8_t> run_batch(const char* backend, bool cuda_in, const char* out_caps,
+                                      const std::string& props = "mean=<0.4> std=<0.2,0.3,0.4>") {
   const char* formats[kBatchPads] = {"NV12", "BGR", "I420", "YUY2", "P010_10LE"};
   const char* caps_extra[kBatchPads] = {"", "", "", ",chroma-site=mpeg2", ""};
   const GstVideoFormat gst_formats[kBatchPads] = {GST_VIDEO_FORMAT_NV12, GST_VIDEO_FORMAT_BGR, GST_VIDEO_FORMAT_I420,
                                                   GST_VIDEO_FORMAT_YUY2, GST_VIDEO_FORMAT_P010_10LE};
   const int sizes[kBatchPads][2] = {{1921, 1081}, {641, 359}, {320, 241}, {1279, 721}, {641, 361}};
-  std::string desc = std::string("cudatensorbatch name=b width=160 height=128 mean=<0.4> std=<0.2,0.3,0.4> backend=") +
-                     backend + " ! " + out_caps + " ! appsink name=out sync=false";
+  std::string desc = "cudatensorbatch name=b width=160 height=128 " + props + " backend=" + backend + " ! " +
+                     out_caps + " ! appsink name=out sync=false";
   for (int i = 0; i < kBatchPads; i++) {
     desc += " appsrc name=s" + std::to_string(i) + " format=time caps=\"" +
             video_caps(formats[i], sizes[i][0], sizes[i][1], caps_extra[i]) + "\" ! ";
@@ -494,6 +525,19 @@ TEST(TensorBatchGpu, MixedBatchEqualsCpuPath) {
   ASSERT_EQ(cpu.size(), 160u * 128 * 3 * 4 * kBatchPads);
   expect_floats_close(run_batch("cuda", true, "other/tensors(memory:CUDAMemory)"), cpu, false, "CUDA in, CUDA out");
   expect_floats_close(run_batch("cuda", false, "other/tensors"), cpu, false, "system in, system out");
+}
+
+// The same batch as uint8 gray and int8 NHWC colour (issue 12 item 5).
+TEST(TensorBatchGpu, IntegerAndGrayBatchesEqualCpuPath) {
+  for (const char* props : {"dtype=uint8 channels=1", "dtype=int8 layout=nhwc"}) {
+    const size_t channels = strstr(props, "channels=1") ? 1 : 3;
+    auto cpu = run_batch("cpu", false, "other/tensors", props);
+    ASSERT_EQ(cpu.size(), 160u * 128 * channels * kBatchPads) << props;
+    expect_tensors_close(run_batch("cuda", true, "other/tensors(memory:CUDAMemory)", props), cpu, props,
+                         std::string(props) + ": CUDA in, CUDA out");
+    expect_tensors_close(run_batch("cuda", false, "other/tensors", props), cpu, props,
+                         std::string(props) + ": system in, system out");
+  }
 }
 
 int main(int argc, char** argv) {
