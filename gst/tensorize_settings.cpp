@@ -177,9 +177,16 @@ effective_normalisation (const TensorizeSettings & s, double *scale, std::vector
 gboolean
 gst_cuda_prep_tensor_property_get (const TensorizeSettings & s, guint prop, GValue * value)
 {
-  double scale;
-  std::vector<double> mean, std;
-  effective_normalisation (s, &scale, &mean, &std);
+  if (prop == TENSOR_PROP_SCALE || prop == TENSOR_PROP_MEAN || prop == TENSOR_PROP_STD) {
+    double scale;
+    std::vector<double> mean, std;
+    effective_normalisation (s, &scale, &mean, &std);
+    if (prop == TENSOR_PROP_SCALE)
+      g_value_set_double (value, scale);
+    else
+      gst_cuda_prep_vector_to_array (prop == TENSOR_PROP_MEAN ? mean : std, value);
+    return TRUE;
+  }
   switch (prop) {
     case TENSOR_PROP_WIDTH: g_value_set_uint (value, s.width); break;
     case TENSOR_PROP_HEIGHT: g_value_set_uint (value, s.height); break;
@@ -188,9 +195,6 @@ gst_cuda_prep_tensor_property_get (const TensorizeSettings & s, guint prop, GVal
     case TENSOR_PROP_PAD_VALUE: g_value_set_uint (value, s.pad_value); break;
     case TENSOR_PROP_INTERPOLATION: g_value_set_enum (value, (gint) s.interpolation); break;
     case TENSOR_PROP_CHANNEL_ORDER: g_value_set_enum (value, (gint) s.channel_order); break;
-    case TENSOR_PROP_SCALE: g_value_set_double (value, scale); break;
-    case TENSOR_PROP_MEAN: gst_cuda_prep_vector_to_array (mean, value); break;
-    case TENSOR_PROP_STD: gst_cuda_prep_vector_to_array (std, value); break;
     case TENSOR_PROP_LAYOUT: g_value_set_enum (value, (gint) s.layout); break;
     case TENSOR_PROP_DTYPE: g_value_set_enum (value, (gint) s.dtype); break;
     case TENSOR_PROP_YUV_MATRIX: g_value_set_enum (value, s.yuv_matrix); break;

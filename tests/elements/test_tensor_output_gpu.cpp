@@ -3,6 +3,7 @@
 // with the tensor in CUDA memory. Both equal the CPU path; fp16 throughout, where the two paths
 // agree bit for bit.
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -37,9 +38,9 @@ GstBuffer* push_one(const std::string& desc, const char* sink_caps, bool* cuda_c
   return out;
 }
 
-std::vector<uint8_t> cpu_tensor() {
+std::vector<uint8_t> cpu_tensor(const char* shape = kTensorShape) {
   bool cuda = false;
-  GstBuffer* out = push_one(std::string("cudatensorize backend=cpu ") + kTensorShape, nullptr, &cuda);
+  GstBuffer* out = push_one(std::string("cudatensorize backend=cpu ") + shape, nullptr, &cuda);
   EXPECT_NE(out, nullptr);
   std::vector<uint8_t> v = out ? test::buffer_bytes(out) : std::vector<uint8_t>();
   if (out) gst_buffer_unref(out);
@@ -64,6 +65,26 @@ TEST(TensorOutputGpu, ShapeFromDownstreamEqualsCpuPath) {
     EXPECT_TRUE(cuda) << upstream;
     EXPECT_TRUE(gst_is_cuda_memory(gst_buffer_peek_memory(out, 0))) << upstream;
     EXPECT_EQ(test::buffer_bytes(out), cpu) << upstream;
+    gst_buffer_unref(out);
+  }
+}
+
+// A quantised gray model's caps (1:W:H:1 uint8) fix a plain cudatensorize on the GPU too: the
+// resized gray pixels, equal to the CPU path's within one step (issue 12 item 5).
+TEST(TensorOutputGpu, GrayUint8FromDownstreamEqualsCpuPath) {
+  const std::vector<uint8_t> cpu = cpu_tensor("width=96 height=64 layout=nhwc dtype=uint8 channels=1");
+  ASSERT_EQ(cpu.size(), 96u * 64);
+  for (const char* upstream : {"", kUpload}) {
+    bool cuda = false;
+    GstBuffer* out = push_one(std::string(upstream) + "cudatensorize backend=cuda",
+                              "other/tensors(memory:CUDAMemory),format=static,num_tensors=1,"
+                              "dimensions=(string)1:96:64:1,types=uint8",
+                              &cuda);
+    ASSERT_NE(out, nullptr) << upstream;
+    EXPECT_TRUE(cuda) << upstream;
+    const std::vector<uint8_t> gpu = test::buffer_bytes(out);
+    ASSERT_EQ(gpu.size(), cpu.size()) << upstream;
+    for (size_t i = 0; i < gpu.size(); i++) ASSERT_LE(std::abs(gpu[i] - cpu[i]), 1) << upstream << " element " << i;
     gst_buffer_unref(out);
   }
 }
