@@ -450,15 +450,28 @@ bool parse_options(int argc, char** argv, Options* o) {
 
 }  // namespace
 
-// ---- camera and decoder formats (issue 12) -------------------------------------------------------
+// ---- camera and decoder formats, output types (issue 12) ------------------------------------------
 
 // The fused kernel on 1080p YUY2 (USB / GMSL cameras) and P010 (HEVC Main10, HDR) -> 640x640
-// letterbox, beside the device-to-device copy of the output's bytes (the floor of the main rows).
+// letterbox fp32 NCHW, and NV12 into the tensors quantised models take (uint8 NHWC, the pixels)
+// and gray fp32; each beside the device-to-device copy of its output's bytes (the floor of the
+// main rows: for the 1-byte and 1-channel outputs the source read outweighs it).
 void bench_camera_formats(const TensorizeTuning& tuning, bool warm, size_t l2, cudaStream_t s, std::vector<Row>* rows) {
   const int SW = 1920, SH = 1080, DW = 640, DH = 640;
-  const size_t out_bytes = size_t(DW) * DH * 3 * sizeof(float);
-  for (PixelFormat fmt : {PixelFormat::YUY2, PixelFormat::P010_10LE}) {
-    const std::string name = std::string(pixel_format_name(fmt)) + " 1920x1080";
+  struct Case {
+    PixelFormat fmt;
+    DType dtype;
+    Layout layout;
+    int channels;
+    const char* what;
+  } cases[] = {{PixelFormat::YUY2, DType::Float32, Layout::NCHW, 3, ""},
+               {PixelFormat::P010_10LE, DType::Float32, Layout::NCHW, 3, ""},
+               {PixelFormat::NV12, DType::UInt8, Layout::NHWC, 3, " -> uint8 NHWC"},
+               {PixelFormat::NV12, DType::Float32, Layout::NCHW, 1, " -> gray fp32"}};
+  for (const Case& k : cases) {
+    const PixelFormat fmt = k.fmt;
+    const size_t out_bytes = size_t(DW) * DH * size_t(k.channels) * size_t(dtype_bytes(k.dtype));
+    const std::string name = std::string(pixel_format_name(fmt)) + " 1920x1080" + k.what;
     const size_t in_bytes = frame_bytes(fmt, SW, SH);
     const int n_in = warm ? 1 : int(std::max<size_t>(8, (3 * l2 + in_bytes - 1) / in_bytes));
     const int n_out = warm ? 1 : int(std::max<size_t>(8, (3 * l2 + out_bytes - 1) / out_bytes));
@@ -468,7 +481,18 @@ void bench_camera_formats(const TensorizeTuning& tuning, bool warm, size_t l2, c
     CK(cudaMalloc(&copy_src, out_bytes * n_out));
     fill_kernel<<<1024, 256, 0, s>>>(in, in_bytes * n_in, 4321u);
     CK(cudaGetLastError());
-    const TensorizePlan plan = full_hd_plan(fmt);
+    TensorizeConfig cfg;
+    cfg.format = fmt;
+    cfg.src_width = SW;
+    cfg.src_height = SH;
+    cfg.dst_width = DW;
+    cfg.dst_height = DH;
+    cfg.dtype = k.dtype;
+    cfg.layout = k.layout;
+    cfg.channels = k.channels;
+    cfg.scale = default_normalisation(k.dtype).scale;
+    TensorizePlan plan;
+    if (!make_tensorize_plan(cfg, &plan).ok()) std::exit(1);
     auto view_of = [&](int i) { return stacked_frame(fmt, SW, SH, in + size_t(i % n_in) * in_bytes); };
     const size_t first_row = rows->size();
     time_method(name.c_str(), "tensorize_cuda (fused)", in_bytes + out_bytes,

@@ -2,7 +2,7 @@
 // y's tensor with the same device code as the single-frame kernel (tensorize_kernel.cuh), so each
 // slot equals the CPU path's output bit for bit. The source family is per slot (mixed formats in
 // one launch): a switch on a value that is uniform over the block, so no warp diverges on it.
-// Interpolation, layout and dtype are batch-wide template parameters.
+// Interpolation, output shape (layout, channels) and dtype are batch-wide template parameters.
 //
 // The per-slot arguments reach the kernel in one of two ways. Up to kParamSlots slots (every
 // camera batch and most region batches) they are the kernel's parameters: the launch carries
@@ -42,17 +42,17 @@ struct ParamSlots {
 static_assert(sizeof(ParamSlots) <= 32764, "kernel parameters are limited to 32764 bytes");
 
 // One block of slot blockIdx.y, whose arguments are `s`.
-template <Interpolation I, Layout L, DType D>
+template <Interpolation I, Layout L, DType D, int C>
 __device__ __forceinline__ void run_block(const SlotArgs& s) {
   if (static_cast<int>(blockIdx.x) >= s.blocks) return;
   switch (static_cast<SourceFamily>(s.family)) {
-    case SourceFamily::NV12: tzk::tensorize_block<SourceFamily::NV12, I, L, D>(s.a); break;
-    case SourceFamily::I420: tzk::tensorize_block<SourceFamily::I420, I, L, D>(s.a); break;
-    case SourceFamily::Packed3: tzk::tensorize_block<SourceFamily::Packed3, I, L, D>(s.a); break;
-    case SourceFamily::Packed4: tzk::tensorize_block<SourceFamily::Packed4, I, L, D>(s.a); break;
-    case SourceFamily::Gray: tzk::tensorize_block<SourceFamily::Gray, I, L, D>(s.a); break;
-    case SourceFamily::Packed422: tzk::tensorize_block<SourceFamily::Packed422, I, L, D>(s.a); break;
-    case SourceFamily::P010: tzk::tensorize_block<SourceFamily::P010, I, L, D>(s.a); break;
+    case SourceFamily::NV12: tzk::tensorize_block<SourceFamily::NV12, I, L, D, C>(s.a); break;
+    case SourceFamily::I420: tzk::tensorize_block<SourceFamily::I420, I, L, D, C>(s.a); break;
+    case SourceFamily::Packed3: tzk::tensorize_block<SourceFamily::Packed3, I, L, D, C>(s.a); break;
+    case SourceFamily::Packed4: tzk::tensorize_block<SourceFamily::Packed4, I, L, D, C>(s.a); break;
+    case SourceFamily::Gray: tzk::tensorize_block<SourceFamily::Gray, I, L, D, C>(s.a); break;
+    case SourceFamily::Packed422: tzk::tensorize_block<SourceFamily::Packed422, I, L, D, C>(s.a); break;
+    case SourceFamily::P010: tzk::tensorize_block<SourceFamily::P010, I, L, D, C>(s.a); break;
   }
 }
 
@@ -64,49 +64,53 @@ constexpr int kMinBlocksPerSm = 10;
 // The arguments read straight from the parameter bank (each field uniform over the block, a
 // broadcast). Copying them to shared memory first, as the table kernel does, was slower here:
 // 0.82x / 1.16x / 0.87x against 0.80x / 1.11x / 0.84x the copy floor (the three batch cases).
-template <Interpolation I, Layout L, DType D>
+template <Interpolation I, Layout L, DType D, int C>
 __global__ void __launch_bounds__(kBlockThreads, kMinBlocksPerSm) tensorize_batch_param_kernel(const __grid_constant__ ParamSlots t) {
-  run_block<I, L, D>(t.slots[blockIdx.y]);
+  run_block<I, L, D, C>(t.slots[blockIdx.y]);
 }
 
 // The arguments are copied from the table into shared memory first, 16 bytes a thread: read in
 // place from global memory, every field was a load on the way to the first source tap (8 x NV12
 // 1080p: 1.31x -> 1.11x the copy floor with the table, before the parameter path existed).
-template <Interpolation I, Layout L, DType D>
+template <Interpolation I, Layout L, DType D, int C>
 __global__ void __launch_bounds__(kBlockThreads, kMinBlocksPerSm) tensorize_batch_table_kernel(const SlotArgs* __restrict__ table) {
   __shared__ SlotArgs s;
   const int4* src = reinterpret_cast<const int4*>(&table[blockIdx.y]);
   int4* dst = reinterpret_cast<int4*>(&s);
   for (int i = threadIdx.x; i < int(sizeof(SlotArgs) / 16); i += blockDim.x) dst[i] = src[i];
   __syncthreads();
-  run_block<I, L, D>(s);
+  run_block<I, L, D, C>(s);
 }
 
 using ParamKernelFn = void (*)(ParamSlots);
 using TableKernelFn = void (*)(const SlotArgs*);
 
-// The dispatch tables. Index I = (interpolation * 2 + layout) * 2 + dtype.
+// The dispatch tables. Index I = (interpolation * kOutputShapes + output shape) * kDTypeCount + dtype.
+constexpr int kBatchKernelCount = 2 * tzk::kOutputShapes * kDTypeCount;
 template <int I>
-constexpr Interpolation interpolation_of = static_cast<Interpolation>(I / 4);
+constexpr Interpolation interpolation_of = static_cast<Interpolation>(I / (tzk::kOutputShapes * kDTypeCount));
 template <int I>
-constexpr Layout layout_of = static_cast<Layout>((I / 2) % 2);
+constexpr int shape_of = (I / kDTypeCount) % tzk::kOutputShapes;
 template <int I>
-constexpr DType dtype_of = static_cast<DType>(I % 2);
+constexpr DType dtype_of = static_cast<DType>(I % kDTypeCount);
 
 template <int... I>
 const ParamKernelFn* make_param_table(std::integer_sequence<int, I...>) {
-  static const ParamKernelFn table[] = {&tensorize_batch_param_kernel<interpolation_of<I>, layout_of<I>, dtype_of<I>>...};
+  static const ParamKernelFn table[] = {&tensorize_batch_param_kernel<
+      interpolation_of<I>, tzk::shape_layout(shape_of<I>), dtype_of<I>, tzk::shape_channels(shape_of<I>)>...};
   return table;
 }
 
 template <int... I>
 const TableKernelFn* make_table_table(std::integer_sequence<int, I...>) {
-  static const TableKernelFn table[] = {&tensorize_batch_table_kernel<interpolation_of<I>, layout_of<I>, dtype_of<I>>...};
+  static const TableKernelFn table[] = {&tensorize_batch_table_kernel<
+      interpolation_of<I>, tzk::shape_layout(shape_of<I>), dtype_of<I>, tzk::shape_channels(shape_of<I>)>...};
   return table;
 }
 
 int kernel_index(const TensorOutputPlan& o) {
-  return (static_cast<int>(o.interpolation) * 2 + static_cast<int>(o.layout)) * 2 + static_cast<int>(o.dtype);
+  return (static_cast<int>(o.interpolation) * tzk::kOutputShapes + tzk::output_shape(o)) * kDTypeCount +
+         static_cast<int>(o.dtype);
 }
 
 }  // namespace
@@ -204,8 +208,8 @@ Status tensorize_batch_cuda(const TensorizeBatch& batch, void* dst, size_t dst_b
   const cudaStream_t st = static_cast<cudaStream_t>(stream);
   const dim3 grid(static_cast<unsigned>(widest), static_cast<unsigned>(batch.count));
   const unsigned threads = 32u * static_cast<unsigned>(tuning.warps_per_block);
-  static const ParamKernelFn* param_kernels = make_param_table(std::make_integer_sequence<int, 8>{});
-  static const TableKernelFn* table_kernels = make_table_table(std::make_integer_sequence<int, 8>{});
+  static const ParamKernelFn* param_kernels = make_param_table(std::make_integer_sequence<int, kBatchKernelCount>{});
+  static const TableKernelFn* table_kernels = make_table_table(std::make_integer_sequence<int, kBatchKernelCount>{});
   if (as_params) {
     param_kernels[kernel_index(batch.output)]<<<grid, threads, 0, st>>>(*t.params);
   } else {

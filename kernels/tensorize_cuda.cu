@@ -19,7 +19,7 @@ using tzk::KernelArgs;
 using tzk::kBlockThreads;
 using namespace tzk;  // the shared device helpers: sample_group, store_group, kPixelsPerLane, ...
 
-template <SourceFamily F, Interpolation I, Layout L, DType D>
+template <SourceFamily F, Interpolation I, Layout L, DType D, int C>
 __global__ void __launch_bounds__(kBlockThreads) tensorize_kernel(const __grid_constant__ KernelArgs a) {
   constexpr int Q = kPixelsPerLane;
   const PixelParams& p = a.p;
@@ -32,7 +32,7 @@ __global__ void __launch_bounds__(kBlockThreads) tensorize_kernel(const __grid_c
     // A padding row: the whole row, P pixels per lane and store.
     const int k = w - sampled_warps;
     const int y = k < a.pad_split ? k : k + a.n_act;
-    constexpr int P = D == DType::Float32 ? 4 : 8;
+    constexpr int P = pad_pixels_per_store<D>();
     float v[3][P];
 #pragma unroll
     for (int j = 0; j < P; ++j) {
@@ -40,7 +40,7 @@ __global__ void __launch_bounds__(kBlockThreads) tensorize_kernel(const __grid_c
       v[1][j] = pad[1];
       v[2][j] = pad[2];
     }
-    for (int x = lane * P; x < p.W; x += 32 * P) store_group<L, D, P>(a, y, x, min(P, p.W - x), v);
+    for (int x = lane * P; x < p.W; x += 32 * P) store_group<L, D, P, C>(a, y, x, min(P, p.W - x), v);
     return;
   }
   const int row = w / a.segs_per_row;
@@ -56,6 +56,14 @@ __global__ void __launch_bounds__(kBlockThreads) tensorize_kernel(const __grid_c
       v[0][i] = pad[0];
       v[1][i] = pad[1];
       v[2][i] = pad[2];
+    }
+  } else if (C == 1) {
+    // Gray: the per-pixel code of the CPU path (tz::sample_gray_out), both interpolations.
+    const RowCtx r = tz::make_row<F, I>(p, y);
+#pragma unroll
+    for (int j = 0; j < Q; ++j) {
+      const int x = x0 + j;
+      v[0][j] = x < p.W && tz::x_active(p, x) ? tz::sample_gray_out<F, I>(p, r, x) : pad[0];
     }
   } else {
     const RowCtx r = tz::make_row<F, I>(p, y);
@@ -88,7 +96,7 @@ __global__ void __launch_bounds__(kBlockThreads) tensorize_kernel(const __grid_c
       }
     }
   }
-  store_group<L, D, Q>(a, y, x0, min(Q, p.W - x0), v);
+  store_group<L, D, Q, C>(a, y, x0, min(Q, p.W - x0), v);
 }
 
 
@@ -96,13 +104,15 @@ __global__ void __launch_bounds__(kBlockThreads) tensorize_kernel(const __grid_c
 
 using KernelFn = void (*)(KernelArgs);
 
-// Index = ((family * 2 + interpolation) * 2 + layout) * 2 + dtype.
-constexpr int kKernelCount = tz::kSourceFamilyCount * 2 * 2 * 2;
+// Index = ((family * 2 + interpolation) * kOutputShapes + output shape) * kDTypeCount + dtype.
+constexpr int kKernelCount = tz::kSourceFamilyCount * 2 * kOutputShapes * kDTypeCount;
 
 template <int I>
 KernelFn kernel_entry() {
-  return &tensorize_kernel<static_cast<SourceFamily>(I / 8), static_cast<Interpolation>((I / 4) % 2),
-                           static_cast<Layout>((I / 2) % 2), static_cast<DType>(I % 2)>;
+  constexpr int dtype = I % kDTypeCount, shape = (I / kDTypeCount) % kOutputShapes;
+  constexpr int interp = (I / (kDTypeCount * kOutputShapes)) % 2, family = I / (kDTypeCount * kOutputShapes * 2);
+  return &tensorize_kernel<static_cast<SourceFamily>(family), static_cast<Interpolation>(interp), shape_layout(shape),
+                           static_cast<DType>(dtype), shape_channels(shape)>;
 }
 
 template <int... I>
@@ -113,8 +123,10 @@ const KernelFn* make_table(std::integer_sequence<int, I...>) {
 
 const KernelFn* kernels() { return make_table(std::make_integer_sequence<int, kKernelCount>{}); }
 
-int kernel_index(SourceFamily f, Interpolation i, Layout l, DType d) {
-  return ((static_cast<int>(f) * 2 + static_cast<int>(i)) * 2 + static_cast<int>(l)) * 2 + static_cast<int>(d);
+int kernel_index(SourceFamily f, const TensorOutputPlan& o) {
+  return ((static_cast<int>(f) * 2 + static_cast<int>(o.interpolation)) * kOutputShapes + output_shape(o)) *
+             kDTypeCount +
+         static_cast<int>(o.dtype);
 }
 
 }  // namespace
@@ -133,7 +145,7 @@ Status tensorize_cuda(const TensorizePlan& plan, const ImageView& src, void* dst
   const SourceFamily family = tz::source_family(plan.format);
   const int total_warps = a.total_warps;
 
-  const KernelFn fn = kernels()[kernel_index(family, plan.interpolation, plan.layout, plan.dtype)];
+  const KernelFn fn = kernels()[kernel_index(family, plan)];
   const unsigned blocks = static_cast<unsigned>((total_warps + a.wpb - 1) / a.wpb);
   fn<<<blocks, 32 * a.wpb, 0, static_cast<cudaStream_t>(stream)>>>(a);
   return cuda_status(cudaGetLastError(), "tensorize kernel launch failed");

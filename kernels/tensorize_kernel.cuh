@@ -36,7 +36,10 @@
 // and dispatch, not by issue); they are part of the shape that was measured and tested.
 //
 // Runtime enums become template parameters through one dispatch table (kernels()): source
-// family x interpolation x layout x dtype (7 x 2 x 2 x 2 = 56 kernels). Channel order and
+// family x interpolation x output shape (NCHW, NHWC, gray) x dtype (7 x 2 x 3 x 4 = 168 kernels).
+// Gray output (C = 1) evaluates each pixel with the CPU path's own code (tz::sample_gray_out):
+// no models' hot path, so it is not specialised further. Integer dtypes store bytes, 16 a lane in
+// padding rows. Channel order and
 // packing are runtime byte maps: RGB byte order, NV12 / NV21's U and V, YUY2 / UYVY's Y, U and V.
 // 16-bit samples (P010) load as 2^23 + sample the same way and are scaled by 1/256 (exact) after
 // interpolation; chroma siting is the runtime k of tz::chroma_coord.
@@ -225,6 +228,18 @@ __device__ __forceinline__ uint32_t pack_half2(float a, float b) {
   return uint32_t(__half_as_ushort(__float2half_rn(a))) | (uint32_t(__half_as_ushort(__float2half_rn(b))) << 16);
 }
 
+// One integer element's byte (tz::to_uint8 / to_int8: saturated, rounded to nearest even).
+template <DType D>
+__device__ __forceinline__ uint32_t int_byte(float v) {
+  return D == DType::UInt8 ? uint32_t(tz::to_uint8(v)) : uint32_t(uint8_t(tz::to_int8(v)));
+}
+
+// Four integer elements from e[0..4) as one little-endian word.
+template <DType D>
+__device__ __forceinline__ uint32_t pack_bytes4(const float* e) {
+  return int_byte<D>(e[0]) | (int_byte<D>(e[1]) << 8) | (int_byte<D>(e[2]) << 16) | (int_byte<D>(e[3]) << 24);
+}
+
 // N consecutive output elements from e[0..N) in one store (q aligned to N elements).
 template <DType D, int N>
 __device__ __forceinline__ void store_vec(void* q, const float* e) {
@@ -232,13 +247,21 @@ __device__ __forceinline__ void store_vec(void* q, const float* e) {
     if (N == 1) *static_cast<float*>(q) = e[0];
     if (N == 2) *static_cast<float2*>(q) = make_float2(e[0], e[1]);
     if (N == 4) *static_cast<float4*>(q) = make_float4(e[0], e[1], e[2], e[3]);
-  } else {
+  } else if (D == DType::Float16) {
     if (N == 1) *static_cast<__half*>(q) = __float2half_rn(e[0]);
     if (N == 2) *static_cast<uint32_t*>(q) = pack_half2(e[0], e[1]);
     if (N == 4) *static_cast<uint2*>(q) = make_uint2(pack_half2(e[0], e[1]), pack_half2(e[2], e[3]));
     if (N == 8)
       *static_cast<uint4*>(q) = make_uint4(pack_half2(e[0], e[1]), pack_half2(e[2], e[3]), pack_half2(e[4], e[5]),
                                            pack_half2(e[6], e[7]));
+  } else {
+    if (N == 1) *static_cast<uint8_t*>(q) = uint8_t(int_byte<D>(e[0]));
+    if (N == 2) *static_cast<unsigned short*>(q) = (unsigned short)(int_byte<D>(e[0]) | (int_byte<D>(e[1]) << 8));
+    if (N == 4) *static_cast<uint32_t*>(q) = pack_bytes4<D>(e);
+    if (N == 8) *static_cast<uint2*>(q) = make_uint2(pack_bytes4<D>(e), pack_bytes4<D>(e + 4));
+    if (N == 16)
+      *static_cast<uint4*>(q) =
+          make_uint4(pack_bytes4<D>(e), pack_bytes4<D>(e + 4), pack_bytes4<D>(e + 8), pack_bytes4<D>(e + 12));
   }
 }
 
@@ -246,21 +269,35 @@ template <DType D>
 __device__ __forceinline__ void store_one(void* base, int64_t i, float e) {
   if (D == DType::Float32)
     static_cast<float*>(base)[i] = e;
-  else
+  else if (D == DType::Float16)
     static_cast<__half*>(base)[i] = __float2half_rn(e);
+  else
+    static_cast<uint8_t*>(base)[i] = uint8_t(int_byte<D>(e));
+}
+
+template <DType D>
+constexpr int element_bytes() {
+  return D == DType::Float32 ? 4 : (D == DType::Float16 ? 2 : 1);
+}
+
+// Pixels a lane writes per store in an all-padding row: 16 bytes a store.
+template <DType D>
+constexpr int pad_pixels_per_store() {
+  return 16 / element_bytes<D>() < 4 ? 4 : 16 / element_bytes<D>();
 }
 
 // Q pixels from x (n of them inside the tensor), values v[c][j]: vector stores where the whole
 // group is inside and the address is aligned, element stores otherwise (odd widths, odd offsets).
-template <Layout L, DType D, int Q>
+// C = 1 (gray) writes v[0] to its one plane (L is NCHW then: both layouts are the same bytes).
+template <Layout L, DType D, int Q, int C = 3>
 __device__ __forceinline__ void store_group(const KernelArgs& a, int y, int x, int n, const float (&v)[3][Q]) {
-  constexpr int esize = D == DType::Float32 ? 4 : 2;
+  constexpr int esize = element_bytes<D>();
   const int W = a.p.W;
-  if (L == Layout::NCHW) {
+  if (L == Layout::NCHW || C == 1) {
     // Plane pointers per value slot, 32-bit offsets (pix * esize < 2^30).
     const uint32_t off = (uint32_t(y) * uint32_t(W) + uint32_t(x)) * uint32_t(esize);
 #pragma unroll
-    for (int k = 0; k < 3; ++k) {
+    for (int k = 0; k < C; ++k) {
       char* q = a.base[k] + off;
       if (n == Q && (reinterpret_cast<uintptr_t>(q) & (Q * esize - 1)) == 0) {
         store_vec<D, Q>(q, &v[k][0]);
@@ -293,6 +330,13 @@ __device__ __forceinline__ void store_group(const KernelArgs& a, int y, int x, i
 }
 
 // ---- the kernel --------------------------------------------------------------------------------
+
+// The output shapes kernels are built for (a template parameter pair L, C): 0 = NCHW and
+// 1 = NHWC with 3 channels, 2 = gray (1 channel, where both layouts are the same bytes).
+constexpr int kOutputShapes = 3;
+inline int output_shape(const TensorOutputPlan& o) { return o.channels == 1 ? 2 : static_cast<int>(o.layout); }
+constexpr Layout shape_layout(int shape) { return shape == 1 ? Layout::NHWC : Layout::NCHW; }
+constexpr int shape_channels(int shape) { return shape == 2 ? 1 : 3; }
 
 // The Q pixels of one lane from x0 in a sampling row (bilinear).
 template <SourceFamily F, int Q, bool Two, bool TwoC>
@@ -330,7 +374,7 @@ __device__ __forceinline__ void sample_group(const KernelArgs& a, const RowCtx& 
 // One block's work on one tensor of a batch: block blockIdx.x of that tensor's blocks (the batch
 // kernel picks the tensor with blockIdx.y). The single-frame kernel (tensorize_cuda.cu) has the
 // same statements as its own body: ptxas schedules it faster that way (measured there).
-template <SourceFamily F, Interpolation I, Layout L, DType D>
+template <SourceFamily F, Interpolation I, Layout L, DType D, int C>
 __device__ __forceinline__ void tensorize_block(const KernelArgs& a) {
   constexpr int Q = kPixelsPerLane;
   const PixelParams& p = a.p;
@@ -343,7 +387,7 @@ __device__ __forceinline__ void tensorize_block(const KernelArgs& a) {
     // A padding row: the whole row, P pixels per lane and store.
     const int k = w - sampled_warps;
     const int y = k < a.pad_split ? k : k + a.n_act;
-    constexpr int P = D == DType::Float32 ? 4 : 8;
+    constexpr int P = pad_pixels_per_store<D>();
     float v[3][P];
 #pragma unroll
     for (int j = 0; j < P; ++j) {
@@ -351,7 +395,7 @@ __device__ __forceinline__ void tensorize_block(const KernelArgs& a) {
       v[1][j] = pad[1];
       v[2][j] = pad[2];
     }
-    for (int x = lane * P; x < p.W; x += 32 * P) store_group<L, D, P>(a, y, x, min(P, p.W - x), v);
+    for (int x = lane * P; x < p.W; x += 32 * P) store_group<L, D, P, C>(a, y, x, min(P, p.W - x), v);
     return;
   }
   const int row = w / a.segs_per_row;
@@ -367,6 +411,14 @@ __device__ __forceinline__ void tensorize_block(const KernelArgs& a) {
       v[0][i] = pad[0];
       v[1][i] = pad[1];
       v[2][i] = pad[2];
+    }
+  } else if (C == 1) {
+    // Gray: the per-pixel code of the CPU path (tz::sample_gray_out), both interpolations.
+    const RowCtx r = tz::make_row<F, I>(p, y);
+#pragma unroll
+    for (int j = 0; j < Q; ++j) {
+      const int x = x0 + j;
+      v[0][j] = x < p.W && tz::x_active(p, x) ? tz::sample_gray_out<F, I>(p, r, x) : pad[0];
     }
   } else {
     const RowCtx r = tz::make_row<F, I>(p, y);
@@ -399,7 +451,7 @@ __device__ __forceinline__ void tensorize_block(const KernelArgs& a) {
       }
     }
   }
-  store_group<L, D, Q>(a, y, x0, min(Q, p.W - x0), v);
+  store_group<L, D, Q, C>(a, y, x0, min(Q, p.W - x0), v);
 }
 
 // Fills the kernel arguments of one tensor of `plan` from `src` into `dst` (both checked).
@@ -430,8 +482,9 @@ inline void make_kernel_args(const TensorizePlan& plan, const ImageView& src, vo
     else
       chan_of_slot[map[c]] = c;
   }
-  a.routed = plane_routing && perm && plan.layout == Layout::NCHW && plan.interpolation == Interpolation::Bilinear;
-  const size_t plane_bytes = size_t(plan.dst_width) * size_t(H) * (plan.dtype == DType::Float32 ? 4 : 2);
+  a.routed = plane_routing && perm && plan.channels == 3 && plan.layout == Layout::NCHW &&
+             plan.interpolation == Interpolation::Bilinear;
+  const size_t plane_bytes = size_t(plan.dst_width) * size_t(H) * size_t(dtype_bytes(plan.dtype));
   for (int k = 0; k < 3; ++k) {
     const int c = a.routed ? chan_of_slot[k] : k;
     a.base[k] = static_cast<char*>(dst) + size_t(c) * plane_bytes;
@@ -453,7 +506,7 @@ inline void make_pad_kernel_args(const TensorOutputPlan& o, void* dst, int warps
   a.pad_split = o.dst_height;
   a.total_warps = o.dst_height;
   a.routed = 0;
-  const size_t plane_bytes = size_t(o.dst_width) * size_t(o.dst_height) * (o.dtype == DType::Float32 ? 4 : 2);
+  const size_t plane_bytes = size_t(o.dst_width) * size_t(o.dst_height) * size_t(dtype_bytes(o.dtype));
   for (int k = 0; k < 3; ++k) {
     a.base[k] = static_cast<char*>(dst) + size_t(k) * plane_bytes;
     a.kmul[k] = a.p.mul[k];

@@ -95,11 +95,11 @@ struct DeviceImage {
 // Runs the kernel into a poisoned device buffer at byte offset `dst_offset`; returns the tensor
 // bytes and checks the guard bytes before and after it.
 ::testing::AssertionResult run_gpu(const TensorizePlan& plan, const ImageView& src, void* stream, size_t dst_offset,
-                                   const TensorizeTuning& tuning, std::vector<uint8_t>* out) {
+                                   const TensorizeTuning& tuning, std::vector<uint8_t>* out, uint8_t poison = 0xFF) {
   const size_t bytes = tensor_bytes(plan), total = dst_offset + bytes + kGuard;
   cuda::DeviceBuffer dev;
   Status s = dev.allocate(total);
-  std::vector<uint8_t> host(total, 0xFF);
+  std::vector<uint8_t> host(total, poison);
   if (s.ok())
     s = cuda::copy_2d_async(dev.data(), total, host.data(), total, total, 1, cuda::CopyKind::HostToDevice, stream);
   if (s.ok()) s = cuda::stream_sync(stream);
@@ -112,19 +112,19 @@ struct DeviceImage {
   if (s.ok()) s = cuda::stream_sync(stream);
   if (!s.ok()) return ::testing::AssertionFailure() << "readback: " << s.message();
   for (size_t i = 0; i < dst_offset; ++i)
-    if (host[i] != 0xFF) return ::testing::AssertionFailure() << "kernel wrote before the tensor";
+    if (host[i] != poison) return ::testing::AssertionFailure() << "kernel wrote before the tensor";
   for (size_t i = dst_offset + bytes; i < total; ++i)
-    if (host[i] != 0xFF) return ::testing::AssertionFailure() << "kernel wrote past the tensor end";
+    if (host[i] != poison) return ::testing::AssertionFailure() << "kernel wrote past the tensor end";
   out->assign(host.begin() + dst_offset, host.begin() + dst_offset + bytes);
   return ::testing::AssertionSuccess();
 }
 
 std::string describe(const TensorizeConfig& c) {
   char buf[400];
-  std::snprintf(buf, sizeof(buf), "%s %dx%d roi(%d,%d %dx%d) -> %dx%d %s align=%d interp=%d order=%d layout=%d dtype=%d",
+  std::snprintf(buf, sizeof(buf), "%s %dx%d roi(%d,%d %dx%d) -> %dx%d %s align=%d interp=%d order=%d layout=%d dtype=%d channels=%d",
                 pixel_format_name(c.format), c.src_width, c.src_height, c.roi.x, c.roi.y, c.roi.w, c.roi.h,
                 c.dst_width, c.dst_height, resize_mode_name(c.mode), int(c.align), int(c.interpolation),
-                int(c.channel_order), int(c.layout), int(c.dtype));
+                int(c.channel_order), int(c.layout), int(c.dtype), c.channels);
   return buf;
 }
 
@@ -137,7 +137,10 @@ std::string describe(const TensorizeConfig& c) {
   double worst = 0;
   for (size_t i = 0; i < n; ++i) {
     float a, b;
-    if (plan.dtype == DType::Float32) {
+    if (plan.dtype == DType::UInt8 || plan.dtype == DType::Int8) {  // check() ran two poisons for these
+      a = plan.dtype == DType::UInt8 ? float(cpu[i]) : float(int8_t(cpu[i]));
+      b = plan.dtype == DType::UInt8 ? float(gpu[i]) : float(int8_t(gpu[i]));
+    } else if (plan.dtype == DType::Float32) {
       std::memcpy(&a, &cpu[4 * i], 4);
       std::memcpy(&b, &gpu[4 * i], 4);
     } else {
@@ -151,7 +154,7 @@ std::string describe(const TensorizeConfig& c) {
       ++unwritten;
       continue;
     }
-    const size_t w = plan.dtype == DType::Float32 ? 4 : 2;
+    const size_t w = size_t(dtype_bytes(plan.dtype));
     if (std::memcmp(&cpu[w * i], &gpu[w * i], w) != 0) {
       if (differ++ == 0) first = i;
       worst = std::max(worst, double(std::fabs(a - b)));
@@ -178,6 +181,13 @@ std::string describe(const TensorizeConfig& c) {
   r = run_gpu(plan, d.view, stream, dst_offset, tuning, &gpu);
   if (!r) return r << " " << describe(cfg);
   r = same_as_cpu(plan, cpu, gpu);
+  if (r && dtype_bytes(plan.dtype) == 1) {
+    // Every byte value is a valid integer, so no poison shows an unwritten element: a second run
+    // over another poison must give the same bytes.
+    r = run_gpu(plan, d.view, stream, dst_offset, tuning, &gpu, 0x00);
+    if (!r) return r << " " << describe(cfg);
+    r = same_as_cpu(plan, cpu, gpu);
+  }
   if (!r)
     return r << "\n" << describe(cfg) << " input layout " << mode << " dst offset " << dst_offset << " warps per block "
              << tuning.warps_per_block << " plane routing " << tuning.plane_routing;
@@ -226,6 +236,22 @@ TEST_F(TensorizeGpu, FullHdToSquareMatchesCpu) {
             EXPECT_TRUE(check(c, im, stream_, 1, d == DType::Float32 ? 4 : 2));
           }
         }
+    // The integer dtypes and gray output, letterboxed, at aligned and odd output offsets.
+    for (DType d : {DType::Float32, DType::Float16, DType::UInt8, DType::Int8})
+      for (int channels : {3, 1})
+        for (Layout l : {Layout::NCHW, Layout::NHWC}) {
+          if (channels == 3 && dtype_bytes(d) > 1) continue;  // above
+          if (channels == 1 && l == Layout::NHWC) continue;    // the same bytes as NCHW
+          TensorizeConfig c = base_config(f, 1920, 1080, 640, 640);
+          c.dtype = d;
+          c.layout = l;
+          c.channels = channels;
+          const Normalisation norm = default_normalisation(d);
+          c.scale = norm.scale;
+          for (int k = 0; k < 3; ++k) c.mean[k] = norm.mean[k];
+          EXPECT_TRUE(check(c, im, stream_, 0));
+          EXPECT_TRUE(check(c, im, stream_, 1, size_t(dtype_bytes(d))));  // one element off alignment
+        }
   }
 }
 
@@ -267,8 +293,9 @@ TEST_F(TensorizeGpu, OddShapesAndOffsetsMatchCpu) {
       TensorizeConfig c = base_config(f, cs.w, cs.h, cs.tw, cs.th);
       c.roi = cs.roi;
       c.interpolation = k++ % 3 == 2 ? Interpolation::Nearest : Interpolation::Bilinear;
-      c.dtype = k % 4 == 1 ? DType::Float16 : DType::Float32;
+      c.dtype = static_cast<DType>(k % kDTypeCount);
       c.layout = k % 5 == 3 ? Layout::NHWC : Layout::NCHW;
+      c.channels = k % 7 == 4 ? 1 : 3;
       for (int mode : {0, 3}) EXPECT_TRUE(check(c, im, stream_, mode));
     }
 }
