@@ -161,6 +161,34 @@ TEST(RegressRender, NhwcBgrAndClamping) {
   EXPECT_EQ(std::vector<uint8_t>(img.at(0, 1), img.at(0, 1) + 3), (std::vector<uint8_t>{0, 255, 0}));
 }
 
+// An int8 gray NHWC tensor (1:W:H:1): drawn gray, each value de-normalised with mean[0] and std[0]
+// (the only ones the element used), on all three colours; its heat map takes the one channel.
+TEST(RegressRender, Int8GrayDrawnGrayWithTheFirstMean) {
+  Manifest m = tensor_manifest(2, 1, "nhwc", "bgr", "< (double)128, (double)0, (double)50 >", "< (double)1 >", "1");
+  m.sinks[0].caps = "other/tensors, types=(string)int8, dimensions=(string)1:2:1:1";
+  m.sinks[0].dtype = "int8";
+  for (auto& kv : m.elements[0].properties)
+    if (kv.first == "dtype") kv.second = "int8";
+  m.elements[0].properties.push_back({"channels", "1"});
+  TensorPicture p;
+  std::string why;
+  ASSERT_TRUE(tensor_picture(m, m.sinks[0], &p, &why)) << why;
+  EXPECT_EQ(p.channels, 1);
+  EXPECT_EQ(p.bytes(), 2u);
+  const std::vector<uint8_t> bytes = {(uint8_t)(int8_t)-28, 100};  // pixels 100 and 228
+  const RgbImage img = tensor_to_image(bytes.data(), bytes.size(), p);
+  EXPECT_EQ(std::vector<uint8_t>(img.at(0, 0), img.at(0, 0) + 3), (std::vector<uint8_t>{100, 100, 100}));
+  EXPECT_EQ(std::vector<uint8_t>(img.at(1, 0), img.at(1, 0) + 3), (std::vector<uint8_t>{228, 228, 228}));
+  const std::vector<uint8_t> run = {(uint8_t)(int8_t)-28, 97};
+  const HeatMap h = diff_heat_map(bytes.data(), run.data(), bytes.size(), p);
+  EXPECT_EQ(h.max, 3);
+  EXPECT_EQ(h.worst_x, 1);
+  EXPECT_EQ(h.differing, 1u);
+  // a recording from before the channels property: colour, so a 1-channel tensor has no picture
+  m.elements[0].properties.pop_back();
+  EXPECT_FALSE(tensor_picture(m, m.sinks[0], &p, &why));
+}
+
 TEST(RegressRender, NoPictureWithoutACudatensorizeOfThatSize) {
   Manifest m = tensor_manifest(4, 4, "nchw", "rgb", "< (double)0 >", "< (double)1 >", "1");
   m.sinks[0].caps = "other/tensors, types=(string)float32, dimensions=(string)8:8:3:1";

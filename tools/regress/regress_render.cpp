@@ -116,8 +116,9 @@ RgbImage tensor_to_image(const uint8_t* data, size_t bytes, const TensorPicture&
   for (int y = 0; y < p.height; y++)
     for (int x = 0; x < p.width; x++)
       for (int c = 0; c < 3; c++) {
-        const double v = element_value(data, p.type, element_index(p, x, y, gray ? 0 : c));
-        double px = (v * p.std[c] + p.mean[c]) / p.scale;
+        const int k = gray ? 0 : c;  // gray: the one channel, normalised with mean[0] and std[0]
+        const double v = element_value(data, p.type, element_index(p, x, y, k));
+        double px = (v * p.std[k] + p.mean[k]) / p.scale;
         px = std::isfinite(px) ? std::min(255.0, std::max(0.0, std::round(px))) : 0;
         img.at(x, y)[p.bgr && !gray ? 2 - c : c] = (uint8_t)px;
       }
