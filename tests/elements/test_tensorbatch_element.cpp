@@ -695,7 +695,7 @@ TEST(TensorBatchElement, InspectDocsAreComplete) {
     g_free(specs);
   }
   const char* expected[] = {"width", "height", "resize-mode", "align", "pad-value", "interpolation",
-                            "channel-order", "scale", "mean", "std", "layout", "dtype", "device-id",
+                            "channel-order", "scale", "mean", "std", "layout", "dtype", "channels", "device-id",
                             "backend", "yuv-matrix", "yuv-range", "batch-size", "latency"};
   for (const char* name : expected)
     EXPECT_NE(g_object_class_find_property(G_OBJECT_GET_CLASS(e), name), nullptr) << name;
