@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Writes every tensor of a clip as raw little-endian floats, one file per frame:
-# out/tensors/tensor-00000.bin ... (640*640*3 float32, NCHW, RGB, 0..1 by default).
+# Writes every tensor of a clip as raw little-endian values, one file per frame:
+# out/tensors/tensor-00000.bin ... (640*640*3 float32, NCHW, RGB, 0..1 by default; dtype=uint8,
+# int8 or float16 and channels=1 change the element type and the channel count).
 #   pipelines/dump-tensors.sh [clip] [cudatensorize properties...]
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
