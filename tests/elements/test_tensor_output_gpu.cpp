@@ -50,40 +50,31 @@ const char* kUpload = "cudaupload ! video/x-raw(memory:CUDAMemory) ! ";
 
 }  // namespace
 
-// A model element's caps (here the harness sink's) fix the shape of a plain cudatensorize on the
-// GPU, with the tensor in CUDA memory, from system or CUDA memory frames.
-TEST(TensorOutputGpu, ShapeFromDownstreamEqualsCpuPath) {
-  const std::vector<uint8_t> cpu = cpu_tensor();
+// A plain cudatensorize on the GPU before a model element whose caps (here the harness sink's,
+// `shape` in CUDA memory) fix the tensor: in CUDA memory, from system or CUDA memory frames, equal
+// to `cpu` bit for bit.
+static void expect_shape_from_downstream(const std::string& shape, const std::vector<uint8_t>& cpu) {
   for (const char* upstream : {"", kUpload}) {
     bool cuda = false;
     GstBuffer* out = push_one(std::string(upstream) + "cudatensorize backend=cuda",
-                              "other/tensors(memory:CUDAMemory),format=static,num_tensors=1,"
-                              "dimensions=(string)3:96:64:1,types=float16",
-                              &cuda);
+                              ("other/tensors(memory:CUDAMemory),format=static,num_tensors=1," + shape).c_str(), &cuda);
     ASSERT_NE(out, nullptr) << upstream;
     EXPECT_TRUE(cuda) << upstream;
     EXPECT_TRUE(gst_is_cuda_memory(gst_buffer_peek_memory(out, 0))) << upstream;
-    EXPECT_EQ(test::buffer_bytes(out), cpu) << upstream;
+    EXPECT_EQ(test::buffer_bytes(out), cpu) << shape << " " << upstream;
     gst_buffer_unref(out);
   }
 }
 
-// A quantised gray model's caps (1:W:H:1 uint8) fix a plain cudatensorize on the GPU too: the
-// resized gray pixels, equal to the CPU path's bit for bit (issue 12 item 5).
+TEST(TensorOutputGpu, ShapeFromDownstreamEqualsCpuPath) {
+  expect_shape_from_downstream("dimensions=(string)3:96:64:1,types=float16", cpu_tensor());
+}
+
+// A quantised gray model's caps (1:W:H:1 uint8): the resized gray pixels (issue 12 item 5).
 TEST(TensorOutputGpu, GrayUint8FromDownstreamEqualsCpuPath) {
   const std::vector<uint8_t> cpu = cpu_tensor("width=96 height=64 layout=nhwc dtype=uint8 channels=1");
   ASSERT_EQ(cpu.size(), 96u * 64);
-  for (const char* upstream : {"", kUpload}) {
-    bool cuda = false;
-    GstBuffer* out = push_one(std::string(upstream) + "cudatensorize backend=cuda",
-                              "other/tensors(memory:CUDAMemory),format=static,num_tensors=1,"
-                              "dimensions=(string)1:96:64:1,types=uint8",
-                              &cuda);
-    ASSERT_NE(out, nullptr) << upstream;
-    EXPECT_TRUE(cuda) << upstream;
-    EXPECT_EQ(test::buffer_bytes(out), cpu) << upstream;
-    gst_buffer_unref(out);
-  }
+  expect_shape_from_downstream("dimensions=(string)1:96:64:1,types=uint8", cpu);
 }
 
 // output=video-meta on the GPU: the frame passes (in the memory it came in), the tensor on it is
