@@ -12,8 +12,11 @@ what=${1:-all}
 filter=${2:-*}
 LOG=/tmp/cudaprep-logs
 rm -rf "$LOG" && mkdir -p "$LOG"
+# A warm machine keeps build/ from the last call: what this call carried replaces it.
 B=$(ls -d .carry/build* 2>/dev/null | head -1)  # what device-pack.sh packed: .carry/<its build dir>
-[ -e build/gst ] || { mkdir -p build && cp -r $B/* build/ 2>/dev/null; }  # (a warm machine keeps build/)
+if [ -n "$B" ] && ! diff -rq "$B" build >/dev/null 2>&1; then
+  rm -rf build && mkdir -p build && cp -r "$B/." build/
+fi
 source .gstbundle/env.sh
 export GST_PLUGIN_PATH=$PWD/build/gst
 export GST_REGISTRY=/tmp/cudaprep-registry.bin
