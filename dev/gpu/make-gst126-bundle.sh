@@ -55,6 +55,7 @@ done | awk '$2 == "=>" { print $1, ($3 == "not" ? "(not-found)" : $3) }' |
     is_glibc "$name" && continue
     case $(realpath "$path" 2>/dev/null) in
       "$root"/*) cp -L "$path" "$out/lib/$name" ;;
+      "$PWD"/*) ;;  # our build's own libraries travel with it
       *) die "$name: not in the chroot ($path); install its package there" ;;
     esac
   done
@@ -63,6 +64,7 @@ done | awk '$2 == "=>" { print $1, ($3 == "not" ? "(not-found)" : $3) }' |
 glibc_needed=$(find "$out/lib" "$out/plugins" "$out/libexec" -type f -print0 |
   xargs -0 objdump -p ${GST_BUNDLE_EXTRA_BINS:-} 2>/dev/null | grep -oE '\bGLIBC_2\.[0-9]+' |
   sed 's/GLIBC_//' | sort -uV | tail -1)
+[ -n "$glibc_needed" ] || die "objdump found no glibc versions in what was bundled"
 package_version() {
   awk -v p="$1" '$1 == "Package:" { name = $2 } name == p && $1 == "Version:" { print $2; exit }' \
     "$root/var/lib/dpkg/status"
