@@ -3,9 +3,19 @@
 # carries: .carry/ (the build's executables and plugin, same relative paths) and .gstbundle/
 # (a relocatable GStreamer from ../shared/gpu/make-gst-bundle.sh, plus the libraries our
 # binaries need). Usage: dev/gpu/device-pack.sh [builddir]   (default: build)
+# GST126=1: GStreamer 1.26 instead (output=video-meta, the 1.24+ stream-ordered handoff): the
+# build made (or brought up to date) in the Debian 13 chroot by build-gst126.sh (default:
+# build-debian13-gpu) and the bundle of make-gst126-bundle.sh.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-B=${1:-build}
+GST126=${GST126:-0}
+if [ "$GST126" = 1 ]; then
+  B=${1:-build-debian13-gpu}
+  log=$(bash dev/gpu/build-gst126.sh "$B" 2>&1) ||
+    { echo "$log" | tail -30 >&2; echo "device-pack: the Debian 13 build of $B failed" >&2; exit 1; }
+else
+  B=${1:-build}
+fi
 exclude=$(git rev-parse --git-common-dir)/info/exclude  # (a worktree's .git is a file)
 grep -qx '/.carry/' "$exclude" 2>/dev/null || echo '/.carry/' >> "$exclude"
 grep -qx '/.gstbundle/' "$exclude" 2>/dev/null || echo '/.gstbundle/' >> "$exclude"
@@ -32,6 +42,19 @@ if [ "${CARRY_CLIP:-1}" = 1 ]; then
   [ -s out/pipeline-clip-1080p.mp4 ] || bash bench/make_pipeline_clip.sh out/pipeline-clip-1080p.mp4 >/dev/null
   mkdir -p .carry/bench && cp out/pipeline-clip-1080p.mp4 .carry/bench/
 fi
-GST_BUNDLE_EXTRA_BINS="$extra" GST_BUNDLE_PLUGINS="pnm ${GST_BUNDLE_PLUGINS:-}" \
-  bash ../shared/gpu/make-gst-bundle.sh .gstbundle >/dev/null
-du -sh .carry .gstbundle
+if [ "$GST126" = 1 ]; then
+  GST_BUNDLE_EXTRA_BINS="$extra" bash dev/gpu/make-gst126-bundle.sh .gstbundle >/dev/null
+  du -sh .carry .gstbundle
+  # Together over the 64 MiB a call carries (the bundle has libstdc++, glibc, the overlay's
+  # cairo/pango): one xz archive in .carry (about a third), unpacked by device-run.sh.
+  packed=$(ls -d .carry/* .carry/.[!.]* 2>/dev/null || true)
+  tar -cf - .gstbundle $packed | xz -T2 -6 >.carry/gst126.tar.xz.part
+  rm -rf $packed && mv .carry/gst126.tar.xz.part .carry/gst126.tar.xz
+  carried=".carry"
+else
+  GST_BUNDLE_EXTRA_BINS="$extra" GST_BUNDLE_PLUGINS="pnm ${GST_BUNDLE_PLUGINS:-}" \
+    bash ../shared/gpu/make-gst-bundle.sh .gstbundle >/dev/null
+  carried=".carry .gstbundle"
+fi
+du -sh $carried
+echo "carry: $carried; with the tracked files: $(du -scm $carried $(git ls-files) | tail -1 | cut -f1) MiB (the limit: 64)"

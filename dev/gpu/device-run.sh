@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# On the GPU machine (after dev/gpu/device-pack.sh here, with .carry and .gstbundle carried):
+# On the GPU machine (after dev/gpu/device-pack.sh here, with .carry and .gstbundle carried;
+# after GST126=1 dev/gpu/device-pack.sh, .carry alone: it holds both in one archive):
 # GPU tests, element tests on the GPU, compute-sanitizer, then benchmarks; a summary last.
 # Logs: $OUT/logs.tgz when $OUT is set, refreshed after every step (the device tool returns at
 # most 8 files). Each step ends after STEP_TIMEOUT seconds (default 200) as rc=124.
@@ -12,9 +13,18 @@ what=${1:-all}
 filter=${2:-*}
 LOG=/tmp/cudaprep-logs
 rm -rf "$LOG" && mkdir -p "$LOG"
+# A warm machine keeps build/ and .gstbundle/ from the last call: what this call carried replaces them.
+if [ -f .carry/gst126.tar.xz ]; then
+  rm -rf .gstbundle && tar -xJf .carry/gst126.tar.xz  # (.gstbundle/ and .carry/<build dir>)
+fi
 B=$(ls -d .carry/build* 2>/dev/null | head -1)  # what device-pack.sh packed: .carry/<its build dir>
-[ -e build/gst ] || { mkdir -p build && cp -r $B/* build/ 2>/dev/null; }  # (a warm machine keeps build/)
+if [ -n "$B" ] && ! diff -rq "$B" build >/dev/null 2>&1; then
+  rm -rf build && mkdir -p build && cp -r "$B/." build/
+fi
 source .gstbundle/env.sh
+# Where the bundle runs on its own glibc (env.sh: the host's is older), our binaries go through it.
+run=()
+[ -n "${GST_BUNDLE_LOADER:-}" ] && run=(gst-bundle-run)
 export GST_PLUGIN_PATH=$PWD/build/gst
 export GST_REGISTRY=/tmp/cudaprep-registry.bin
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1
@@ -35,32 +45,32 @@ step() {  # name, command...
 # keeps the whole call within the device tool's 10 minutes).
 if [ "$what" = tests ] || [ "$what" = all ]; then
   for t in $(find build/tests -type f -perm -u+x -name '*gpu*' | sort); do
-    step "$(basename $t)" "$t" --gtest_filter="$filter"
+    step "$(basename $t)" "${run[@]}" "$t" --gtest_filter="$filter"
   done
   for t in $(find build/tests -type f -perm -u+x \( -name 'test_*element' -o -name 'test_tensorize_regions' \) | sort); do
-    step "$(basename $t)" "$t" --gtest_filter="$filter"
+    step "$(basename $t)" "${run[@]}" "$t" --gtest_filter="$filter"
   done
-  step main-job-nvdec build/pipelines/tensor_consumer --preview $LOG/letterbox.png \
+  step main-job-nvdec "${run[@]}" build/pipelines/tensor_consumer --preview $LOG/letterbox.png \
       "filesrc location=tests/data/vtest-h264.mp4 ! qtdemux ! h264parse ! nvh264dec ! cudatensorize ! appsink name=sink"
   [ -x tools/regress/gpu-check.sh ] && step regress-gpu-check bash tools/regress/gpu-check.sh
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
   for b in $(find build/bench -type f -perm -u+x | sort); do
-    step "$(basename $b)" "$b"
+    step "$(basename $b)" "${run[@]}" "$b"
     cat "$LOG/$(basename $b).log" | tail -25
   done
 fi
 if [ "$what" = tests ] || [ "$what" = all ]; then
   for t in $(find build/tests -type f -perm -u+x -name '*gpu*' ! -name '*elements*' | sort); do
     # (the NmsInKernel instances repeat the others with another suppression bound: left out for time)
-    step "memcheck-$(basename $t)" timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 "$t" \
+    step "memcheck-$(basename $t)" timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 "${run[@]}" "$t" \
         --gtest_filter="$filter:-*NmsInKernel*"
   done
   t=build/tests/templatematch/test_templatematch_gpu
   # Racecheck is slow on the large shared-memory blocks: one cluster split, and the suppression test alone.
-  [ "${RACECHECK:-1}" = 1 ] && [ -x $t ] && step racecheck-templatematch timeout 150 compute-sanitizer --tool racecheck --error-exitcode 9 $t \
+  [ "${RACECHECK:-1}" = 1 ] && [ -x $t ] && step racecheck-templatematch timeout 150 compute-sanitizer --tool racecheck --error-exitcode 9 "${run[@]}" $t \
       --gtest_filter="${RACECHECK_FILTER:-*PastedCopies*:*GpuDraw*:*GpuClusterSplit*Kz6}"
-  [ "${RACECHECK:-1}" = 1 ] && [ -x $t ] && step racecheck-suppression timeout 150 compute-sanitizer --tool racecheck --error-exitcode 9 $t \
+  [ "${RACECHECK:-1}" = 1 ] && [ -x $t ] && step racecheck-suppression timeout 150 compute-sanitizer --tool racecheck --error-exitcode 9 "${run[@]}" $t \
       --gtest_filter="*Suppression*"
 fi
 if [ "$what" = pipeline-bench ]; then
