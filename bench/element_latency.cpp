@@ -1,10 +1,11 @@
 // element_latency: per-buffer latency inside named elements of a pipeline, with pad probes
 // instead of GStreamer's latency tracer (which hangs every pipeline in the 1.26.2 bundle).
 //
-//   element_latency [--timeout=S] [--max-buffers=N] 'PIPELINE' NAME [NAME...]
+//   element_latency [--timeout=S] [--max-buffers=N] --element=NAME [--element=NAME...] PIPELINE...
 //
-// NAME is an element's name, or a prefix ending in '*' that pools every element whose name
-// starts with it (tz* = tz0, tz1, ...). Per buffer, as the tracer defines it: from the buffer
+// PIPELINE: as gst-launch-1.0 takes it (its words, as the shell split them), or one argument
+// holding the whole description. NAME is an element's name, or a prefix ending in '*' that
+// pools every element whose name starts with it (tz* = tz0, tz1, ...). Per buffer, as the tracer defines it: from the buffer
 // entering the element's sink pad to the element pushing out of its src pad.
 //
 // Buffers are paired by their order, not by PTS: the elements timed here are 1-in/1-out per
@@ -46,7 +47,7 @@ struct TimedElement {
 struct Options {
   double timeout_s = 600;
   size_t max_buffers = 1 << 18;  // 2 MB a pad; 2.4 h of 30 fps
-  const char *description = nullptr;
+  std::vector<const char *> pipeline_words;  // null-terminated for gst_parse_launchv
   std::vector<std::string> names;
 };
 
@@ -75,16 +76,17 @@ Options parse_options(int argc, char **argv) {
     } else if (g_str_has_prefix(a, "--max-buffers=")) {
       o.max_buffers = std::strtoull(a + 14, &end, 10);
       if (*end || o.max_buffers == 0) fail(std::string("bad ") + a + ": a count > 0 expected");
-    } else if (g_str_has_prefix(a, "--")) {
+    } else if (g_str_has_prefix(a, "--element=") && a[10]) {
+      o.names.emplace_back(a + 10);
+    } else if (g_str_has_prefix(a, "--") && o.pipeline_words.empty()) {
       fail(std::string("unknown option ") + a);
-    } else if (!o.description) {
-      o.description = a;
     } else {
-      o.names.emplace_back(a);
+      o.pipeline_words.push_back(a);
     }
   }
-  if (!o.description || o.names.empty())
-    fail("usage: element_latency [--timeout=S] [--max-buffers=N] 'PIPELINE' NAME [NAME...]");
+  if (o.pipeline_words.empty() || o.names.empty())
+    fail("usage: element_latency [--timeout=S] [--max-buffers=N] --element=NAME [--element=NAME...] PIPELINE...");
+  o.pipeline_words.push_back(nullptr);
   return o;
 }
 
@@ -191,7 +193,10 @@ int main(int argc, char **argv) {
   Options o = parse_options(argc, argv);
 
   GError *error = nullptr;
-  GstElement *pipeline = gst_parse_launch(o.description, &error);
+  // One argument is the description itself; several are gst-launch's words (launchv escapes
+  // the spaces inside each word, so a whole description in one word would not parse).
+  GstElement *pipeline = o.pipeline_words.size() == 2 ? gst_parse_launch(o.pipeline_words[0], &error)
+                                                      : gst_parse_launchv(o.pipeline_words.data(), &error);
   if (error) fail(std::string("cannot build the pipeline: ") + error->message);
   if (!GST_IS_BIN(pipeline)) fail("the description is a single element, not a pipeline");
 
