@@ -2,22 +2,30 @@
 """What cudatensorize and cudatemplatematch cost inside a real pipeline (NVDEC decode, fakesink).
 
 Every case is one gst-launch-1.0 process, run side by side with the decode-only pipeline:
-  - latency: one run under GStreamer's latency tracer (flags=element): the time each buffer spends
-    inside the element, median and p90 over every buffer (all instances of an element pooled);
+  - latency: the time each buffer spends inside the element, median and p90 over every buffer
+    (all instances of an element pooled), from one run: --latency=tracer runs gst-launch-1.0 under
+    GStreamer's latency tracer (flags=element); --latency=probes runs build/bench/element_latency
+    (pad probes), since the tracer hangs every pipeline in the 1.26.2 bundle. Default: the tracer
+    on GStreamer < 1.24, probes on newer;
   - CPU: user + system time of the process (rusage), minus the baseline's, per decoded frame;
   - wall: the whole process, best of --runs (it is noisy), minus the baseline's, per frame.
 The 4-stream cases put 4 independent pipelines into one gst-launch; their throughput is compared
-with 4 decode-only pipelines. Prints one markdown table last.
+with 4 decode-only pipelines. Every process is stopped after --timeout seconds (a hang ends the
+run with one message). Prints one markdown table last.
 """
 import argparse
 import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
 LATENCY_LINE = re.compile(r"element-latency, .*?element=\(string\)([^,]+), .*?time=\(guint64\)(\d+)")
+PROBE_LINE = re.compile(r"^(\S+)\* n=(\d+) median_us=(\S+) p90_us=(\S+)$", re.M)
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def parse_args():
@@ -29,7 +37,37 @@ def parse_args():
     p.add_argument("--memory", default="(memory:CUDAMemory)", help="caps feature of decoded frames ('' for system)")
     p.add_argument("--element-args", default="", help="extra properties of both elements (e.g. backend=cpu)")
     p.add_argument("--only", action="append", default=[], help="a case to run (repeatable; default: all)")
-    return p.parse_args()
+    p.add_argument("--latency", choices=["tracer", "probes"],
+                   help="how element latency is measured (default: tracer on GStreamer < 1.24, else probes)")
+    p.add_argument("--probe-bin", help="element_latency program (default: next to the plugin in GST_PLUGIN_PATH, "
+                                       "or build/bench/element_latency)")
+    p.add_argument("--timeout", type=float, default=300, help="seconds before a pipeline counts as hung")
+    a = p.parse_args()
+    a.latency = a.latency or ("tracer" if gst_version() < (1, 24) else "probes")
+    if a.latency == "probes":
+        a.probe_bin = a.probe_bin or find_probe_bin()
+        if not os.access(a.probe_bin, os.X_OK):
+            sys.exit(f"no element_latency program at {a.probe_bin}: build it (ninja -C build bench/element_latency) "
+                     "or name it with --probe-bin")
+    return a
+
+
+def gst_version():
+    """(major, minor) of the gst-launch-1.0 on PATH."""
+    out = subprocess.run(["gst-launch-1.0", "--version"], capture_output=True, text=True, timeout=60).stdout
+    m = re.search(r"GStreamer (\d+)\.(\d+)", out)
+    if not m:
+        sys.exit(f"cannot tell the GStreamer version from gst-launch-1.0 --version: {out!r}")
+    return int(m.group(1)), int(m.group(2))
+
+
+def find_probe_bin():
+    """element_latency of the build whose plugin GST_PLUGIN_PATH names (BUILD/gst -> BUILD/bench)."""
+    for d in filter(None, os.environ.get("GST_PLUGIN_PATH", "").split(os.pathsep)):
+        candidate = os.path.join(os.path.dirname(os.path.abspath(d)), "bench", "element_latency")
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return os.path.join(REPO, "build", "bench", "element_latency")
 
 
 def cases(a):
@@ -73,8 +111,8 @@ def pipeline(a, branch, streams, head=""):
                     for n in range(streams))
 
 
-def run(description, tracer):
-    """(wall s, cpu s, stderr) of one gst-launch-1.0 process."""
+def run(a, description, tracer=False, program="gst-launch-1.0 -q"):
+    """(wall s, cpu s, stdout, stderr) of one process running the pipeline, stopped after a.timeout s."""
     env = dict(os.environ, GST_DEBUG_NO_COLOR="1")
     env.setdefault("XDG_RUNTIME_DIR", "/tmp")
     if tracer:
@@ -82,26 +120,52 @@ def run(description, tracer):
     else:
         env.pop("GST_TRACERS", None)
     t0 = time.monotonic()
-    # exec: the shell becomes gst-launch, so wait4's rusage is gst-launch's own.
-    p = subprocess.Popen("exec gst-launch-1.0 -q " + description, shell=True, env=env,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # exec: the shell becomes the program, so wait4's rusage is its own. Its own session, so that a
+    # hung pipeline's whole process group can be killed.
+    p = subprocess.Popen(f"exec {program} {description}", shell=True, env=env, start_new_session=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    hung = threading.Event()
+    def kill_hung():
+        hung.set()
+        os.killpg(p.pid, signal.SIGKILL)
+    watchdog = threading.Timer(a.timeout, kill_hung)
+    watchdog.start()
+    out_reader = threading.Thread(target=lambda: setattr(p, "out_text", p.stdout.read()))
+    out_reader.start()
     err = p.stderr.read()
+    out_reader.join()
     _, status, usage = os.wait4(p.pid, 0)
+    watchdog.cancel()
     wall = time.monotonic() - t0
     rc = p.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+    name = program.split()[0]
+    if hung.is_set():
+        sys.exit(f"{name} did not finish within {a.timeout:g} s (--timeout), killed:\n  {description}\n{err[-3000:]}")
     if rc != 0:
-        sys.exit(f"gst-launch-1.0 failed ({rc}):\n  {description}\n{err[-3000:]}")
-    return wall, usage.ru_utime + usage.ru_stime, err
+        sys.exit(f"{name} failed ({rc}):\n  {description}\n{err[-3000:]}")
+    return wall, usage.ru_utime + usage.ru_stime, p.out_text, err
 
 
-def latencies(stderr, prefixes):
-    """{prefix: [us per buffer]} from the latency tracer's lines."""
-    out = {q: [] for q in prefixes}
-    for m in LATENCY_LINE.finditer(stderr):
+def tracer_latencies(a, description, prefixes):
+    """{prefix: (buffers, median us, p90 us)} from one run under the latency tracer."""
+    _, _, _, err = run(a, description, tracer=True)
+    samples = {q: [] for q in prefixes}
+    for m in LATENCY_LINE.finditer(err):
         for q in prefixes:
             if m.group(1).startswith(q):
-                out[q].append(int(m.group(2)) / 1000.0)
-    return out
+                samples[q].append(int(m.group(2)) / 1000.0)
+    return {q: (len(v), statistics.median(v), p90(v)) if v else (0, None, None) for q, v in samples.items()}
+
+
+def probe_latencies(a, description, prefixes):
+    """{prefix: (buffers, median us, p90 us)} from one run of element_latency (pad probes)."""
+    names = " ".join(f"'--element={q}*'" for q in prefixes)
+    _, _, out, _ = run(a, description, program=f"{a.probe_bin} --timeout={a.timeout:.0f} {names}")
+    found = {m.group(1): m for m in PROBE_LINE.finditer(out)}
+    if set(found) != set(prefixes):
+        sys.exit(f"element_latency printed no line for {sorted(set(prefixes) - set(found))}:\n{out}")
+    return {q: (int(found[q].group(2)), float(found[q].group(3)), float(found[q].group(4))) if int(found[q].group(2))
+            else (0, None, None) for q in prefixes}
 
 
 def p90(v):
@@ -119,9 +183,9 @@ def main():
         if only and prefixes and name not in only:
             continue
         desc = pipeline(a, branch, streams, *head)
-        _, _, err = run(desc, tracer=True) if prefixes else (0, 0, "")
-        lat = latencies(err, prefixes)
-        timed = [run(desc, tracer=False)[:2] for _ in range(a.runs)]
+        measure = probe_latencies if a.latency == "probes" else tracer_latencies
+        lat = measure(a, desc, prefixes) if prefixes else {}
+        timed = [run(a, desc)[:2] for _ in range(a.runs)]
         wall = min(t[0] for t in timed)
         cpu = statistics.median(t[1] for t in timed)
         frames = a.frames * streams
@@ -131,15 +195,16 @@ def main():
         results.append((name, streams, lat, wall, cpu, (cpu - b_cpu) / frames * 1e6,
                         (wall - b_wall) / frames * 1e6, b_wall / wall))
         print(f"{name}: wall {wall:.3f} s, cpu {cpu:.3f} s" +
-              "".join(f", {q} {len(v)} buffers" for q, v in lat.items()), file=sys.stderr, flush=True)
+              "".join(f", {q} {v[0]} buffers" for q, v in lat.items()), file=sys.stderr, flush=True)
 
     print(f"\n{a.frames} frames of {os.path.basename(a.clip)} per stream, decoder {a.decoder}, "
-          f"best of {a.runs} runs for wall time (median for CPU); latency from one traced run.\n")
+          f"best of {a.runs} runs for wall time (median for CPU); latency from one run "
+          f"({'pad probes, bench/element_latency' if a.latency == 'probes' else 'latency tracer'}).\n")
     print("| case | element latency median / p90 (us) | CPU added per frame (us) | wall added per frame (us) "
           "| throughput vs decode only |")
     print("|---|---:|---:|---:|---:|")
     for name, streams, lat, wall, cpu, cpu_add, wall_add, ratio in results:
-        text = "; ".join(f"{q} {statistics.median(v):.0f} / {p90(v):.0f}" for q, v in lat.items() if v) or "—"
+        text = "; ".join(f"{q} {med:.0f} / {high:.0f}" for q, (n, med, high) in lat.items() if n) or "—"
         base = not lat
         print(f"| {name} | {text} | {'(%.3f s total)' % cpu if base else '%.0f' % cpu_add} | "
               f"{'(%.3f s total)' % wall if base else '%.0f' % wall_add} | {'1' if base else '%.3f' % ratio} |")

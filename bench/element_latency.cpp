@@ -1,0 +1,239 @@
+// element_latency: per-buffer latency inside named elements of a pipeline, with pad probes
+// instead of GStreamer's latency tracer (which hangs every pipeline in the 1.26.2 bundle).
+//
+//   element_latency [--timeout=S] [--max-buffers=N] --element=NAME [--element=NAME...] PIPELINE...
+//
+// PIPELINE: as gst-launch-1.0 takes it (its words, as the shell split them), or one argument
+// holding the whole description. NAME is an element's name, or a prefix ending in '*' that
+// pools every element whose name starts with it (tz* = tz0, tz1, ...). Per buffer, as the tracer defines it: from the buffer
+// entering the element's sink pad to the element pushing out of its src pad.
+//
+// Buffers are paired by their order, not by PTS: the elements timed here are 1-in/1-out per
+// stream and never reorder, whereas PTS can be missing or repeat (a batch carries one PTS for
+// several inputs, a pipeline may not timestamp at all). The k-th output of an element with
+// several sink pads (an aggregator such as cudatensorbatch) is made of the k-th buffer of each
+// pad, and its latency is measured from the last of them to arrive. An element whose pads saw
+// different buffer counts (one dropped or added buffers) is an error: order would pair them wrong.
+//
+// Prints per NAME `NAME n=<buffers> median_us=<..> p90_us=<..>`, then `rusage user_s=.. sys_s=..`
+// (the whole process) and `wall_s=..` (PLAYING to EOS).
+#include <gst/gst.h>
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+// Arrival or push times of one pad (ns, monotonic), preallocated: the probe only stores and counts.
+struct PadTimes {
+  std::vector<GstClockTime> times_ns;
+  size_t count = 0;
+  bool overflowed = false;
+};
+
+struct TimedElement {
+  std::string name;
+  std::vector<std::unique_ptr<PadTimes>> sink_pads;
+  std::vector<std::unique_ptr<PadTimes>> src_pads;
+};
+
+struct Options {
+  double timeout_s = 600;
+  size_t max_buffers = 1 << 18;  // 2 MB a pad; 2.4 h of 30 fps
+  std::vector<const char *> pipeline_words;  // null-terminated for gst_parse_launchv
+  std::vector<std::string> names;
+};
+
+GstPadProbeReturn record_time(GstPad *, GstPadProbeInfo *, gpointer user_data) {
+  auto *pad = static_cast<PadTimes *>(user_data);
+  if (pad->count < pad->times_ns.size())
+    pad->times_ns[pad->count++] = gst_util_get_timestamp();
+  else
+    pad->overflowed = true;
+  return GST_PAD_PROBE_OK;
+}
+
+void fail(const std::string &message) {
+  std::fprintf(stderr, "element_latency: %s\n", message.c_str());
+  std::exit(1);
+}
+
+Options parse_options(int argc, char **argv) {
+  Options o;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    char *end = nullptr;
+    if (g_str_has_prefix(a, "--timeout=")) {
+      o.timeout_s = std::strtod(a + 10, &end);
+      if (*end || !(o.timeout_s > 0)) fail(std::string("bad ") + a + ": seconds > 0 expected");
+    } else if (g_str_has_prefix(a, "--max-buffers=")) {
+      o.max_buffers = std::strtoull(a + 14, &end, 10);
+      if (*end || o.max_buffers == 0) fail(std::string("bad ") + a + ": a count > 0 expected");
+    } else if (g_str_has_prefix(a, "--element=") && a[10]) {
+      o.names.emplace_back(a + 10);
+    } else if (g_str_has_prefix(a, "--") && o.pipeline_words.empty()) {
+      fail(std::string("unknown option ") + a);
+    } else {
+      o.pipeline_words.push_back(a);
+    }
+  }
+  if (o.pipeline_words.empty() || o.names.empty())
+    fail("usage: element_latency [--timeout=S] [--max-buffers=N] --element=NAME [--element=NAME...] PIPELINE...");
+  o.pipeline_words.push_back(nullptr);
+  return o;
+}
+
+// Adds a probe to every pad of one direction, each with its own preallocated times.
+void probe_pads(GstElement *element, GstPadDirection direction, size_t capacity,
+                std::vector<std::unique_ptr<PadTimes>> &out) {
+  GstIterator *it = direction == GST_PAD_SINK ? gst_element_iterate_sink_pads(element)
+                                              : gst_element_iterate_src_pads(element);
+  GValue item = G_VALUE_INIT;
+  while (gst_iterator_next(it, &item) == GST_ITERATOR_OK) {
+    auto *pad = GST_PAD(g_value_get_object(&item));
+    out.push_back(std::make_unique<PadTimes>());
+    out.back()->times_ns.resize(capacity);
+    gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, record_time, out.back().get(), nullptr);
+    g_value_reset(&item);
+  }
+  g_value_unset(&item);
+  gst_iterator_free(it);
+}
+
+std::vector<GstElement *> find_elements(GstBin *bin, const std::string &name) {
+  std::vector<GstElement *> found;
+  bool is_prefix = !name.empty() && name.back() == '*';
+  std::string prefix = is_prefix ? name.substr(0, name.size() - 1) : name;
+  GstIterator *it = gst_bin_iterate_recurse(bin);
+  GValue item = G_VALUE_INIT;
+  while (gst_iterator_next(it, &item) == GST_ITERATOR_OK) {
+    auto *element = GST_ELEMENT(g_value_get_object(&item));
+    gchar *element_name = gst_element_get_name(element);
+    if (is_prefix ? g_str_has_prefix(element_name, prefix.c_str()) : prefix == element_name)
+      found.push_back(element);
+    g_free(element_name);
+    g_value_reset(&item);
+  }
+  g_value_unset(&item);
+  gst_iterator_free(it);
+  std::sort(found.begin(), found.end());
+  found.erase(std::unique(found.begin(), found.end()), found.end());
+  return found;
+}
+
+// Latencies of one element's buffers (us), appended to `out`; fails where order cannot pair them.
+void collect_latencies(const TimedElement &e, std::vector<double> &out) {
+  const std::vector<std::unique_ptr<PadTimes>> *sides[] = {&e.sink_pads, &e.src_pads};
+  for (const auto *side : sides)
+    for (const auto &pad : *side)
+      if (pad->overflowed)
+        fail(e.name + ": more buffers than --max-buffers (" + std::to_string(pad->times_ns.size()) + ")");
+  if (e.src_pads.size() != 1)
+    fail(e.name + ": has " + std::to_string(e.src_pads.size()) + " src pads; only one is supported");
+  const PadTimes &pushed = *e.src_pads[0];
+  for (const auto &in : e.sink_pads)
+    if (in->count != pushed.count)
+      fail(e.name + ": " + std::to_string(in->count) + " buffers on a sink pad but " +
+           std::to_string(pushed.count) + " pushed: it dropped or added buffers, so order cannot pair them");
+  for (size_t k = 0; k < pushed.count; k++) {
+    GstClockTime last_arrival = 0;
+    for (const auto &in : e.sink_pads) last_arrival = std::max(last_arrival, in->times_ns[k]);
+    out.push_back(double(GstClockTimeDiff(pushed.times_ns[k] - last_arrival)) / 1000.0);
+  }
+}
+
+// statistics.median and pipeline_bench.py's p90, so both latency paths report alike.
+double median(const std::vector<double> &sorted) {
+  size_t n = sorted.size();
+  return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+}
+
+double p90(const std::vector<double> &sorted) {
+  return sorted[std::min(sorted.size() - 1, size_t(0.9 * sorted.size()))];
+}
+
+// Runs to EOS; fails on an ERROR message or when no EOS comes in time. Returns seconds.
+double run_to_eos(GstElement *pipeline, double timeout_s) {
+  GstClockTime start = gst_util_get_timestamp();
+  if (gst_element_set_state(pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE)
+    fail("the pipeline could not be set to PLAYING (see the GStreamer warnings above)");
+  GstBus *bus = gst_element_get_bus(pipeline);
+  GstMessage *msg = gst_bus_timed_pop_filtered(bus, GstClockTime(timeout_s * GST_SECOND),
+                                               GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+  double wall_s = double(gst_util_get_timestamp() - start) / GST_SECOND;
+  gst_object_unref(bus);
+  if (!msg) {
+    std::fprintf(stderr, "element_latency: no EOS within %g s: the pipeline hangs (see --timeout)\n", timeout_s);
+    // A hung streaming thread would block the state change to NULL as well: leave at once.
+    std::_Exit(124);
+  }
+  if (GST_MESSAGE_TYPE(msg) == GST_MESSAGE_ERROR) {
+    GError *error = nullptr;
+    gchar *debug = nullptr;
+    gst_message_parse_error(msg, &error, &debug);
+    std::string text = std::string("ERROR from ") + GST_OBJECT_NAME(GST_MESSAGE_SRC(msg)) + ": " +
+                       error->message + (debug ? std::string(" (") + debug + ")" : "");
+    fail(text);
+  }
+  gst_message_unref(msg);
+  return wall_s;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  gst_init(&argc, &argv);
+  Options o = parse_options(argc, argv);
+
+  GError *error = nullptr;
+  // One argument is the description itself; several are gst-launch's words (launchv escapes
+  // the spaces inside each word, so a whole description in one word would not parse).
+  GstElement *pipeline = o.pipeline_words.size() == 2 ? gst_parse_launch(o.pipeline_words[0], &error)
+                                                      : gst_parse_launchv(o.pipeline_words.data(), &error);
+  if (error) fail(std::string("cannot build the pipeline: ") + error->message);
+  if (!GST_IS_BIN(pipeline)) fail("the description is a single element, not a pipeline");
+
+  // One group per NAME; each element in it keeps its own pads' times.
+  std::vector<std::vector<TimedElement>> groups(o.names.size());
+  for (size_t g = 0; g < o.names.size(); g++) {
+    for (GstElement *element : find_elements(GST_BIN(pipeline), o.names[g])) {
+      groups[g].emplace_back();
+      TimedElement &e = groups[g].back();
+      gchar *name = gst_element_get_name(element);
+      e.name = name;
+      g_free(name);
+      probe_pads(element, GST_PAD_SINK, o.max_buffers, e.sink_pads);
+      probe_pads(element, GST_PAD_SRC, o.max_buffers, e.src_pads);
+      if (e.sink_pads.empty()) fail(e.name + ": has no sink pad to time buffers from");
+    }
+    if (groups[g].empty()) fail("no element named " + o.names[g] + " in the pipeline");
+  }
+
+  double wall_s = run_to_eos(pipeline, o.timeout_s);
+  gst_element_set_state(pipeline, GST_STATE_NULL);  // joins the streaming threads
+
+  for (size_t g = 0; g < o.names.size(); g++) {
+    std::vector<double> latencies_us;
+    for (const TimedElement &e : groups[g]) collect_latencies(e, latencies_us);
+    std::sort(latencies_us.begin(), latencies_us.end());
+    if (latencies_us.empty())
+      std::printf("%s n=0 median_us=nan p90_us=nan\n", o.names[g].c_str());
+    else
+      std::printf("%s n=%zu median_us=%.1f p90_us=%.1f\n", o.names[g].c_str(), latencies_us.size(),
+                  median(latencies_us), p90(latencies_us));
+  }
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  std::printf("rusage user_s=%.3f sys_s=%.3f\n", usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6,
+              usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6);
+  std::printf("wall_s=%.3f\n", wall_s);
+  gst_object_unref(pipeline);
+  return 0;
+}

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# element_latency (bench/element_latency.cpp) on the CPU: a known per-buffer delay is measured as
+# such, and an aggregator's output buffers are counted and timed from their last input.
+# Usage: element_latency_test.sh path/to/element_latency
+set -euo pipefail
+bin=$1
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# field NAME KEY < output: the value of KEY= on the line starting with NAME.
+field() { awk -v name="$1" -v key="$2=" '$1 == name { for (i = 2; i <= NF; i++) if (index($i, key) == 1) print substr($i, length(key) + 1) }'; }
+
+# identity sleeps 2000 us per buffer between its sink pad and its push.
+out=$("$bin" --timeout=60 --element=id 'videotestsrc num-buffers=50 ! identity name=id sleep-time=2000 ! fakesink')
+echo "$out"
+[ "$(field id n <<<"$out")" = 50 ] || fail "identity: n is not 50"
+awk -v m="$(field id median_us <<<"$out")" 'BEGIN { exit !(m >= 2000 && m < 20000) }' ||
+  fail "identity: median not in [2000, 20000) us"
+grep -q '^rusage user_s=[0-9.]* sys_s=[0-9.]*$' <<<"$out" || fail "no rusage line"
+grep -q '^wall_s=[0-9.]*$' <<<"$out" || fail "no wall_s line"
+
+# Two streams into one cudatensorbatch (CPU backend): 30 frames each make 30 batches, each timed
+# from the later of its two frames; a tensor comes out per batch.
+out=$("$bin" --timeout=60 --element=tb "cudatensorbatch name=tb backend=cpu width=64 height=64 ! fakesink \
+  videotestsrc num-buffers=30 ! video/x-raw,format=RGB,width=160,height=120 ! tb.sink_0 \
+  videotestsrc num-buffers=30 pattern=ball ! video/x-raw,format=RGB,width=160,height=120 ! tb.sink_1")
+echo "$out"
+[ "$(field tb n <<<"$out")" = 30 ] || fail "cudatensorbatch: n is not 30 (one per batch)"
+
+# A name prefix pools elements; the description also goes as gst-launch's words (quotes, as the
+# shell leaves them); an unknown name, an ERROR and a hang are one clear error each.
+out=$("$bin" --timeout=60 '--element=a*' videotestsrc num-buffers=10 ! 'video/x-raw(memory:SystemMemory),width=64' \
+  ! identity name=a0 ! identity name=a1 ! fakesink)
+echo "$out"
+[ "$(field 'a*' n <<<"$out")" = 20 ] || fail "prefix: n is not 20"
+if err=$("$bin" --element=nosuch 'videotestsrc num-buffers=1 ! fakesink' 2>&1); then fail "unknown name accepted"; fi
+grep -q 'no element named nosuch' <<<"$err" || fail "unknown name: $err"
+if err=$("$bin" --element=id 'videotestsrc num-buffers=5 ! identity name=id error-after=2 ! fakesink' 2>&1); then
+  fail "ERROR message ignored"
+fi
+grep -q 'ERROR from id' <<<"$err" || fail "error: $err"
+if err=$("$bin" --timeout=1 --element=id 'videotestsrc is-live=true ! identity name=id ! fakesink' 2>&1); then
+  fail "timeout ignored"
+fi
+grep -q 'no EOS within 1 s' <<<"$err" || fail "timeout: $err"
+echo "element_latency: all checks passed"
