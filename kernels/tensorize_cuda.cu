@@ -58,13 +58,7 @@ __global__ void __launch_bounds__(kBlockThreads) tensorize_kernel(const __grid_c
       v[2][i] = pad[2];
     }
   } else if (C == 1) {
-    // Gray: the per-pixel code of the CPU path (tz::sample_gray_out), both interpolations.
-    const RowCtx r = tz::make_row<F, I>(p, y);
-#pragma unroll
-    for (int j = 0; j < Q; ++j) {
-      const int x = x0 + j;
-      v[0][j] = x < p.W && tz::x_active(p, x) ? tz::sample_gray_out<F, I>(p, r, x) : pad[0];
-    }
+    gray_group<F, I, Q>(a, y, x0, v);
   } else {
     const RowCtx r = tz::make_row<F, I>(p, y);
     if (I == Interpolation::Bilinear) {

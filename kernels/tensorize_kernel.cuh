@@ -371,6 +371,19 @@ __device__ __forceinline__ void sample_group(const KernelArgs& a, const RowCtx& 
   }
 }
 
+// Gray output (C = 1): the lane's Q pixels from x0 in sampling row y, with the CPU path's own
+// per-pixel code (tz::sample_gray_out), both interpolations; v[0] takes them.
+template <SourceFamily F, Interpolation I, int Q>
+__device__ __forceinline__ void gray_group(const KernelArgs& a, int y, int x0, float (&v)[3][Q]) {
+  const PixelParams& p = a.p;
+  const RowCtx r = tz::make_row<F, I>(p, y);
+#pragma unroll
+  for (int j = 0; j < Q; ++j) {
+    const int x = x0 + j;
+    v[0][j] = x < p.W && tz::x_active(p, x) ? tz::sample_gray_out<F, I>(p, r, x) : a.kpad[0];
+  }
+}
+
 // One block's work on one tensor of a batch: block blockIdx.x of that tensor's blocks (the batch
 // kernel picks the tensor with blockIdx.y). The single-frame kernel (tensorize_cuda.cu) has the
 // same statements as its own body: ptxas schedules it faster that way (measured there).
@@ -413,13 +426,7 @@ __device__ __forceinline__ void tensorize_block(const KernelArgs& a) {
       v[2][i] = pad[2];
     }
   } else if (C == 1) {
-    // Gray: the per-pixel code of the CPU path (tz::sample_gray_out), both interpolations.
-    const RowCtx r = tz::make_row<F, I>(p, y);
-#pragma unroll
-    for (int j = 0; j < Q; ++j) {
-      const int x = x0 + j;
-      v[0][j] = x < p.W && tz::x_active(p, x) ? tz::sample_gray_out<F, I>(p, r, x) : pad[0];
-    }
+    gray_group<F, I, Q>(a, y, x0, v);
   } else {
     const RowCtx r = tz::make_row<F, I>(p, y);
     if (I == Interpolation::Bilinear) {
