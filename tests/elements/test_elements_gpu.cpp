@@ -125,13 +125,14 @@ class TensorizeGpuElement : public ::testing::TestWithParam<GpuFormat> {};
 
 TEST_P(TensorizeGpuElement, CudaPathEqualsCpuPathThroughEveryMemoryRoute) {
   const GpuFormat& f = GetParam();
-  // Odd sizes, but an even width where cudaupload mishandles odd ones (the kernel tests cover odd
-  // widths): packed 4:2:2 (cudaupload copies width x 2 bytes a row and leaves the last pixel pair's
-  // V byte behind) and NV21 (1.26's cudaupload fails on plane 1 of an odd width: "Failed to copy
-  // plane 1", CUDA_ERROR_INVALID_VALUE, with cudadownload alone too; 1.22's has no NV21).
-  const bool even_width = f.format == GST_VIDEO_FORMAT_YUY2 || f.format == GST_VIDEO_FORMAT_UYVY ||
-                          f.format == GST_VIDEO_FORMAT_NV21;
-  const int w = even_width ? 318 : 317, h = 211;
+  // Odd sizes, but even ones where cudaupload mishandles odd ones (the kernel tests cover odd
+  // sizes): packed 4:2:2 gets an even width (cudaupload copies width x 2 bytes a row and leaves the
+  // last pixel pair's V byte behind), NV21 an even width and height (1.26's cudaupload fails on
+  // plane 1 of an odd-sized NV21 frame: "Failed to copy plane 1", CUDA_ERROR_INVALID_VALUE, with
+  // cudadownload alone too; 1.22's cudaupload has no NV21).
+  const bool nv21 = f.format == GST_VIDEO_FORMAT_NV21;
+  const bool even_width = nv21 || f.format == GST_VIDEO_FORMAT_YUY2 || f.format == GST_VIDEO_FORMAT_UYVY;
+  const int w = even_width ? 318 : 317, h = nv21 ? 212 : 211;
   const char* props[] = {"width=160 height=128", "width=96 height=96 resize-mode=crop interpolation=nearest layout=nhwc",
                          "width=64 height=80 resize-mode=ultralytics dtype=float16 channel-order=bgr",
                          "width=50 height=50 resize-mode=stretch roi=<10,20,200,150> mean=<0.4> std=<0.2,0.3,0.4>",
