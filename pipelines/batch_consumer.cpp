@@ -24,9 +24,12 @@ int main(int argc, char** argv) {
   }
   GError* err = nullptr;
   GstElement* pipeline = gst_parse_launch(argv[1], &err);
-  if (!pipeline) {
+  // A missing element is a recoverable parse error: gst_parse_launch returns the partial pipeline
+  // with err set, which would run and never reach EOS.
+  if (!pipeline || err) {
     std::fprintf(stderr, "could not parse the pipeline: %s\n", err->message);
     g_error_free(err);
+    if (pipeline) gst_object_unref(pipeline);
     return 2;
   }
   GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
