@@ -73,7 +73,10 @@ struct Normalisation {
 Normalisation default_normalisation(DType dtype);
 
 // Bytes of one element, and the name caps and metas use ("float32", "float16", "uint8", "int8").
-int dtype_bytes(DType dtype);
+// (constexpr: the kernels size their stores with it too)
+constexpr int dtype_bytes(DType dtype) {
+  return dtype == DType::Float32 ? 4 : (dtype == DType::Float16 ? 2 : 1);
+}
 const char* dtype_name(DType dtype);
 
 // One source of a slot: what differs from slot to slot (format, size, region, colorimetry).

@@ -275,15 +275,10 @@ __device__ __forceinline__ void store_one(void* base, int64_t i, float e) {
     static_cast<uint8_t*>(base)[i] = uint8_t(int_byte<D>(e));
 }
 
-template <DType D>
-constexpr int element_bytes() {
-  return D == DType::Float32 ? 4 : (D == DType::Float16 ? 2 : 1);
-}
-
 // Pixels a lane writes per store in an all-padding row: 16 bytes a store.
 template <DType D>
 constexpr int pad_pixels_per_store() {
-  return 16 / element_bytes<D>() < 4 ? 4 : 16 / element_bytes<D>();
+  return 16 / dtype_bytes(D) < 4 ? 4 : 16 / dtype_bytes(D);
 }
 
 // Q pixels from x (n of them inside the tensor), values v[c][j]: vector stores where the whole
@@ -291,7 +286,7 @@ constexpr int pad_pixels_per_store() {
 // C = 1 (gray) writes v[0] to its one plane (L is NCHW then: both layouts are the same bytes).
 template <Layout L, DType D, int Q, int C = 3>
 __device__ __forceinline__ void store_group(const KernelArgs& a, int y, int x, int n, const float (&v)[3][Q]) {
-  constexpr int esize = element_bytes<D>();
+  constexpr int esize = dtype_bytes(D);
   const int W = a.p.W;
   if (L == Layout::NCHW || C == 1) {
     // Plane pointers per value slot, 32-bit offsets (pix * esize < 2^30).

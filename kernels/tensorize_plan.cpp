@@ -331,14 +331,6 @@ Normalisation default_normalisation(DType dtype) {
   }
 }
 
-int dtype_bytes(DType dtype) {
-  switch (dtype) {
-    case DType::Float32: return 4;
-    case DType::Float16: return 2;
-    default: return 1;
-  }
-}
-
 const char* dtype_name(DType dtype) {
   switch (dtype) {
     case DType::Float32: return "float32";
