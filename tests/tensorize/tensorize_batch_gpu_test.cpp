@@ -55,19 +55,31 @@ std::string describe_difference(const BatchCase& bc, int i, const uint8_t* cpu, 
 
 // Runs bc on the GPU (sources copied to the device with the same layout) and on the CPU; the
 // results must be equal, and the guard bytes after the output untouched.
-void expect_gpu_equals_cpu(BatchCase& bc, BatchSlotTable* table, void* stream) {
-  ASSERT_TRUE(bc.build().ok());
-  std::vector<cuda::DeviceBuffer> sources(bc.count());
-  std::vector<BatchSlot> slots = bc.slots;
+// Copies bc's (built) sources to the device with the same layout, enqueued on `stream`; `slots`
+// are bc's slots pointing at those copies.
+::testing::AssertionResult upload_sources(const BatchCase& bc, void* stream, std::vector<cuda::DeviceBuffer>* sources,
+                                          std::vector<BatchSlot>* slots) {
+  sources->clear();
+  sources->resize(bc.count());
+  *slots = bc.slots;
   for (int i = 0; i < bc.count(); ++i) {
     if (bc.empty[i]) continue;
     const HostImage& im = bc.images[i];
-    ASSERT_TRUE(sources[i].allocate(im.buf.size()).ok());
-    ASSERT_TRUE(cuda::copy_2d_async(sources[i].data(), im.buf.size(), im.buf.data(), im.buf.size(), im.buf.size(), 1,
-                                    cuda::CopyKind::HostToDevice, stream)
-                    .ok());
-    slots[i].src = im.at(sources[i].data());
+    Status st = (*sources)[i].allocate(im.buf.size());
+    if (st.ok())
+      st = cuda::copy_2d_async((*sources)[i].data(), im.buf.size(), im.buf.data(), im.buf.size(), im.buf.size(), 1,
+                               cuda::CopyKind::HostToDevice, stream);
+    if (!st.ok()) return ::testing::AssertionFailure() << "slot " << i << " upload: " << st.message();
+    (*slots)[i].src = im.at((*sources)[i].data());
   }
+  return ::testing::AssertionSuccess();
+}
+
+void expect_gpu_equals_cpu(BatchCase& bc, BatchSlotTable* table, void* stream) {
+  ASSERT_TRUE(bc.build().ok());
+  std::vector<cuda::DeviceBuffer> sources;
+  std::vector<BatchSlot> slots;
+  ASSERT_TRUE(upload_sources(bc, stream, &sources, &slots));
   TensorizeBatch b = bc.batch();
   b.slots = slots.data();
   const size_t bytes = bc.bytes();
@@ -197,15 +209,10 @@ TEST_F(TensorizeBatchGpu, SmallBatchCapturedIntoAGraphEqualsCpu) {
   std::mt19937 rng(23);
   BatchCase bc = regions_of_one_frame(5, rng);
   ASSERT_TRUE(bc.build().ok());
-  std::vector<cuda::DeviceBuffer> sources(bc.count());
-  std::vector<BatchSlot> slots = bc.slots;
-  for (int i = 0; i < bc.count(); ++i) {
-    if (bc.empty[i]) continue;
-    const HostImage& im = bc.images[i];
-    ASSERT_TRUE(sources[i].allocate(im.buf.size()).ok());
-    ASSERT_EQ(cudaMemcpy(sources[i].data(), im.buf.data(), im.buf.size(), cudaMemcpyHostToDevice), cudaSuccess);
-    slots[i].src = im.at(sources[i].data());
-  }
+  std::vector<cuda::DeviceBuffer> sources;
+  std::vector<BatchSlot> slots;
+  ASSERT_TRUE(upload_sources(bc, stream_, &sources, &slots));
+  ASSERT_TRUE(cuda::stream_sync(stream_).ok());  // the uploads are not part of the captured graph
   TensorizeBatch b = bc.batch();
   b.slots = slots.data();
   const size_t bytes = bc.bytes();
