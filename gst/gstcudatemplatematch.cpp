@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "analytics_matches.h"
+#include "frame_phases.h"
 #include "pixel_format.h"
 #include "property_arrays.h"
 #include "template_loader.h"
@@ -403,6 +404,7 @@ gst_cuda_template_match_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
   CudaPrepDevice &device = gst_cuda_prep_base_device (base);
   CudaPrepVideoInput &input = gst_cuda_prep_base_input (base);
 
+  FramePhases phases (GST_CAT_DEFAULT, GST_OBJECT (self));
   CudaPrepScopedContext ctx (device, GST_ELEMENT (self));
   if (!ctx.ok ())
     return GST_FLOW_ERROR;
@@ -411,6 +413,7 @@ gst_cuda_template_match_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
   /* Read-only: a frame is mapped for writing only when a box is drawn (remap_writable). */
   if (!input.map (GST_ELEMENT (self), device, buf, FALSE, &frame, &view))
     return GST_FLOW_ERROR;
+  phases.mark ("map");
 
   GrayView gray;
   gboolean draw = FALSE, post = FALSE, modified = FALSE;
@@ -424,7 +427,9 @@ gst_cuda_template_match_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
   } else if (!refresh_template (self, gray) || !refresh_settings (self, gray, &draw, &post, &style)) {
     ret = GST_FLOW_ERROR;
   } else if (state.have_template) {
+    phases.mark ("gray+settings");
     st = state.engine->match (gray, state.settings, &state.matches);
+    phases.mark ("match");
     if (!st.ok ()) {
       GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Template matching failed: %s", st.message ().c_str ()), (NULL));
       ret = GST_FLOW_ERROR;
@@ -455,10 +460,13 @@ gst_cuda_template_match_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
     GST_ELEMENT_ERROR (self, STREAM, FAILED, ("CUDA error"), ("%s", st.message ().c_str ()));
     ret = GST_FLOW_ERROR;
   }
+  phases.mark ("draw+sync");
   if (!input.unmap (GST_ELEMENT (self), device, &frame, modified))
     ret = GST_FLOW_ERROR;
+  phases.mark ("unmap");
   if (ret == GST_FLOW_OK && state.have_template)
     attach_results (self, buf, state.matches, post);
+  phases.mark ("results");
   return ret;
 }
 
@@ -480,6 +488,8 @@ gst_cuda_template_match_stop (GstBaseTransform * trans)
   {
     CudaPrepScopedContext ctx (device, GST_ELEMENT (self));
     device.sync ();
+    if (state.engine)
+      GST_INFO_OBJECT (self, "%s", state.engine->cache_summary ().c_str ());
     state.engine.reset ();      /* frees device memory: context current */
   }
   state.have_template = FALSE;

@@ -37,6 +37,8 @@
 #include <string>
 #include <vector>
 
+#include "frame_phases.h"
+#include "held_frames.h"
 #include "meta_regions.h"
 #include "transform_meta.h"
 #include "pixel_format.h"
@@ -144,6 +146,7 @@ struct TensorizeState
   cuda::DeviceBuffer scratch;   /* GPU path with system-memory output */
   std::string posted_error;     /* the last settings error posted, so it is posted once */
   TensorMetaOutput meta_output; /* output=video-meta: the tensors' pool */
+  CudaPrepHeldFrames held_frames; /* frames of another stream, until the kernel has read them */
 };
 
 /* The element's C++ state (one object, created in init, deleted in finalize). */
@@ -464,6 +467,13 @@ gst_cuda_tensorize_sink_event (GstBaseTransform * trans, GstEvent * event)
   } else if (GST_EVENT_TYPE (event) == GST_EVENT_FLUSH_STOP) {
     /* a flush drops the queued frame: the next one starts at its first region */
     GST_CUDA_TENSORIZE (trans)->impl->state.next_region = 0;
+  } else if (GST_EVENT_TYPE (event) == GST_EVENT_EOS) {
+    /* no next frame will release the held ones: give them back to their producer now */
+    CudaPrepDevice &device = gst_cuda_prep_base_device (GST_CUDA_PREP_BASE (trans));
+    CudaPrepScopedContext ctx (device, GST_ELEMENT (trans));
+    Status st = ctx.ok () ? GST_CUDA_TENSORIZE (trans)->impl->state.held_frames.release_all () : Status ();
+    if (!st.ok ())
+      GST_ELEMENT_WARNING (trans, STREAM, FAILED, ("CUDA error at EOS"), ("%s", st.message ().c_str ()));
   }
   return GST_BASE_TRANSFORM_CLASS (parent_class)->sink_event (trans, event);
 }
@@ -537,6 +547,7 @@ gst_cuda_tensorize_configure (GstCudaPrepBase * base, GstCaps * incaps, GstCaps 
     if (!ctx.ok ())
       return FALSE;
     device.sync ();             /* the old scratch may still be read */
+    state.held_frames.reset ();
     state.scratch.reset ();
     st = state.tensorizer->reserve (state.built_from.batch_size);
     if (st.ok () && !state.output_cuda)
@@ -620,7 +631,8 @@ gst_cuda_tensorize_propose_allocation (GstBaseTransform * trans, GstQuery * deci
   guint size;
   gst_buffer_pool_config_get_params (config, NULL, &size, NULL, NULL);
   gst_structure_free (config);
-  gst_query_add_allocation_pool (query, pool, size, 0, 0);
+  /* Frames of another stream are held until the kernel has read them: ask for that many more. */
+  gst_query_add_allocation_pool (query, pool, size, cuda_pool ? CudaPrepHeldFrames::kDepth : 0, 0);
   gst_object_unref (pool);
   return TRUE;
 }
@@ -682,6 +694,7 @@ gst_cuda_tensorize_transform (GstBaseTransform * trans, GstBuffer * inbuf, GstBu
   }
   gst_buffer_set_size (outbuf, bytes);
 
+  FramePhases phases (GST_CAT_DEFAULT, GST_OBJECT (self));
   CudaPrepScopedContext ctx (device, GST_ELEMENT (self));
   if (!ctx.ok ())
     return GST_FLOW_ERROR;
@@ -689,6 +702,7 @@ gst_cuda_tensorize_transform (GstBaseTransform * trans, GstBuffer * inbuf, GstBu
   ImageView view;
   if (!input.map (GST_ELEMENT (self), device, inbuf, FALSE, &frame, &view))
     return GST_FLOW_ERROR;
+  phases.mark ("map");
 
   /* The tensorizer writes where it runs; a GPU tensor for system memory goes through scratch. */
   const gboolean download = state.tensorizer->on_device () && !state.output_cuda;
@@ -730,24 +744,35 @@ gst_cuda_tensorize_transform (GstBaseTransform * trans, GstBuffer * inbuf, GstBu
   tb.slots = state.slots.data ();
   tb.count = batch;
   void *dst = download ? state.scratch.data () : out_map.data;
+  phases.mark ("map out+slots");
   /* A batch of one frame takes the single-frame kernel (the one benchmarked and tuned for single
    * frames), not the batch kernel with one slot. */
   Status st = batch == 1 && !state.slots[0].empty ?
       state.tensorizer->run (combine_plan (tb.output, state.slots[0].plan), view, dst) :
       state.tensorizer->run_batch (tb, dst, bytes);
+  phases.mark ("kernel");
   if (st.ok () && download)
     st = cuda::copy_2d_async (out_map.data, bytes, state.scratch.data (), bytes, bytes, 1,
         cuda::CopyKind::DeviceToHost, device.stream ());
-  /* The tensor is complete, and the GPU done with the input frame, before either leaves;
-   * unless both are ordered on our stream (1.24+): then the tensor's memory carries the stream
-   * and is marked as needing a sync, so a CUDA consumer orders on it and a host map waits. */
-  const gboolean ordered = !download && device.orders (outbuf) && input.stream_ordered (device, &frame);
+  /* The tensor is complete before it leaves, unless its memory carries our stream (1.24+): it is
+   * then marked as needing a sync, so a CUDA consumer orders on the stream and a host map waits.
+   * The GPU is done with the input frame before it goes back to its producer: a frame that is
+   * not ordered on our stream either (a decoder's, on the decoder's stream) is held until then;
+   * with output=video-meta that frame goes on downstream, where a held reference would make it
+   * read-only (the meta's write would copy it), so there the element waits instead. */
+  const gboolean output_ordered = !download && device.orders (outbuf);
+  const gboolean input_ordered = input.stream_ordered (device, &frame);
+  const gboolean frame_goes_on = state.built_from.output == GST_CUDA_PREP_OUTPUT_VIDEO_META;
   if (st.ok () && download)
     st = device.sync_sleeping ();       /* a copy of megabytes: no core spins meanwhile */
-  else if (st.ok () && !ordered)
+  else if (st.ok () && (!output_ordered || (!input_ordered && frame_goes_on)))
     st = device.sync ();
+  else if (st.ok () && !input_ordered)
+    st = state.held_frames.hold (inbuf, device.stream ());
+  phases.mark (download ? "download" : output_ordered ? (input_ordered ? "ordered" : "hold") : "sync");
   gst_buffer_unmap (outbuf, &out_map);
   const gboolean unmapped = input.unmap (GST_ELEMENT (self), device, &frame, FALSE);
+  phases.mark ("unmap");
 
   if (!st.ok ()) {
     GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Tensorize failed"), ("%s", st.message ().c_str ()));
@@ -756,6 +781,7 @@ gst_cuda_tensorize_transform (GstBaseTransform * trans, GstBuffer * inbuf, GstBu
   if (!unmapped)
     return GST_FLOW_ERROR;
   gst_cuda_prep_buffer_add_batch_transform_meta (outbuf, state.slot_metas.data (), batch);
+  phases.mark ("meta");
   return GST_FLOW_OK;
 }
 
@@ -866,6 +892,7 @@ gst_cuda_tensorize_stop (GstBaseTransform * trans)
   {
     CudaPrepScopedContext ctx (gst_cuda_prep_base_device (base), GST_ELEMENT (self));
     gst_cuda_prep_base_device (base).sync ();
+    state.held_frames.reset ();
     state.scratch.reset ();
   }
   state.have_plan = FALSE;

@@ -10,6 +10,20 @@
 #include "chroma_site.h"
 #include "pixel_format.h"
 
+GST_DEBUG_CATEGORY_STATIC (cudaprep_input_debug);
+#define GST_CAT_DEFAULT cudaprep_input_debug
+
+static void
+init_debug_once (void)
+{
+  static gsize done = 0;
+  if (g_once_init_enter (&done)) {
+    GST_DEBUG_CATEGORY_INIT (cudaprep_input_debug, "cudaprepinput", 0,
+        "cudaprep input frames: mapped, staged, ordered after their producer");
+    g_once_init_leave (&done, 1);
+  }
+}
+
 gboolean
 gst_cuda_prep_view_from_frame (const GstVideoFrame * frame, cudaprep::ImageView * view)
 {
@@ -33,6 +47,7 @@ gst_cuda_prep_view_from_frame (const GstVideoFrame * frame, cudaprep::ImageView 
 gboolean
 CudaPrepVideoInput::configure (GstElement * element, CudaPrepDevice & device, GstCaps * caps)
 {
+  init_debug_once ();
   if (!gst_video_info_from_caps (&info_, caps)) {
     GST_ELEMENT_ERROR (element, CORE, NEGOTIATION, ("Invalid input caps"),
         ("could not parse %" GST_PTR_FORMAT, caps));
@@ -61,6 +76,8 @@ CudaPrepVideoInput::configure (GstElement * element, CudaPrepDevice & device, Gs
     packed_bytes += row_bytes_[p] * rows_[p];
   }
   cudaprep::Status st = staging_.allocate_pitched (width_bytes, rows);
+  if (st.ok ())
+    st = producer_done_.create (false);
   for (UploadSlot & slot : slots_) {
     if (st.ok ())
       st = slot.host.allocate (packed_bytes);
@@ -84,6 +101,7 @@ void
 CudaPrepVideoInput::reset ()
 {
   staging_.reset ();
+  producer_done_.reset ();
   for (UploadSlot & slot : slots_) {
     slot.host.reset ();
     slot.copied.reset ();
@@ -138,6 +156,40 @@ readable_in_place (CudaPrepDevice & device, GstBuffer * buffer)
 }
 #endif
 
+/* Since 1.24 CUDA memory can carry pending work on its producer's stream (a decoder's copy).
+ * Our stream waits for it on the GPU where the memory is of our context; other memory is
+ * waited for by the host. Memory that carries our own stream is ordered already. */
+gboolean
+CudaPrepVideoInput::order_after_producer (GstElement * element, CudaPrepDevice & device,
+    GstBuffer * buffer)
+{
+#if CUDAPREP_HAVE_GST_CUDA_STREAM
+  GstCudaMemory *mem = GST_CUDA_MEMORY_CAST (gst_buffer_peek_memory (buffer, 0));
+  if (device.orders (buffer) || !GST_MEMORY_FLAG_IS_SET (mem, GST_CUDA_MEMORY_TRANSFER_NEED_SYNC))
+    return TRUE;
+  GstCudaStream *producer = gst_cuda_memory_get_stream (mem);
+  if (!producer || mem->context != device.context () || !producer_done_.valid ()) {
+    GST_LOG_OBJECT (element, "host wait for the producer's stream (stream %p, context %p, ours %p)",
+        producer, mem->context, device.context ());
+    gst_cuda_memory_sync (mem);
+    return TRUE;
+  }
+  GST_LOG_OBJECT (element, "our stream waits for the producer's stream %p", producer);
+  cudaprep::Status st = producer_done_.record ((void *) gst_cuda_stream_get_handle (producer));
+  if (st.ok ())
+    st = producer_done_.make_stream_wait (device.stream ());
+  if (!st.ok ())
+    GST_ELEMENT_ERROR (element, STREAM, FAILED, ("Could not order on the input frame's stream"),
+        ("%s", st.message ().c_str ()));
+  return st.ok ();
+#else
+  (void) element;
+  (void) device;
+  (void) buffer;
+  return TRUE;
+#endif
+}
+
 gboolean
 CudaPrepVideoInput::map (GstElement * element, CudaPrepDevice & device, GstBuffer * buffer,
     gboolean writable, GstVideoFrame * frame, cudaprep::ImageView * view)
@@ -146,12 +198,8 @@ CudaPrepVideoInput::map (GstElement * element, CudaPrepDevice & device, GstBuffe
 
 #if CUDAPREP_HAVE_CUDA
   if (device.gpu () && readable_in_place (device, buffer)) {
-#if CUDAPREP_HAVE_GST_CUDA_STREAM
-    /* Since 1.24 CUDA memory can carry pending work on its producer's stream: wait for it
-     * unless that stream is ours, which orders our kernels after it anyway. */
-    if (!device.orders (buffer))
-      gst_cuda_memory_sync (GST_CUDA_MEMORY_CAST (gst_buffer_peek_memory (buffer, 0)));
-#endif
+    if (!order_after_producer (element, device, buffer))
+      return FALSE;
     if (!gst_video_frame_map (frame, &info_, buffer, (GstMapFlags) (access | GST_MAP_CUDA))) {
       GST_ELEMENT_ERROR (element, STREAM, FAILED, ("Could not map the input CUDA frame"), (NULL));
       return FALSE;

@@ -54,6 +54,7 @@ private:
 
   gboolean upload (GstElement * element, CudaPrepDevice & device, const GstVideoFrame * frame,
       cudaprep::ImageView * view);
+  gboolean order_after_producer (GstElement * element, CudaPrepDevice & device, GstBuffer * buffer);
 
   /* A system-memory frame on the GPU path is copied by the host into the next pinned slot of a
    * ring, then to the device staging asynchronously, so an upload never waits for the previous
@@ -72,6 +73,7 @@ private:
   gsize staging_offset_[GST_VIDEO_MAX_PLANES] {};
   gsize row_bytes_[GST_VIDEO_MAX_PLANES] {}, rows_[GST_VIDEO_MAX_PLANES] {};   /* pixel data per plane */
   UploadSlot slots_[kUploadSlots];
+  cudaprep::cuda::Event producer_done_;         /* recorded on a CUDA frame's producer stream */
   gsize slot_offset_[GST_VIDEO_MAX_PLANES] {};
   int next_slot_ = 0;
 };

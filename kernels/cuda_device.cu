@@ -131,5 +131,20 @@ Status Event::synchronize() {
   return cuda_status(cudaEventSynchronize(static_cast<cudaEvent_t>(event_)), "cudaEventSynchronize");
 }
 
+Status Event::query(bool* done) {
+  const cudaError_t e = cudaEventQuery(static_cast<cudaEvent_t>(event_));
+  *done = e == cudaSuccess;
+  if (e == cudaErrorNotReady) {
+    if (cudaPeekAtLastError() == cudaErrorNotReady) cudaGetLastError();  // not an error: keep it from later checks
+    return Status();
+  }
+  return cuda_status(e, "cudaEventQuery");
+}
+
+Status Event::make_stream_wait(void* stream) {
+  return cuda_status(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), static_cast<cudaEvent_t>(event_), 0),
+                     "cudaStreamWaitEvent");
+}
+
 }  // namespace cuda
 }  // namespace cudaprep

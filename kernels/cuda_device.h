@@ -76,6 +76,10 @@ class Event {
   bool valid() const { return event_ != nullptr; }
   Status record(void* stream);
   Status synchronize();
+  // Whether the work recorded before it has completed, without waiting.
+  Status query(bool* done);
+  // Makes later work on `stream` wait for this event (no host wait).
+  Status make_stream_wait(void* stream);
 
  private:
   void* event_ = nullptr;  // cudaEvent_t

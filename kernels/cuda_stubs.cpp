@@ -31,6 +31,8 @@ Status Event::create(bool) { return no_cuda(); }
 void Event::reset() {}
 Status Event::record(void*) { return no_cuda(); }
 Status Event::synchronize() { return no_cuda(); }
+Status Event::query(bool* done) { *done = true; return no_cuda(); }
+Status Event::make_stream_wait(void*) { return no_cuda(); }
 }  // namespace cuda
 
 Status tensorize_cuda(const TensorizePlan&, const ImageView&, void*, void*, const TensorizeTuning&) {

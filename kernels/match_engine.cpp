@@ -89,6 +89,11 @@ class MatchEngineCuda final : public MatchEngineOver<TemplateMatcherCuda> {
   Status draw(const ImageView& frame, const Rect* boxes, int count, const BoxStyle& style) override {
     return draw_boxes_cuda(frame, boxes, count, style, stream_);
   }
+  std::string cache_summary() const override {
+    const TemplateMatcherCuda::TextureCacheStats t = matcher_.texture_cache_stats();
+    return "texture objects: " + std::to_string(t.created) + " created, " + std::to_string(t.hits) +
+           " reused, " + std::to_string(t.entries) + " cached";
+  }
 
  private:
   void* stream_;

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "image.h"
@@ -29,6 +30,8 @@ class MatchEngine {
   virtual Status read_gray(const GrayView& gray, const Rect& rect, uint8_t* host) = 0;
   virtual Status match(const GrayView& gray, const MatchSettings& settings, std::vector<Match>* matches) = 0;
   virtual Status draw(const ImageView& frame, const Rect* boxes, int count, const BoxStyle& style) = 0;
+  // What its caches did so far, for the element's debug log ("" where there are none).
+  virtual std::string cache_summary() const { return std::string(); }
 };
 
 std::unique_ptr<MatchEngine> make_match_engine_cpu();

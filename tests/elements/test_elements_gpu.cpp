@@ -5,12 +5,17 @@
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
 
+#include <atomic>
 #include <cmath>
+#include <memory>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include <cuda_runtime.h>
 #include <gst/cuda/gstcudamemory.h>
+#include <gst/cuda/gstcudaloader.h>
+#include <gst/cuda/gstcudautils.h>
 
 #include "gstcudaprepmeta.h"
 #include "harness_util.h"
@@ -469,6 +474,147 @@ TEST(HandoffGpu, CudaConsumerOrderingOnTheStreamSeesCompleteTensors) {
     for (size_t i = 0; i < seen.ordered.size(); i++)
       expect_floats_close(seen.ordered[i], cpu[i], false, "frame " + std::to_string(i));
   }
+}
+
+#if GST_CHECK_VERSION(1, 24, 0)
+namespace {
+
+// A producer of CUDA frames on a stream of its own, as NVDEC decoders are (1.24+): each frame's
+// upload is enqueued on that stream and the memory is marked as needing a sync. A slow frame's
+// upload waits behind a host function that sleeps, so that work reading it cannot be done early.
+struct StreamProducer {
+  GstCudaContext* context = gst_cuda_load_library() ? gst_cuda_context_new(0) : nullptr;
+  GstCudaStream* stream = context ? gst_cuda_stream_new(context) : nullptr;
+  std::atomic<bool> sleep_done{false};
+  std::vector<std::unique_ptr<cudaprep::cuda::PinnedBuffer>> staging;  // a frame's upload source
+  // The frames' memory outlives their buffers, as a decoder's pool keeps it: freeing device memory
+  // would wait for the whole device, the producer's sleep included.
+  std::vector<GstMemory*> memories;
+  ~StreamProducer() {
+    if (context && gst_cuda_context_push(context)) {
+      if (stream) cudaStreamSynchronize((cudaStream_t)gst_cuda_stream_get_handle(stream));
+      staging.clear();
+      gst_cuda_context_pop(nullptr);
+    }
+    for (GstMemory* m : memories) gst_memory_unref(m);
+    if (stream) gst_cuda_stream_unref(stream);
+    if (context) gst_object_unref(context);
+  }
+
+  static void CUDART_CB sleep_then_mark(void* data) {
+    g_usleep(500 * 1000);
+    static_cast<StreamProducer*>(data)->sleep_done = true;
+  }
+
+  GstBuffer* frame(const test::TestFrame& f, int width, int height, bool slow) {
+    GstVideoInfo info;
+    gst_video_info_set_format(&info, GST_VIDEO_FORMAT_NV12, width, height);
+    GstMemory* mem = gst_cuda_allocator_alloc(nullptr, context, stream, &info);
+    if (!mem) return nullptr;
+    GstCudaMemory* cmem = GST_CUDA_MEMORY_CAST(mem);
+    GstBuffer* buf = gst_buffer_new();
+    gst_buffer_append_memory(buf, mem);
+    gst_buffer_add_video_meta_full(buf, GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_FORMAT_NV12, width, height, 2,
+                                   cmem->info.offset, cmem->info.stride);
+    GstMapInfo map;
+    EXPECT_TRUE(gst_memory_map(mem, &map, (GstMapFlags)(GST_MAP_WRITE | GST_MAP_CUDA)));
+    EXPECT_TRUE(gst_cuda_context_push(context));
+    void* handle = (void*)gst_cuda_stream_get_handle(stream);
+    if (slow) {
+      EXPECT_EQ(cudaLaunchHostFunc((cudaStream_t)handle, sleep_then_mark, this), cudaSuccess);
+    }
+    // From pinned memory: a copy from pageable memory would wait on the host for the sleep.
+    staging.push_back(std::make_unique<cudaprep::cuda::PinnedBuffer>());
+    EXPECT_TRUE(staging.back()->allocate(f.planes[0].size() + f.planes[1].size()).ok());
+    uint8_t* host = staging.back()->data();
+    for (guint p = 0; p < 2; p++) {
+      memcpy(host, f.planes[p].data(), f.planes[p].size());
+      EXPECT_TRUE(cudaprep::cuda::copy_2d_async(map.data + cmem->info.offset[p], cmem->info.stride[p], host,
+                                                f.strides[p], f.strides[p], GST_VIDEO_INFO_COMP_HEIGHT(&info, p),
+                                                cudaprep::cuda::CopyKind::HostToDevice, handle)
+                      .ok());
+      host += f.planes[p].size();
+    }
+    gst_cuda_context_pop(nullptr);
+    gst_memory_unmap(mem, &map);
+    GST_MINI_OBJECT_FLAG_SET(mem, GST_CUDA_MEMORY_TRANSFER_NEED_SYNC);  // as a decoder leaves it
+    memories.push_back(gst_memory_ref(mem));
+    return buf;
+  }
+};
+
+struct Release {
+  bool released = false, producer_done_then = false;
+  StreamProducer* producer = nullptr;
+};
+
+void on_frame_released(gpointer data, GstMiniObject*) {
+  auto* r = static_cast<Release*>(data);
+  r->released = true;
+  r->producer_done_then = r->producer->sleep_done;
+}
+
+}  // namespace
+#endif
+
+// Frames of a producer that runs on its own stream (nvh264dec's, 1.24+): the element orders its
+// kernel after the producer's work on the GPU (no host wait, the push returns while the producer
+// still sleeps) and gives each frame back only once the GPU has read it (a decoder writes the
+// next picture into a frame as soon as it is back); at EOS every frame is back. The tensors
+// equal the CPU path's.
+TEST(HandoffGpu, FramesOfAnotherStreamGoBackOnlyOnceRead) {
+#if !GST_CHECK_VERSION(1, 24, 0)
+  GTEST_SKIP() << "GStreamer " << GST_VERSION_MAJOR << "." << GST_VERSION_MINOR
+               << " < 1.24: CUDA memory carries no stream; the element syncs every frame";
+#else
+  // Frame 0 starts the element (allocations, first launches); frame 1 is the slow one.
+  constexpr int kFrames = 6, kSlow = 1, kWidth = 1920, kHeight = 1080;
+  StreamProducer producer;
+  ASSERT_NE(producer.stream, nullptr);
+  GstElement* tz = gst_element_factory_make("cudatensorize", nullptr);
+  ASSERT_NE(tz, nullptr);
+  g_object_set(tz, "width", 640, "height", 640, nullptr);
+  gst_util_set_object_arg(G_OBJECT(tz), "backend", "cuda");
+  GstContext* shared = gst_context_new_cuda_context(producer.context);
+  gst_element_set_context(tz, shared);  // before start: the element takes the producer's context
+  gst_context_unref(shared);
+  GstHarness* h = gst_harness_new_with_element(tz, "sink", "src");
+  gst_object_unref(tz);
+  gst_harness_set_src_caps_str(h, ("video/x-raw(memory:CUDAMemory),format=NV12,width=" + std::to_string(kWidth) +
+                                   ",height=" + std::to_string(kHeight) + ",framerate=30/1")
+                                      .c_str());
+  gst_harness_set_sink_caps_str(h, "other/tensors(memory:CUDAMemory)");
+
+  Release released[kFrames];
+  std::vector<std::vector<uint8_t>> cpu;
+  for (int i = 0; i < kFrames; i++) {
+    auto f = make_frame(GST_VIDEO_FORMAT_NV12, kWidth, kHeight, 300 + i, 0, 0);
+    GstBuffer* buf = producer.frame(f, kWidth, kHeight, i == kSlow);
+    ASSERT_NE(buf, nullptr);
+    released[i].producer = &producer;
+    gst_mini_object_weak_ref(GST_MINI_OBJECT(buf), on_frame_released, &released[i]);
+    ASSERT_EQ(gst_harness_push(h, buf), GST_FLOW_OK) << i;
+    if (i == kSlow) {
+      EXPECT_FALSE(producer.sleep_done) << "the element waited on the host for the producer's stream";
+    }
+    cpu.push_back(run_tensorize("cudatensorize backend=cpu width=640 height=640", video_caps("NV12", kWidth, kHeight),
+                                nullptr, f.buffer, nullptr));
+  }
+  ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_eos()));
+  for (int i = 0; i < kFrames; i++) {
+    EXPECT_TRUE(released[i].released) << "frame " << i << " still held after EOS";
+    if (i >= kSlow) {
+      EXPECT_TRUE(released[i].producer_done_then) << "frame " << i << " given back before the GPU read it";
+    }
+  }
+  ASSERT_EQ(gst_harness_buffers_in_queue(h), (guint)kFrames);
+  for (int i = 0; i < kFrames; i++) {
+    GstBuffer* out = gst_harness_pull(h);
+    expect_floats_close(bytes_of(out), cpu[i], false, "frame " + std::to_string(i));
+    gst_buffer_unref(out);
+  }
+  gst_harness_teardown(h);
+#endif
 }
 
 // cudatensorbatch on the GPU: one batch of NV12 (through cudaupload: CUDA memory read in place),
