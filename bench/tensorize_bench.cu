@@ -517,6 +517,44 @@ void bench_camera_formats(const TensorizeTuning& tuning, bool warm, size_t l2, c
   }
 }
 
+// Issue 11's bound for a system-memory tensor: the device-to-host copy of the 640x640x3 fp32
+// tensor into pinned memory, as the element downloads it. Per copy back to back (events), and one
+// copy waited for by the host (what one frame costs at best).
+static void bench_download(cudaStream_t s) {
+  const size_t bytes = size_t(640) * 640 * 3 * 4;
+  uint8_t *dev = nullptr, *host = nullptr;
+  CK(cudaMalloc(&dev, bytes));
+  CK(cudaMallocHost(&host, bytes));
+  CK(cudaMemsetAsync(dev, 1, bytes, s));
+  cudaEvent_t a, b;
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&b));
+  for (int i = 0; i < 5; i++) CK(cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, s));
+  const int n = 50;
+  CK(cudaEventRecord(a, s));
+  for (int i = 0; i < n; i++) CK(cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, s));
+  CK(cudaEventRecord(b, s));
+  CK(cudaEventSynchronize(b));
+  float ms = 0;
+  CK(cudaEventElapsedTime(&ms, a, b));
+  const double per_copy = 1000.0 * ms / n;
+  std::vector<double> host_us;
+  for (int i = 0; i < 30; i++) {
+    const auto t0 = std::chrono::steady_clock::now();
+    CK(cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, s));
+    CK(cudaStreamSynchronize(s));
+    host_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(host_us.begin(), host_us.end());
+  std::printf("download of a 640x640x3 fp32 tensor (%zu B) into pinned memory: %.1f us per copy back to back "
+              "(%.1f GB/s); one copy and a host wait: median %.1f us\n",
+              bytes, per_copy, bytes / per_copy / 1e3, host_us[host_us.size() / 2]);
+  CK(cudaEventDestroy(a));
+  CK(cudaEventDestroy(b));
+  CK(cudaFreeHost(host));
+  CK(cudaFree(dev));
+}
+
 int main(int argc, char** argv) {
   Options opt;
   if (!parse_options(argc, argv, &opt)) return 2;
@@ -684,6 +722,7 @@ int main(int argc, char** argv) {
   }
   bench_camera_formats(opt.tuning, opt.warm, size_t(std::max(prop.l2CacheSize, 1 << 20)), s, &rows);
   if (!opt.warm) bench_batches(prop, opt.tuning, s, &rows);
+  bench_download(s);
   CK(cudaStreamDestroy(s));
 
   std::printf("\n%s, 1920x1080 -> 640x640x3 fp32 NCHW letterbox (bilinear, RGB, /255)\n\n", prop.name);
