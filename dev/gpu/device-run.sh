@@ -5,7 +5,7 @@
 # Logs: $OUT/logs.tgz when $OUT is set, refreshed after every step (the device tool returns at
 # most 8 files). Each step ends after STEP_TIMEOUT seconds (default 200) as rc=124.
 # RACECHECK=0 leaves the (slow) template-matching racecheck out.
-# Usage: dev/gpu/device-run.sh [tests|bench|all|pipeline-bench|sanitize-pipelines] [gtest filter]
+# Usage: dev/gpu/device-run.sh [tests|bench|all|pipeline-bench|phases|sanitize-pipelines] [gtest filter]
 # (pipeline-bench and sanitize-pipelines take a device call of their own each: not part of all)
 set -u
 cd "$(dirname "$0")/../.."
@@ -74,8 +74,19 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
   [ "${RACECHECK:-1}" = 1 ] && [ -x $t ] && step racecheck-suppression timeout 150 compute-sanitizer --tool racecheck --error-exitcode 9 "${run[@]}" $t \
       --gtest_filter="*Suppression*"
 fi
-if [ "$what" = pipeline-bench ]; then
-  step pipeline-bench bash bench/pipeline_bench.sh
+if [ "$what" = pipeline-bench ] || [ "$what" = phases ]; then
+  # phases: where the elements' time goes in the bench's pipeline (dev/gpu/phases.sh)
+  if [ "$what" = phases ]; then
+    for branch in "cudatensorize ! 'other/tensors(memory:CUDAMemory)'" "cudatensorize ! other/tensors" \
+        'cudatemplatematch template-rect="<728,368,64,64>" draw=false' \
+        'cudatemplatematch template-rect="<728,368,64,64>" draw=true'; do
+      name=phases-$(echo "$branch" | tr -c 'a-z0-9=\n' '-' | cut -c1-40)
+      step "$name" bash dev/gpu/phases.sh "${branch%% *}" "$branch" && tail -2 "$LOG/$name.log"
+    done
+  fi
+  # PIPELINE_ARGS: options of pipeline_bench.py, quoted as in a shell (e.g. --only 'CASE')
+  eval "pipeline_args=(${PIPELINE_ARGS:-})"
+  step pipeline-bench bash bench/pipeline_bench.sh "${pipeline_args[@]}"
   tail -16 "$LOG/pipeline-bench.log"
 fi
 if [ "$what" = sanitize-pipelines ]; then
