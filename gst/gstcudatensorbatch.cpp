@@ -75,6 +75,7 @@ struct BatchState
   cuda::DeviceBuffer scratch;   /* GPU path with system-memory output */
   std::vector<BatchSlot> batch; /* sized at negotiation: no allocation per batch */
   std::vector<CudaPrepSlotMeta> meta;
+  CudaPrepTransformMetaWriter transform_meta;   /* kept on pool buffers, see transform_meta.h */
   std::vector<GstCudaTensorBatchPad *> pads;    /* this batch's pads, slot order */
   std::string posted_error;     /* the last settings error posted, so it is posted once */
   GstClockTime last_duration = GST_CLOCK_TIME_NONE;     /* of the last batch */
@@ -850,7 +851,7 @@ make_batch (GstCudaTensorBatch * self)
     gst_buffer_unref (outbuf);
     return ret;
   }
-  gst_cuda_prep_buffer_add_batch_transform_meta (outbuf, state.meta.data (), state.slots);
+  state.transform_meta.attach (outbuf, state.meta.data (), state.slots);
   GST_BUFFER_PTS (outbuf) = w.start;
   GST_BUFFER_DURATION (outbuf) = w.duration;
   state.last_duration = w.duration;

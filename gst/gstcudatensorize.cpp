@@ -138,6 +138,7 @@ struct TensorizeState
   gboolean have_plan = FALSE;
   std::vector<BatchSlot> slots; /* batch-size slots, sized per caps, reused every tensor */
   std::vector<CudaPrepSlotMeta> slot_metas;
+  CudaPrepTransformMetaWriter transform_meta;   /* kept on pool buffers, see transform_meta.h */
   size_t next_region = 0;       /* first region of the queued frame's next tensor */
   std::vector<MetaRegion> meta_regions; /* roi-meta: the queued frame's, reused frame to frame */
   gboolean warned_meta_skip = FALSE; /* roi-meta: regions skipped are warned about once */
@@ -780,7 +781,7 @@ gst_cuda_tensorize_transform (GstBaseTransform * trans, GstBuffer * inbuf, GstBu
   }
   if (!unmapped)
     return GST_FLOW_ERROR;
-  gst_cuda_prep_buffer_add_batch_transform_meta (outbuf, state.slot_metas.data (), batch);
+  state.transform_meta.attach (outbuf, state.slot_metas.data (), batch);
   phases.mark ("meta");
   return GST_FLOW_OK;
 }

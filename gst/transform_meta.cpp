@@ -189,3 +189,88 @@ gst_cuda_prep_buffer_add_transform_meta (GstBuffer * buffer, const cudaprep::Ten
   slot.source_rect = roi;
   gst_cuda_prep_buffer_add_batch_transform_meta (buffer, &slot, 1);
 }
+
+/* ---- reuse on pool buffers ------------------------------------------------------------- */
+
+static bool
+same_transform (const cudaprep::TensorTransform & a, const cudaprep::TensorTransform & b)
+{
+  if (a.src_width != b.src_width || a.src_height != b.src_height || a.dst_width != b.dst_width ||
+      a.dst_height != b.dst_height)
+    return false;
+  for (int i = 0; i < 6; i++)
+    if (a.src_to_dst[i] != b.src_to_dst[i] || a.dst_to_src[i] != b.dst_to_src[i])
+      return false;
+  for (int i = 0; i < 4; i++)
+    if (a.active[i] != b.active[i])
+      return false;
+  return true;
+}
+
+/* Everything the meta says of a slot but its source PTS. */
+static bool
+same_slot_but_pts (const CudaPrepSlotMeta & a, const CudaPrepSlotMeta & b)
+{
+  return a.empty == b.empty && a.region_index == b.region_index && a.region_id == b.region_id &&
+      a.source_rect.x == b.source_rect.x && a.source_rect.y == b.source_rect.y &&
+      a.source_rect.w == b.source_rect.w && a.source_rect.h == b.source_rect.h &&
+      g_strcmp0 (a.source_pad, b.source_pad) == 0 && same_transform (a.transform, b.transform);
+}
+
+static GQuark
+stamp_quark (void)
+{
+  static GQuark quark = g_quark_from_static_string ("cudaprep-transform-meta-stamp");
+  return quark;
+}
+
+static gpointer
+new_stamp (void)
+{
+  static gint last = 0;
+  return GINT_TO_POINTER (g_atomic_int_add (&last, 1) + 1);
+}
+
+/* Writes each slot's source PTS into @s, the meta's structure (the buffer is writable). */
+static void
+write_source_pts (GstStructure * s, const CudaPrepSlotMeta * slots, int n)
+{
+  static const GQuark slots_quark = g_quark_from_static_string ("slots");
+  static const GQuark pts_quark = g_quark_from_static_string ("source-pts");
+  const GValue *array = gst_structure_id_get_value (s, slots_quark);
+  for (int i = 0; i < n; i++) {
+    /* The slot structures belong to the meta's structure, which this buffer's writer owns. */
+    GstStructure *slot = (GstStructure *)
+        gst_value_get_structure (gst_value_array_get_value (array, (guint) i));
+    g_value_set_uint64 ((GValue *) gst_structure_id_get_value (slot, pts_quark),
+        (guint64) slots[i].source_pts);
+  }
+}
+
+void
+CudaPrepTransformMetaWriter::attach (GstBuffer * buffer, const CudaPrepSlotMeta * slots, int n)
+{
+  if (n < 1)
+    return;
+  bool same = stamp_ && written_.size () == (size_t) n;
+  for (int i = 0; same && i < n; i++)
+    same = same_slot_but_pts (written_[i], slots[i]);
+  if (!same) {
+    written_.assign (slots, slots + n);
+    stamp_ = new_stamp ();
+  }
+  GstCustomMeta *meta = gst_buffer_get_custom_meta (buffer, GST_CUDAPREP_TRANSFORM_META_NAME);
+  if (meta && gst_mini_object_get_qdata (GST_MINI_OBJECT (buffer), stamp_quark ()) == stamp_) {
+    write_source_pts (gst_custom_meta_get_structure (meta), slots, n);
+    return;
+  }
+  if (meta)
+    gst_buffer_remove_meta (buffer, (GstMeta *) meta);
+  gst_cuda_prep_buffer_add_batch_transform_meta (buffer, slots, n);
+  meta = gst_buffer_get_custom_meta (buffer, GST_CUDAPREP_TRANSFORM_META_NAME);
+  if (!meta)
+    return;
+  GstMeta *base = (GstMeta *) meta;
+  base->flags = (GstMetaFlags) (base->flags | GST_META_FLAG_POOLED);   /* the macro is C-only */
+  gst_mini_object_set_qdata (GST_MINI_OBJECT (buffer), stamp_quark (), stamp_, NULL);
+}

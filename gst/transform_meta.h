@@ -4,6 +4,8 @@
 
 #include <gst/gst.h>
 
+#include <vector>
+
 #include "gstcudaprepmeta.h"
 #include "tensorize.h"
 
@@ -29,3 +31,19 @@ void gst_cuda_prep_buffer_add_batch_transform_meta (GstBuffer * buffer,
 /* Attaches @t, made from the @roi of the frame, to @buffer: a batch of one. */
 void gst_cuda_prep_buffer_add_transform_meta (GstBuffer * buffer,
     const cudaprep::TensorTransform & t, const cudaprep::Rect & roi);
+
+/* Attaches a stream's transform metas at almost no cost per frame. The meta is flagged POOLED,
+ * so it stays on a pool buffer when the buffer comes back, with a stamp in the buffer's qdata
+ * saying which slots it was written for. A frame whose slots (source PTS aside) equal the last
+ * frame's then only rewrites each slot's source-pts; anything else (new slots, a buffer not seen
+ * before, a meta that downstream removed) writes the whole meta again. One per element, used
+ * from its streaming thread only. */
+class CudaPrepTransformMetaWriter
+{
+public:
+  void attach (GstBuffer * buffer, const CudaPrepSlotMeta * slots, int n);
+
+private:
+  std::vector<CudaPrepSlotMeta> written_;   /* the slots stamp_ stands for */
+  gpointer stamp_ = nullptr;                /* unique in the process; NULL: none yet */
+};

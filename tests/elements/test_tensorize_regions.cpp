@@ -217,6 +217,48 @@ TEST(TensorizeRegions, BatchOverOneBufferIsRefusedAtStart) {
       << errors[0];
 }
 
+// The transform meta stays on pool buffers from frame to frame (only the source PTS is
+// rewritten): every tensor still carries exactly one meta, and it describes its own frame and
+// regions, through a change of rois while playing and a downstream element removing the meta.
+TEST(TensorizeRegions, TransformMetaStaysTrueOnReusedPoolBuffers) {
+  GstHarness* h = new_tensorize("batch-size=2 rois=<<0,0,40,30>,<33,7,21,51>>");
+  gst_harness_set_src_caps_str(h, video_caps("BGR", kW, kH).c_str());
+  const GstMetaInfo* info = nullptr;
+  std::vector<GstBuffer*> seen;
+  bool reused = false;
+  for (int i = 0; i < 12; i++) {
+    if (i == 5) test::set_arg(h, "cudatensorize", "rois", "<<10,12,20,22>>");
+    auto f = make_frame(GST_VIDEO_FORMAT_BGR, kW, kH, 40 + i);
+    GST_BUFFER_PTS(f.buffer) = i * GST_SECOND;
+    GstBuffer* out = gst_harness_push_and_pull(h, f.buffer);
+    ASSERT_NE(out, nullptr) << i;
+    info = info ? info : gst_meta_get_info(GST_CUDAPREP_TRANSFORM_META_NAME);
+    int metas = 0;
+    gpointer state = nullptr;
+    while (GstMeta* m = gst_buffer_iterate_meta(out, &state)) metas += m->info == info;
+    EXPECT_EQ(metas, 1) << "frame " << i;
+    GstCudaPrepTransform t;
+    ASSERT_TRUE(gst_cudaprep_buffer_get_slot_transform(out, 0, &t)) << i;
+    EXPECT_DOUBLE_EQ(t.source_rect[0], i < 5 ? 0 : 10) << i;
+    EXPECT_DOUBLE_EQ(t.source_rect[3], i < 5 ? 30 : 22) << i;
+    EXPECT_EQ(slot_info(out, 0).source_pts, i * GST_SECOND) << i;
+    EXPECT_EQ(slot_info(out, 1).source_pts, i * GST_SECOND) << i;
+    EXPECT_EQ(slot_info(out, 1).empty, i >= 5) << i;
+    EXPECT_EQ(slot_info(out, 1).region_index, i < 5 ? 1 : -1) << i;
+    ASSERT_TRUE(gst_cudaprep_buffer_get_transform(out, &t)) << i;  // the top level: slot 0's
+    EXPECT_DOUBLE_EQ(t.source_rect[0], i < 5 ? 0 : 10) << i;
+    for (GstBuffer* b : seen) reused = reused || b == out;
+    seen.push_back(out);
+    if (i == 8) {  // downstream takes the meta off
+      GstBuffer* w = out;
+      gst_buffer_remove_meta(w, (GstMeta*)gst_buffer_get_custom_meta(w, GST_CUDAPREP_TRANSFORM_META_NAME));
+    }
+    gst_buffer_unref(out);  // back to the pool
+  }
+  EXPECT_TRUE(reused) << "the pool gave no buffer twice: the reuse path was not exercised";
+  gst_harness_teardown(h);
+}
+
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   ::testing::AddGlobalTestEnvironment(new test::GstEnv);
