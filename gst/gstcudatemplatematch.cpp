@@ -353,27 +353,54 @@ refresh_settings (GstCudaTemplateMatch * self, const GrayView & frame, gboolean 
 
 /* ---- per frame ------------------------------------------------------------------------ */
 
+/* Field names of the per-frame metas and messages, as quarks: no string lookup per frame. */
+struct ResultQuarks
+{
+  GQuark template_match = g_quark_from_static_string ("template-match");
+  GQuark match = g_quark_from_static_string ("match");
+  GQuark score = g_quark_from_static_string ("score");
+  GQuark x = g_quark_from_static_string ("x"), y = g_quark_from_static_string ("y");
+  GQuark width = g_quark_from_static_string ("width");
+  GQuark height = g_quark_from_static_string ("height");
+  GQuark sub_x = g_quark_from_static_string ("sub-x");
+  GQuark sub_y = g_quark_from_static_string ("sub-y");
+  GQuark timestamp = g_quark_from_static_string ("timestamp");
+  GQuark stream_time = g_quark_from_static_string ("stream-time");
+  GQuark running_time = g_quark_from_static_string ("running-time");
+  GQuark duration = g_quark_from_static_string ("duration");
+  GQuark num_matches = g_quark_from_static_string ("num-matches");
+  GQuark matches = g_quark_from_static_string ("matches");
+};
+
+static const ResultQuarks &
+result_quarks (void)
+{
+  static const ResultQuarks quarks;
+  return quarks;
+}
+
 static void
 attach_results (GstCudaTemplateMatch * self, GstBuffer * buf, const std::vector<Match> & matches,
     gboolean post)
 {
+  const ResultQuarks &q = result_quarks ();
   GValue list = G_VALUE_INIT;
   if (post)
     g_value_init (&list, GST_TYPE_LIST);
 
   for (const Match & m : matches) {
-    GstVideoRegionOfInterestMeta *roi = gst_buffer_add_video_region_of_interest_meta (buf,
-        "template-match", m.x, m.y, m.width, m.height);
-    gst_video_region_of_interest_meta_add_param (roi, gst_structure_new ("template-match",
-            "score", G_TYPE_DOUBLE, m.score, "x", G_TYPE_DOUBLE, m.sub_x, "y", G_TYPE_DOUBLE,
+    GstVideoRegionOfInterestMeta *roi = gst_buffer_add_video_region_of_interest_meta_id (buf,
+        q.template_match, m.x, m.y, m.width, m.height);
+    gst_video_region_of_interest_meta_add_param (roi, gst_structure_new_id (q.template_match,
+            q.score, G_TYPE_DOUBLE, m.score, q.x, G_TYPE_DOUBLE, m.sub_x, q.y, G_TYPE_DOUBLE,
             m.sub_y, NULL));
     if (post) {
       GValue v = G_VALUE_INIT;
       g_value_init (&v, GST_TYPE_STRUCTURE);
-      g_value_take_boxed (&v, gst_structure_new ("match", "x", G_TYPE_INT, m.x, "y", G_TYPE_INT, m.y,
-              "width", G_TYPE_INT, m.width, "height", G_TYPE_INT, m.height,
-              "score", G_TYPE_DOUBLE, m.score, "sub-x", G_TYPE_DOUBLE, m.sub_x,
-              "sub-y", G_TYPE_DOUBLE, m.sub_y, NULL));
+      g_value_take_boxed (&v, gst_structure_new_id (q.match, q.x, G_TYPE_INT, m.x, q.y, G_TYPE_INT,
+              m.y, q.width, G_TYPE_INT, m.width, q.height, G_TYPE_INT, m.height,
+              q.score, G_TYPE_DOUBLE, m.score, q.sub_x, G_TYPE_DOUBLE, m.sub_x,
+              q.sub_y, G_TYPE_DOUBLE, m.sub_y, NULL));
       gst_value_list_append_and_take_value (&list, &v);
     }
   }
@@ -385,13 +412,13 @@ attach_results (GstCudaTemplateMatch * self, GstBuffer * buf, const std::vector<
     return;
   GstSegment *segment = &GST_BASE_TRANSFORM (self)->segment;
   GstClockTime pts = GST_BUFFER_PTS (buf);
-  GstStructure *s = gst_structure_new ("template-match",
-      "timestamp", G_TYPE_UINT64, pts,
-      "stream-time", G_TYPE_UINT64, gst_segment_to_stream_time (segment, GST_FORMAT_TIME, pts),
-      "running-time", G_TYPE_UINT64, gst_segment_to_running_time (segment, GST_FORMAT_TIME, pts),
-      "duration", G_TYPE_UINT64, GST_BUFFER_DURATION (buf),
-      "num-matches", G_TYPE_UINT, (guint) matches.size (), NULL);
-  gst_structure_take_value (s, "matches", &list);
+  GstStructure *s = gst_structure_new_id (q.template_match,
+      q.timestamp, G_TYPE_UINT64, pts,
+      q.stream_time, G_TYPE_UINT64, gst_segment_to_stream_time (segment, GST_FORMAT_TIME, pts),
+      q.running_time, G_TYPE_UINT64, gst_segment_to_running_time (segment, GST_FORMAT_TIME, pts),
+      q.duration, G_TYPE_UINT64, GST_BUFFER_DURATION (buf),
+      q.num_matches, G_TYPE_UINT, (guint) matches.size (), NULL);
+  gst_structure_id_take_value (s, q.matches, &list);
   gst_element_post_message (GST_ELEMENT (self), gst_message_new_element (GST_OBJECT (self), s));
 }
 
@@ -476,7 +503,12 @@ gst_cuda_template_match_propose_allocation (GstBaseTransform * trans, GstQuery *
 {
   gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
   gst_query_add_allocation_meta (query, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE, NULL);
-  return GST_BASE_TRANSFORM_CLASS (parent_class)->propose_allocation (trans, decide_query, query);
+  /* In place: the frames go on downstream, whose pool comes first. Without one, ours: upstream
+   * then writes each frame on our stream (1.24+), so we neither wait for it nor sync after. */
+  GST_BASE_TRANSFORM_CLASS (parent_class)->propose_allocation (trans, decide_query, query);
+  if (gst_query_get_n_allocation_pools (query) > 0)
+    return TRUE;
+  return gst_cuda_prep_base_propose_pool (GST_CUDA_PREP_BASE (trans), query, 0);
 }
 
 static gboolean

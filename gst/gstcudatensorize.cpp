@@ -52,8 +52,8 @@
 #include "tensorizer.h"
 
 #if CUDAPREP_HAVE_CUDA
-#include <gst/cuda/gstcudabufferpool.h>
 #include <gst/cuda/gstcudacontext.h>
+#include <gst/cuda/gstcudamemory.h>
 #endif
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_tensorize_debug);
@@ -597,45 +597,12 @@ static gboolean
 gst_cuda_tensorize_propose_allocation (GstBaseTransform * trans, GstQuery * decide_query,
     GstQuery * query)
 {
-  GstCudaPrepBase *base = GST_CUDA_PREP_BASE (trans);
-  GstCaps *caps = NULL;
-  GstVideoInfo info;
-  GstBufferPool *pool = NULL;
-
-  gst_query_parse_allocation (query, &caps, NULL);
-  if (!caps || !gst_video_info_from_caps (&info, caps))
-    return FALSE;
-
   gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
   if (gst_query_get_n_allocation_pools (query) > 0)
     return TRUE;
-
-#if CUDAPREP_HAVE_CUDA
-  GstCudaContext *context = gst_cuda_prep_base_device (base).context ();
-  if (gst_cuda_prep_caps_has_cuda_feature (caps, 0) && context)
-    pool = gst_cuda_buffer_pool_new (context);
-#endif
-  const gboolean cuda_pool = pool != NULL;
-  if (!pool)
-    pool = gst_video_buffer_pool_new ();
-  GstStructure *config = gst_buffer_pool_get_config (pool);
-  if (cuda_pool)
-    gst_cuda_prep_base_set_pool_stream (base, config);  /* upstream then writes on our stream */
-  gst_buffer_pool_config_add_option (config, GST_BUFFER_POOL_OPTION_VIDEO_META);
-  gst_buffer_pool_config_set_params (config, caps, (guint) GST_VIDEO_INFO_SIZE (&info), 0, 0);
-  if (!gst_buffer_pool_set_config (pool, config)) {
-    gst_object_unref (pool);
-    return FALSE;
-  }
-  /* Our CUDA pool may have picked a pitch: report the size it settled on. */
-  config = gst_buffer_pool_get_config (pool);
-  guint size;
-  gst_buffer_pool_config_get_params (config, NULL, &size, NULL, NULL);
-  gst_structure_free (config);
   /* Frames of another stream are held until the kernel has read them: ask for that many more. */
-  gst_query_add_allocation_pool (query, pool, size, cuda_pool ? CudaPrepHeldFrames::kDepth : 0, 0);
-  gst_object_unref (pool);
-  return TRUE;
+  return gst_cuda_prep_base_propose_pool (GST_CUDA_PREP_BASE (trans), query,
+      CudaPrepHeldFrames::kDepth);
 }
 
 /* Only metas that say nothing about video geometry survive into the tensor. */

@@ -122,6 +122,10 @@ struct TemplateMatcherCuda::Impl {
   }};
   tm::GraphCache graphs;
   bool use_graphs = false;
+  // Graphs are captured here, not on the caller's stream: a producer may enqueue its copies on
+  // the caller's stream from its own thread (into a pool the element proposed), and would join
+  // a capture there.
+  void* capture_stream = nullptr;
   // Diagnostics.
   bool host_time = false;  // diagnostics.host_time: host-side times of match() on stderr
   bool profile = false;    // diagnostics.kernel_time
@@ -248,8 +252,13 @@ struct TemplateMatcherCuda::Impl {
     Status launched;
     if (graphs.replay(key, stream, &launched)) return launched;
     bool capture_failed = false;
-    CUDAPREP_RETURN_IF_ERROR(graphs.capture(
-        key, stream, [&] { return launch_frame(tex, r, true, threshold, max_matches); }, &capture_failed));
+    if (!capture_stream) CUDAPREP_RETURN_IF_ERROR(cuda::stream_create(&capture_stream));
+    const cudaStream_t own = stream;
+    stream = static_cast<cudaStream_t>(capture_stream);  // what launch_frame enqueues on
+    const Status captured = graphs.capture(
+        key, stream, own, [&] { return launch_frame(tex, r, true, threshold, max_matches); }, &capture_failed);
+    stream = own;
+    CUDAPREP_RETURN_IF_ERROR(captured);
     if (!capture_failed) return Status();
     use_graphs = false;  // capture is not available here: plain launches from now on
     return launch_frame(tex, r, true, threshold, max_matches);
@@ -360,6 +369,8 @@ struct TemplateMatcherCuda::Impl {
     settle();
     graphs.clear();
     textures.clear();
+    if (capture_stream) cuda::stream_destroy(capture_stream);
+    capture_stream = nullptr;
     trace.reset();
     trace_capacity = 0;
     trace_blocks = 0;

@@ -27,14 +27,14 @@ bool GraphCache::replay(const Key& key, cudaStream_t stream, Status* launched) {
   return false;
 }
 
-Status GraphCache::capture(const Key& key, cudaStream_t stream, const std::function<Status()>& launch,
-                           bool* capture_failed) {
+Status GraphCache::capture(const Key& key, cudaStream_t capture_on, cudaStream_t launch_on,
+                           const std::function<Status()>& launch, bool* capture_failed) {
   *capture_failed = false;
   cudaGraph_t graph = nullptr;
   CUDAPREP_RETURN_IF_ERROR(
-      cuda_status(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture"));
+      cuda_status(cudaStreamBeginCapture(capture_on, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture"));
   Status s = launch();
-  const cudaError_t end = cudaStreamEndCapture(stream, &graph);
+  const cudaError_t end = cudaStreamEndCapture(capture_on, &graph);
   cudaGraphExec_t exec = nullptr;
   if (s.ok() && end == cudaSuccess) s = cuda_status(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
   if (graph) cudaGraphDestroy(graph);
@@ -54,7 +54,7 @@ Status GraphCache::capture(const Key& key, cudaStream_t stream, const std::funct
   e.exec = exec;
   e.last_use = tick_;
   entries_.push_back(e);
-  return cuda_status(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");
+  return cuda_status(cudaGraphLaunch(exec, launch_on), "cudaGraphLaunch");
 }
 
 void GraphCache::drop_texture(cudaTextureObject_t tex) {

@@ -34,10 +34,11 @@ class GraphCache {
   // Replays the graph of `key` on `stream` (*launched: the launch's result); false where there is
   // none yet. The per-frame path: no allocation.
   bool replay(const Key& key, cudaStream_t stream, Status* launched);
-  // Captures `launch` (which enqueues the frame of `key` on `stream`) into a graph, keeps it and
-  // launches it. *capture_failed: capture is not available here (nothing was enqueued and the
+  // Captures `launch` (which enqueues the frame of `key` on `capture_on`, a stream no other
+  // thread uses) into a graph, keeps it and launches it on `launch_on`. *capture_failed: capture is not available here (nothing was enqueued and the
   // sticky error is cleared): the caller launches without graphs from now on.
-  Status capture(const Key& key, cudaStream_t stream, const std::function<Status()>& launch, bool* capture_failed);
+  Status capture(const Key& key, cudaStream_t capture_on, cudaStream_t launch_on, const std::function<Status()>& launch,
+                 bool* capture_failed);
   void drop_texture(cudaTextureObject_t tex);  // the graphs that read `tex`
   void clear();
 

@@ -597,6 +597,48 @@ TEST(TemplateMatchElement, GpuWaitDefaultsToBlocking) {
   gst_object_unref(e);
 }
 
+// In place, the frames go on downstream: a pool downstream proposes is passed up as it is; with
+// none, the element proposes its own (on the GPU path a CUDA pool on its stream), so that
+// upstream writes frames where the element reads them without a wait.
+TEST(TemplateMatchElement, ProposesAPoolOnlyWhenDownstreamHasNone) {
+  for (bool downstream_pool : {false, true}) {
+    GstHarness* h = new_match("template-rect=<10,10,8,8>");
+    GstBufferPool* theirs = gst_buffer_pool_new();
+    if (downstream_pool) {
+      // The harness's sink pad stands in for downstream: its answer gets the pool.
+      gst_pad_set_query_function(h->sinkpad, [](GstPad* pad, GstObject* parent, GstQuery* query) -> gboolean {
+        if (GST_QUERY_TYPE(query) == GST_QUERY_ALLOCATION) {
+          gst_query_add_allocation_pool(query, GST_BUFFER_POOL(g_object_get_data(G_OBJECT(pad), "pool")), 4096, 3, 0);
+          return TRUE;
+        }
+        return gst_pad_query_default(pad, parent, query);
+      });
+      g_object_set_data(G_OBJECT(h->sinkpad), "pool", theirs);
+    }
+    gst_harness_set_src_caps_str(h, test::video_caps("BGR", W, H).c_str());
+    GstCaps* caps = gst_caps_from_string(test::video_caps("BGR", W, H).c_str());
+    GstQuery* query = gst_query_new_allocation(caps, TRUE);
+    EXPECT_TRUE(gst_pad_peer_query(h->srcpad, query));
+    ASSERT_EQ(gst_query_get_n_allocation_pools(query), 1u) << downstream_pool;
+    GstBufferPool* pool = nullptr;
+    guint size = 0, min = 0;
+    gst_query_parse_nth_allocation_pool(query, 0, &pool, &size, &min, nullptr);
+    ASSERT_NE(pool, nullptr);
+    if (downstream_pool) {
+      EXPECT_EQ(pool, theirs);
+      EXPECT_EQ(min, 3u);
+    } else {
+      EXPECT_NE(pool, theirs);
+      EXPECT_GE(size, (guint)(W * 3 * H));
+    }
+    gst_object_unref(pool);
+    gst_query_unref(query);
+    gst_caps_unref(caps);
+    gst_harness_teardown(h);
+    gst_object_unref(theirs);
+  }
+}
+
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   ::testing::AddGlobalTestEnvironment(new test::GstEnv);
