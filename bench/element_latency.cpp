@@ -15,11 +15,19 @@
 // pad, and its latency is measured from the last of them to arrive. An element whose pads saw
 // different buffer counts (one dropped or added buffers) is an error: order would pair them wrong.
 //
-// Prints per NAME `NAME n=<buffers> median_us=<..> p90_us=<..>`, then `rusage user_s=.. sys_s=..`
-// (the whole process) and `wall_s=..` (PLAYING to EOS).
+// The streaming thread's CPU time over the same span (CLOCK_THREAD_CPUTIME_ID at both probes):
+// what the element cost the thread that ran it, sleeps excluded and free of the noise of the
+// whole process's rusage. Only where a buffer's arrival and push ran on one thread (a transform;
+// not an aggregator, whose output is pushed from its own thread): else it reads nan.
+//
+// Prints per NAME `NAME n=<buffers> median_us=<..> p90_us=<..> cpu_median_us=<..> cpu_p90_us=<..>`,
+// then `rusage user_s=.. sys_s=..` (the whole process) and `wall_s=..` (PLAYING to EOS).
 #include <gst/gst.h>
 
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -31,11 +39,19 @@
 
 namespace {
 
-// Arrival or push times of one pad (ns, monotonic), preallocated: the probe only stores and counts.
+// Arrival or push times of one pad (ns, monotonic), with the thread and its CPU time then;
+// preallocated: the probe only stores and counts.
 struct PadTimes {
   std::vector<GstClockTime> times_ns;
+  std::vector<double> thread_cpu_us;
+  std::vector<long> thread_ids;
   size_t count = 0;
   bool overflowed = false;
+  void reserve(size_t capacity) {
+    times_ns.resize(capacity);
+    thread_cpu_us.resize(capacity);
+    thread_ids.resize(capacity);
+  }
 };
 
 struct TimedElement {
@@ -53,10 +69,15 @@ struct Options {
 
 GstPadProbeReturn record_time(GstPad *, GstPadProbeInfo *, gpointer user_data) {
   auto *pad = static_cast<PadTimes *>(user_data);
-  if (pad->count < pad->times_ns.size())
+  if (pad->count < pad->times_ns.size()) {
+    timespec cpu;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+    pad->thread_cpu_us[pad->count] = cpu.tv_sec * 1e6 + cpu.tv_nsec / 1e3;
+    pad->thread_ids[pad->count] = syscall(SYS_gettid);
     pad->times_ns[pad->count++] = gst_util_get_timestamp();
-  else
+  } else {
     pad->overflowed = true;
+  }
   return GST_PAD_PROBE_OK;
 }
 
@@ -99,7 +120,7 @@ void probe_pads(GstElement *element, GstPadDirection direction, size_t capacity,
   while (gst_iterator_next(it, &item) == GST_ITERATOR_OK) {
     auto *pad = GST_PAD(g_value_get_object(&item));
     out.push_back(std::make_unique<PadTimes>());
-    out.back()->times_ns.resize(capacity);
+    out.back()->reserve(capacity);
     gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, record_time, out.back().get(), nullptr);
     g_value_reset(&item);
   }
@@ -128,8 +149,11 @@ std::vector<GstElement *> find_elements(GstBin *bin, const std::string &name) {
   return found;
 }
 
-// Latencies of one element's buffers (us), appended to `out`; fails where order cannot pair them.
-void collect_latencies(const TimedElement &e, std::vector<double> &out) {
+// Latencies of one element's buffers (us), appended to `out`, and the thread CPU of each to
+// `cpu` (us); *cpu_known turns false where a buffer left on another thread than it came on.
+// Fails where order cannot pair them.
+void collect_latencies(const TimedElement &e, std::vector<double> &out, std::vector<double> &cpu,
+                       bool *cpu_known) {
   const std::vector<std::unique_ptr<PadTimes>> *sides[] = {&e.sink_pads, &e.src_pads};
   for (const auto *side : sides)
     for (const auto &pad : *side)
@@ -144,8 +168,17 @@ void collect_latencies(const TimedElement &e, std::vector<double> &out) {
            std::to_string(pushed.count) + " pushed: it dropped or added buffers, so order cannot pair them");
   for (size_t k = 0; k < pushed.count; k++) {
     GstClockTime last_arrival = 0;
-    for (const auto &in : e.sink_pads) last_arrival = std::max(last_arrival, in->times_ns[k]);
+    const PadTimes *last = nullptr;
+    for (const auto &in : e.sink_pads)
+      if (!last || in->times_ns[k] >= last_arrival) {
+        last_arrival = in->times_ns[k];
+        last = in.get();
+      }
     out.push_back(double(GstClockTimeDiff(pushed.times_ns[k] - last_arrival)) / 1000.0);
+    if (e.sink_pads.size() == 1 && last->thread_ids[k] == pushed.thread_ids[k])
+      cpu.push_back(pushed.thread_cpu_us[k] - last->thread_cpu_us[k]);
+    else
+      *cpu_known = false;
   }
 }
 
@@ -220,14 +253,19 @@ int main(int argc, char **argv) {
   gst_element_set_state(pipeline, GST_STATE_NULL);  // joins the streaming threads
 
   for (size_t g = 0; g < o.names.size(); g++) {
-    std::vector<double> latencies_us;
-    for (const TimedElement &e : groups[g]) collect_latencies(e, latencies_us);
+    std::vector<double> latencies_us, cpu_us;
+    bool cpu_known = true;
+    for (const TimedElement &e : groups[g]) collect_latencies(e, latencies_us, cpu_us, &cpu_known);
     std::sort(latencies_us.begin(), latencies_us.end());
+    std::sort(cpu_us.begin(), cpu_us.end());
     if (latencies_us.empty())
-      std::printf("%s n=0 median_us=nan p90_us=nan\n", o.names[g].c_str());
+      std::printf("%s n=0 median_us=nan p90_us=nan cpu_median_us=nan cpu_p90_us=nan\n", o.names[g].c_str());
+    else if (!cpu_known)
+      std::printf("%s n=%zu median_us=%.1f p90_us=%.1f cpu_median_us=nan cpu_p90_us=nan\n", o.names[g].c_str(),
+                  latencies_us.size(), median(latencies_us), p90(latencies_us));
     else
-      std::printf("%s n=%zu median_us=%.1f p90_us=%.1f\n", o.names[g].c_str(), latencies_us.size(),
-                  median(latencies_us), p90(latencies_us));
+      std::printf("%s n=%zu median_us=%.1f p90_us=%.1f cpu_median_us=%.1f cpu_p90_us=%.1f\n", o.names[g].c_str(),
+                  latencies_us.size(), median(latencies_us), p90(latencies_us), median(cpu_us), p90(cpu_us));
   }
   struct rusage usage {};
   getrusage(RUSAGE_SELF, &usage);

@@ -15,6 +15,16 @@ echo "$out"
 [ "$(field id n <<<"$out")" = 50 ] || fail "identity: n is not 50"
 awk -v m="$(field id median_us <<<"$out")" 'BEGIN { exit !(m >= 2000 && m < 20000) }' ||
   fail "identity: median not in [2000, 20000) us"
+# Sleeping is no CPU: the thread's CPU in the element stays far below its latency.
+awk -v c="$(field id cpu_median_us <<<"$out")" 'BEGIN { exit !(c >= 0 && c < 1000) }' ||
+  fail "identity: thread CPU of a sleep not in [0, 1000) us"
+# Converting 1080p frames is CPU: here the thread's CPU is most of the latency.
+conv='videotestsrc num-buffers=20 ! video/x-raw,format=I420,width=1920,height=1080'
+out=$("$bin" --timeout=60 --element=conv "$conv ! videoconvert name=conv n-threads=1 ! video/x-raw,format=BGRx ! fakesink")
+echo "$out"
+awk -v c="$(field conv cpu_median_us <<<"$out")" -v m="$(field conv median_us <<<"$out")" \
+  'BEGIN { exit !(c > 500 && c <= m * 1.05 + 50 && c >= m * 0.5) }' ||
+  fail "videoconvert: thread CPU not near its latency"
 grep -q '^rusage user_s=[0-9.]* sys_s=[0-9.]*$' <<<"$out" || fail "no rusage line"
 grep -q '^wall_s=[0-9.]*$' <<<"$out" || fail "no wall_s line"
 
@@ -25,6 +35,8 @@ out=$("$bin" --timeout=60 --element=tb "cudatensorbatch name=tb backend=cpu widt
   videotestsrc num-buffers=30 pattern=ball ! video/x-raw,format=RGB,width=160,height=120 ! tb.sink_1")
 echo "$out"
 [ "$(field tb n <<<"$out")" = 30 ] || fail "cudatensorbatch: n is not 30 (one per batch)"
+# Its batches leave from its own thread: no thread CPU to give.
+[ "$(field tb cpu_median_us <<<"$out")" = nan ] || fail "cudatensorbatch: thread CPU across threads"
 
 # A name prefix pools elements; the description also goes as gst-launch's words (quotes, as the
 # shell leaves them); an unknown name, an ERROR and a hang are one clear error each.

@@ -7,6 +7,9 @@ Every case is one gst-launch-1.0 process, run side by side with the decode-only 
     GStreamer's latency tracer (flags=element); --latency=probes runs build/bench/element_latency
     (pad probes), since the tracer hangs every pipeline in the 1.26.2 bundle. Default: the tracer
     on GStreamer < 1.24, probes on newer;
+  - thread CPU (probes only): the streaming thread's CPU time between a buffer's arrival and its
+    push, median and p90: what the element itself costs per buffer, without the noise of the
+    whole process (n/a where the output leaves from another thread, as an aggregator's does);
   - CPU: user + system time of the process (rusage), minus the baseline's, per decoded frame;
   - wall: the whole process, best of --runs (it is noisy), minus the baseline's, per frame.
 The 4-stream cases put 4 independent pipelines into one gst-launch; their throughput is compared
@@ -24,7 +27,7 @@ import threading
 import time
 
 LATENCY_LINE = re.compile(r"element-latency, .*?element=\(string\)([^,]+), .*?time=\(guint64\)(\d+)")
-PROBE_LINE = re.compile(r"^(\S+)\* n=(\d+) median_us=(\S+) p90_us=(\S+)$", re.M)
+PROBE_LINE = re.compile(r"^(\S+)\* n=(\d+) median_us=(\S+) p90_us=(\S+) cpu_median_us=(\S+) cpu_p90_us=(\S+)$", re.M)
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -147,25 +150,30 @@ def run(a, description, tracer=False, program="gst-launch-1.0 -q"):
 
 
 def tracer_latencies(a, description, prefixes):
-    """{prefix: (buffers, median us, p90 us)} from one run under the latency tracer."""
+    """{prefix: (buffers, median us, p90 us, None, None)} from one run under the latency tracer."""
     _, _, _, err = run(a, description, tracer=True)
     samples = {q: [] for q in prefixes}
     for m in LATENCY_LINE.finditer(err):
         for q in prefixes:
             if m.group(1).startswith(q):
                 samples[q].append(int(m.group(2)) / 1000.0)
-    return {q: (len(v), statistics.median(v), p90(v)) if v else (0, None, None) for q, v in samples.items()}
+    return {q: (len(v), statistics.median(v), p90(v), None, None) if v else (0, None, None, None, None)
+            for q, v in samples.items()}
 
 
 def probe_latencies(a, description, prefixes):
-    """{prefix: (buffers, median us, p90 us)} from one run of element_latency (pad probes)."""
+    """{prefix: (buffers, median us, p90 us, thread CPU median us, p90 us)} from one run of
+    element_latency (pad probes); the CPU figures are None where the element pushes from another
+    thread."""
     names = " ".join(f"'--element={q}*'" for q in prefixes)
     _, _, out, _ = run(a, description, program=f"{a.probe_bin} --timeout={a.timeout:.0f} {names}")
     found = {m.group(1): m for m in PROBE_LINE.finditer(out)}
     if set(found) != set(prefixes):
         sys.exit(f"element_latency printed no line for {sorted(set(prefixes) - set(found))}:\n{out}")
-    return {q: (int(found[q].group(2)), float(found[q].group(3)), float(found[q].group(4))) if int(found[q].group(2))
-            else (0, None, None) for q in prefixes}
+    def number(text):
+        return None if text == "nan" else float(text)
+    return {q: (int(m.group(2)), float(m.group(3)), float(m.group(4)), number(m.group(5)), number(m.group(6)))
+            if int(m.group(2)) else (0, None, None, None, None) for q, m in found.items()}
 
 
 def p90(v):
@@ -200,13 +208,15 @@ def main():
     print(f"\n{a.frames} frames of {os.path.basename(a.clip)} per stream, decoder {a.decoder}, "
           f"best of {a.runs} runs for wall time (median for CPU); latency from one run "
           f"({'pad probes, bench/element_latency' if a.latency == 'probes' else 'latency tracer'}).\n")
-    print("| case | element latency median / p90 (us) | CPU added per frame (us) | wall added per frame (us) "
-          "| throughput vs decode only |")
-    print("|---|---:|---:|---:|---:|")
+    print("| case | element latency median / p90 (us) | element thread CPU median / p90 (us) "
+          "| CPU added per frame (us) | wall added per frame (us) | throughput vs decode only |")
+    print("|---|---:|---:|---:|---:|---:|")
     for name, streams, lat, wall, cpu, cpu_add, wall_add, ratio in results:
-        text = "; ".join(f"{q} {med:.0f} / {high:.0f}" for q, (n, med, high) in lat.items() if n) or "—"
+        text = "; ".join(f"{q} {v[1]:.0f} / {v[2]:.0f}" for q, v in lat.items() if v[0]) or "—"
+        thread = "; ".join(f"{q} {v[3]:.0f} / {v[4]:.0f}" if v[3] is not None else f"{q} n/a"
+                           for q, v in lat.items() if v[0]) or "—"
         base = not lat
-        print(f"| {name} | {text} | {'(%.3f s total)' % cpu if base else '%.0f' % cpu_add} | "
+        print(f"| {name} | {text} | {thread} | {'(%.3f s total)' % cpu if base else '%.0f' % cpu_add} | "
               f"{'(%.3f s total)' % wall if base else '%.0f' % wall_add} | {'1' if base else '%.3f' % ratio} |")
 
 
