@@ -1,6 +1,6 @@
 /* Where a frame's time goes inside an element, in its debug log: at LOG level each frame logs
  * "frame phases (us): NAME T, ..., total T, thread cpu C" (dev/gpu/phases.sh reads it; C: the
- * streaming thread's CPU time in the frame, sleeping waits excluded); below LOG nothing is timed. Header-only: one per transform call, on the stack. */
+ * streaming thread's CPU time in the frame, sleeping waits excluded); below LOG nothing is timed. Header-only: one per frame, on the stack. */
 #pragma once
 
 #include <gst/gst.h>
@@ -36,7 +36,7 @@ public:
   ~FramePhases () {
     if (!on_)
       return;
-    char line[256] = "";
+    char line[384] = "";
     gsize len = 0;
     for (int i = 0; i < n_ && len < sizeof (line); i++)
       len += g_snprintf (line + len, sizeof (line) - len, "%s %.1f, ", names_[i], us_[i]);
@@ -53,7 +53,7 @@ private:
     return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
   }
 
-  static constexpr int kMax = 8;
+  static constexpr int kMax = 10;
   GstDebugCategory *category_;
   GstObject *object_;
   const bool on_;

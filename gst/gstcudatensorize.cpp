@@ -133,6 +133,7 @@ struct TensorizePlans
 struct TensorizeState
 {
   CudaTensorizeSettings built_from; /* the snapshot the plans were made from (with shape) */
+  gint built_version = -1;      /* the settings_version of that snapshot */
   TensorShape shape;            /* negotiated with downstream: the plans are made with it */
   TensorizePlans plans;
   gboolean have_plan = FALSE;
@@ -154,6 +155,9 @@ struct TensorizeState
 struct GstCudaTensorizeImpl
 {
   CudaTensorizeSettings settings;
+  /* Bumped (under the object lock) by every property write: the streaming thread compares it
+   * with the one its plan was made from, one atomic read a frame instead of all the settings. */
+  gint settings_version = 0;
   TensorizeState state;
 };
 
@@ -285,10 +289,12 @@ post_settings_error (GstCudaTensorize * self, const Status & st, const char *con
 }
 
 static CudaTensorizeSettings
-settings_snapshot (GstCudaTensorize * self)
+settings_snapshot (GstCudaTensorize * self, gint * version = NULL)
 {
   GST_OBJECT_LOCK (self);
   CudaTensorizeSettings s = self->impl->settings;
+  if (version)
+    *version = self->impl->settings_version;
   GST_OBJECT_UNLOCK (self);
   return s;
 }
@@ -505,7 +511,7 @@ gst_cuda_tensorize_configure (GstCudaPrepBase * base, GstCaps * incaps, GstCaps 
   CudaPrepDevice &device = gst_cuda_prep_base_device (base);
   const GstVideoInfo *info = gst_cuda_prep_base_input (base).info ();
 
-  state.built_from = settings_snapshot (self);
+  state.built_from = settings_snapshot (self, &state.built_version);
   state.have_plan = FALSE;
   const gboolean meta_mode = state.built_from.output == GST_CUDA_PREP_OUTPUT_VIDEO_META;
   state.shape = state.built_from.shape_settings ().value;
@@ -616,21 +622,27 @@ gst_cuda_tensorize_transform_meta (GstBaseTransform * trans, GstBuffer * outbuf,
 
 /* ---- per frame ------------------------------------------------------------------------ */
 
-/* Brings the plan up to date with the settings before a frame. Comparing under the lock costs
- * no allocation; the snapshot is copied only when something changed. A change of the tensor's
- * shape waits for the renegotiation that set_property requested. */
+/* Brings the plan up to date with the settings before a frame. With no property written since
+ * the plan was made, that is one atomic read; else the settings are compared under the lock (no
+ * allocation) and copied only when something changed. A change of the tensor's shape waits for
+ * the renegotiation that set_property requested. */
 static gboolean
 refresh_plan (GstCudaTensorize * self)
 {
   TensorizeState &state = self->impl->state;
+  if (g_atomic_int_get (&self->impl->settings_version) == state.built_version)
+    return TRUE;                /* no property written since the plan was made */
   GST_OBJECT_LOCK (self);
+  const gint version = self->impl->settings_version;
   const gboolean changed = !(self->impl->settings == state.built_from);
   CudaTensorizeSettings snapshot;
   if (changed)
     snapshot = self->impl->settings;
   GST_OBJECT_UNLOCK (self);
+  if (!changed)
+    state.built_version = version;      /* written, but to the same values */
   if (!changed || !snapshot.same_shape (state.built_from))
-    return TRUE;
+    return TRUE;                /* a new shape: configure takes it after the renegotiation */
 
   TensorizePlans plans;
   Status st = build_plans (snapshot.with_shape (state.shape),
@@ -641,14 +653,16 @@ refresh_plan (GstCudaTensorize * self)
   }
   adopt_plans (self, std::move (plans));
   state.built_from = std::move (snapshot);
+  state.built_version = version;
   return TRUE;
 }
 
+/* One tensor of @inbuf into @outbuf; @phases: the frame's phase log, begun by the caller. */
 static GstFlowReturn
-gst_cuda_tensorize_transform (GstBaseTransform * trans, GstBuffer * inbuf, GstBuffer * outbuf)
+tensorize_frame (GstCudaTensorize * self, GstBuffer * inbuf, GstBuffer * outbuf,
+    FramePhases & phases)
 {
-  GstCudaTensorize *self = GST_CUDA_TENSORIZE (trans);
-  GstCudaPrepBase *base = GST_CUDA_PREP_BASE (trans);
+  GstCudaPrepBase *base = GST_CUDA_PREP_BASE (self);
   TensorizeState &state = self->impl->state;
   CudaPrepDevice &device = gst_cuda_prep_base_device (base);
   CudaPrepVideoInput &input = gst_cuda_prep_base_input (base);
@@ -662,7 +676,6 @@ gst_cuda_tensorize_transform (GstBaseTransform * trans, GstBuffer * inbuf, GstBu
   }
   gst_buffer_set_size (outbuf, bytes);
 
-  FramePhases phases (GST_CAT_DEFAULT, GST_OBJECT (self));
   CudaPrepScopedContext ctx (device, GST_ELEMENT (self));
   if (!ctx.ok ())
     return GST_FLOW_ERROR;
@@ -753,6 +766,13 @@ gst_cuda_tensorize_transform (GstBaseTransform * trans, GstBuffer * inbuf, GstBu
   return GST_FLOW_OK;
 }
 
+static GstFlowReturn
+gst_cuda_tensorize_transform (GstBaseTransform * trans, GstBuffer * inbuf, GstBuffer * outbuf)
+{
+  FramePhases phases (GST_CAT_DEFAULT, GST_OBJECT (trans));
+  return tensorize_frame (GST_CUDA_TENSORIZE (trans), inbuf, outbuf, phases);
+}
+
 /* roi-meta: this frame's regions from its metas (see meta_regions.h), filtered by class and size
  * (the region's own width and height, before the margin). The vectors keep their capacity from
  * frame to frame. Regions skipped are warned about once per stream. */
@@ -780,13 +800,14 @@ collect_meta_regions (GstCudaTensorize * self, GstBuffer * inbuf)
 /* output=video-meta: the frame's tensor is made into a pool buffer exactly as for output=tensor,
  * then put on the frame, which goes downstream as *outbuf. Takes @inbuf. */
 static GstFlowReturn
-put_tensor_on_frame (GstCudaTensorize * self, GstBuffer * inbuf, GstBuffer ** outbuf)
+put_tensor_on_frame (GstCudaTensorize * self, GstBuffer * inbuf, GstBuffer ** outbuf,
+    FramePhases & phases)
 {
   TensorMetaOutput &meta_output = self->impl->state.meta_output;
   GstBuffer *tensor = NULL;
   GstFlowReturn ret = meta_output.acquire (&tensor);   /* flushing: no frame is lost silently */
   if (ret == GST_FLOW_OK) {
-    ret = gst_cuda_tensorize_transform (GST_BASE_TRANSFORM (self), inbuf, tensor);
+    ret = tensorize_frame (self, inbuf, tensor, phases);
     if (ret != GST_FLOW_OK)
       gst_buffer_unref (tensor);
   }
@@ -817,6 +838,7 @@ gst_cuda_tensorize_generate_output (GstBaseTransform * trans, GstBuffer ** outbu
   *outbuf = NULL;
   if (!inbuf)
     return GST_FLOW_OK;
+  FramePhases phases (GST_CAT_DEFAULT, GST_OBJECT (self));
   GstFlowReturn ret = GST_FLOW_OK;
   if (!state.have_plan) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("No caps negotiated before the first buffer"), (NULL));
@@ -830,14 +852,16 @@ gst_cuda_tensorize_generate_output (GstBaseTransform * trans, GstBuffer ** outbu
       ret = GST_FLOW_ERROR;
     }
   }
+  phases.mark ("settings");
   if (ret == GST_FLOW_OK && state.built_from.output == GST_CUDA_PREP_OUTPUT_VIDEO_META) {
     trans->queued_buf = NULL;   /* one tensor a frame (refused otherwise at start) */
-    return put_tensor_on_frame (self, inbuf, outbuf);
+    return put_tensor_on_frame (self, inbuf, outbuf, phases);
   }
   if (ret == GST_FLOW_OK)
     ret = GST_BASE_TRANSFORM_GET_CLASS (trans)->prepare_output_buffer (trans, inbuf, outbuf);
+  phases.mark ("output buffer");
   if (ret == GST_FLOW_OK)
-    ret = gst_cuda_tensorize_transform (trans, inbuf, *outbuf);
+    ret = tensorize_frame (self, inbuf, *outbuf, phases);
   state.next_region += state.slots.size ();
   if (ret != GST_FLOW_OK && *outbuf) {
     gst_buffer_unref (*outbuf);
@@ -903,6 +927,7 @@ gst_cuda_tensorize_set_property (GObject * object, guint prop_id, const GValue *
       break;
     default: known = FALSE; break;
   }
+  g_atomic_int_inc (&self->impl->settings_version);
   GST_OBJECT_UNLOCK (self);
   if (!known)
     G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
