@@ -18,13 +18,14 @@ awk -v m="$(field id median_us <<<"$out")" 'BEGIN { exit !(m >= 2000 && m < 2000
 # Sleeping is no CPU: the thread's CPU in the element stays far below its latency.
 awk -v c="$(field id cpu_median_us <<<"$out")" 'BEGIN { exit !(c >= 0 && c < 1000) }' ||
   fail "identity: thread CPU of a sleep not in [0, 1000) us"
-# Converting 1080p frames is CPU: here the thread's CPU is most of the latency.
+# Converting 1080p frames is CPU (over 1 ms a frame on one thread), and no more than the latency
+# (which a loaded machine stretches beyond it).
 conv='videotestsrc num-buffers=20 ! video/x-raw,format=I420,width=1920,height=1080'
 out=$("$bin" --timeout=60 --element=conv "$conv ! videoconvert name=conv n-threads=1 ! video/x-raw,format=BGRx ! fakesink")
 echo "$out"
 awk -v c="$(field conv cpu_median_us <<<"$out")" -v m="$(field conv median_us <<<"$out")" \
-  'BEGIN { exit !(c > 500 && c <= m * 1.05 + 50 && c >= m * 0.5) }' ||
-  fail "videoconvert: thread CPU not near its latency"
+  'BEGIN { exit !(c > 500 && c <= m * 1.05 + 50) }' ||
+  fail "videoconvert: thread CPU not over 500 us, or over its latency"
 grep -q '^rusage user_s=[0-9.]* sys_s=[0-9.]*$' <<<"$out" || fail "no rusage line"
 grep -q '^wall_s=[0-9.]*$' <<<"$out" || fail "no wall_s line"
 

@@ -1,9 +1,6 @@
 /* GstCudaPrepBase: device, stream and input handling shared by the cudaprep transforms. */
 #include "gstcudaprepbase.h"
 
-#if CUDAPREP_HAVE_CUDA
-#include <gst/cuda/gstcudabufferpool.h>
-#endif
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_prep_base_debug);
 #define GST_CAT_DEFAULT gst_cuda_prep_base_debug
@@ -181,56 +178,6 @@ CudaPrepVideoInput &
 gst_cuda_prep_base_input (GstCudaPrepBase * self)
 {
   return IMPL (self)->input;
-}
-
-void
-gst_cuda_prep_base_set_pool_stream (GstCudaPrepBase * self, GstStructure * config)
-{
-#if CUDAPREP_HAVE_GST_CUDA_STREAM
-  GstCudaStream *stream = IMPL (self)->device.cuda_stream ();
-  if (stream)
-    gst_buffer_pool_config_set_cuda_stream (config, stream);
-#else
-  (void) self;
-  (void) config;
-#endif
-}
-
-gboolean
-gst_cuda_prep_base_propose_pool (GstCudaPrepBase * self, GstQuery * query, guint min_buffers)
-{
-  GstCaps *caps = NULL;
-  GstVideoInfo info;
-  gst_query_parse_allocation (query, &caps, NULL);
-  if (!caps || !gst_video_info_from_caps (&info, caps))
-    return FALSE;
-
-  GstBufferPool *pool = NULL;
-#if CUDAPREP_HAVE_CUDA
-  GstCudaContext *context = IMPL (self)->device.context ();
-  if (gst_cuda_prep_caps_has_cuda_feature (caps, 0) && context)
-    pool = gst_cuda_buffer_pool_new (context);
-#endif
-  const gboolean cuda_pool = pool != NULL;
-  if (!pool)
-    pool = gst_video_buffer_pool_new ();
-  GstStructure *config = gst_buffer_pool_get_config (pool);
-  if (cuda_pool)
-    gst_cuda_prep_base_set_pool_stream (self, config);
-  gst_buffer_pool_config_add_option (config, GST_BUFFER_POOL_OPTION_VIDEO_META);
-  gst_buffer_pool_config_set_params (config, caps, (guint) GST_VIDEO_INFO_SIZE (&info), 0, 0);
-  if (!gst_buffer_pool_set_config (pool, config)) {
-    gst_object_unref (pool);
-    return FALSE;
-  }
-  /* A CUDA pool may have picked a pitch: report the size it settled on. */
-  config = gst_buffer_pool_get_config (pool);
-  guint size;
-  gst_buffer_pool_config_get_params (config, NULL, &size, NULL, NULL);
-  gst_structure_free (config);
-  gst_query_add_allocation_pool (query, pool, size, cuda_pool ? min_buffers : 0, 0);
-  gst_object_unref (pool);
-  return TRUE;
 }
 
 gboolean

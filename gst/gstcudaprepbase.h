@@ -34,19 +34,6 @@ CudaPrepDevice &gst_cuda_prep_base_device (GstCudaPrepBase * self);
 /* Valid between set_caps and stop. */
 CudaPrepVideoInput &gst_cuda_prep_base_input (GstCudaPrepBase * self);
 
-/* Since 1.24: gives a CUDA buffer pool's @config the element's stream, so that its memory carries
- * it and work on that memory is ordered on the stream; nothing before 1.24 or without a stream.
- * A pool proposed upstream lets the producer enqueue on our stream from its own thread, so an
- * element capturing CUDA graphs captures them on a stream of its own. */
-void gst_cuda_prep_base_set_pool_stream (GstCudaPrepBase * self, GstStructure * config);
-
-/* Answers an ALLOCATION query from upstream with a pool of the query's video caps: a CUDA pool on
- * the element's stream for CUDA caps on the GPU path (upstream then writes the frames in our
- * stream's order: no wait for them), else a video pool; @min_buffers more than upstream needs.
- * FALSE if the caps are not video or the pool refuses them. */
-gboolean gst_cuda_prep_base_propose_pool (GstCudaPrepBase * self, GstQuery * query,
-    guint min_buffers);
-
 /* Whether frames will go through the GPU: decided in start; before that, whether the backend
  * allows it and a device is present. For transform_caps, to offer CUDA memory or not. */
 gboolean gst_cuda_prep_base_gpu_possible (GstCudaPrepBase * self);

@@ -43,6 +43,7 @@
 
 #include "analytics_matches.h"
 #include "frame_phases.h"
+#include "frame_pool.h"
 #include "pixel_format.h"
 #include "property_arrays.h"
 #include "template_loader.h"
@@ -508,7 +509,8 @@ gst_cuda_template_match_propose_allocation (GstBaseTransform * trans, GstQuery *
   GST_BASE_TRANSFORM_CLASS (parent_class)->propose_allocation (trans, decide_query, query);
   if (gst_query_get_n_allocation_pools (query) > 0)
     return TRUE;
-  return gst_cuda_prep_base_propose_pool (GST_CUDA_PREP_BASE (trans), query, 0);
+  return gst_cuda_prep_propose_frame_pool (
+      gst_cuda_prep_base_device (GST_CUDA_PREP_BASE (trans)), query, 0);
 }
 
 static gboolean

@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "frame_pool.h"
 #include "gstcudaprepbase.h"
 #include "gstcudatensorbatchpad.h"
 #include "pixel_format.h"
@@ -440,6 +441,10 @@ gst_cuda_tensor_batch_propose_allocation (GstAggregator * agg, GstAggregatorPad 
 {
   /* Frames with padded rows or planes at offsets are read in place. */
   gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
+  /* Upstream's frames in a pool on our stream (1.24+): a decoder then writes each in the order
+   * of our work, and the batch waits for none of them. */
+  if (gst_query_get_n_allocation_pools (query) == 0)
+    gst_cuda_prep_propose_frame_pool (GST_CUDA_TENSOR_BATCH (agg)->impl->device, query, 0);
   return TRUE;
 }
 
@@ -753,8 +758,16 @@ run_batch (GstCudaTensorBatch * self, GstBuffer * outbuf, const BatchWindow & w)
   batch.output = state.output;
   batch.slots = state.batch.data ();
   batch.count = state.slots;
+  /* Frames of another stream (a decoder's own pool) go back to their producer once unmapped:
+   * then the batch waits for its kernel before they do. */
+  gboolean inputs_ordered = TRUE;
+  for (GstCudaTensorBatchPad * pad : pads) {
+    CudaTensorBatchPadState &ps = gst_cuda_tensor_batch_pad_state (pad);
+    if (ps.mapped && !ps.input.stream_ordered (device, &ps.frame))
+      inputs_ordered = FALSE;
+  }
   Status st = gst_cuda_prep_write_tensor (device, state.tensorizer->on_device (),
-      state.output_cuda, state.scratch, outbuf, state.bytes, [&](uint8_t * dst) {
+      state.output_cuda, state.scratch, outbuf, state.bytes, inputs_ordered, [&](uint8_t * dst) {
         return state.tensorizer->run_batch (batch, dst, state.bytes);
       });
   const gboolean unmapped = finish_slots (self);

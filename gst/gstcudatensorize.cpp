@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "frame_phases.h"
+#include "frame_pool.h"
 #include "held_frames.h"
 #include "meta_regions.h"
 #include "transform_meta.h"
@@ -607,7 +608,7 @@ gst_cuda_tensorize_propose_allocation (GstBaseTransform * trans, GstQuery * deci
   if (gst_query_get_n_allocation_pools (query) > 0)
     return TRUE;
   /* Frames of another stream are held until the kernel has read them: ask for that many more. */
-  return gst_cuda_prep_base_propose_pool (GST_CUDA_PREP_BASE (trans), query,
+  return gst_cuda_prep_propose_frame_pool (gst_cuda_prep_base_device (GST_CUDA_PREP_BASE (trans)), query,
       CudaPrepHeldFrames::kDepth);
 }
 

@@ -13,13 +13,16 @@
 #endif
 
 /* Maps @outbuf for writing where @write writes (device memory when @on_device), calls
- * @write (uint8_t *dst) -> cudaprep::Status, downloads from @scratch when the output is in
- * system memory but the tensor was made on the device, and waits for the device: the tensor
- * is complete in memory on return. Context current on the GPU path. */
+ * @write (uint8_t *dst) -> cudaprep::Status, and downloads from @scratch when the output is in
+ * system memory but the tensor was made on the device. Then a system-memory tensor is complete
+ * on return (a sleeping wait: no core spins through the download); a CUDA tensor is complete or
+ * (1.24+) left on the device's stream, which its memory carries, when @inputs_ordered says that
+ * the inputs' producers order their reuse on that stream too. Context current on the GPU path. */
 template <typename Write>
 static inline cudaprep::Status
 gst_cuda_prep_write_tensor (CudaPrepDevice & device, gboolean on_device, gboolean output_cuda,
-    const cudaprep::cuda::DeviceBuffer & scratch, GstBuffer * outbuf, gsize bytes, Write && write)
+    const cudaprep::cuda::DeviceBuffer & scratch, GstBuffer * outbuf, gsize bytes,
+    gboolean inputs_ordered, Write && write)
 {
   const gboolean download = on_device && !output_cuda;
   GstMapFlags flags = GST_MAP_WRITE;
@@ -34,9 +37,10 @@ gst_cuda_prep_write_tensor (CudaPrepDevice & device, gboolean on_device, gboolea
   if (st.ok () && download)
     st = cudaprep::cuda::copy_2d_async (map.data, bytes, scratch.data (), bytes, bytes, 1,
         cudaprep::cuda::CopyKind::DeviceToHost, device.stream ());
-  /* The tensor is complete, and the GPU done with the input frames, before any leaves. */
-  if (st.ok ())
-    st = device.sync ();
+  if (st.ok () && download)
+    st = device.sync_sleeping ();
+  else if (st.ok () && !(inputs_ordered && device.orders (outbuf)))
+    st = device.sync ();        /* complete, and the GPU done with the inputs, before any leaves */
   gst_buffer_unmap (outbuf, &map);
   return st;
 }

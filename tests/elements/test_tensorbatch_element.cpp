@@ -678,6 +678,46 @@ TEST(TensorBatchElement, CudaCapsWithoutGpuIsANegotiationError) {
   EXPECT_NE(b.error().find("Input is in CUDA memory but no CUDA device is usable"), std::string::npos);
 }
 
+// Each sink pad answers upstream's allocation query with a pool (on the GPU path a CUDA pool on
+// the element's stream, so that decoders write their frames in its order and no batch waits for
+// them); the query reaches the pad in a running pipeline, as a decoder's would.
+TEST(TensorBatchElement, SinkPadsProposeAPool) {
+  GstElement* pipeline = gst_parse_launch(
+      "videotestsrc num-buffers=3 ! video/x-raw,format=BGR,width=64,height=48 ! "
+      "cudatensorbatch name=b backend=cpu width=16 height=16 ! fakesink", nullptr);
+  ASSERT_NE(pipeline, nullptr);
+  GstElement* b = gst_bin_get_by_name(GST_BIN(pipeline), "b");
+  GstPad* sinkpad = gst_element_get_static_pad(b, "sink_0");
+  ASSERT_NE(sinkpad, nullptr);
+  static guint pools_answered = 0;
+  static bool asked = false;
+  pools_answered = 0;
+  asked = false;
+  gst_pad_add_probe(sinkpad, GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM,
+                    [](GstPad*, GstPadProbeInfo* info, gpointer) -> GstPadProbeReturn {
+                      GstQuery* q = GST_PAD_PROBE_INFO_QUERY(info);
+                      if (GST_QUERY_TYPE(q) == GST_QUERY_ALLOCATION && (info->type & GST_PAD_PROBE_TYPE_PULL)) {
+                        asked = true;
+                        pools_answered = gst_query_get_n_allocation_pools(q);
+                      }
+                      return GST_PAD_PROBE_OK;
+                    },
+                    nullptr, nullptr);
+  gst_element_set_state(pipeline, GST_STATE_PLAYING);
+  GstBus* bus = gst_element_get_bus(pipeline);
+  GstMessage* m = gst_bus_timed_pop_filtered(bus, 10 * GST_SECOND, GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(GST_MESSAGE_TYPE(m), GST_MESSAGE_EOS);
+  gst_message_unref(m);
+  gst_object_unref(bus);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  EXPECT_TRUE(asked) << "no allocation query reached the sink pad";
+  EXPECT_EQ(pools_answered, 1u);
+  gst_object_unref(sinkpad);
+  gst_object_unref(b);
+  gst_object_unref(pipeline);
+}
+
 TEST(TensorBatchElement, InspectDocsAreComplete) {
   GstElementFactory* f = gst_element_factory_find("cudatensorbatch");
   ASSERT_NE(f, nullptr);
