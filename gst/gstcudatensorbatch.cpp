@@ -728,7 +728,8 @@ finish_slots (GstCudaTensorBatch * self)
   return ok;
 }
 
-/* All slots into @outbuf in one pass; the tensor is complete in memory on return. */
+/* All slots into @outbuf in one pass; on return the tensor is complete in memory, or left on
+ * the element's stream that its memory carries (see gst_cuda_prep_write_tensor). */
 static GstFlowReturn
 run_batch (GstCudaTensorBatch * self, GstBuffer * outbuf, const BatchWindow & w)
 {

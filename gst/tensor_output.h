@@ -1,6 +1,7 @@
 /* Writing one tensor (or batch) into an output buffer from wherever the tensorizer runs: in
  * place into CUDA memory, through device scratch and one download into system memory, or
- * straight into host memory on the CPU path. Shared by cudatensorize and cudatensorbatch. */
+ * straight into host memory on the CPU path. cudatensorbatch's (cudatensorize has its own, which
+ * also holds frames of another stream). */
 #pragma once
 
 #include <gst/gst.h>
