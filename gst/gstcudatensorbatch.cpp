@@ -767,8 +767,10 @@ run_batch (GstCudaTensorBatch * self, GstBuffer * outbuf, const BatchWindow & w)
     if (ps.mapped && !ps.input.stream_ordered (device, &ps.frame))
       inputs_ordered = FALSE;
   }
+  gboolean left_on_stream;
   Status st = gst_cuda_prep_write_tensor (device, state.tensorizer->on_device (),
-      state.output_cuda, state.scratch, outbuf, state.bytes, inputs_ordered, [&](uint8_t * dst) {
+      state.output_cuda, state.scratch, outbuf, state.bytes, inputs_ordered, &left_on_stream,
+      [&](uint8_t * dst) {
         return state.tensorizer->run_batch (batch, dst, state.bytes);
       });
   const gboolean unmapped = finish_slots (self);

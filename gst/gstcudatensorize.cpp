@@ -45,17 +45,13 @@
 #include "pixel_format.h"
 #include "property_arrays.h"
 #include "tensor_caps.h"
+#include "tensor_output.h"
 #include "tensor_meta_output.h"
 #include "tensor_pool.h"
 #include "tensorize.h"
 #include "tensorize_batch.h"
 #include "tensorize_settings.h"
 #include "tensorizer.h"
-
-#if CUDAPREP_HAVE_CUDA
-#include <gst/cuda/gstcudacontext.h>
-#include <gst/cuda/gstcudamemory.h>
-#endif
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_tensorize_debug);
 #define GST_CAT_DEFAULT gst_cuda_tensorize_debug
@@ -686,19 +682,6 @@ tensorize_frame (GstCudaTensorize * self, GstBuffer * inbuf, GstBuffer * outbuf,
     return GST_FLOW_ERROR;
   phases.mark ("map");
 
-  /* The tensorizer writes where it runs; a GPU tensor for system memory goes through scratch. */
-  const gboolean download = state.tensorizer->on_device () && !state.output_cuda;
-  GstMapFlags out_flags = GST_MAP_WRITE;
-#if CUDAPREP_HAVE_CUDA
-  if (state.tensorizer->on_device () && !download)
-    out_flags = (GstMapFlags) (GST_MAP_WRITE | GST_MAP_CUDA);
-#endif
-  GstMapInfo out_map;
-  if (!gst_buffer_map (outbuf, &out_map, out_flags)) {
-    input.unmap (GST_ELEMENT (self), device, &frame, FALSE);
-    GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Could not map the output buffer"), (NULL));
-    return GST_FLOW_ERROR;
-  }
   /* Slots [next_region, next_region + batch) of this frame's regions; the rest are empty. */
   const size_t n_regions = state.plans.regions.size ();
   for (int k = 0; k < batch; k++) {
@@ -725,34 +708,30 @@ tensorize_frame (GstCudaTensorize * self, GstBuffer * inbuf, GstBuffer * outbuf,
   tb.output = state.plans.output;
   tb.slots = state.slots.data ();
   tb.count = batch;
-  void *dst = download ? state.scratch.data () : out_map.data;
-  phases.mark ("map out+slots");
-  /* A batch of one frame takes the single-frame kernel (the one benchmarked and tuned for single
-   * frames), not the batch kernel with one slot. */
-  Status st = batch == 1 && !state.slots[0].empty ?
-      state.tensorizer->run (combine_plan (tb.output, state.slots[0].plan), view, dst) :
-      state.tensorizer->run_batch (tb, dst, bytes);
-  phases.mark ("kernel");
-  if (st.ok () && download)
-    st = cuda::copy_2d_async (out_map.data, bytes, state.scratch.data (), bytes, bytes, 1,
-        cuda::CopyKind::DeviceToHost, device.stream ());
-  /* The tensor is complete before it leaves, unless its memory carries our stream (1.24+): it is
-   * then marked as needing a sync, so a CUDA consumer orders on the stream and a host map waits.
-   * The GPU is done with the input frame before it goes back to its producer: a frame that is
-   * not ordered on our stream either (a decoder's, on the decoder's stream) is held until then;
-   * with output=video-meta that frame goes on downstream, where a held reference would make it
+  phases.mark ("slots");
+  /* The GPU is done with the input frame before it goes back to its producer: a frame not
+   * ordered on our stream (a decoder's, on the decoder's stream) is held until then. With
+   * output=video-meta that frame goes on downstream, where a held reference would make it
    * read-only (the meta's write would copy it), so there the element waits instead. */
-  const gboolean output_ordered = !download && device.orders (outbuf);
   const gboolean input_ordered = input.stream_ordered (device, &frame);
-  const gboolean frame_goes_on = state.built_from.output == GST_CUDA_PREP_OUTPUT_VIDEO_META;
-  if (st.ok () && download)
-    st = device.sync_sleeping ();       /* a copy of megabytes: no core spins meanwhile */
-  else if (st.ok () && (!output_ordered || (!input_ordered && frame_goes_on)))
-    st = device.sync ();
-  else if (st.ok () && !input_ordered)
+  const gboolean may_hold = state.built_from.output != GST_CUDA_PREP_OUTPUT_VIDEO_META;
+  gboolean left_on_stream;
+  Status st = gst_cuda_prep_write_tensor (device, state.tensorizer->on_device (),
+      state.output_cuda, state.scratch, outbuf, bytes, input_ordered || may_hold, &left_on_stream,
+      [&](void *dst) {
+        phases.mark ("map out");
+        /* A batch of one frame takes the single-frame kernel (the one benchmarked and tuned for
+         * single frames), not the batch kernel with one slot. */
+        Status run = batch == 1 && !state.slots[0].empty ?
+            state.tensorizer->run (combine_plan (tb.output, state.slots[0].plan), view, dst) :
+            state.tensorizer->run_batch (tb, dst, bytes);
+        phases.mark ("kernel");
+        return run;
+      });
+  if (st.ok () && left_on_stream && !input_ordered)
     st = state.held_frames.hold (inbuf, device.stream ());
-  phases.mark (download ? "download" : output_ordered ? (input_ordered ? "ordered" : "hold") : "sync");
-  gst_buffer_unmap (outbuf, &out_map);
+  const gboolean download = state.tensorizer->on_device () && !state.output_cuda;
+  phases.mark (left_on_stream ? (input_ordered ? "ordered" : "hold") : download ? "download" : "sync");
   const gboolean unmapped = input.unmap (GST_ELEMENT (self), device, &frame, FALSE);
   phases.mark ("unmap");
 

@@ -1,7 +1,7 @@
 /* Writing one tensor (or batch) into an output buffer from wherever the tensorizer runs: in
  * place into CUDA memory, through device scratch and one download into system memory, or
- * straight into host memory on the CPU path. cudatensorbatch's (cudatensorize has its own, which
- * also holds frames of another stream). */
+ * straight into host memory on the CPU path, and how long the element then waits. Shared by
+ * cudatensorize and cudatensorbatch. */
 #pragma once
 
 #include <gst/gst.h>
@@ -16,15 +16,18 @@
 /* Maps @outbuf for writing where @write writes (device memory when @on_device), calls
  * @write (uint8_t *dst) -> cudaprep::Status, and downloads from @scratch when the output is in
  * system memory but the tensor was made on the device. Then a system-memory tensor is complete
- * on return (a sleeping wait: no core spins through the download); a CUDA tensor is complete or
- * (1.24+) left on the device's stream, which its memory carries, when @inputs_ordered says that
- * the inputs' producers order their reuse on that stream too. Context current on the GPU path. */
+ * on return (a sleeping wait: no core spins through the download). A CUDA tensor is complete,
+ * or (1.24+) left on the device's stream, which its memory carries (*left_on_stream), when
+ * @inputs_may_stay says that the inputs need not be read by then: their producers order their
+ * reuse on that stream, or the caller holds them until the GPU has read them. Context current
+ * on the GPU path. */
 template <typename Write>
 static inline cudaprep::Status
 gst_cuda_prep_write_tensor (CudaPrepDevice & device, gboolean on_device, gboolean output_cuda,
     const cudaprep::cuda::DeviceBuffer & scratch, GstBuffer * outbuf, gsize bytes,
-    gboolean inputs_ordered, Write && write)
+    gboolean inputs_may_stay, gboolean * left_on_stream, Write && write)
 {
+  *left_on_stream = FALSE;
   const gboolean download = on_device && !output_cuda;
   GstMapFlags flags = GST_MAP_WRITE;
 #if CUDAPREP_HAVE_CUDA
@@ -40,7 +43,9 @@ gst_cuda_prep_write_tensor (CudaPrepDevice & device, gboolean on_device, gboolea
         cudaprep::cuda::CopyKind::DeviceToHost, device.stream ());
   if (st.ok () && download)
     st = device.sync_sleeping ();
-  else if (st.ok () && !(inputs_ordered && device.orders (outbuf)))
+  else if (st.ok () && inputs_may_stay && device.orders (outbuf))
+    *left_on_stream = TRUE;
+  else if (st.ok ())
     st = device.sync ();        /* complete, and the GPU done with the inputs, before any leaves */
   gst_buffer_unmap (outbuf, &map);
   return st;
