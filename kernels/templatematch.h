@@ -17,6 +17,7 @@
 #include <memory>
 #include <vector>
 
+#include "gpu_wait.h"
 #include "image.h"
 #include "status.h"
 
@@ -93,21 +94,10 @@ class TemplateMatcherCpu {
   std::vector<tm::Candidate> candidates_;
 };
 
-// How TemplateMatcherCuda::match() waits for the kernel's matches. The values are the element's
-// gpu-wait enum values: append only.
-enum class GpuWait {
-  // Spin on the flag the kernel writes into pinned memory after the matches, the way
-  // cudaStreamSynchronize spins under the default scheduling policy (about 2 us sooner per frame
-  // on an H200: it need not wait for the kernel to retire). Lowest latency; a CPU core is busy for
-  // the whole kernel time.
-  Spin,
-  // cudaStreamSynchronize: honours a context created with blocking synchronisation.
-  StreamSync,
-  // The default: an event made with cudaEventBlockingSync, recorded after the kernel; the thread
-  // sleeps in cudaEventSynchronize until the driver wakes it, so no core spins while the GPU works
-  // (the wake-up costs a few microseconds of latency).
-  Blocking,
-};
+// How TemplateMatcherCuda::match() waits for the kernel's matches: GpuWait (gpu_wait.h). Spin
+// spins on the flag the kernel writes into pinned memory after the matches (about 2 us sooner per
+// frame on an H200 than StreamSync: it need not wait for the kernel to retire); Poll checks that
+// flag.
 
 // Settings of a TemplateMatcherCuda, fixed at configure(). The defaults are the production
 // behaviour; `tuning` and `diagnostics` are for tests and benchmarks.

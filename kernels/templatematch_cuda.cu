@@ -100,6 +100,7 @@ struct TemplateMatcherCuda::Impl {
   tm::LaunchPlanner planner;  // per configure(); its occupancy tables per template
   GpuWait wait = GpuWait::Blocking;
   cuda::Event done_event;  // GpuWait::Blocking: a blocking-sync event recorded after the kernel
+  PollingWait polling;     // GpuWait::Poll: learns the kernel's usual time
   bool in_flight = false;        // a frame kernel may still be running (see settle())
   unsigned nms_host_up_to = 0;   // tuning.nms_on_host_up_to (tests: 0 = always in the kernel)
   // Per caps.
@@ -269,6 +270,7 @@ struct TemplateMatcherCuda::Impl {
   // then, so that a failed launch ends the wait with its error instead of hanging. Measured on an
   // H200: about 2 us sooner than GpuWait::StreamSync (cudaStreamSynchronize), which waits for the
   // whole kernel to retire and for the driver to notice.
+  // GpuWait::Poll: sleeps through most of the kernel's usual time, then checks the flag.
   // GpuWait::Blocking: the thread sleeps until the kernel has ended (no core spins meanwhile).
   Status wait_for_candidates() {
     if (wait == GpuWait::StreamSync) return cuda_status(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
@@ -277,14 +279,26 @@ struct TemplateMatcherCuda::Impl {
       return done_event.synchronize();
     }
     const volatile unsigned* done = &reinterpret_cast<volatile OutHeader*>(host_out.data())->done;
-    for (unsigned spin = 0; !*done; ++spin) {
-      if ((spin & 255u) == 255u) {
-        const cudaError_t e = cudaStreamQuery(stream);
-        if (e == cudaSuccess) {
-          if (*done) break;
-          return Status::error("frame kernel finished without writing its candidates");
-        }
-        if (e != cudaErrorNotReady) return cuda_status(e, "frame kernel");
+    // Asks the driver whether the kernel failed or ended without setting the flag.
+    auto kernel_state = [&](bool* flag_set) -> Status {
+      *flag_set = *done != 0;
+      if (*flag_set) return Status();
+      const cudaError_t e = cudaStreamQuery(stream);
+      if (e == cudaErrorNotReady) {
+        if (cudaPeekAtLastError() == cudaErrorNotReady) cudaGetLastError();  // not an error: keep it from later checks
+        return Status();
+      }
+      if (e != cudaSuccess) return cuda_status(e, "frame kernel");
+      *flag_set = *done != 0;
+      return *flag_set ? Status() : Status::error("frame kernel finished without writing its candidates");
+    };
+    if (wait == GpuWait::Poll) {
+      CUDAPREP_RETURN_IF_ERROR(polling.wait(kernel_state));
+    } else {
+      for (unsigned spin = 0; !*done; ++spin) {
+        bool flag_set = false;
+        if ((spin & 255u) == 255u) CUDAPREP_RETURN_IF_ERROR(kernel_state(&flag_set));
+        if (flag_set) break;
       }
     }
     std::atomic_thread_fence(std::memory_order_acquire);

@@ -348,7 +348,7 @@ TEST(GpuMatchMisc, EveryWaitEqualsCpu) {
   ASSERT_EQ(a.size(), 2u);
   void* stream = nullptr;
   ASSERT_TRUE(cuda::stream_create(&stream).ok());
-  for (GpuWait wait : {GpuWait::Blocking, GpuWait::Spin, GpuWait::StreamSync}) {
+  for (GpuWait wait : {GpuWait::Blocking, GpuWait::Spin, GpuWait::StreamSync, GpuWait::Poll}) {
     SCOPED_TRACE("wait " + std::to_string(static_cast<int>(wait)));
     TemplateMatcherCuda gpu;
     MatcherCudaOptions o;

@@ -1,0 +1,104 @@
+#include "gpu_wait.h"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
+
+namespace cudaprep {
+
+double PollingWait::now_us() {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void PollingWait::sleep_us(double us) {
+  const long ns = static_cast<long>(us * 1000);
+  timespec ts{ns / 1000000000L, ns % 1000000000L};
+  nanosleep(&ts, nullptr);
+}
+
+unsigned long PollingWait::lower_timer_slack() {
+#if defined(__linux__)
+  const int previous = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+  prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);  // 1 us: the checks' sleeps are 4 us
+  return previous > 0 ? static_cast<unsigned long>(previous) : 0;
+#else
+  return 0;
+#endif
+}
+
+void PollingWait::restore_timer_slack(unsigned long previous) {
+#if defined(__linux__)
+  if (previous > 0) prctl(PR_SET_TIMERSLACK, previous, 0, 0, 0);
+#else
+  (void)previous;
+#endif
+}
+
+double PollingWait::first_sleep_us() const {
+  if (count_ == 0) return 0;
+  const std::size_t n = std::min(count_, kHistory);
+  const double shortest = *std::min_element(waited_.begin(), waited_.begin() + n);
+  // Less the median overshoot of the recent first sleeps, and 10 us for the check itself.
+  double late = 0;
+  if (overshoots_ > 0) {
+    const std::size_t m = std::min(overshoots_, kHistory);
+    std::array<double, kHistory> recent = overshoot_;
+    std::nth_element(recent.begin(), recent.begin() + m / 2, recent.begin() + m);
+    late = recent[m / 2];
+  }
+  const double sleep = shortest - late - 10;
+  return sleep > 5 ? sleep : 0;
+}
+
+void PollingWait::learn(double waited_us, double overslept_at_us, double overshoot_us) {
+  if (overslept_at_us >= 0) {
+    overslept_in_a_row_ = std::min(overslept_in_a_row_ + 1, 20);
+    const double step = std::min(10.0 * double(1 << overslept_in_a_row_), overslept_at_us / 2);
+    waited_us = overslept_at_us - step;
+  } else {
+    overslept_in_a_row_ = 0;
+  }
+  waited_[next_] = waited_us;
+  next_ = (next_ + 1) % kHistory;
+  ++count_;
+  if (overshoot_us >= 0) {
+    overshoot_[next_overshoot_] = overshoot_us;
+    next_overshoot_ = (next_overshoot_ + 1) % kHistory;
+    ++overshoots_;
+  }
+}
+
+void PollingWait::reset() {
+  count_ = next_ = overshoots_ = next_overshoot_ = 0;
+  overslept_in_a_row_ = 0;
+}
+
+namespace cuda {
+
+Status StreamWaiter::wait(void* stream, GpuWait mode) {
+  if (mode == GpuWait::StreamSync) return stream_sync(stream);
+  if (mode == GpuWait::Blocking) {
+    if (!blocking_.valid()) CUDAPREP_RETURN_IF_ERROR(blocking_.create(true));
+    CUDAPREP_RETURN_IF_ERROR(blocking_.record(stream));
+    return blocking_.synchronize();
+  }
+  if (!plain_.valid()) CUDAPREP_RETURN_IF_ERROR(plain_.create(false));
+  CUDAPREP_RETURN_IF_ERROR(plain_.record(stream));
+  if (mode == GpuWait::Poll) return polling_.wait([this](bool* done) { return plain_.query(done); });
+  bool done = false;
+  while (!done) CUDAPREP_RETURN_IF_ERROR(plain_.query(&done));
+  return Status();
+}
+
+void StreamWaiter::reset() {
+  blocking_.reset();
+  plain_.reset();
+  polling_.reset();
+}
+
+}  // namespace cuda
+}  // namespace cudaprep
