@@ -40,6 +40,30 @@ gst_cuda_prep_backend_get_type (void)
   return type;
 }
 
+GType
+gst_cuda_prep_gpu_wait_get_type (void)
+{
+  using cudaprep::GpuWait;
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {(gint) GpuWait::Spin, "Spin until the GPU is done: lowest latency, a CPU core busy meanwhile",
+        "spin"},
+    {(gint) GpuWait::StreamSync, "cudaStreamSynchronize (honours a context made with blocking "
+          "synchronisation)", "stream-sync"},
+    {(gint) GpuWait::Blocking, "Sleep on a blocking-sync event until the driver wakes the thread: "
+          "least CPU, the wake-up can come late", "blocking"},
+    {(gint) GpuWait::Poll, "Sleep through most of the usual time (learned from recent waits), then "
+          "check every few microseconds", "poll"},
+    {0, NULL, NULL},
+  };
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstCudaPrepGpuWait", values);
+    gst_type_mark_as_plugin_api (t, (GstPluginAPIFlags) 0);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
 void
 gst_cuda_prep_device_properties_install (GObjectClass * klass, guint device_id_prop,
     guint backend_prop)
@@ -97,8 +121,6 @@ CudaPrepDevice::open (GstElement * element, const CudaPrepDeviceSettings & setti
         st = cudaprep::Status::error ("could not make the CUDA context current");
       } else {
         st = create_stream ();
-        if (st.ok ())
-          st = stream_done_.create (true);
         gst_cuda_context_pop (NULL);
       }
       if (!st.ok ()) {
@@ -139,7 +161,7 @@ CudaPrepDevice::close ()
   if (context_ && gst_cuda_context_push (context_)) {
     if (stream_)
       cudaprep::cuda::stream_sync (stream_);
-    stream_done_.reset ();
+    download_wait_.reset ();
 #if CUDAPREP_HAVE_GST_CUDA_STREAM
     /* Memory still in flight holds its own reference: the stream lives as long as it does. */
     gst_clear_cuda_stream (&cuda_stream_);
@@ -216,12 +238,11 @@ CudaPrepDevice::sync ()
 }
 
 cudaprep::Status
-CudaPrepDevice::sync_sleeping ()
+CudaPrepDevice::wait_for_download (cudaprep::GpuWait mode)
 {
   if (!gpu_)
     return cudaprep::Status ();
-  cudaprep::Status st = stream_done_.record (stream_);
-  return st.ok () ? stream_done_.synchronize () : st;
+  return download_wait_.wait (stream_, mode);
 }
 
 void

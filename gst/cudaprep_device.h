@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "cuda_device.h"
+#include "gpu_wait.h"
 #include "status.h"
 
 #if CUDAPREP_HAVE_CUDA
@@ -40,6 +41,10 @@ typedef enum
 
 #define GST_TYPE_CUDA_PREP_BACKEND (gst_cuda_prep_backend_get_type ())
 GType gst_cuda_prep_backend_get_type (void);
+
+/* The "gpu-wait" enum of every element (cudaprep::GpuWait's values; gpu_wait.h). */
+#define GST_TYPE_CUDA_PREP_GPU_WAIT (gst_cuda_prep_gpu_wait_get_type ())
+GType gst_cuda_prep_gpu_wait_get_type (void);
 
 struct CudaPrepDeviceSettings
 {
@@ -83,9 +88,10 @@ public:
   void pop ();
   /* Blocks until everything enqueued on the stream is done (spinning, the driver's default). */
   cudaprep::Status sync ();
-  /* The same, sleeping instead of spinning: for long waits (a download), where a spinning core
-   * would cost as much CPU time as the GPU work takes. */
-  cudaprep::Status sync_sleeping ();
+  /* The same, for the element's one long wait (a download into system memory), the way @mode
+   * says: a spinning core would cost as much CPU time as the GPU work takes. Polling learns
+   * that wait's usual time. */
+  cudaprep::Status wait_for_download (cudaprep::GpuWait mode);
 
   /* GstContext plumbing, for GstElement::set_context and context queries. */
   void set_context (GstElement * element, GstContext * context, int device_id);
@@ -101,7 +107,7 @@ private:
   GstCudaContext *context_ = nullptr;
   GstCudaStream *cuda_stream_ = nullptr;  /* 1.24+: owns stream_ */
   void *stream_ = nullptr;
-  cudaprep::cuda::Event stream_done_;   /* blocking-sync event for sync_sleeping() */
+  cudaprep::cuda::StreamWaiter download_wait_;  /* wait_for_download(): its events and timings */
   gboolean gpu_ = FALSE;
   gboolean open_ = FALSE;
 };

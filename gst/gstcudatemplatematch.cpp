@@ -132,22 +132,6 @@ GST_ELEMENT_REGISTER_DEFINE (cudatemplatematch, "cudatemplatematch", GST_RANK_NO
 static_assert (kMaxTemplateSide == 256, "the template-location docs state the limit");
 
 
-static GType
-gpu_wait_get_type (void)
-{
-  static GType type = 0;
-  static const GEnumValue values[] = {
-    {(gint) GpuWait::Spin, "Spin on a flag the kernel writes into pinned memory", "spin"},
-    {(gint) GpuWait::StreamSync, "cudaStreamSynchronize", "stream-sync"},
-    {(gint) GpuWait::Blocking, "Sleep on a blocking-sync event until the kernel ends", "blocking"},
-    {0, NULL, NULL},
-  };
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstCudaTemplateMatchGpuWait", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
-}
 
 /* ---- caps ----------------------------------------------------------------------------- */
 
@@ -661,10 +645,12 @@ gst_cuda_template_match_class_init (GstCudaTemplateMatchClass * klass)
   g_object_class_install_property (gobject_class, PROP_GPU_WAIT,
       g_param_spec_enum ("gpu-wait", "GPU wait",
           "How the streaming thread waits for the GPU's matches: blocking (default: the thread "
-          "sleeps until the kernel ends, no CPU core busy), spin on a flag in pinned memory "
+          "sleeps until the kernel ends, the least CPU; the wake-up can come late), poll (sleeps "
+          "through most of the kernel's usual time, then checks the flag the kernel writes into "
+          "pinned memory every few microseconds: lower latency for some CPU), spin on that flag "
           "(lowest latency, a CPU core busy for the whole kernel time) or cudaStreamSynchronize "
           "(honours a context made with blocking synchronisation). Taken at start; NULL/READY only",
-          gpu_wait_get_type (), (gint) GpuWait::Blocking,
+          GST_TYPE_CUDA_PREP_GPU_WAIT, (gint) GpuWait::Blocking,
           (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY)));
 
   gst_element_class_set_static_metadata (element_class, "CUDA template match",
@@ -685,7 +671,6 @@ gst_cuda_template_match_class_init (GstCudaTemplateMatchClass * klass)
   trans_class->stop = GST_DEBUG_FUNCPTR (gst_cuda_template_match_stop);
   base_class->configure = GST_DEBUG_FUNCPTR (gst_cuda_template_match_configure);
 
-  gst_type_mark_as_plugin_api (gpu_wait_get_type (), (GstPluginAPIFlags) 0);
   GST_DEBUG_CATEGORY_INIT (gst_cuda_template_match_debug, "cudatemplatematch", 0,
       "cudatemplatematch element");
 }

@@ -73,7 +73,6 @@ struct BatchState
   gboolean output_cuda = FALSE;
   gsize bytes = 0;
   std::unique_ptr<Tensorizer> tensorizer;
-  cuda::DeviceBuffer scratch;   /* GPU path with system-memory output */
   std::vector<BatchSlot> batch; /* sized at negotiation: no allocation per batch */
   std::vector<CudaPrepSlotMeta> meta;
   CudaPrepTransformMetaWriter transform_meta;   /* kept on pool buffers, see transform_meta.h */
@@ -371,7 +370,7 @@ gst_cuda_tensor_batch_update_src_caps (GstAggregator * agg, GstCaps * downstream
   return GST_FLOW_OK;
 }
 
-/* Output plan, slot arrays and GPU scratch for the negotiated batch: made here, never per
+/* Output plan and slot arrays for the negotiated batch: made here, never per
  * batch. */
 static gboolean
 gst_cuda_tensor_batch_negotiated_src_caps (GstAggregator * agg, GstCaps * caps)
@@ -403,13 +402,9 @@ gst_cuda_tensor_batch_negotiated_src_caps (GstAggregator * agg, GstCaps * caps)
   CudaPrepScopedContext ctx (device, GST_ELEMENT (self));
   if (!ctx.ok ())
     return FALSE;
+  if (device.gpu ())
+    device.sync ();             /* the last batch may still read the slot table reserve() replaces */
   st = state.tensorizer->reserve (state.slots);
-  if (st.ok () && device.gpu ()) {
-    device.sync ();             /* the old scratch may still be read */
-    state.scratch.reset ();
-    if (!state.output_cuda)
-      st = state.scratch.allocate (state.bytes);
-  }
   if (!st.ok ()) {
     GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT, ("Could not allocate CUDA memory"),
         ("%s", st.message ().c_str ()));
@@ -603,7 +598,6 @@ gst_cuda_tensor_batch_stop (GstAggregator * agg)
       ps.have_caps = ps.have_plan = FALSE;
     }
     drop_released (self);
-    state.scratch.reset ();
     state.tensorizer.reset ();  /* its CUDA slot table needs the context */
   }
   release_pads (pads);
@@ -769,7 +763,7 @@ run_batch (GstCudaTensorBatch * self, GstBuffer * outbuf, const BatchWindow & w)
   }
   gboolean left_on_stream;
   Status st = gst_cuda_prep_write_tensor (device, state.tensorizer->on_device (),
-      state.output_cuda, state.scratch, outbuf, state.bytes, inputs_ordered, &left_on_stream,
+      state.output_cuda, state.built_from.gpu_wait, outbuf, inputs_ordered, &left_on_stream,
       [&](uint8_t * dst) {
         return state.tensorizer->run_batch (batch, dst, state.bytes);
       });

@@ -142,7 +142,6 @@ struct TensorizeState
   gboolean warned_meta_skip = FALSE; /* roi-meta: regions skipped are warned about once */
   gboolean output_cuda = FALSE;
   std::unique_ptr<Tensorizer> tensorizer;
-  cuda::DeviceBuffer scratch;   /* GPU path with system-memory output */
   std::string posted_error;     /* the last settings error posted, so it is posted once */
   TensorMetaOutput meta_output; /* output=video-meta: the tensors' pool */
   CudaPrepHeldFrames held_frames; /* frames of another stream, until the kernel has read them */
@@ -550,12 +549,9 @@ gst_cuda_tensorize_configure (GstCudaPrepBase * base, GstCaps * incaps, GstCaps 
     CudaPrepScopedContext ctx (device, GST_ELEMENT (self));
     if (!ctx.ok ())
       return FALSE;
-    device.sync ();             /* the old scratch may still be read */
+    device.sync ();             /* held frames may still be read */
     state.held_frames.reset ();
-    state.scratch.reset ();
     st = state.tensorizer->reserve (state.built_from.batch_size);
-    if (st.ok () && !state.output_cuda)
-      st = state.scratch.allocate (batch_bytes (state.plans.output, state.built_from.batch_size));
     if (!st.ok ()) {
       GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT, ("Could not allocate CUDA memory"),
           ("%s", st.message ().c_str ()));
@@ -717,7 +713,8 @@ tensorize_frame (GstCudaTensorize * self, GstBuffer * inbuf, GstBuffer * outbuf,
   const gboolean may_hold = state.built_from.output != GST_CUDA_PREP_OUTPUT_VIDEO_META;
   gboolean left_on_stream;
   Status st = gst_cuda_prep_write_tensor (device, state.tensorizer->on_device (),
-      state.output_cuda, state.scratch, outbuf, bytes, input_ordered || may_hold, &left_on_stream,
+      state.output_cuda, state.built_from.tensor.gpu_wait, outbuf, input_ordered || may_hold,
+      &left_on_stream,
       [&](void *dst) {
         phases.mark ("map out");
         /* A batch of one frame takes the single-frame kernel (the one benchmarked and tuned for
@@ -865,7 +862,6 @@ gst_cuda_tensorize_stop (GstBaseTransform * trans)
     CudaPrepScopedContext ctx (gst_cuda_prep_base_device (base), GST_ELEMENT (self));
     gst_cuda_prep_base_device (base).sync ();
     state.held_frames.reset ();
-    state.scratch.reset ();
   }
   state.have_plan = FALSE;
   state.next_region = 0;

@@ -12,6 +12,16 @@ struct PinnedBlock
   cudaprep::cuda::PinnedBuffer memory;
 };
 
+/* The block behind a memory of this pool, as qdata on the memory. */
+static GQuark
+pinned_block_quark (void)
+{
+  static GQuark quark = 0;
+  if (G_UNLIKELY (!quark))
+    quark = g_quark_from_static_string ("GstCudaPrepPinnedBlock");
+  return quark;
+}
+
 static void
 pinned_block_free (gpointer data)
 {
@@ -64,10 +74,25 @@ pinned_pool_alloc_buffer (GstBufferPool * pool, GstBuffer ** buffer,
     pinned_block_free (block);
     return GST_FLOW_ERROR;
   }
+  GstMemory *mem = gst_memory_new_wrapped ((GstMemoryFlags) 0, block->memory.data (), self->size,
+      0, self->size, block, pinned_block_free);
+  gst_mini_object_set_qdata (GST_MINI_OBJECT_CAST (mem), pinned_block_quark (), block, NULL);
   *buffer = gst_buffer_new ();
-  gst_buffer_append_memory (*buffer, gst_memory_new_wrapped ((GstMemoryFlags) 0,
-          block->memory.data (), self->size, 0, self->size, block, pinned_block_free));
+  gst_buffer_append_memory (*buffer, mem);
   return GST_FLOW_OK;
+}
+
+void *
+gst_cuda_prep_pinned_device_pointer (GstBuffer * buffer, CudaPrepDevice & device)
+{
+  if (!device.gpu () || gst_buffer_n_memory (buffer) != 1)
+    return NULL;
+  GstMemory *mem = gst_buffer_peek_memory (buffer, 0);
+  const PinnedBlock *block = static_cast < const PinnedBlock * >(
+      gst_mini_object_get_qdata (GST_MINI_OBJECT_CAST (mem), pinned_block_quark ()));
+  if (!block || block->context != device.context () || mem->offset != 0)
+    return NULL;
+  return block->memory.device_data ();
 }
 
 static void
@@ -106,6 +131,12 @@ gst_cuda_prep_pinned_pool_new (CudaPrepDevice & device)
 
 GstBufferPool *
 gst_cuda_prep_pinned_pool_new (CudaPrepDevice &)
+{
+  return NULL;
+}
+
+void *
+gst_cuda_prep_pinned_device_pointer (GstBuffer *, CudaPrepDevice &)
 {
   return NULL;
 }

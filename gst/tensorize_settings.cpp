@@ -1,6 +1,7 @@
 /* Tensor properties shared by cudatensorize and cudatensorbatch, and settings -> kernel specs. */
 #include "tensorize_settings.h"
 
+#include "cudaprep_device.h"
 #include "pixel_format.h"
 #include "property_arrays.h"
 
@@ -114,6 +115,15 @@ gst_cuda_prep_tensor_properties_install (GObjectClass * klass, guint first_id)
       "channel-order is then ignored, and nchw and nhwc are the same bytes. Others are refused",
       0, G_MAXINT, 3, rw);
 
+  specs[TENSOR_PROP_GPU_WAIT] = g_param_spec_enum ("gpu-wait", "GPU wait",
+      "How the streaming thread waits for a system-memory tensor's download, the one wait of "
+      "the GPU path that lasts (a CUDA tensor is not waited for on GStreamer 1.24+): poll "
+      "(default: sleeps through most of the download's usual time, then checks every few "
+      "microseconds; about spin's latency for part of its CPU), blocking (the least CPU; the "
+      "driver's wake-up can come 100 us late), spin (lowest latency, a CPU core busy for the "
+      "whole download) or stream-sync (cudaStreamSynchronize)",
+      GST_TYPE_CUDA_PREP_GPU_WAIT, (gint) GpuWait::Poll, rw);
+
   for (guint i = 0; i < TENSOR_PROP_COUNT; i++)
     g_object_class_install_property (klass, first_id + i, specs[i]);
 }
@@ -158,6 +168,7 @@ gst_cuda_prep_tensor_property_set (TensorizeSettings & s, guint prop, const GVal
     case TENSOR_PROP_YUV_RANGE: s.yuv_range = g_value_get_enum (value); break;
     case TENSOR_PROP_CHROMA_SITE: s.chroma_site = g_value_get_enum (value); break;
     case TENSOR_PROP_CHANNELS: *shape_changed = assign (s.channels, (int) g_value_get_uint (value)) | assign (s.channels_set, true); break;
+    case TENSOR_PROP_GPU_WAIT: s.gpu_wait = (GpuWait) g_value_get_enum (value); break;
     default: return FALSE;
   }
   return TRUE;
@@ -201,6 +212,7 @@ gst_cuda_prep_tensor_property_get (const TensorizeSettings & s, guint prop, GVal
     case TENSOR_PROP_YUV_RANGE: g_value_set_enum (value, s.yuv_range); break;
     case TENSOR_PROP_CHROMA_SITE: g_value_set_enum (value, s.chroma_site); break;
     case TENSOR_PROP_CHANNELS: g_value_set_uint (value, s.channels); break;
+    case TENSOR_PROP_GPU_WAIT: g_value_set_enum (value, (gint) s.gpu_wait); break;
     default: return FALSE;
   }
   return TRUE;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "chroma_site.h"
+#include "gpu_wait.h"
 #include "tensor_shape_negotiation.h"
 #include "tensorize.h"
 
@@ -38,6 +39,8 @@ struct TensorizeSettings
   int yuv_matrix = GST_CUDA_PREP_YUV_MATRIX_AUTO;
   int yuv_range = GST_CUDA_PREP_YUV_RANGE_AUTO;
   int chroma_site = GST_CUDA_PREP_CHROMA_SITE_AUTO;
+  /* How the thread waits for a system-memory tensor's download (the GPU path's one long wait). */
+  cudaprep::GpuWait gpu_wait = cudaprep::GpuWait::Poll;
   /* Shape properties the user set; cudatensorize takes the others from downstream's caps
    * (tensor_shape_negotiation.h). */
   bool width_set = false, height_set = false, layout_set = false, dtype_set = false;
@@ -82,7 +85,7 @@ struct TensorizeSettings
         interpolation == o.interpolation && channel_order == o.channel_order &&
         scale == o.scale && mean == o.mean && std == o.std && scale_set == o.scale_set &&
         mean_set == o.mean_set && std_set == o.std_set && yuv_matrix == o.yuv_matrix &&
-        yuv_range == o.yuv_range && chroma_site == o.chroma_site;
+        yuv_range == o.yuv_range && chroma_site == o.chroma_site && gpu_wait == o.gpu_wait;
   }
   bool operator!= (const TensorizeSettings & o) const { return !(*this == o); }
 };
@@ -106,10 +109,11 @@ enum TensorProperty
   TENSOR_PROP_YUV_RANGE,
   TENSOR_PROP_CHROMA_SITE,
   TENSOR_PROP_CHANNELS,
+  TENSOR_PROP_GPU_WAIT,
   TENSOR_PROP_COUNT,
 };
 
-/* Installs width .. channels (GST_PARAM_MUTABLE_PLAYING) at ids first_id + TensorProperty. */
+/* Installs width .. gpu-wait (GST_PARAM_MUTABLE_PLAYING) at ids first_id + TensorProperty. */
 void gst_cuda_prep_tensor_properties_install (GObjectClass * klass, guint first_id);
 /* The "roi" property ("<x, y, width, height>", clipped to the frame), for elements and pads. */
 GParamSpec *gst_cuda_prep_param_spec_roi (const gchar * blurb);

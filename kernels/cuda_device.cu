@@ -97,12 +97,16 @@ Status PinnedBuffer::allocate(size_t bytes) {
   reset();
   CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaMallocHost(&ptr_, bytes), "cudaMallocHost"));
   bytes_ = bytes;
-  return Status();
+  // Page-locked memory is mapped into the device's address space (unified addressing).
+  const Status st = cuda_status(cudaHostGetDevicePointer(&device_ptr_, ptr_, 0), "cudaHostGetDevicePointer");
+  if (!st.ok()) reset();
+  return st;
 }
 
 void PinnedBuffer::reset() {
   if (ptr_) cudaFreeHost(ptr_);
   ptr_ = nullptr;
+  device_ptr_ = nullptr;
   bytes_ = 0;
 }
 

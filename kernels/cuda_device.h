@@ -56,10 +56,14 @@ class PinnedBuffer {
   Status allocate(size_t bytes);
   void reset();
   uint8_t* data() const { return static_cast<uint8_t*>(ptr_); }
+  // The address kernels of the allocating context write it at (mapped memory: the writes cross
+  // the bus, with no copy after).
+  uint8_t* device_data() const { return static_cast<uint8_t*>(device_ptr_); }
   size_t bytes() const { return bytes_; }
 
  private:
   void* ptr_ = nullptr;
+  void* device_ptr_ = nullptr;
   size_t bytes_ = 0;
 };
 

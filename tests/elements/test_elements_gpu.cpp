@@ -443,16 +443,20 @@ void push_distinct_frames(const std::string& desc, const std::string& caps, cons
 
 }  // namespace
 
-// System-memory tensors are complete when pushed; system-memory frames go through the ring of
-// upload slots (more frames than slots, each different) without one overwriting another.
+// System-memory tensors are complete when pushed, whichever way gpu-wait waits for the download;
+// system-memory frames go through the ring of upload slots (more frames than slots, each
+// different) without one overwriting another.
 TEST(HandoffGpu, SystemMemoryTensorIsCompleteWhenPushed) {
-  PushedTensors seen;
-  std::vector<std::vector<uint8_t>> cpu;
-  push_distinct_frames("cudatensorize backend=cuda width=640 height=640", video_caps("BGR", 1280, 720),
-                       "other/tensors", 7, &seen, &cpu);
-  ASSERT_EQ(seen.host.size(), 7u);
-  for (size_t i = 0; i < seen.host.size(); i++)
-    expect_floats_close(seen.host[i], cpu[i], false, "frame " + std::to_string(i));
+  for (const char* wait : {"poll", "blocking", "spin", "stream-sync"}) {
+    SCOPED_TRACE(wait);
+    PushedTensors seen;
+    std::vector<std::vector<uint8_t>> cpu;
+    push_distinct_frames(std::string("cudatensorize backend=cuda width=640 height=640 gpu-wait=") + wait,
+                         video_caps("BGR", 1280, 720), "other/tensors", 7, &seen, &cpu);
+    ASSERT_EQ(seen.host.size(), 7u);
+    for (size_t i = 0; i < seen.host.size(); i++)
+      expect_floats_close(seen.host[i], cpu[i], false, "frame " + std::to_string(i));
+  }
 }
 
 // A CUDA consumer that orders its reads on the stream the tensor's memory carries (GStreamer
@@ -669,6 +673,10 @@ TEST(TensorBatchGpu, MixedBatchEqualsCpuPath) {
   ASSERT_EQ(cpu.size(), 160u * 128 * 3 * 4 * kBatchPads);
   expect_floats_close(run_batch("cuda", true, "other/tensors(memory:CUDAMemory)"), cpu, false, "CUDA in, CUDA out");
   expect_floats_close(run_batch("cuda", false, "other/tensors"), cpu, false, "system in, system out");
+  for (const char* wait : {"gpu-wait=blocking", "gpu-wait=spin"})
+    expect_floats_close(run_batch("cuda", false, "other/tensors", std::string("mean=<0.4> std=<0.2,0.3,0.4> ") + wait),
+                        cpu, false,
+                        std::string("system in, system out, ") + wait);
 }
 
 // The same batch as uint8 gray and int8 NHWC colour (issue 12 item 5).

@@ -583,7 +583,7 @@ TEST(TemplateMatchElement, SharedFrameIsCopiedOnlyToDraw) {
 }
 
 // The default wait must not keep a CPU core spinning for the whole kernel time: blocking, with
-// spin and stream-sync still there to choose.
+// poll, spin and stream-sync still there to choose.
 TEST(TemplateMatchElement, GpuWaitDefaultsToBlocking) {
   GstElement* e = gst_element_factory_make("cudatemplatematch", NULL);
   ASSERT_NE(e, nullptr);
@@ -592,7 +592,7 @@ TEST(TemplateMatchElement, GpuWaitDefaultsToBlocking) {
   GEnumValue* def = g_enum_get_value(G_PARAM_SPEC_ENUM(spec)->enum_class, G_PARAM_SPEC_ENUM(spec)->default_value);
   ASSERT_NE(def, nullptr);
   EXPECT_STREQ(def->value_nick, "blocking");
-  for (const char* nick : {"spin", "stream-sync", "blocking"})
+  for (const char* nick : {"spin", "stream-sync", "blocking", "poll"})
     EXPECT_NE(g_enum_get_value_by_nick(G_PARAM_SPEC_ENUM(spec)->enum_class, nick), nullptr) << nick;
   gst_object_unref(e);
 }

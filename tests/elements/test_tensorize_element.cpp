@@ -436,11 +436,46 @@ TEST(TensorizeElement, InspectDocsAreComplete) {
   g_free(specs);
   const char* expected[] = {"width", "height", "resize-mode", "align", "pad-value", "interpolation",
                             "channel-order", "scale", "mean", "std", "layout", "dtype", "roi",
-                            "device-id", "backend", "yuv-matrix", "yuv-range", "chroma-site"};
+                            "device-id", "backend", "yuv-matrix", "yuv-range", "chroma-site", "gpu-wait"};
   for (const char* name : expected)
     EXPECT_NE(g_object_class_find_property(G_OBJECT_GET_CLASS(e), name), nullptr) << name;
   gst_object_unref(e);
   gst_object_unref(f);
+}
+
+// gpu-wait (how a system-memory tensor's download is waited for): the same enum type as
+// cudatemplatematch's and cudatensorbatch's, poll by default on both tensor elements (no core
+// spins through a download), every way settable by its nick, while playing too.
+TEST(TensorizeElement, GpuWaitIsSharedAndDefaultsToPoll) {
+  GstElement* tz = gst_element_factory_make("cudatensorize", NULL);
+  GstElement* tb = gst_element_factory_make("cudatensorbatch", NULL);
+  GstElement* tm = gst_element_factory_make("cudatemplatematch", NULL);
+  ASSERT_TRUE(tz && tb && tm);
+  GParamSpec* spec = g_object_class_find_property(G_OBJECT_GET_CLASS(tz), "gpu-wait");
+  ASSERT_NE(spec, nullptr);
+  EXPECT_TRUE(spec->flags & GST_PARAM_MUTABLE_PLAYING);
+  for (GstElement* other : {tb, tm}) {
+    GParamSpec* o = g_object_class_find_property(G_OBJECT_GET_CLASS(other), "gpu-wait");
+    ASSERT_NE(o, nullptr);
+    EXPECT_EQ(o->value_type, spec->value_type) << GST_ELEMENT_NAME(other);
+  }
+  GParamSpec* batch_spec = g_object_class_find_property(G_OBJECT_GET_CLASS(tb), "gpu-wait");
+  for (GParamSpec* p : {spec, batch_spec}) {
+    GEnumValue* def = g_enum_get_value(G_PARAM_SPEC_ENUM(p)->enum_class, G_PARAM_SPEC_ENUM(p)->default_value);
+    ASSERT_NE(def, nullptr);
+    EXPECT_STREQ(def->value_nick, "poll");
+  }
+  for (const char* nick : {"spin", "stream-sync", "blocking", "poll"}) {
+    gst_util_set_object_arg(G_OBJECT(tz), "gpu-wait", nick);
+    gint v = -1;
+    g_object_get(tz, "gpu-wait", &v, NULL);
+    GEnumValue* got = g_enum_get_value(G_PARAM_SPEC_ENUM(spec)->enum_class, v);
+    ASSERT_NE(got, nullptr) << nick;
+    EXPECT_STREQ(got->value_nick, nick);
+  }
+  gst_object_unref(tz);
+  gst_object_unref(tb);
+  gst_object_unref(tm);
 }
 
 // ---- found from outside (each failed before its fix) ------------------------------------------
