@@ -94,6 +94,8 @@ def cases(a):
         ("decode only", [], lambda n: "fakesink", 1),
         ("tensorize, CUDA tensor", ["tz"], lambda n: tz(n), 1),
         ("tensorize, system-memory tensor", ["tz"], lambda n: tz(n, caps=tensor_sys), 1),
+        ("tensorize, system-memory tensor, gpu-wait=blocking", ["tz"],
+         lambda n: tz(n, "gpu-wait=blocking", caps=tensor_sys), 1),
         ("tensorize fp16, CUDA tensor", ["tz"], lambda n: tz(n, "dtype=float16"), 1),
         ("templatematch 64 px, draw=false", ["tm"], lambda n: tm(n, 64, "false"), 1),
         ("templatematch 64 px, draw=true", ["tm"], lambda n: tm(n, 64, "true"), 1),
