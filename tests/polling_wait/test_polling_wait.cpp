@@ -81,7 +81,7 @@ TEST(PollingWait, ShorterWorkIsNotOversleptForLong) {
   EXPECT_GT(wait_once(w, 1000), 1000.0);  // the first short wait is late: it slept about 3 ms
   for (int i = 0; i < 10; i++) wait_once(w, 1000);
   EXPECT_LT(w.first_sleep_us(), 1000.0);
-  EXPECT_LT(wait_once(w, 1000), 500.0);
+  EXPECT_LT(wait_once(w, 1000), 1000.0);  // no longer about 2 ms late
 }
 
 TEST(PollingWait, AnErrorEndsTheWaitWithIt) {
