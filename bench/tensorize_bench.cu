@@ -30,8 +30,9 @@
 // never holds the next frame.
 //
 // Options: --warm turns the rotation off (L2 then holds the frame, as it may right after a decoder
-// wrote it; not the issue's method, for comparison only). --warps-per-block N (1..4) and
-// --no-plane-routing time the fused kernel in another launch shape (TensorizeTuning).
+// wrote it; not the issue's method, for comparison only). --warps-per-block N (1..4; default:
+// each launch's own, 2 single-frame and 4 batch) and --no-plane-routing time the kernels in
+// another launch shape (TensorizeTuning).
 // NPP is not used: the toolkit here ships without it.
 // No OpenCV, no GStreamer.
 #include <cuda_runtime.h>
@@ -569,7 +570,8 @@ int main(int argc, char** argv) {
   std::printf("device: %s, %d SMs, L2 %d MiB, memory bus %d bit\n", prop.name, prop.multiProcessorCount,
               prop.l2CacheSize >> 20, prop.memoryBusWidth);
   std::printf("inputs %s; fused kernel: %d warps per block, plane routing %s\n",
-              opt.warm ? "warm (no rotation)" : "rotated (cold L2)", opt.tuning.warps_per_block,
+              opt.warm ? "warm (no rotation)" : "rotated (cold L2)",
+              warps_per_block_of(opt.tuning, kSingleFrameWarpsPerBlock),
               opt.tuning.plane_routing ? "on" : "off");
 
   std::vector<Row> rows;
@@ -687,7 +689,7 @@ int main(int argc, char** argv) {
       // The fused kernel's grid: one warp per 64-pixel segment of a sampling row and one per
       // padding row (tensorize_cuda.cu), in blocks of the tuning's warps.
       const int n_act = plan.active_y1 - plan.active_y0, warps = n_act * ((DW + 63) / 64) + (DH - n_act);
-      const int wpb = opt.tuning.warps_per_block;
+      const int wpb = warps_per_block_of(opt.tuning, kSingleFrameWarpsPerBlock);
       const LargeArgs args{};
       time_method(name, "empty kernel, fused grid and argument size", 0,
                   [&](int) {

@@ -175,9 +175,10 @@ Status tensorize_batch_cuda(const TensorizeBatch& batch, void* dst, size_t dst_b
                             BatchSlotTable* table, const TensorizeTuning& tuning) {
   CUDAPREP_RETURN_IF_ERROR(check_batch(batch, dst, dst_bytes));
   if (!table) return Status::error("tensorize batch: null slot table");
-  if (tuning.warps_per_block < 1 || tuning.warps_per_block * 32 > kBlockThreads)
+  const int wpb = warps_per_block_of(tuning, kBatchWarpsPerBlock);
+  if (wpb < 1 || wpb * 32 > kBlockThreads)
     return Status::error("tensorize: warps_per_block " + std::to_string(tuning.warps_per_block) +
-                         " is out of range (1.." + std::to_string(kBlockThreads / 32) + ")");
+                         " is out of range (1.." + std::to_string(kBlockThreads / 32) + ", or 0: the default)");
   CUDAPREP_RETURN_IF_ERROR(table->reserve(batch.count));  // allocates only when the batch outgrows it
   BatchSlotTable::Impl& t = *table->impl();
   const bool as_params = batch.count <= kParamSlots;
@@ -195,19 +196,19 @@ Status tensorize_batch_cuda(const TensorizeBatch& batch, void* dst, size_t dst_b
     SlotArgs& s = args[i];
     char* out = static_cast<char*>(dst) + stride * size_t(i);
     if (slot.empty) {
-      tzk::make_pad_kernel_args(batch.output, out, tuning.warps_per_block, &s.a);
+      tzk::make_pad_kernel_args(batch.output, out, wpb, &s.a);
       s.family = static_cast<int>(SourceFamily::Gray);
     } else {
-      tzk::make_kernel_args(combine_plan(batch.output, slot.plan), slot.src, out, tuning.warps_per_block,
-                            tuning.plane_routing, &s.a);
+      tzk::make_kernel_args(combine_plan(batch.output, slot.plan), slot.src, out, wpb, tuning.plane_routing,
+                            &s.a);
       s.family = static_cast<int>(tz::source_family(slot.plan.format));
     }
-    s.blocks = (s.a.total_warps + tuning.warps_per_block - 1) / tuning.warps_per_block;
+    s.blocks = (s.a.total_warps + wpb - 1) / wpb;
     widest = std::max(widest, s.blocks);
   }
   const cudaStream_t st = static_cast<cudaStream_t>(stream);
   const dim3 grid(static_cast<unsigned>(widest), static_cast<unsigned>(batch.count));
-  const unsigned threads = 32u * static_cast<unsigned>(tuning.warps_per_block);
+  const unsigned threads = 32u * static_cast<unsigned>(wpb);
   static const ParamKernelFn* param_kernels = make_param_table(std::make_integer_sequence<int, kBatchKernelCount>{});
   static const TableKernelFn* table_kernels = make_table_table(std::make_integer_sequence<int, kBatchKernelCount>{});
   if (as_params) {

@@ -6,6 +6,12 @@
 // differently and the 1080p NV12 -> 640x640 frame took 4.95 us instead of 4.36 us on an H100
 // (bench/tensorize_bench, both builds back to back, twice; BGR unchanged). The GPU tests hold
 // the two bodies to the same output: each equals the CPU path bit for bit.
+//
+// One difference in order: here the padding rows' warps come first, in blocks of 2 warps
+// (kSingleFrameWarpsPerBlock), so their stores go out while the sampling warps' loads are in
+// flight. For 1080p -> 640x640 on an H100: P010 5.03-5.05 -> 4.93-4.94 us, NV12 4.38 -> 4.27,
+// YUY2 4.23 -> 4.07-4.08, BGR 4.41 -> 4.36-4.37 (dev/perf/tensorize.md, round 7). The batch
+// kernel keeps them last and 4-warp blocks: there 2 warps made its 64-region case slower.
 #include <string>
 #include <utility>
 
@@ -25,12 +31,13 @@ __global__ void __launch_bounds__(kBlockThreads) tensorize_kernel(const __grid_c
   const PixelParams& p = a.p;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const float* pad = a.kpad;
-  const int w = blockIdx.x * a.wpb + warp;
+  int w = blockIdx.x * a.wpb + warp;
   if (w >= a.total_warps) return;
-  const int sampled_warps = a.n_act * a.segs_per_row;
-  if (w >= sampled_warps) {
-    // A padding row: the whole row, P pixels per lane and store.
-    const int k = w - sampled_warps;
+  const int pad_warps = a.total_warps - a.n_act * a.segs_per_row;
+  if (w < pad_warps) {
+    // A padding row (they come first, see the top of the file): the whole row, P pixels per
+    // lane and store.
+    const int k = w;
     const int y = k < a.pad_split ? k : k + a.n_act;
     constexpr int P = pad_pixels_per_store<D>();
     float v[3][P];
@@ -43,6 +50,7 @@ __global__ void __launch_bounds__(kBlockThreads) tensorize_kernel(const __grid_c
     for (int x = lane * P; x < p.W; x += 32 * P) store_group<L, D, P, C>(a, y, x, min(P, p.W - x), v);
     return;
   }
+  w -= pad_warps;
   const int row = w / a.segs_per_row;
   const int y = a.a0 + row;  // samples the source (tz::y_active)
   const int x0 = (w - row * a.segs_per_row) * (32 * Q) + lane * Q;  // this lane's pixels: x0 .. x0 + Q - 1
@@ -130,12 +138,13 @@ Status tensorize_cuda(const TensorizePlan& plan, const ImageView& src, void* dst
   CUDAPREP_RETURN_IF_ERROR(check_source(plan, src));
   CUDAPREP_RETURN_IF_ERROR(tz::tensorize_check_plan(plan));
   if (!dst) return Status::error("tensorize: null output");
-  if (tuning.warps_per_block < 1 || tuning.warps_per_block * 32 > kBlockThreads)
+  const int wpb = warps_per_block_of(tuning, kSingleFrameWarpsPerBlock);
+  if (wpb < 1 || wpb * 32 > kBlockThreads)
     return Status::error("tensorize: warps_per_block " + std::to_string(tuning.warps_per_block) +
-                         " is out of range (1.." + std::to_string(kBlockThreads / 32) + ")");
+                         " is out of range (1.." + std::to_string(kBlockThreads / 32) + ", or 0: the default)");
 
   KernelArgs a;
-  tzk::make_kernel_args(plan, src, dst, tuning.warps_per_block, tuning.plane_routing, &a);
+  tzk::make_kernel_args(plan, src, dst, wpb, tuning.plane_routing, &a);
   const SourceFamily family = tz::source_family(plan.format);
   const int total_warps = a.total_warps;
 

@@ -3,13 +3,14 @@
 //
 // Work split. A warp owns one segment of one tensor row: 32 lanes x 2 adjacent pixels
 // (kPixelsPerLane), written with one 2-wide vector store per channel plane (three for NHWC).
-// Blocks are 4 warps taking consecutive warp indices. Two pixels per lane for every source
-// family, 4-warp blocks and the plane routing below are the fastest shape measured for both NV12
-// and BGR (dev/perf/tensorize.md, rounds 3 and 4; 1 and 4 pixels per lane were slower overall
-// and are not built). TensorizeTuning changes the warps per block and the routing, for benchmarks.
-// The rows that sample the source come first in that order, so their blocks are dispatched and
-// their loads issued first; every row that is all padding follows, one warp per row, written with
-// 16-byte stores.
+// Blocks take consecutive warp indices. Two pixels per lane for every source family and the
+// plane routing below are the fastest shape measured for both NV12 and BGR (dev/perf/tensorize.md,
+// rounds 3 and 4; 1 and 4 pixels per lane were slower overall and are not built). TensorizeTuning
+// changes the warps per block and the routing, for benchmarks. In the batch kernel (blocks of 4
+// warps) the rows that sample the source come first, so their blocks are dispatched and their
+// loads issued first; every row that is all padding follows, one warp per row, written with
+// 16-byte stores. The single-frame kernel (tensorize_cuda.cu) puts the padding rows first, in
+// blocks of 2 warps: faster there (round 7).
 //
 // Sampling. Every tap is read with a byte load at its clamped position, so no read can leave its
 // row: no window checks and no second (divergent) path for the lanes at the row ends (the word

@@ -304,7 +304,7 @@ TEST_F(TensorizeGpu, OddShapesAndOffsetsMatchCpu) {
 TEST_F(TensorizeGpu, EveryTuningMatchesCpu) {
   std::mt19937 rng(25);
   int k = 0;
-  for (int warps = 1; warps <= 4; ++warps)
+  for (int warps = 0; warps <= 4; ++warps)  // 0: the default (2 warps)
     for (bool routing : {true, false})
       for (PixelFormat f : kAllFormats) {
         HostImage im = tztest::make_image(f, 333, 201, 3, 5);
@@ -375,11 +375,12 @@ TEST_F(TensorizeGpu, InvalidInputsLaunchNothing) {
   EXPECT_FALSE(s.ok());
   expect_untouched("null output");
 
-  for (int warps : {0, 5}) {
+  for (int warps : {-1, 5}) {
     TensorizeTuning tuning;
     tuning.warps_per_block = warps;
     s = tensorize_cuda(plan, d.view, out.data(), stream_, tuning);
-    EXPECT_EQ(s.message(), "tensorize: warps_per_block " + std::to_string(warps) + " is out of range (1..4)");
+    EXPECT_EQ(s.message(), "tensorize: warps_per_block " + std::to_string(warps) +
+                               " is out of range (1..4, or 0: the default)");
     expect_untouched("bad tuning");
   }
 
