@@ -569,10 +569,14 @@ int main(int argc, char** argv) {
   const size_t out_bytes = size_t(DW) * DH * 3 * sizeof(float);
   std::printf("device: %s, %d SMs, L2 %d MiB, memory bus %d bit\n", prop.name, prop.multiProcessorCount,
               prop.l2CacheSize >> 20, prop.memoryBusWidth);
+  int wpb = 0;  // the fused kernel's, for the printout and the empty kernel on its grid
+  const Status tuning_ok = warps_per_block_of(opt.tuning, kSingleFrameWarpsPerBlock, &wpb);
+  if (!tuning_ok.ok()) {
+    std::fprintf(stderr, "%s\n", tuning_ok.message().c_str());
+    return 2;
+  }
   std::printf("inputs %s; fused kernel: %d warps per block, plane routing %s\n",
-              opt.warm ? "warm (no rotation)" : "rotated (cold L2)",
-              warps_per_block_of(opt.tuning, kSingleFrameWarpsPerBlock),
-              opt.tuning.plane_routing ? "on" : "off");
+              opt.warm ? "warm (no rotation)" : "rotated (cold L2)", wpb, opt.tuning.plane_routing ? "on" : "off");
 
   std::vector<Row> rows;
   for (PixelFormat fmt : {PixelFormat::NV12, PixelFormat::BGR}) {
@@ -689,7 +693,6 @@ int main(int argc, char** argv) {
       // The fused kernel's grid: one warp per 64-pixel segment of a sampling row and one per
       // padding row (tensorize_cuda.cu), in blocks of the tuning's warps.
       const int n_act = plan.active_y1 - plan.active_y0, warps = n_act * ((DW + 63) / 64) + (DH - n_act);
-      const int wpb = warps_per_block_of(opt.tuning, kSingleFrameWarpsPerBlock);
       const LargeArgs args{};
       time_method(name, "empty kernel, fused grid and argument size", 0,
                   [&](int) {

@@ -154,19 +154,19 @@ Status tensorize_cpu(const TensorizePlan& plan, const ImageView& src, void* dst)
 // (dev/perf/tensorize.md); other values are for benchmarks and tests that compare shapes.
 // No setting changes the result.
 struct TensorizeTuning {
-  // Warps per block, 1..4 (the kernels' launch bound is 128 threads); 0: the launch's own, the
+  // Warps per block, 1..kMaxWarpsPerBlock; 0: the launch's own, the
   // fastest measured for it (kSingleFrameWarpsPerBlock, kBatchWarpsPerBlock).
   int warps_per_block = 0;
   bool plane_routing = true;  // NCHW bilinear: values reach their output plane through per-slot pointers
 };
 // The single-frame kernel puts its padding rows first: with 2-warp blocks it is fastest for every
 // source family; the batch kernel is fastest with 4 (dev/perf/tensorize.md, round 7).
+constexpr int kMaxWarpsPerBlock = 4;  // the kernels' launch bound: 128 threads
 constexpr int kSingleFrameWarpsPerBlock = 2;
 constexpr int kBatchWarpsPerBlock = 4;
-// The warps per block a launch with `tuning` uses: its own default where the tuning says 0.
-inline int warps_per_block_of(const TensorizeTuning& tuning, int launch_default) {
-  return tuning.warps_per_block == 0 ? launch_default : tuning.warps_per_block;
-}
+// The warps per block a launch with `tuning` uses (its own `launch_default` where the tuning
+// says 0); an error naming the value outside 0..4.
+Status warps_per_block_of(const TensorizeTuning& tuning, int launch_default, int* warps);
 
 // CUDA path: device memory in and out; enqueues exactly one kernel on `stream` (a cudaStream_t)
 // and returns without synchronising. Needs the CUDA context current on the calling thread.

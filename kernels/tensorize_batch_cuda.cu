@@ -175,10 +175,8 @@ Status tensorize_batch_cuda(const TensorizeBatch& batch, void* dst, size_t dst_b
                             BatchSlotTable* table, const TensorizeTuning& tuning) {
   CUDAPREP_RETURN_IF_ERROR(check_batch(batch, dst, dst_bytes));
   if (!table) return Status::error("tensorize batch: null slot table");
-  const int wpb = warps_per_block_of(tuning, kBatchWarpsPerBlock);
-  if (wpb < 1 || wpb * 32 > kBlockThreads)
-    return Status::error("tensorize: warps_per_block " + std::to_string(tuning.warps_per_block) +
-                         " is out of range (1.." + std::to_string(kBlockThreads / 32) + ", or 0: the default)");
+  int wpb = 0;
+  CUDAPREP_RETURN_IF_ERROR(warps_per_block_of(tuning, kBatchWarpsPerBlock, &wpb));
   CUDAPREP_RETURN_IF_ERROR(table->reserve(batch.count));  // allocates only when the batch outgrows it
   BatchSlotTable::Impl& t = *table->impl();
   const bool as_params = batch.count <= kParamSlots;

@@ -138,10 +138,8 @@ Status tensorize_cuda(const TensorizePlan& plan, const ImageView& src, void* dst
   CUDAPREP_RETURN_IF_ERROR(check_source(plan, src));
   CUDAPREP_RETURN_IF_ERROR(tz::tensorize_check_plan(plan));
   if (!dst) return Status::error("tensorize: null output");
-  const int wpb = warps_per_block_of(tuning, kSingleFrameWarpsPerBlock);
-  if (wpb < 1 || wpb * 32 > kBlockThreads)
-    return Status::error("tensorize: warps_per_block " + std::to_string(tuning.warps_per_block) +
-                         " is out of range (1.." + std::to_string(kBlockThreads / 32) + ", or 0: the default)");
+  int wpb = 0;
+  CUDAPREP_RETURN_IF_ERROR(warps_per_block_of(tuning, kSingleFrameWarpsPerBlock, &wpb));
 
   KernelArgs a;
   tzk::make_kernel_args(plan, src, dst, wpb, tuning.plane_routing, &a);

@@ -59,7 +59,7 @@ using tz::PixelParams;
 using tz::RowCtx;
 using tz::SourceFamily;
 
-constexpr int kBlockThreads = 128;  // largest block (TensorizeTuning::warps_per_block <= 4)
+constexpr int kBlockThreads = 32 * kMaxWarpsPerBlock;  // largest block
 constexpr int kPixelsPerLane = 2;
 
 struct KernelArgs {

@@ -341,6 +341,13 @@ const char* dtype_name(DType dtype) {
   return "unknown";
 }
 
+Status warps_per_block_of(const TensorizeTuning& tuning, int launch_default, int* warps) {
+  *warps = tuning.warps_per_block == 0 ? launch_default : tuning.warps_per_block;
+  if (*warps >= 1 && *warps <= kMaxWarpsPerBlock) return Status();
+  return Status::error("tensorize: warps_per_block " + std::to_string(tuning.warps_per_block) + " is out of range (1.." +
+                       std::to_string(kMaxWarpsPerBlock) + ", or 0: the default)");
+}
+
 Status check_source(const TensorizePlan& plan, const ImageView& src) {
   if (!is_valid_pixel_format(plan.format)) return fail("tensorize plan is not initialised (bad pixel format)");
   if (src.format != plan.format)
