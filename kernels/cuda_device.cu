@@ -135,14 +135,24 @@ Status Event::synchronize() {
   return cuda_status(cudaEventSynchronize(static_cast<cudaEvent_t>(event_)), "cudaEventSynchronize");
 }
 
-Status Event::query(bool* done) {
-  const cudaError_t e = cudaEventQuery(static_cast<cudaEvent_t>(event_));
+namespace {
+// A query's answer: cudaErrorNotReady is "not done", not an error, and is kept from later checks.
+Status query_status(cudaError_t e, bool* done, const char* what) {
   *done = e == cudaSuccess;
   if (e == cudaErrorNotReady) {
-    if (cudaPeekAtLastError() == cudaErrorNotReady) cudaGetLastError();  // not an error: keep it from later checks
+    if (cudaPeekAtLastError() == cudaErrorNotReady) cudaGetLastError();
     return Status();
   }
-  return cuda_status(e, "cudaEventQuery");
+  return cuda_status(e, what);
+}
+}  // namespace
+
+Status Event::query(bool* done) {
+  return query_status(cudaEventQuery(static_cast<cudaEvent_t>(event_)), done, "cudaEventQuery");
+}
+
+Status stream_query(void* stream, bool* done) {
+  return query_status(cudaStreamQuery(static_cast<cudaStream_t>(stream)), done, "cudaStreamQuery");
 }
 
 Status Event::make_stream_wait(void* stream) {

@@ -18,6 +18,8 @@ int device_count();
 Status stream_create(void** stream);  // non-blocking stream in the current context
 void stream_destroy(void* stream);
 Status stream_sync(void* stream);
+// Whether everything enqueued on `stream` has completed, without waiting (not ready is no error).
+Status stream_query(void* stream, bool* done);
 
 enum class CopyKind { HostToDevice, DeviceToHost, DeviceToDevice };
 Status copy_2d_async(void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t width_bytes,

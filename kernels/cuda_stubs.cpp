@@ -16,6 +16,7 @@ int device_count() { return 0; }
 Status stream_create(void** stream) { *stream = nullptr; return no_cuda(); }
 void stream_destroy(void*) {}
 Status stream_sync(void*) { return no_cuda(); }
+Status stream_query(void*, bool* done) { *done = true; return no_cuda(); }
 Status copy_2d_async(void*, size_t, const void*, size_t, size_t, size_t, CopyKind, void*) { return no_cuda(); }
 DeviceBuffer::~DeviceBuffer() = default;
 DeviceBuffer::DeviceBuffer(DeviceBuffer&&) noexcept {}

@@ -283,12 +283,10 @@ struct TemplateMatcherCuda::Impl {
     auto kernel_state = [&](bool* flag_set) -> Status {
       *flag_set = *done != 0;
       if (*flag_set) return Status();
-      const cudaError_t e = cudaStreamQuery(stream);
-      if (e == cudaErrorNotReady) {
-        if (cudaPeekAtLastError() == cudaErrorNotReady) cudaGetLastError();  // not an error: keep it from later checks
-        return Status();
-      }
-      if (e != cudaSuccess) return cuda_status(e, "frame kernel");
+      bool ended = false;
+      const Status st = cuda::stream_query(stream, &ended);
+      if (!st.ok()) return Status::error("frame kernel: " + st.message());
+      if (!ended) return Status();
       *flag_set = *done != 0;
       return *flag_set ? Status() : Status::error("frame kernel finished without writing its candidates");
     };
