@@ -7,16 +7,8 @@
 // with short sleeps (thread timer slack lowered around the sleeps).
 // Build: nvcc -O2 -arch=sm_90 -o wait_probe dev/gpu/wait_probe.cu
 #include <cuda.h>
-#include <cuda_runtime.h>
-#include <sys/prctl.h>
-#include <time.h>
 
-#include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <vector>
-
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { std::printf("%s: %s\n", #x, cudaGetErrorString(e)); return 1; } } while (0)
+#include "probe_util.h"
 
 __global__ void spin_kernel(long long cycles) {
   const long long t0 = clock64();
@@ -26,19 +18,6 @@ __global__ void spin_kernel(long long cycles) {
 struct BigArgs { char bytes[320]; };
 __global__ void args_kernel(const __grid_constant__ BigArgs a, char* out) {
   if (threadIdx.x == 0 && blockIdx.x == 0) out[0] = a.bytes[7];
-}
-
-static double thread_cpu_us() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-static double now_us() {
-  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-static void sleep_us(double us) {
-  timespec ts{0, static_cast<long>(us * 1000)};
-  nanosleep(&ts, nullptr);
 }
 
 int main() {
@@ -57,9 +36,7 @@ int main() {
   const char* ways[] = {"event blocking-sync", "stream sync (default)", "sleep then poll", "sleep then spin"};
   for (int w = 0; w < 2; w++) {
     for (int way = 0; way < 4; way++) {
-      std::vector<double> lat, cpu;
-      double expected = 0;  // sleep then poll / spin: the shortest of the last waits (about the GPU's time)
-      std::vector<double> recent;
+      FrameTimes times;  // its expected time: the shortest of the last waits (about the GPU's time)
       for (int i = 0; i < 200; i++) {
         sleep_us(2000);  // the streaming thread idles between frames, as in a decode-bound pipeline
         const double t0 = now_us(), c0 = thread_cpu_us();
@@ -72,28 +49,11 @@ int main() {
           CK(cudaStreamSynchronize(s));
         } else {
           CK(cudaEventRecord(plain, s));
-          prctl(PR_SET_TIMERSLACK, 1000UL);
-          const double first = expected - 60 - (now_us() - t0);  // wake early: a wake-up is slow here
-          if (first > 5) sleep_us(first);
-          if (way == 2)
-            while (cudaEventQuery(plain) == cudaErrorNotReady) sleep_us(4);
-          else
-            while (cudaEventQuery(plain) == cudaErrorNotReady) {}
-          prctl(PR_SET_TIMERSLACK, 50000UL);
+          sleep_then_poll(plain, t0, times.expected, way == 3);
         }
-        const double t1 = now_us(), c1 = thread_cpu_us();
-        lat.push_back(t1 - t0);
-        cpu.push_back(c1 - c0);
-        recent.push_back(t1 - t0);
-        if (recent.size() > 16) recent.erase(recent.begin());
-        std::vector<double> r = recent;
-        std::sort(r.begin(), r.end());
-        expected = r[0];
+        times.add(now_us() - t0, thread_cpu_us() - c0);
       }
-      std::sort(lat.begin(), lat.end());
-      std::sort(cpu.begin(), cpu.end());
-      std::printf("%-18s %-22s latency median %6.1f p90 %6.1f us, thread cpu median %6.1f p90 %6.1f us\n", works[w],
-                  ways[way], lat[lat.size() / 2], lat[lat.size() * 9 / 10], cpu[cpu.size() / 2], cpu[cpu.size() * 9 / 10]);
+      times.print(works[w], ways[way]);
     }
   }
   // The launch call of a kernel with 320 bytes of arguments: after 2 ms idle, and back to back.
