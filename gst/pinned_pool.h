@@ -14,5 +14,5 @@ GstBufferPool *gst_cuda_prep_pinned_pool_new (CudaPrepDevice & device);
 
 /* Where @device's kernels can write @buffer's bytes straight into its page-locked memory: the
  * device address of its one memory when that is a block of a pool of @device's context, else
- * NULL (write elsewhere and copy). */
+ * NULL. */
 void *gst_cuda_prep_pinned_device_pointer (GstBuffer * buffer, CudaPrepDevice & device);

@@ -17,11 +17,11 @@
 /* Maps @outbuf for writing where @write writes (device memory when @on_device), calls
  * @write (uint8_t *dst) -> cudaprep::Status, with dst the buffer's device address where the
  * tensor is made on the device for system memory (@outbuf must then come from the element's
- * pinned pool, pinned_pool.h). Then a system-memory tensor is complete on return (waited for as @download_wait says: gpu-wait). A CUDA tensor is complete,
- * or (1.24+) left on the device's stream, which its memory carries (*left_on_stream), when
- * @inputs_may_stay says that the inputs need not be read by then: their producers order their
- * reuse on that stream, or the caller holds them until the GPU has read them. Context current
- * on the GPU path. */
+ * pinned pool, pinned_pool.h). A system-memory tensor is then complete on return, waited for
+ * as @download_wait (gpu-wait) says. A CUDA tensor is complete, or (1.24+) left on the
+ * device's stream, which its memory carries (*left_on_stream), when @inputs_may_stay says that
+ * the inputs need not be read by then: their producers order their reuse on that stream, or
+ * the caller holds them until the GPU has read them. Context current on the GPU path. */
 template <typename Write>
 static inline cudaprep::Status
 gst_cuda_prep_write_tensor (CudaPrepDevice & device, gboolean on_device, gboolean output_cuda,

@@ -46,7 +46,6 @@ class PollingWait {
   void reset();
 
  private:
-  struct Clock;
   static double now_us();
   static void sleep_us(double us);
   static unsigned long lower_timer_slack();

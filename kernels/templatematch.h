@@ -94,14 +94,12 @@ class TemplateMatcherCpu {
   std::vector<tm::Candidate> candidates_;
 };
 
-// How TemplateMatcherCuda::match() waits for the kernel's matches: GpuWait (gpu_wait.h). Spin
-// spins on the flag the kernel writes into pinned memory after the matches (about 2 us sooner per
-// frame on an H200 than StreamSync: it need not wait for the kernel to retire); Poll checks that
-// flag.
-
 // Settings of a TemplateMatcherCuda, fixed at configure(). The defaults are the production
 // behaviour; `tuning` and `diagnostics` are for tests and benchmarks.
 struct MatcherCudaOptions {
+  // How match() waits for the kernel's matches (gpu_wait.h). Spin spins on the flag the kernel
+  // writes into pinned memory after the matches (about 2 us sooner per frame on an H200 than
+  // StreamSync: it need not wait for the kernel to retire); Poll checks that flag.
   GpuWait wait = GpuWait::Blocking;
 
   // Auto: the launch planner decides (per template and search region).
