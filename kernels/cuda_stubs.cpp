@@ -36,7 +36,7 @@ Status Event::query(bool* done) { *done = true; return no_cuda(); }
 Status Event::make_stream_wait(void*) { return no_cuda(); }
 }  // namespace cuda
 
-Status tensorize_cuda(const TensorizePlan&, const ImageView&, void*, void*, const TensorizeTuning&) {
+Status tensorize_cuda(const TensorizePlan&, const ImageView&, void*, void*, const TensorizeTuning&, PaddingRows) {
   return no_cuda();
 }
 struct BatchSlotTable::Impl {};

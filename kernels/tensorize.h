@@ -168,10 +168,20 @@ constexpr int kBatchWarpsPerBlock = 4;
 // says 0); an error naming the value outside 0..4.
 Status warps_per_block_of(const TensorizeTuning& tuning, int launch_default, int* warps);
 
-// CUDA path: device memory in and out; enqueues exactly one kernel on `stream` (a cudaStream_t)
-// and returns without synchronising. Needs the CUDA context current on the calling thread.
+// Whether a launch writes the tensor rows that are padding from edge to edge (rows outside
+// [active_y0, active_y1): a letterbox's bands). Keep: `dst` already holds exactly those rows of
+// this plan, written by an earlier launch; they are left as they are and only the rows that
+// sample the source are written. A system-memory tensor written across the bus then sends only
+// the image's rows (for 1080p letterboxed into 640x640: 360 of 640). The caller answers for
+// what the buffer holds (gst/pinned_pool.h tracks it for the elements). The CPU path and the
+// batch kernel write every row either way: Keep allows the skip, it does not promise it.
+enum class PaddingRows : int { Write, Keep };
+
+// CUDA path: device memory in and out; enqueues at most one kernel on `stream` (a cudaStream_t;
+// none when `rows` is Keep and no row samples the source) and returns without synchronising.
+// Needs the CUDA context current on the calling thread.
 Status tensorize_cuda(const TensorizePlan& plan, const ImageView& src, void* dst, void* stream,
-                      const TensorizeTuning& tuning = TensorizeTuning());
+                      const TensorizeTuning& tuning = TensorizeTuning(), PaddingRows rows = PaddingRows::Write);
 
 // Boxes map back to the frame with gst_cudaprep_transform_box_to_frame (gst/gstcudaprepmeta.h,
 // header-only, for applications): the one implementation of that mapping.

@@ -134,7 +134,7 @@ int kernel_index(SourceFamily f, const TensorOutputPlan& o) {
 }  // namespace
 
 Status tensorize_cuda(const TensorizePlan& plan, const ImageView& src, void* dst, void* stream,
-                      const TensorizeTuning& tuning) {
+                      const TensorizeTuning& tuning, PaddingRows rows) {
   CUDAPREP_RETURN_IF_ERROR(check_source(plan, src));
   CUDAPREP_RETURN_IF_ERROR(tz::tensorize_check_plan(plan));
   if (!dst) return Status::error("tensorize: null output");
@@ -143,8 +143,11 @@ Status tensorize_cuda(const TensorizePlan& plan, const ImageView& src, void* dst
 
   KernelArgs a;
   tzk::make_kernel_args(plan, src, dst, wpb, tuning.plane_routing, &a);
+  // The padding rows' warps are the first ones: leaving them out leaves the sampled warps alone.
+  if (rows == PaddingRows::Keep) a.total_warps = a.n_act * a.segs_per_row;
   const SourceFamily family = tz::source_family(plan.format);
   const int total_warps = a.total_warps;
+  if (total_warps == 0) return Status();  // every row is padding, and kept
 
   const KernelFn fn = kernels()[kernel_index(family, plan)];
   const unsigned blocks = static_cast<unsigned>((total_warps + a.wpb - 1) / a.wpb);

@@ -13,8 +13,9 @@ class Tensorizer {
   // Where run() reads the frame and writes the tensor: device memory (CUDA) or host memory.
   virtual bool on_device() const = 0;
   // One tensor of `plan` from `src` into `dst` (tensor_bytes(plan) bytes, contiguous). The CUDA
-  // implementation enqueues one kernel on its stream and returns without waiting.
-  virtual Status run(const TensorizePlan& plan, const ImageView& src, void* dst) = 0;
+  // implementation enqueues one kernel on its stream and returns without waiting; with `rows`
+  // Keep it leaves out the rows that are all padding (tensorize.h: PaddingRows).
+  virtual Status run(const TensorizePlan& plan, const ImageView& src, void* dst, PaddingRows rows) = 0;
   // Room for batches of up to `slots` slots (the CUDA slot table). run_batch() grows it on its
   // own when a batch is larger; calling reserve() when the batch size is known keeps that
   // allocation out of the streaming thread's first batch.

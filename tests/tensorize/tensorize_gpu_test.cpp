@@ -95,7 +95,8 @@ struct DeviceImage {
 // Runs the kernel into a poisoned device buffer at byte offset `dst_offset`; returns the tensor
 // bytes and checks the guard bytes before and after it.
 ::testing::AssertionResult run_gpu(const TensorizePlan& plan, const ImageView& src, void* stream, size_t dst_offset,
-                                   const TensorizeTuning& tuning, std::vector<uint8_t>* out, uint8_t poison = 0xFF) {
+                                   const TensorizeTuning& tuning, std::vector<uint8_t>* out, uint8_t poison = 0xFF,
+                                   PaddingRows rows = PaddingRows::Write) {
   const size_t bytes = tensor_bytes(plan), total = dst_offset + bytes + kGuard;
   cuda::DeviceBuffer dev;
   Status s = dev.allocate(total);
@@ -104,7 +105,7 @@ struct DeviceImage {
     s = cuda::copy_2d_async(dev.data(), total, host.data(), total, total, 1, cuda::CopyKind::HostToDevice, stream);
   if (s.ok()) s = cuda::stream_sync(stream);
   if (!s.ok()) return ::testing::AssertionFailure() << "setup: " << s.message();
-  s = tensorize_cuda(plan, src, dev.data() + dst_offset, stream, tuning);
+  s = tensorize_cuda(plan, src, dev.data() + dst_offset, stream, tuning, rows);
   if (!s.ok()) return ::testing::AssertionFailure() << "tensorize_cuda: " << s.message();
   s = cuda::stream_sync(stream);
   if (!s.ok()) return ::testing::AssertionFailure() << "kernel: " << s.message();
@@ -397,6 +398,72 @@ TEST_F(TensorizeGpu, InvalidInputsLaunchNothing) {
       cuda::copy_2d_async(back.data(), bytes, out.data(), bytes, bytes, 1, cuda::CopyKind::DeviceToHost, stream_).ok());
   ASSERT_TRUE(cuda::stream_sync(stream_).ok());
   EXPECT_NE(back, poison);
+}
+
+// PaddingRows::Keep: every row outside [active_y0, active_y1) keeps the bytes the buffer held
+// (a poison here), every other row is written as the CPU path writes it. Letterboxes with bands
+// of rows, portrait inputs (bands of columns: no padding row), crops (none either), a tensor with
+// nearly every row padding, one with none sampled (nothing launched), every layout and dtype.
+TEST_F(TensorizeGpu, KeptPaddingRowsAreLeftAsTheBufferHeldThem) {
+  std::mt19937 rng(26);
+  struct Case {
+    PixelFormat f;
+    int w, h, tw, th;
+    ResizeMode m;
+    DType d;
+    Layout l;
+    int channels;
+  } cases[] = {
+      {PixelFormat::NV12, 1920, 1080, 640, 640, ResizeMode::Letterbox, DType::Float32, Layout::NCHW, 3},
+      {PixelFormat::P010_10LE, 1920, 1080, 640, 640, ResizeMode::Letterbox, DType::Float32, Layout::NCHW, 3},
+      {PixelFormat::BGR, 1280, 720, 641, 479, ResizeMode::Letterbox, DType::Float16, Layout::NHWC, 3},
+      {PixelFormat::YUY2, 333, 201, 97, 65, ResizeMode::Ultralytics, DType::UInt8, Layout::NCHW, 3},
+      {PixelFormat::GRAY8, 999, 7, 13, 640, ResizeMode::Letterbox, DType::Int8, Layout::NCHW, 1},
+      {PixelFormat::I420, 720, 1280, 640, 640, ResizeMode::Letterbox, DType::Float32, Layout::NCHW, 3},
+      {PixelFormat::NV12, 1920, 1080, 640, 640, ResizeMode::Crop, DType::Float32, Layout::NCHW, 3},
+      {PixelFormat::BGRx, 4096, 1, 64, 64, ResizeMode::Letterbox, DType::Float32, Layout::NHWC, 3},
+  };
+  int with_padding_rows = 0, with_none_sampled = 0;
+  for (const Case& cs : cases) {
+    HostImage im = tztest::make_image(cs.f, cs.w, cs.h, 0, 0);
+    tztest::fill_random(im, rng);
+    TensorizeConfig c = base_config(cs.f, cs.w, cs.h, cs.tw, cs.th);
+    c.mode = cs.m;
+    c.dtype = cs.d;
+    c.layout = cs.l;
+    c.channels = cs.channels;
+    TensorizePlan plan;
+    ASSERT_TRUE(make_tensorize_plan(c, &plan).ok()) << describe(c);
+    std::vector<uint8_t> cpu, kept;
+    ASSERT_TRUE(run_cpu(plan, im.view, &cpu));
+    DeviceImage d;
+    ASSERT_TRUE(upload_same_layout(im, stream_, &d));
+    constexpr uint8_t kHeld = 0x5A;
+    ASSERT_TRUE(run_gpu(plan, d.view, stream_, 0, TensorizeTuning(), &kept, kHeld, PaddingRows::Keep)) << describe(c);
+    // Row y of every plane (NCHW) or the one interleaved row (NHWC): [offset, offset + bytes).
+    const size_t px = size_t(dtype_bytes(plan.dtype)), W = size_t(plan.dst_width), H = size_t(plan.dst_height);
+    const size_t planes = plan.layout == Layout::NCHW ? size_t(plan.channels) : 1;
+    const size_t row_bytes = W * px * (plan.layout == Layout::NHWC ? size_t(plan.channels) : 1);
+    const int a0 = plan.active_y0, a1 = std::max(plan.active_y0, plan.active_y1);
+    with_padding_rows += a0 > 0 || a1 < int(H);
+    with_none_sampled += a0 == a1;
+    for (size_t y = 0; y < H; ++y) {
+      const bool padding = int(y) < a0 || int(y) >= a1;
+      for (size_t k = 0; k < planes; ++k) {
+        const size_t at = (k * H + y) * row_bytes;
+        if (padding) {
+          const auto held = std::count(kept.begin() + at, kept.begin() + at + row_bytes, kHeld);
+          ASSERT_EQ(size_t(held), row_bytes) << describe(c) << ": padding row " << y << " of plane " << k
+                                             << " was written";
+        } else {
+          ASSERT_TRUE(std::equal(cpu.begin() + at, cpu.begin() + at + row_bytes, kept.begin() + at))
+              << describe(c) << ": row " << y << " of plane " << k << " differs from the CPU path";
+        }
+      }
+    }
+  }
+  EXPECT_GE(with_padding_rows, 4) << "the cases no longer have rows of padding";
+  EXPECT_GE(with_none_sampled, 1) << "no case left every row padding";
 }
 
 // Back-to-back frames on one stream, no synchronisation in between: each output matches.
