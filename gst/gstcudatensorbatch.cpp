@@ -763,9 +763,11 @@ run_batch (GstCudaTensorBatch * self, GstBuffer * outbuf, const BatchWindow & w)
   }
   gboolean left_on_stream;
   Status st = gst_cuda_prep_write_tensor (device, state.tensorizer->on_device (),
-      state.output_cuda, state.built_from.gpu_wait, outbuf, inputs_ordered, &left_on_stream,
-      [&](uint8_t * dst) {
-        return state.tensorizer->run_batch (batch, dst, state.bytes);
+      state.output_cuda, state.built_from.gpu_wait, 0, outbuf, inputs_ordered, &left_on_stream,
+      [&](uint8_t * dst, PaddingRows) {
+        return state.tensorizer->run_batch (batch, dst, state.bytes);  /* every row, always */
+      },
+      []() {
       });
   const gboolean unmapped = finish_slots (self);
   if (!st.ok ()) {

@@ -124,6 +124,7 @@ struct TensorizePlans
   MetaRegionFilter filter;              /* roi-meta: roi-type, roi-min-size, roi-max-size */
   std::string skipped;                  /* the regions skipped (outside the frame or empty) */
   TensorizeConfig cfg;                  /* what the slot plans are made from (roi aside) */
+  guint32 padding_output_id = 0;        /* names `output` in pinned buffers' padding keys */
   std::string frame_desc;
 };
 
@@ -276,6 +277,7 @@ adopt_plans (GstCudaTensorize * self, TensorizePlans && plans)
     GST_ELEMENT_WARNING (self, STREAM, FORMAT, ("Regions skipped"),
         ("%s (they never fill a slot)", plans.skipped.c_str ()));
   state.plans = std::move (plans);
+  state.plans.padding_output_id = gst_cuda_prep_new_padding_output_id ();
 }
 
 static void
@@ -711,19 +713,26 @@ tensorize_frame (GstCudaTensorize * self, GstBuffer * inbuf, GstBuffer * outbuf,
    * read-only (the meta's write would copy it), so there the element waits instead. */
   const gboolean input_ordered = input.stream_ordered (device, &frame);
   const gboolean may_hold = state.built_from.output != GST_CUDA_PREP_OUTPUT_VIDEO_META;
+  /* A batch of one frame takes the single-frame kernel (the one benchmarked and tuned for single
+   * frames), not the batch kernel with one slot; only that kernel can leave padding rows out. */
+  const gboolean single = batch == 1 && !state.slots[0].empty;
+  const guint64 padding_key = single ? gst_cuda_prep_padding_key (state.plans.padding_output_id,
+      state.slots[0].plan.active_y0, state.slots[0].plan.active_y1) : 0;
   gboolean left_on_stream;
   Status st = gst_cuda_prep_write_tensor (device, state.tensorizer->on_device (),
-      state.output_cuda, state.built_from.tensor.gpu_wait, outbuf, input_ordered || may_hold,
-      &left_on_stream,
-      [&](void *dst) {
+      state.output_cuda, state.built_from.tensor.gpu_wait, padding_key, outbuf,
+      input_ordered || may_hold, &left_on_stream,
+      [&](void *dst, PaddingRows rows) {
         phases.mark ("map out");
-        /* A batch of one frame takes the single-frame kernel (the one benchmarked and tuned for
-         * single frames), not the batch kernel with one slot. */
-        Status run = batch == 1 && !state.slots[0].empty ?
-            state.tensorizer->run (combine_plan (tb.output, state.slots[0].plan), view, dst) :
+        Status run = single ?
+            state.tensorizer->run (combine_plan (tb.output, state.slots[0].plan), view, dst, rows) :
             state.tensorizer->run_batch (tb, dst, bytes);
-        phases.mark ("kernel");
+        phases.mark (rows == PaddingRows::Keep ? "kernel (padding kept)" : "kernel");
         return run;
+      },
+      [&]() {
+        state.transform_meta.attach (outbuf, state.slot_metas.data (), batch);
+        phases.mark ("meta");
       });
   if (st.ok () && left_on_stream && !input_ordered)
     st = state.held_frames.hold (inbuf, device.stream ());
@@ -736,11 +745,7 @@ tensorize_frame (GstCudaTensorize * self, GstBuffer * inbuf, GstBuffer * outbuf,
     GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Tensorize failed"), ("%s", st.message ().c_str ()));
     return GST_FLOW_ERROR;
   }
-  if (!unmapped)
-    return GST_FLOW_ERROR;
-  state.transform_meta.attach (outbuf, state.slot_metas.data (), batch);
-  phases.mark ("meta");
-  return GST_FLOW_OK;
+  return unmapped ? GST_FLOW_OK : GST_FLOW_ERROR;
 }
 
 static GstFlowReturn

@@ -16,3 +16,18 @@ GstBufferPool *gst_cuda_prep_pinned_pool_new (CudaPrepDevice & device);
  * device address of its one memory when that is a block of a pool of @device's context, else
  * NULL. */
 void *gst_cuda_prep_pinned_device_pointer (GstBuffer * buffer, CudaPrepDevice & device);
+
+/* What a pinned buffer still holds of the last tensor written into it, for the next writer to
+ * skip: the key of its padding rows (tensorize.h, PaddingRows), set by the element once its
+ * kernel is done. 0: nothing known (a buffer not of this pool reads 0 too). Any write map of
+ * the memory, by anyone (a downstream element writing in place), sets it back to 0: the memory's
+ * own allocator sees every map. */
+guint64 gst_cuda_prep_pinned_padding_key (GstBuffer * buffer);
+void gst_cuda_prep_pinned_set_padding_key (GstBuffer * buffer, guint64 key);
+
+/* The padding key of a tensor whose rows outside [@active_y0, @active_y1) are padding, for an
+ * output plan named by @output_id (gst_cuda_prep_new_padding_output_id, once per output plan:
+ * the pad values, size, layout and dtype). Never 0. */
+guint64 gst_cuda_prep_padding_key (guint32 output_id, int active_y0, int active_y1);
+/* A number no other output plan of this process has had (wrapping after 2^32 - 1 of them). */
+guint32 gst_cuda_prep_new_padding_output_id (void);

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <memory>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -457,6 +458,71 @@ TEST(HandoffGpu, SystemMemoryTensorIsCompleteWhenPushed) {
     for (size_t i = 0; i < seen.host.size(); i++)
       expect_floats_close(seen.host[i], cpu[i], false, "frame " + std::to_string(i));
   }
+}
+
+// A system-memory tensor's padding rows cross the bus once per pool buffer: a later tensor in
+// the same buffer leaves them as they are, until something maps the buffer for writing. Seen
+// from outside: bytes changed behind the element's back (through a read map, which no
+// element may do) survive the next tensor in that buffer, while a write map, or a new pad-value
+// while playing, makes the element write every row again. Every tensor is compared with the
+// CPU path's. 1280x720 -> 640x640 letterbox: rows [0, 140) and [500, 640) are padding.
+TEST(HandoffGpu, PaddingRowsOfPinnedBuffersAreSentOnceUntilWrittenElsewhere) {
+  GstHarness* h = gst_harness_new_parse("cudatensorize backend=cuda width=640 height=640");
+  const std::string caps = video_caps("BGR", 1280, 720);
+  gst_harness_set_src_caps_str(h, caps.c_str());
+  gst_harness_set_sink_caps_str(h, "other/tensors");
+  constexpr uint8_t kScribble = 0x5A;
+  constexpr size_t kRowBytes = 640 * 4;  // row 0 of the first plane: padding
+  enum class Done { Nothing, ReadMapScribble, WriteMapScribble };
+  std::map<const void*, Done> last_done;  // per pool buffer (its memory's address)
+  int kept_seen = 0, rewritten_after_write_map = 0;
+  for (int i = 0; i < 16; i++) {
+    SCOPED_TRACE("frame " + std::to_string(i));
+    const char* pad = i < 12 ? "114" : "0";
+    if (i == 12) test::set_arg(h, "cudatensorize", "pad-value", pad);
+    auto frame = make_frame(GST_VIDEO_FORMAT_BGR, 1280, 720, 300 + i, 0, 0);
+    auto cpu_frame = make_frame(GST_VIDEO_FORMAT_BGR, 1280, 720, 300 + i, 0, 0);
+    std::vector<uint8_t> cpu = run_tensorize(std::string("cudatensorize backend=cpu width=640 height=640 pad-value=") + pad,
+                                             caps, nullptr, cpu_frame.buffer, nullptr);
+    GstBuffer* out = gst_harness_push_and_pull(h, frame.buffer);
+    ASSERT_TRUE(out);
+    GstMapInfo map;
+    ASSERT_TRUE(gst_buffer_map(out, &map, GST_MAP_READ));
+    ASSERT_EQ(map.size, cpu.size());
+    const Done before = last_done.count(map.data) ? last_done[map.data] : Done::Nothing;
+    std::vector<uint8_t> got(map.data, map.data + map.size);
+    if (before == Done::ReadMapScribble) {
+      EXPECT_EQ(size_t(std::count(got.begin(), got.begin() + kRowBytes, kScribble)), kRowBytes)
+          << "a padding row was sent again although nothing mapped the buffer for writing";
+      kept_seen += got[0] == kScribble;
+      std::copy(cpu.begin(), cpu.begin() + kRowBytes, got.begin());  // the rest must be the tensor
+    }
+    if (before == Done::WriteMapScribble) rewritten_after_write_map += got[0] != kScribble;
+    expect_floats_close(got, cpu, false, "tensor");
+    gst_buffer_unmap(out, &map);
+    // What a downstream element does with this buffer before it goes back to the pool.
+    Done now = Done::Nothing;
+    if (i % 4 == 1) {  // bytes changed behind the element's back, and the next tensor is kept
+      ASSERT_TRUE(gst_buffer_map(out, &map, GST_MAP_READ));
+      std::memset(map.data, kScribble, kRowBytes);
+      gst_buffer_unmap(out, &map);
+      now = Done::ReadMapScribble;
+    } else if (i % 4 == 3 && i < 12) {  // an in-place writer: the next tensor is whole again
+      ASSERT_TRUE(gst_buffer_map(out, &map, GST_MAP_WRITE));
+      std::memset(map.data, kScribble, kRowBytes);
+      gst_buffer_unmap(out, &map);
+      now = Done::WriteMapScribble;
+    }
+    ASSERT_TRUE(gst_buffer_map(out, &map, GST_MAP_READ));
+    last_done[map.data] = now;
+    gst_buffer_unmap(out, &map);
+    gst_buffer_unref(out);
+    if (i == 11)  // the new pad-value is a new plan: its first tensors are not kept
+      for (auto& b : last_done) b.second = Done::Nothing;
+  }
+  gst_harness_teardown(h);
+  EXPECT_GE(kept_seen, 2) << "no tensor left its padding rows: the pool's buffers were not reused?";
+  EXPECT_GE(rewritten_after_write_map, 2);
 }
 
 // A CUDA consumer that orders its reads on the stream the tensor's memory carries (GStreamer
