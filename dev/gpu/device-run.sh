@@ -87,7 +87,7 @@ if [ "$what" = pipeline-bench ] || [ "$what" = phases ]; then
   # PIPELINE_ARGS: options of pipeline_bench.py, quoted as in a shell (e.g. --only 'CASE')
   eval "pipeline_args=(${PIPELINE_ARGS:-})"
   step pipeline-bench bash bench/pipeline_bench.sh "${pipeline_args[@]}"
-  tail -16 "$LOG/pipeline-bench.log"
+  tail -20 "$LOG/pipeline-bench.log"
 fi
 if [ "$what" = sanitize-pipelines ]; then
   # Whole gst-launch pipelines under compute-sanitizer (the stream-ordered handoff, the upload ring).
