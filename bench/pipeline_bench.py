@@ -97,7 +97,7 @@ def cases(a):
         ("tensorize, system-memory tensor, gpu-wait=blocking", ["tz"],
          lambda n: tz(n, "gpu-wait=blocking", caps=tensor_sys), 1),
         # No padding rows to keep in the pool's buffers: every byte crosses the bus every frame.
-        ("tensorize, system-memory tensor, mode=stretch", ["tz"], lambda n: tz(n, "mode=stretch", caps=tensor_sys), 1),
+        ("tensorize, system-memory tensor, resize-mode=stretch", ["tz"], lambda n: tz(n, "resize-mode=stretch", caps=tensor_sys), 1),
         ("tensorize fp16, CUDA tensor", ["tz"], lambda n: tz(n, "dtype=float16"), 1),
         ("templatematch 64 px, draw=false", ["tm"], lambda n: tm(n, 64, "false"), 1),
         ("templatematch 64 px, draw=true", ["tm"], lambda n: tm(n, 64, "true"), 1),
