@@ -217,10 +217,10 @@ gst_cuda_prep_pinned_device_pointer (GstBuffer * buffer, CudaPrepDevice & device
 }
 
 guint64
-gst_cuda_prep_pinned_padding_key (GstBuffer * buffer)
+gst_cuda_prep_pinned_take_padding_key (GstBuffer * buffer)
 {
-  const PinnedBlock *block = whole_block_of (buffer);
-  return block ? block->padding_key.load () : 0;
+  PinnedBlock *block = whole_block_of (buffer);
+  return block ? block->padding_key.exchange (0) : 0;
 }
 
 void
@@ -282,7 +282,7 @@ gst_cuda_prep_pinned_device_pointer (GstBuffer *, CudaPrepDevice &)
 }
 
 guint64
-gst_cuda_prep_pinned_padding_key (GstBuffer *)
+gst_cuda_prep_pinned_take_padding_key (GstBuffer *)
 {
   return 0;
 }

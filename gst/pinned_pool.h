@@ -18,11 +18,12 @@ GstBufferPool *gst_cuda_prep_pinned_pool_new (CudaPrepDevice & device);
 void *gst_cuda_prep_pinned_device_pointer (GstBuffer * buffer, CudaPrepDevice & device);
 
 /* What a pinned buffer still holds of the last tensor written into it, for the next writer to
- * skip: the key of its padding rows (tensorize.h, PaddingRows), set by the element once its
- * kernel is done. 0: nothing known (a buffer not of this pool reads 0 too). Any write map of
- * the memory, by anyone (a downstream element writing in place), sets it back to 0: the memory's
- * own allocator sees every map. */
-guint64 gst_cuda_prep_pinned_padding_key (GstBuffer * buffer);
+ * skip: the key of its padding rows (tensorize.h, PaddingRows). 0: nothing known (a buffer not
+ * of this pool has 0 too). Any write map of the memory, by anyone (a downstream element writing
+ * in place), sets it back to 0: the memory's own allocator sees every map.
+ * take: returns the key and leaves 0, for a writer about to write the buffer; set: by that
+ * writer once its kernel is done. */
+guint64 gst_cuda_prep_pinned_take_padding_key (GstBuffer * buffer);
 void gst_cuda_prep_pinned_set_padding_key (GstBuffer * buffer, guint64 key);
 
 /* The padding key of a tensor whose rows outside [@active_y0, @active_y1) are padding, for an

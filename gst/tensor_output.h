@@ -46,10 +46,10 @@ gst_cuda_prep_write_tensor (CudaPrepDevice & device, gboolean on_device, gboolea
     if (!dst)
       return cudaprep::Status::error ("the system-memory output buffer is not pinned memory of "
           "the element's CUDA context");
-    const cudaprep::PaddingRows rows = padding_key != 0 &&
-        gst_cuda_prep_pinned_padding_key (outbuf) == padding_key ?
+    /* (taken: what the buffer holds is unknown until the kernel is done) */
+    const guint64 held = gst_cuda_prep_pinned_take_padding_key (outbuf);
+    const cudaprep::PaddingRows rows = padding_key != 0 && held == padding_key ?
         cudaprep::PaddingRows::Keep : cudaprep::PaddingRows::Write;
-    gst_cuda_prep_pinned_set_padding_key (outbuf, 0);   /* unknown until the kernel is done */
     cudaprep::Status st = write (static_cast < uint8_t * >(dst), rows);
     if (st.ok ()) {
       while_gpu_works ();
