@@ -722,8 +722,9 @@ finish_slots (GstCudaTensorBatch * self)
   return ok;
 }
 
-/* All slots into @outbuf in one pass; on return the tensor is complete in memory, or left on
- * the element's stream that its memory carries (see gst_cuda_prep_write_tensor). */
+/* All slots into @outbuf in one pass, with their transform meta (attached while the GPU works);
+ * on return the tensor is complete in memory, or left on the element's stream that its memory
+ * carries (see gst_cuda_prep_write_tensor). */
 static GstFlowReturn
 run_batch (GstCudaTensorBatch * self, GstBuffer * outbuf, const BatchWindow & w)
 {
@@ -767,7 +768,8 @@ run_batch (GstCudaTensorBatch * self, GstBuffer * outbuf, const BatchWindow & w)
       [&](uint8_t * dst, PaddingRows) {
         return state.tensorizer->run_batch (batch, dst, state.bytes);  /* every row, always */
       },
-      []() {
+      [&]() {
+        state.transform_meta.attach (outbuf, state.meta.data (), state.slots);
       });
   const gboolean unmapped = finish_slots (self);
   if (!st.ok ()) {
@@ -863,7 +865,6 @@ make_batch (GstCudaTensorBatch * self)
     gst_buffer_unref (outbuf);
     return ret;
   }
-  state.transform_meta.attach (outbuf, state.meta.data (), state.slots);
   GST_BUFFER_PTS (outbuf) = w.start;
   GST_BUFFER_DURATION (outbuf) = w.duration;
   state.last_duration = w.duration;
