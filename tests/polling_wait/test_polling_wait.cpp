@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -81,7 +82,11 @@ TEST(PollingWait, ShorterWorkIsNotOversleptForLong) {
   EXPECT_GT(wait_once(w, 1000), 1000.0);  // the first short wait is late: it slept about 3 ms
   for (int i = 0; i < 10; i++) wait_once(w, 1000);
   EXPECT_LT(w.first_sleep_us(), 1000.0);
-  EXPECT_LT(wait_once(w, 1000), 1000.0);  // no longer about 2 ms late
+  // No longer about 2 ms late. The best of 3: one wait on a loaded 2-core machine was once
+  // descheduled for 1.4 ms after a correct sleep, which says nothing of what the wait learned.
+  double best = 1e9;
+  for (int i = 0; i < 3; i++) best = std::min(best, wait_once(w, 1000));
+  EXPECT_LT(best, 1000.0);
 }
 
 TEST(PollingWait, AnErrorEndsTheWaitWithIt) {
