@@ -13,7 +13,9 @@ Every case is one gst-launch-1.0 process, run side by side with the decode-only 
   - CPU: user + system time of the process (rusage), minus the baseline's, per decoded frame;
   - wall: the whole process, best of --runs (it is noisy), minus the baseline's, per frame.
 The 4-stream cases put 4 independent pipelines into one gst-launch; their throughput is compared
-with 4 decode-only pipelines. Every process is stopped after --timeout seconds (a hang ends the
+with 4 decode-only pipelines. First, where build/bench/host_floor exists (CUDA builds), the
+host's floor under the elements' thread CPU in this session: tensorize's launch call and the
+matcher's match() alone, back to back and after 2 ms asleep (bench/host_floor.cpp). Every process is stopped after --timeout seconds (a hang ends the
 run with one message). Prints one markdown table last.
 """
 import argparse
@@ -44,9 +46,12 @@ def parse_args():
                    help="how element latency is measured (default: tracer on GStreamer < 1.24, else probes)")
     p.add_argument("--probe-bin", help="element_latency program (default: next to the plugin in GST_PLUGIN_PATH, "
                                        "or build/bench/element_latency)")
+    p.add_argument("--floor-bin", help="host_floor program (default: next to element_latency); 'none' skips it")
     p.add_argument("--timeout", type=float, default=300, help="seconds before a pipeline counts as hung")
     a = p.parse_args()
     a.latency = a.latency or ("tracer" if gst_version() < (1, 24) else "probes")
+    if a.floor_bin is None:
+        a.floor_bin = os.path.join(os.path.dirname(a.probe_bin or find_probe_bin()), "host_floor")
     if a.latency == "probes":
         a.probe_bin = a.probe_bin or find_probe_bin()
         if not os.access(a.probe_bin, os.X_OK):
@@ -180,6 +185,23 @@ def probe_latencies(a, description, prefixes):
             if int(m.group(2)) else (0, None, None, None, None) for q, m in found.items()}
 
 
+def host_floor(a):
+    """host_floor's lines ("host-floor CALL RHYTHM n=... cpu_median_us=..."), or a line saying why
+    there are none."""
+    if a.floor_bin == "none":
+        return []
+    if not os.access(a.floor_bin, os.X_OK):
+        return [f"(no host floor: no program at {a.floor_bin}; a CUDA build has it)"]
+    try:
+        p = subprocess.run([a.floor_bin], capture_output=True, text=True, timeout=a.timeout)
+    except subprocess.TimeoutExpired:
+        return [f"(no host floor: {a.floor_bin} did not finish within {a.timeout:g} s)"]
+    lines = [line for line in p.stdout.splitlines() if line.startswith("host-floor ")]
+    if p.returncode != 0 or not lines:  # (no GPU here: the pipelines may still run, on the CPU path)
+        return [f"(no host floor: {a.floor_bin} exited {p.returncode}: {p.stderr.strip()[-300:]})"]
+    return lines
+
+
 def p90(v):
     s = sorted(v)
     return s[min(len(s) - 1, int(0.9 * len(s)))]
@@ -190,6 +212,7 @@ def main():
     if not os.path.exists(a.clip):
         sys.exit(f"no clip at {a.clip}: make it with bench/make_pipeline_clip.sh")
     only = set(a.only)
+    floor = host_floor(a)
     results, baseline = [], {}
     for name, prefixes, branch, streams, *head in cases(a):
         if only and prefixes and name not in only:
@@ -212,6 +235,12 @@ def main():
     print(f"\n{a.frames} frames of {os.path.basename(a.clip)} per stream, decoder {a.decoder}, "
           f"best of {a.runs} runs for wall time (median for CPU); latency from one run "
           f"({'pad probes, bench/element_latency' if a.latency == 'probes' else 'latency tracer'}).\n")
+    if floor:
+        print("Host floor under the elements' thread CPU, this session (the calls alone in a pushed "
+              "context; bench/host_floor):")
+        for line in floor:
+            print(f"    {line}")
+        print()
     print("| case | element latency median / p90 (us) | element thread CPU median / p90 (us) "
           "| CPU added per frame (us) | wall added per frame (us) | throughput vs decode only |")
     print("|---|---:|---:|---:|---:|---:|")
