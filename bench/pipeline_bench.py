@@ -85,8 +85,8 @@ def cases(a):
     tensor_cuda = "'other/tensors(memory:CUDAMemory)'"
     tensor_sys = "other/tensors"
     tz = lambda n, extra="", caps=tensor_cuda: f"cudatensorize name=tz{n} {x} {extra} ! {caps} ! fakesink"
-    tm = lambda n, side, draw: (f"cudatemplatematch name=tm{n} {x} template-rect=\"<{760 - side // 2},{400 - side // 2},"
-                                f"{side},{side}>\" draw={draw} ! fakesink")
+    tm = lambda n, side, draw, extra="": (f"cudatemplatematch name=tm{n} {x} {extra} template-rect=\"<{760 - side // 2},"
+                                          f"{400 - side // 2},{side},{side}>\" draw={draw} ! fakesink")
     both = lambda n: (f"tee name=t{n} t{n}. ! queue ! {tz(n)} "
                       f"t{n}. ! queue ! {tm(n, 64, 'true')}")
     # Batches (issue 10): the 4 streams into one cudatensorbatch (one launch a batch of 4), and
@@ -106,6 +106,10 @@ def cases(a):
         ("tensorize fp16, CUDA tensor", ["tz"], lambda n: tz(n, "dtype=float16"), 1),
         ("templatematch 64 px, draw=false", ["tm"], lambda n: tm(n, 64, "false"), 1),
         ("templatematch 64 px, draw=true", ["tm"], lambda n: tm(n, 64, "true"), 1),
+        # The per-frame bus message wakes the application's thread (a socket write in GstBus):
+        # its cost to the streaming thread, the metas alone carrying the matches.
+        ("templatematch 64 px, draw=false, post-messages=false", ["tm"],
+         lambda n: tm(n, 64, "false", "post-messages=false"), 1),
         ("templatematch 128 px, draw=false", ["tm"], lambda n: tm(n, 128, "false"), 1),
         ("templatematch 128 px, draw=true", ["tm"], lambda n: tm(n, 128, "true"), 1),
         ("both behind a tee", ["tz", "tm"], both, 1),
