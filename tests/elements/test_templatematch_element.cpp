@@ -197,6 +197,36 @@ TEST(TemplateMatchElement, PngTemplateOnNv12AndDrawOff) {
   remove(png.c_str());
 }
 
+// post-messages: one "template-match" message a frame by default; switched off while playing, the
+// next frames post none and still carry their matches as ROI metas.
+TEST(TemplateMatchElement, PostMessagesOffKeepsTheMetas) {
+  auto g = texture(W, H, 4);
+  GstHarness* h = new_match("template-rect=\"<50,30,20,16>\" draw=false");
+  BusWatch bus(h);
+  gst_harness_set_src_caps_str(h, video_caps("BGR", W, H).c_str());
+  auto push_frame = [&]() {
+    GstBuffer* out = gst_harness_push_and_pull(h, bgr_from_gray(g, W, H));
+    EXPECT_NE(out, nullptr);
+    std::vector<RoiMatch> m = out ? rois(out) : std::vector<RoiMatch>{};
+    if (out) gst_buffer_unref(out);
+    return m;
+  };
+  for (int i = 0; i < 2; i++) ASSERT_EQ(push_frame().size(), 1u);
+  EXPECT_EQ(bus.take(GST_MESSAGE_ELEMENT).size(), 2u) << "one message a frame by default";
+  g_object_set(test::element_of(h, "cudatemplatematch"), "post-messages", FALSE, NULL);
+  for (int i = 0; i < 3; i++) {
+    auto m = push_frame();
+    ASSERT_EQ(m.size(), 1u);
+    EXPECT_EQ(m[0].x, 50);
+    EXPECT_EQ(m[0].y, 30);
+  }
+  EXPECT_EQ(bus.take(GST_MESSAGE_ELEMENT).size(), 0u) << "post-messages=false posts none";
+  g_object_set(test::element_of(h, "cudatemplatematch"), "post-messages", TRUE, NULL);
+  ASSERT_EQ(push_frame().size(), 1u);
+  EXPECT_EQ(bus.take(GST_MESSAGE_ELEMENT).size(), 1u);
+  gst_harness_teardown(h);
+}
+
 // The formats cameras and decoders give (made from one BGR picture by GStreamer's videoconvert)
 // find the match found on the BGR picture: the template cut from frame 1, found in frame 2
 // shifted by (9, 6), at the same sub-pixel position with about the same score (luma against
