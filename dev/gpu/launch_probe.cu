@@ -4,7 +4,9 @@
 // launching or the thread's idle time between frames makes the difference.
 //   contexts: a context of its own made current per frame by cuCtxPushCurrent / cuCtxPopCurrent
 //             (as GstCudaContext), or the primary context pushed the same way;
-//   launches: runtime <<<>>>, driver cuLaunchKernel with the CUfunction from cudaGetFuncBySymbol;
+//   launches: runtime <<<>>>, driver cuLaunchKernel with the CUfunction from cudaGetFuncBySymbol,
+//             cudaGraphLaunch of a one-kernel graph instantiated once (pointers fixed), and the
+//             same graph with its kernel's arguments set anew each frame (pointers that change);
 //   rhythm:   back to back, after 2 ms asleep, after 2 ms asleep while another thread sweeps 32 MB
 //             (caches cold, as when the decoder's threads ran between two frames), after 2 ms
 //             spinning (time passes, the thread never sleeps).
@@ -16,6 +18,7 @@
 #include <cuda.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -78,7 +81,7 @@ double pct(std::vector<double> v, double q) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   CKD(cuInit(0));
   CUdevice dev;
   CKD(cuDeviceGet(&dev, 0));
@@ -89,9 +92,11 @@ int main() {
   std::thread other(sweeper);
 
   const char* ctx_names[] = {"own context", "primary context"};
-  const char* launch_names[] = {"runtime <<<>>>", "cuLaunchKernel"};
+  const char* launch_names[] = {"runtime <<<>>>", "cuLaunchKernel", "graph launch", "graph set+launch"};
   const char* rhythm_names[] = {"back to back", "after 2 ms asleep", "after 2 ms of a sweep", "after 2 ms spinning"};
-  for (int c = 0; c < 2; c++) {
+  // Contexts to probe: argv[1] = 1 for the own context alone (as GstCudaContext).
+  const int n_contexts = argc > 1 ? std::atoi(argv[1]) : 2;
+  for (int c = 0; c < n_contexts; c++) {
     CUcontext ctx = c == 0 ? own : primary;
     CKD(cuCtxPushCurrent(ctx));
     CUstream stream;
@@ -101,11 +106,24 @@ int main() {
     cudaFunction_t rt_fn;
     CK(cudaGetFuncBySymbol(&rt_fn, reinterpret_cast<const void*>(&small_kernel)));
     CUfunction fn = reinterpret_cast<CUfunction>(rt_fn);
-    CKD(cuCtxPopCurrent(nullptr));
     Args a{};
     a.dst = dst;
     a.n = 4096;
-    for (int l = 0; l < 2; l++) {
+    // The one-kernel graph: captured from the same launch, instantiated once.
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    cudaStream_t rt_stream = reinterpret_cast<cudaStream_t>(stream);
+    CK(cudaStreamBeginCapture(rt_stream, cudaStreamCaptureModeThreadLocal));
+    small_kernel<<<16, 256, 0, rt_stream>>>(a);
+    CK(cudaStreamEndCapture(rt_stream, &graph));
+    CK(cudaGraphInstantiate(&exec, graph, 0));
+    size_t n_nodes = 1;
+    cudaGraphNode_t node;
+    CK(cudaGraphGetNodes(graph, &node, &n_nodes));
+    cudaKernelNodeParams node_params{};
+    CK(cudaGraphKernelNodeGetParams(node, &node_params));
+    CKD(cuCtxPopCurrent(nullptr));
+    for (int l = 0; l < 4; l++) {
       for (int r = 0; r < 4; r++) {
         std::vector<double> push, launch, pop, cpu, calib;
         unsigned seed = 1;
@@ -127,9 +145,18 @@ int main() {
           if (l == 0) {
             small_kernel<<<16, 256, 0, reinterpret_cast<cudaStream_t>(stream)>>>(a);
             ok = cudaGetLastError() == cudaSuccess;
-          } else {
+          } else if (l == 1) {
             void* params[] = {&a};
             ok = cuLaunchKernel(fn, 16, 1, 1, 256, 1, 1, 0, stream, params, nullptr) == CUDA_SUCCESS;
+          } else {
+            ok = true;
+            if (l == 3) {
+              a.n = 4096 - (f & 1);  // (an argument that changes, as a frame's pointers do)
+              void* params[] = {&a};
+              node_params.kernelParams = params;
+              ok = cudaGraphExecKernelNodeSetParams(exec, node, &node_params) == cudaSuccess;
+            }
+            ok = ok && cudaGraphLaunch(exec, rt_stream) == cudaSuccess;
           }
           const double t2 = now_us();
           cuCtxPopCurrent(nullptr);
