@@ -157,18 +157,6 @@ gst_cuda_prep_pinned_allocator_init (GstCudaPrepPinnedAllocator * self)
   GST_OBJECT_FLAG_SET (self, GST_ALLOCATOR_FLAG_CUSTOM_ALLOC);
 }
 
-/* The block of @buffer's one memory when it is a whole block of this allocator, else NULL. */
-static PinnedBlock *
-whole_block_of (GstBuffer * buffer)
-{
-  if (gst_buffer_n_memory (buffer) != 1)
-    return NULL;
-  GstMemory *mem = gst_buffer_peek_memory (buffer, 0);
-  if (!gst_memory_is_type (mem, PINNED_MEMORY_TYPE) || mem->parent || mem->offset != 0)
-    return NULL;
-  return ((PinnedMemory *) mem)->block;
-}
-
 /* ---- the pool ----------------------------------------------------------------------------- */
 
 typedef struct
@@ -207,28 +195,34 @@ pinned_pool_alloc_buffer (GstBufferPool * pool, GstBuffer ** buffer,
   return GST_FLOW_OK;
 }
 
-void *
-gst_cuda_prep_pinned_device_pointer (GstBuffer * buffer, CudaPrepDevice & device)
+PinnedBlock *
+gst_cuda_prep_pinned_block_of (GstBuffer * buffer, CudaPrepDevice & device)
 {
-  const PinnedBlock *block = device.gpu () ? whole_block_of (buffer) : NULL;
-  if (!block || block->context != device.context ())
+  if (!device.gpu () || gst_buffer_n_memory (buffer) != 1)
     return NULL;
+  GstMemory *mem = gst_buffer_peek_memory (buffer, 0);
+  if (!gst_memory_is_type (mem, PINNED_MEMORY_TYPE) || mem->parent || mem->offset != 0)
+    return NULL;
+  PinnedBlock *block = ((PinnedMemory *) mem)->block;
+  return block->context == device.context () ? block : NULL;
+}
+
+void *
+gst_cuda_prep_pinned_block_device_data (PinnedBlock * block)
+{
   return block->memory.device_data ();
 }
 
 guint64
-gst_cuda_prep_pinned_take_padding_key (GstBuffer * buffer)
+gst_cuda_prep_pinned_block_take_padding_key (PinnedBlock * block)
 {
-  PinnedBlock *block = whole_block_of (buffer);
-  return block ? block->padding_key.exchange (0) : 0;
+  return block->padding_key.exchange (0);
 }
 
 void
-gst_cuda_prep_pinned_set_padding_key (GstBuffer * buffer, guint64 key)
+gst_cuda_prep_pinned_block_set_padding_key (PinnedBlock * block, guint64 key)
 {
-  PinnedBlock *block = whole_block_of (buffer);
-  if (block)
-    block->padding_key.store (key);
+  block->padding_key.store (key);
 }
 
 static void
@@ -275,20 +269,27 @@ gst_cuda_prep_pinned_pool_new (CudaPrepDevice &)
   return NULL;
 }
 
+/* Without CUDA there is no block, so the block calls below are never reached. */
+PinnedBlock *
+gst_cuda_prep_pinned_block_of (GstBuffer *, CudaPrepDevice &)
+{
+  return NULL;
+}
+
 void *
-gst_cuda_prep_pinned_device_pointer (GstBuffer *, CudaPrepDevice &)
+gst_cuda_prep_pinned_block_device_data (PinnedBlock *)
 {
   return NULL;
 }
 
 guint64
-gst_cuda_prep_pinned_take_padding_key (GstBuffer *)
+gst_cuda_prep_pinned_block_take_padding_key (PinnedBlock *)
 {
   return 0;
 }
 
 void
-gst_cuda_prep_pinned_set_padding_key (GstBuffer *, guint64)
+gst_cuda_prep_pinned_block_set_padding_key (PinnedBlock *, guint64)
 {
 }
 

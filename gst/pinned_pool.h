@@ -12,19 +12,23 @@
  * Configure it like any GstBufferPool. NULL without CUDA. */
 GstBufferPool *gst_cuda_prep_pinned_pool_new (CudaPrepDevice & device);
 
-/* Where @device's kernels can write @buffer's bytes straight into its page-locked memory: the
- * device address of its one memory when that is a block of a pool of @device's context, else
- * NULL. */
-void *gst_cuda_prep_pinned_device_pointer (GstBuffer * buffer, CudaPrepDevice & device);
+/* The pinned allocation behind @buffer when its one memory is a whole block of a pool of
+ * @device's context, else NULL (a buffer of another pool, a share, no CUDA). Looked up once a
+ * frame; valid while @buffer holds its memory. */
+struct PinnedBlock;
+PinnedBlock *gst_cuda_prep_pinned_block_of (GstBuffer * buffer, CudaPrepDevice & device);
 
-/* What a pinned buffer still holds of the last tensor written into it, for the next writer to
- * skip: the key of its padding rows (tensorize.h, PaddingRows). 0: nothing known (a buffer not
- * of this pool has 0 too). Any write map of the memory, by anyone (a downstream element writing
- * in place), sets it back to 0: the memory's own allocator sees every map.
- * take: returns the key and leaves 0, for a writer about to write the buffer; set: by that
+/* Where @device's kernels write @block's bytes straight into its page-locked memory. */
+void *gst_cuda_prep_pinned_block_device_data (PinnedBlock * block);
+
+/* What a pinned block still holds of the last tensor written into it, for the next writer to
+ * skip: the key of its padding rows (tensorize.h, PaddingRows). 0: nothing known. Any write map
+ * of the memory, by anyone (a downstream element writing in place), sets it back to 0: the
+ * memory's own allocator sees every map.
+ * take: returns the key and leaves 0, for a writer about to write the block; set: by that
  * writer once its kernel is done. */
-guint64 gst_cuda_prep_pinned_take_padding_key (GstBuffer * buffer);
-void gst_cuda_prep_pinned_set_padding_key (GstBuffer * buffer, guint64 key);
+guint64 gst_cuda_prep_pinned_block_take_padding_key (PinnedBlock * block);
+void gst_cuda_prep_pinned_block_set_padding_key (PinnedBlock * block, guint64 key);
 
 /* The padding key of a tensor whose rows outside [@active_y0, @active_y1) are padding, for an
  * output plan named by @output_id (gst_cuda_prep_new_padding_output_id, once per output plan:

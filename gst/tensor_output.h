@@ -42,12 +42,13 @@ gst_cuda_prep_write_tensor (CudaPrepDevice & device, gboolean on_device, gboolea
   if (on_device && !output_cuda) {
     /* Not mapped: a write map would forget the kept rows (pinned_pool.h), and the kernel
      * writes through the memory's device address. */
-    void *dst = gst_cuda_prep_pinned_device_pointer (outbuf, device);
-    if (!dst)
+    PinnedBlock *block = gst_cuda_prep_pinned_block_of (outbuf, device);
+    if (!block)
       return cudaprep::Status::error ("the system-memory output buffer is not pinned memory of "
           "the element's CUDA context");
+    void *dst = gst_cuda_prep_pinned_block_device_data (block);
     /* (taken: what the buffer holds is unknown until the kernel is done) */
-    const guint64 held = gst_cuda_prep_pinned_take_padding_key (outbuf);
+    const guint64 held = gst_cuda_prep_pinned_block_take_padding_key (block);
     const cudaprep::PaddingRows rows = padding_key != 0 && held == padding_key ?
         cudaprep::PaddingRows::Keep : cudaprep::PaddingRows::Write;
     cudaprep::Status st = write (static_cast < uint8_t * >(dst), rows);
@@ -56,7 +57,7 @@ gst_cuda_prep_write_tensor (CudaPrepDevice & device, gboolean on_device, gboolea
       st = device.wait_for_download (download_wait);
     }
     if (st.ok ())
-      gst_cuda_prep_pinned_set_padding_key (outbuf, padding_key);
+      gst_cuda_prep_pinned_block_set_padding_key (block, padding_key);
     return st;
   }
   GstMapFlags flags = GST_MAP_WRITE;
