@@ -27,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "dtypes.h"
 #include "image.h"
 #include "status.h"
 
@@ -37,13 +38,15 @@ enum class Align : int { Center, TopLeft };
 enum class Interpolation : int { Bilinear, Nearest };
 enum class ChannelOrder : int { RGB, BGR };
 enum class Layout : int { NCHW, NHWC };
-enum class DType : int { Float32, Float16, UInt8, Int8 };
-constexpr int kDTypeCount = 4;
 enum class YuvMatrix : int { BT601, BT709, BT2020 };
 
 constexpr int kMaxTensorSide = 16384;
 constexpr int kMaxSourceSide = 32768;
 constexpr uint64_t kMaxTensorBytes = uint64_t(1) << 31;  // one GstBuffer / pool allocation
+
+// Whether `count` tensors (a batch) of width x height x channels elements of `dtype` fit the
+// kMaxTensorBytes of one buffer; the error names the sizes. The one check of that limit.
+Status check_buffer_bytes(int width, int height, int channels, DType dtype, int count);
 
 // Output-wide settings: everything that every slot of a batch shares (the tensor's size, how a
 // source is fitted into it, normalisation, layout, dtype).
@@ -62,22 +65,14 @@ struct TensorOutputSpec {
   int channels = 3;  // 3: colour in channel_order; 1: gray (see the top of the file)
 };
 
-// The normalisation an element uses where the user sets none, by dtype: floats take
-// pixel / 255; uint8 the pixel itself; int8 pixel - 128 (the int8 input of a model quantised
-// from a [0, 1] float input: scale 1/255, zero point -128).
+// The normalisation an element uses where the user sets none, by dtype (kDTypes' defaults):
+// floats take pixel / 255; uint8 the pixel itself; int8 pixel - 128.
 struct Normalisation {
   double scale;
   double mean[3];
   double std[3];
 };
 Normalisation default_normalisation(DType dtype);
-
-// Bytes of one element, and the name caps and metas use ("float32", "float16", "uint8", "int8").
-// (constexpr: the kernels size their stores with it too)
-constexpr int dtype_bytes(DType dtype) {
-  return dtype == DType::Float32 ? 4 : (dtype == DType::Float16 ? 2 : 1);
-}
-const char* dtype_name(DType dtype);
 
 // One source of a slot: what differs from slot to slot (format, size, region, colorimetry).
 struct SlotSourceSpec {

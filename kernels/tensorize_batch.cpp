@@ -22,7 +22,7 @@ Status check_batch(const TensorizeBatch& b, const void* dst, size_t dst_bytes) {
   if (!b.slots) return Status::error("batch of " + std::to_string(b.count) + " slots has no slot array");
   const TensorOutputPlan& o = b.output;
   if (o.dst_width <= 0 || o.dst_width > kMaxTensorSide || o.dst_height <= 0 || o.dst_height > kMaxTensorSide ||
-      static_cast<int>(o.dtype) < 0 || static_cast<int>(o.dtype) >= kDTypeCount || (o.channels != 1 && o.channels != 3))
+      !dtype_valid(o.dtype) || (o.channels != 1 && o.channels != 3))
     return Status::error("batch output plan is not initialised (bad tensor size, dtype or channels)");
   if (!dst) return Status::error("tensorize batch: null output");
   const size_t need = batch_bytes(o, b.count);

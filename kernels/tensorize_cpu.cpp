@@ -19,13 +19,11 @@ namespace {
 using tz::PixelParams;
 using tz::SourceFamily;
 
-// One element of type D from its float value (rounding and saturation of the integer types).
+// One element of type D from its float value (dtypes.h: rounding and saturation of integers).
 template <DType D>
 void put(void* dst, int64_t i, float v) {
-  if (D == DType::Float32) static_cast<float*>(dst)[i] = v;
-  if (D == DType::Float16) static_cast<uint16_t*>(dst)[i] = tz::float_to_half_rn(v);
-  if (D == DType::UInt8) static_cast<uint8_t*>(dst)[i] = tz::to_uint8(v);
-  if (D == DType::Int8) static_cast<int8_t*>(dst)[i] = tz::to_int8(v);
+  using Store = DTypeStore<D>;
+  static_cast<typename Store::Bits*>(dst)[i] = Store::from_float(v);
 }
 
 // Row y of C-channel values v[C * x + c] into the tensor.
@@ -45,12 +43,7 @@ void store_dtype(const PixelParams& p, Layout layout, const float* v, int y, voi
 
 template <int C>
 void store(const PixelParams& p, Layout layout, DType dtype, const float* v, int y, void* dst) {
-  switch (dtype) {
-    case DType::Float32: store_dtype<DType::Float32, C>(p, layout, v, y, dst); break;
-    case DType::Float16: store_dtype<DType::Float16, C>(p, layout, v, y, dst); break;
-    case DType::UInt8: store_dtype<DType::UInt8, C>(p, layout, v, y, dst); break;
-    case DType::Int8: store_dtype<DType::Int8, C>(p, layout, v, y, dst); break;
-  }
+  visit_dtype(dtype, [&](auto d) { store_dtype<decltype(d)::value, C>(p, layout, v, y, dst); });
 }
 
 template <SourceFamily F, Interpolation I>
@@ -132,8 +125,7 @@ Status check_plan(const TensorizePlan& plan) {
       plan.dst_height > kMaxTensorSide)
     return Status::error("tensorize plan is not initialised (bad tensor size)");
   if (static_cast<int>(plan.interpolation) < 0 || static_cast<int>(plan.interpolation) > 1 ||
-      static_cast<int>(plan.layout) < 0 || static_cast<int>(plan.layout) > 1 || static_cast<int>(plan.dtype) < 0 ||
-      static_cast<int>(plan.dtype) >= kDTypeCount || (plan.channels != 1 && plan.channels != 3))
+      static_cast<int>(plan.layout) < 0 || static_cast<int>(plan.layout) > 1 || !dtype_valid(plan.dtype) || (plan.channels != 1 && plan.channels != 3))
     return Status::error("tensorize plan is not initialised (bad enum)");
   const Rect& r = plan.roi;
   if (r.w <= 0 || r.h <= 0 || r.x < 0 || r.y < 0 || int64_t(r.x) + r.w > plan.src_width ||

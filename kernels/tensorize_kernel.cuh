@@ -225,55 +225,55 @@ __device__ __forceinline__ void sample_bytes(const KernelArgs& a, const RowCtx& 
 
 // ---- stores ------------------------------------------------------------------------------------
 
-__device__ __forceinline__ uint32_t pack_half2(float a, float b) {
-  return uint32_t(__half_as_ushort(__float2half_rn(a))) | (uint32_t(__half_as_ushort(__float2half_rn(b))) << 16);
-}
-
-// One integer element's byte (tz::to_uint8 / to_int8: saturated, rounded to nearest even).
+// One element of type D (dtypes.h: DTypeStore) as an unsigned word of its width.
 template <DType D>
-__device__ __forceinline__ uint32_t int_byte(float v) {
-  return D == DType::UInt8 ? uint32_t(tz::to_uint8(v)) : uint32_t(uint8_t(tz::to_int8(v)));
+__device__ __forceinline__ uint32_t element_bits(float v) {
+  using Store = DTypeStore<D>;
+  static_assert(sizeof(typename Store::Bits) == dtype_bytes(D), "kDTypes' bytes must match its DTypeStore");
+  const typename Store::Bits b = Store::from_float(v);
+  uint32_t w = 0;
+  memcpy(&w, &b, sizeof(b));
+  return w;
 }
 
-// Four integer elements from e[0..4) as one little-endian word.
+// 4 / esize consecutive elements from e as one little-endian word.
 template <DType D>
-__device__ __forceinline__ uint32_t pack_bytes4(const float* e) {
-  return int_byte<D>(e[0]) | (int_byte<D>(e[1]) << 8) | (int_byte<D>(e[2]) << 16) | (int_byte<D>(e[3]) << 24);
+__device__ __forceinline__ uint32_t pack_word(const float* e) {
+  constexpr int esize = dtype_bytes(D);
+  if constexpr (esize == 4) {
+    return element_bits<D>(e[0]);
+  } else if constexpr (esize == 2) {
+    return element_bits<D>(e[0]) | (element_bits<D>(e[1]) << 16);
+  } else {
+    static_assert(esize == 1, "element widths are 1, 2 or 4 bytes");
+    return element_bits<D>(e[0]) | (element_bits<D>(e[1]) << 8) | (element_bits<D>(e[2]) << 16) |
+           (element_bits<D>(e[3]) << 24);
+  }
 }
 
-// N consecutive output elements from e[0..N) in one store (q aligned to N elements).
+// N consecutive output elements from e[0..N) in one store (q aligned to N elements), of at
+// most 16 bytes.
 template <DType D, int N>
 __device__ __forceinline__ void store_vec(void* q, const float* e) {
-  if (D == DType::Float32) {
-    if (N == 1) *static_cast<float*>(q) = e[0];
-    if (N == 2) *static_cast<float2*>(q) = make_float2(e[0], e[1]);
-    if (N == 4) *static_cast<float4*>(q) = make_float4(e[0], e[1], e[2], e[3]);
-  } else if (D == DType::Float16) {
-    if (N == 1) *static_cast<__half*>(q) = __float2half_rn(e[0]);
-    if (N == 2) *static_cast<uint32_t*>(q) = pack_half2(e[0], e[1]);
-    if (N == 4) *static_cast<uint2*>(q) = make_uint2(pack_half2(e[0], e[1]), pack_half2(e[2], e[3]));
-    if (N == 8)
-      *static_cast<uint4*>(q) = make_uint4(pack_half2(e[0], e[1]), pack_half2(e[2], e[3]), pack_half2(e[4], e[5]),
-                                           pack_half2(e[6], e[7]));
-  } else {
-    if (N == 1) *static_cast<uint8_t*>(q) = uint8_t(int_byte<D>(e[0]));
-    if (N == 2) *static_cast<unsigned short*>(q) = (unsigned short)(int_byte<D>(e[0]) | (int_byte<D>(e[1]) << 8));
-    if (N == 4) *static_cast<uint32_t*>(q) = pack_bytes4<D>(e);
-    if (N == 8) *static_cast<uint2*>(q) = make_uint2(pack_bytes4<D>(e), pack_bytes4<D>(e + 4));
-    if (N == 16)
-      *static_cast<uint4*>(q) =
-          make_uint4(pack_bytes4<D>(e), pack_bytes4<D>(e + 4), pack_bytes4<D>(e + 8), pack_bytes4<D>(e + 12));
+  constexpr int esize = dtype_bytes(D);
+  constexpr int per_word = 4 / esize;
+  if (N * esize == 1) *static_cast<uint8_t*>(q) = uint8_t(element_bits<D>(e[0]));
+  if (N * esize == 2) {
+    uint32_t w = element_bits<D>(e[0]);
+    if (esize == 1) w |= element_bits<D>(e[1]) << 8;
+    *static_cast<unsigned short*>(q) = (unsigned short)w;
   }
+  if (N * esize == 4) *static_cast<uint32_t*>(q) = pack_word<D>(e);
+  if (N * esize == 8) *static_cast<uint2*>(q) = make_uint2(pack_word<D>(e), pack_word<D>(e + per_word));
+  if (N * esize == 16)
+    *static_cast<uint4*>(q) = make_uint4(pack_word<D>(e), pack_word<D>(e + per_word), pack_word<D>(e + 2 * per_word),
+                                         pack_word<D>(e + 3 * per_word));
 }
 
 template <DType D>
 __device__ __forceinline__ void store_one(void* base, int64_t i, float e) {
-  if (D == DType::Float32)
-    static_cast<float*>(base)[i] = e;
-  else if (D == DType::Float16)
-    static_cast<__half*>(base)[i] = __float2half_rn(e);
-  else
-    static_cast<uint8_t*>(base)[i] = uint8_t(int_byte<D>(e));
+  using Store = DTypeStore<D>;
+  static_cast<typename Store::Bits*>(base)[i] = Store::from_float(e);
 }
 
 // Pixels a lane writes per store in an all-padding row: 16 bytes a store.

@@ -259,29 +259,7 @@ CUDAPREP_HD void pad_pixel(const PixelParams& p, float out[3]) {
 CUDAPREP_HD bool x_active(const PixelParams& p, int x) { return x >= p.ax0 && x < p.ax1; }
 CUDAPREP_HD bool y_active(const PixelParams& p, int y) { return y >= p.ay0 && y < p.ay1; }
 
-// IEEE binary16 with round-to-nearest-even (as __float2half_rn); NaN -> 0x7fff.
-CUDAPREP_HD uint16_t float_to_half_rn(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, sizeof(x));
-  const uint32_t sign = (x >> 16) & 0x8000u;
-  const uint32_t ax = x & 0x7fffffffu;
-  if (ax > 0x7f800000u) return 0x7fffu;                           // NaN
-  if (ax >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // >= 65520 (and inf) -> inf
-  if (ax >= 0x38800000u) {                                        // normal half (>= 2^-14)
-    const uint32_t rounded = ax + 0xfffu + ((ax >> 13) & 1u);
-    return static_cast<uint16_t>(sign | ((rounded - 0x38000000u) >> 13));
-  }
-  if (ax <= 0x33000000u) return static_cast<uint16_t>(sign);      // <= 2^-25 rounds to (signed) zero
-  // Subnormal half: value / 2^-24 = m * 2^(e - 126), shift = 126 - e in [14, 24].
-  const uint32_t e = ax >> 23;
-  const uint32_t m = (ax & 0x7fffffu) | 0x800000u;
-  const uint32_t shift = 126u - e;
-  uint32_t q = m >> shift;
-  const uint32_t rem = m & ((1u << shift) - 1u);
-  const uint32_t half = 1u << (shift - 1u);
-  if (rem > half || (rem == half && (q & 1u))) ++q;
-  return static_cast<uint16_t>(sign | q);
-}
+// float_to_half_rn, to_uint8, to_int8: dtypes.h, with the table of the types.
 
 CUDAPREP_HD float half_to_float(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
@@ -500,13 +478,6 @@ template <SourceFamily F, Interpolation I>
 CUDAPREP_HD float sample_gray_out(const PixelParams& p, const RowCtx& r, int x) {
   return sample_luma<F, I>(p, r, x) * p.mul[0] + p.add[0];
 }
-
-// ---------------------------------------------------------------------------------------------
-// Integer outputs: saturate, then round to nearest, ties to even (rintf in the default rounding
-// mode on the host; cvt.rni on the device). Saturating first gives the same integer as rounding
-// first (the bounds are integers) and keeps the conversion in range.
-CUDAPREP_HD uint8_t to_uint8(float v) { return static_cast<uint8_t>(static_cast<int>(rintf(fminf(fmaxf(v, 0.0f), 255.0f)))); }
-CUDAPREP_HD int8_t to_int8(float v) { return static_cast<int8_t>(static_cast<int>(rintf(fminf(fmaxf(v, -128.0f), 127.0f)))); }
 
 // Element offset of channel c of tensor pixel (x, y) in a tensor of C channels.
 template <Layout L, int C = 3>

@@ -126,19 +126,11 @@ Status check_output_spec(const TensorOutputSpec& c) {
   if (c.dst_height <= 0 || c.dst_height > kMaxTensorSide)
     return fail("tensor height " + std::to_string(c.dst_height) + " is out of range (1.." +
                 std::to_string(kMaxTensorSide) + ")");
-  if (static_cast<int>(c.dtype) < 0 || static_cast<int>(c.dtype) >= kDTypeCount)
+  if (!dtype_valid(c.dtype))
     return fail("unknown dtype (" + std::to_string(static_cast<int>(c.dtype)) + ")");
   if (c.channels != 1 && c.channels != 3)
     return fail("channels " + std::to_string(c.channels) + " is not supported (1 = gray or 3 = colour)");
-  {
-    const uint64_t elem = dtype_bytes(c.dtype);
-    const uint64_t bytes = uint64_t(c.dst_width) * uint64_t(c.dst_height) * uint64_t(c.channels) * elem;
-    if (bytes > kMaxTensorBytes)
-      return fail("tensor " + std::to_string(c.dst_width) + "x" + std::to_string(c.dst_height) + "x" +
-                  std::to_string(c.channels) + " needs " +
-                  std::to_string(bytes) + " bytes, more than the " + std::to_string(kMaxTensorBytes) +
-                  "-byte limit of one buffer");
-  }
+  if (Status st = check_buffer_bytes(c.dst_width, c.dst_height, c.channels, c.dtype, 1); !st.ok()) return st;
   if (static_cast<int>(c.mode) < 0 || static_cast<int>(c.mode) > static_cast<int>(ResizeMode::Ultralytics))
     return fail("unknown resize mode (" + std::to_string(static_cast<int>(c.mode)) + ")");
   if (static_cast<int>(c.align) < 0 || static_cast<int>(c.align) > static_cast<int>(Align::TopLeft))
@@ -323,22 +315,19 @@ size_t batch_bytes(const TensorOutputPlan& o, int count) { return count > 0 ? sl
 
 size_t tensor_bytes(const TensorizePlan& plan) { return tensor_elements(plan) * size_t(dtype_bytes(plan.dtype)); }
 
-Normalisation default_normalisation(DType dtype) {
-  switch (dtype) {
-    case DType::UInt8: return Normalisation{1.0, {0, 0, 0}, {1, 1, 1}};
-    case DType::Int8: return Normalisation{1.0, {128, 128, 128}, {1, 1, 1}};
-    default: return Normalisation{1.0 / 255.0, {0, 0, 0}, {1, 1, 1}};
-  }
+Status check_buffer_bytes(int width, int height, int channels, DType dtype, int count) {
+  const uint64_t bytes = uint64_t(width) * uint64_t(height) * uint64_t(channels) * uint64_t(dtype_bytes(dtype)) *
+                         uint64_t(count > 0 ? count : 1);
+  if (bytes <= kMaxTensorBytes) return Status();
+  const std::string shape = std::to_string(width) + "x" + std::to_string(height) + "x" + std::to_string(channels);
+  return Status::error((count > 1 ? "a batch of " + std::to_string(count) + " tensors " : "tensor ") + shape +
+                       " needs " + std::to_string(bytes) + " bytes, more than the " + std::to_string(kMaxTensorBytes) +
+                       "-byte limit of one buffer");
 }
 
-const char* dtype_name(DType dtype) {
-  switch (dtype) {
-    case DType::Float32: return "float32";
-    case DType::Float16: return "float16";
-    case DType::UInt8: return "uint8";
-    case DType::Int8: return "int8";
-  }
-  return "unknown";
+Normalisation default_normalisation(DType dtype) {
+  const DTypeInfo& t = dtype_info(dtype);
+  return Normalisation{t.default_scale, {t.default_mean, t.default_mean, t.default_mean}, {1, 1, 1}};
 }
 
 Status warps_per_block_of(const TensorizeTuning& tuning, int launch_default, int* warps) {
@@ -375,7 +364,7 @@ Status check_source(const TensorizePlan& plan, const ImageView& src) {
   return Status();
 }
 
-uint16_t float_to_half_bits(float f) { return tz::float_to_half_rn(f); }
+uint16_t float_to_half_bits(float f) { return float_to_half_rn(f); }
 float half_bits_to_float(uint16_t h) { return tz::half_to_float(h); }
 
 const char* resize_mode_name(ResizeMode m) {
