@@ -64,24 +64,6 @@ gst_cuda_prep_gpu_wait_get_type (void)
   return type;
 }
 
-void
-gst_cuda_prep_device_properties_install (GObjectClass * klass, guint device_id_prop,
-    guint backend_prop)
-{
-  const GParamFlags ready_only =
-      (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
-  g_object_class_install_property (klass, device_id_prop,
-      g_param_spec_int ("device-id", "Device ID",
-          "CUDA device to use; -1 shares the context of neighbouring CUDA elements or takes "
-          "device 0. A device that cannot be used is a warning on the bus with backend=auto "
-          "(the CPU takes over) and an error with backend=cuda. NULL/READY only",
-          -1, G_MAXINT, -1, ready_only));
-  g_object_class_install_property (klass, backend_prop,
-      g_param_spec_enum ("backend", "Backend",
-          "Where frames are processed: auto uses CUDA when a device is usable, else the CPU. "
-          "NULL/READY only", GST_TYPE_CUDA_PREP_BACKEND, GST_CUDA_PREP_BACKEND_AUTO, ready_only));
-}
-
 CudaPrepDevice::~CudaPrepDevice ()
 {
   close ();

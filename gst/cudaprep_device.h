@@ -50,12 +50,12 @@ struct CudaPrepDeviceSettings
 {
   GstCudaPrepBackend backend = GST_CUDA_PREP_BACKEND_AUTO;
   int device_id = -1;           /* -1: share the neighbours' context or take device 0 */
-};
 
-/* Installs "device-id" and "backend" (GST_PARAM_MUTABLE_READY) at the given ids: the same
- * properties on every cudaprep element. */
-void gst_cuda_prep_device_properties_install (GObjectClass * klass, guint device_id_prop,
-    guint backend_prop);
+  bool operator== (const CudaPrepDeviceSettings & o) const
+  {
+    return backend == o.backend && device_id == o.device_id;
+  }
+};
 
 class CudaPrepDevice
 {

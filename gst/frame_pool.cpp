@@ -4,7 +4,7 @@
 #include <gst/video/video.h>
 
 #include "config.h"
-#include "gstcudaprepbase.h"        /* gst_cuda_prep_caps_has_cuda_feature */
+#include "cuda_element_core.h"     /* gst_cuda_prep_caps_has_cuda_feature */
 #if CUDAPREP_HAVE_CUDA
 #include <gst/cuda/gstcudabufferpool.h>
 #endif

@@ -1,8 +1,8 @@
 /* GstCudaPrepBase: the GstBaseTransform that cudatensorize and cudatemplatematch share.
  *
- * It holds the properties "backend" and "device-id" (changeable in NULL and READY only), a
- * CudaPrepDevice opened in start and closed in stop, and the CudaPrepVideoInput configured from
- * the input caps. Subclasses build their per-caps state in configure() and process frames with
+ * It holds the CUDA element core (cuda_element_core.h: the properties "backend" and
+ * "device-id", a CudaPrepDevice opened in start and closed in stop, context sharing) and the
+ * CudaPrepVideoInput configured from the input caps. Subclasses build their per-caps state in configure() and process frames with
  * the device and input they get here; how the two are built is not tied to GstBaseTransform
  * (see cudaprep_device.h, video_input.h).
  */
@@ -12,7 +12,7 @@
 #include <gst/gst.h>
 #include <gst/video/video.h>
 
-#include "cudaprep_device.h"
+#include "cuda_element_core.h"
 #include "video_input.h"
 
 G_BEGIN_DECLS
@@ -37,12 +37,5 @@ CudaPrepVideoInput &gst_cuda_prep_base_input (GstCudaPrepBase * self);
 /* Whether frames will go through the GPU: decided in start; before that, whether the backend
  * allows it and a device is present. For transform_caps, to offer CUDA memory or not. */
 gboolean gst_cuda_prep_base_gpu_possible (GstCudaPrepBase * self);
-
-/* For properties that take effect in start (GST_PARAM_MUTABLE_READY): FALSE, with a warning on
- * the bus, when the element is past READY and a change could not take effect. */
-gboolean gst_cuda_prep_ready_property_changeable (GObject * object, GParamSpec * pspec);
-
-/* Whether structure @idx of @caps has the CUDA memory feature. */
-gboolean gst_cuda_prep_caps_has_cuda_feature (GstCaps * caps, guint idx);
 
 G_END_DECLS

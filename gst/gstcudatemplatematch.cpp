@@ -49,6 +49,7 @@
 #include "template_loader.h"
 #include "match_engine.h"
 #include "templatematch.h"
+#include "versioned_settings.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_template_match_debug);
 #define GST_CAT_DEFAULT gst_cuda_template_match_debug
@@ -70,17 +71,10 @@ enum
   PROP_GPU_WAIT,
 };
 
-#define DEFAULT_THRESHOLD 0.8
-#define DEFAULT_MAX_MATCHES 1
-#define DEFAULT_DRAW TRUE
-#define DEFAULT_COLOR 0xff00ff00u
-#define DEFAULT_THICKNESS 2
-#define DEFAULT_POST_MESSAGES TRUE
-
-/* Properties, behind the object lock. Setting template-location or template-rect asks for a
- * new template (template_request counts the requests, so re-setting the same rectangle cuts
- * the template again); the streaming thread compares what it built with these before every
- * frame. */
+/* Properties, behind the object lock (versioned_settings.h); their defaults here are the ones
+ * the param specs declare. Setting template-location or template-rect asks for a new template
+ * (template_request counts the requests, so re-setting the same rectangle cuts the template
+ * again). */
 struct MatchProps
 {
   std::string template_location;
@@ -88,18 +82,29 @@ struct MatchProps
   gboolean template_from_rect = FALSE;  /* the newest template source is template-rect */
   guint64 template_request = 0;
   std::vector<int> search_region;
-  double threshold = DEFAULT_THRESHOLD;
-  int max_matches = DEFAULT_MAX_MATCHES;
-  gboolean draw = DEFAULT_DRAW;
-  guint color = DEFAULT_COLOR;
-  int thickness = DEFAULT_THICKNESS;
-  gboolean post_messages = DEFAULT_POST_MESSAGES;
+  double threshold = 0.8;
+  int max_matches = 1;
+  gboolean draw = TRUE;
+  guint color = 0xff00ff00u;    /* 0xAARRGGBB: opaque green */
+  int thickness = 2;
+  gboolean post_messages = TRUE;
   GpuWait gpu_wait = GpuWait::Blocking; /* taken when the engine is made (start / caps) */
+
+  bool operator== (const MatchProps & o) const
+  {
+    return template_location == o.template_location && template_rect == o.template_rect &&
+        template_from_rect == o.template_from_rect && template_request == o.template_request &&
+        search_region == o.search_region && threshold == o.threshold &&
+        max_matches == o.max_matches && draw == o.draw && color == o.color &&
+        thickness == o.thickness && post_messages == o.post_messages && gpu_wait == o.gpu_wait;
+  }
 };
 
 /* Streaming state: built in start / set_caps / on template requests, dropped in stop. */
 struct MatchState
 {
+  MatchProps props;                   /* the snapshot the state follows */
+  gint props_version = -1;
   std::unique_ptr<MatchEngine> engine;
   guint64 template_request = 0;       /* the request the loaded template answers */
   gboolean have_template = FALSE;
@@ -114,7 +119,7 @@ struct MatchState
 /* The element's C++ state (one object, created in init, deleted in finalize). */
 struct GstCudaTemplateMatchImpl
 {
-  MatchProps props;
+  VersionedSettings<MatchProps> props;
   MatchState state;
 };
 
@@ -139,20 +144,13 @@ static GstCaps *
 gst_cuda_template_match_transform_caps (GstBaseTransform * trans, GstPadDirection direction,
     GstCaps * caps, GstCaps * filter)
 {
-  /* Frames pass through: the same caps on both sides. Without a GPU, CUDA memory is kept but
-   * listed last: peers that can do both pick system memory, and a CUDA-only peer gets a clear
-   * error from set_caps rather than a bare not-negotiated. */
+  /* Frames pass through: the same caps on both sides, in the order the other side gave them;
+   * without a GPU, CUDA memory last (gst_cuda_prep_caps_order_memory). */
   GstCaps *result;
-  if (gst_cuda_prep_base_gpu_possible (GST_CUDA_PREP_BASE (trans))) {
+  if (gst_cuda_prep_base_gpu_possible (GST_CUDA_PREP_BASE (trans)))
     result = gst_caps_ref (caps);
-  } else {
-    GstCaps *sys = gst_caps_new_empty (), *dev = gst_caps_new_empty ();
-    for (guint i = 0; i < gst_caps_get_size (caps); i++)
-      gst_caps_append_structure_full (gst_cuda_prep_caps_has_cuda_feature (caps, i) ? dev : sys,
-          gst_structure_copy (gst_caps_get_structure (caps, i)),
-          gst_caps_features_copy (gst_caps_get_features (caps, i)));
-    result = gst_caps_merge (sys, dev);
-  }
+  else
+    result = gst_cuda_prep_caps_order_memory (gst_caps_copy (caps), FALSE, FALSE);
   if (filter) {
     GstCaps *tmp = gst_caps_intersect_full (filter, result, GST_CAPS_INTERSECT_FIRST);
     gst_caps_unref (result);
@@ -180,9 +178,8 @@ gst_cuda_template_match_configure (GstCudaPrepBase * base, GstCaps * incaps, Gst
   if (!ctx.ok ())
     return FALSE;
   if (!state.engine) {
-    GST_OBJECT_LOCK (self);
-    const GpuWait wait = self->impl->props.gpu_wait;
-    GST_OBJECT_UNLOCK (self);
+    const GpuWait wait = self->impl->props.read (self,
+        [](const MatchProps & p) { return p.gpu_wait; });
     state.engine = device.gpu () ? make_match_engine_cuda (device.stream (), wait) :
         make_match_engine_cpu ();
   }
@@ -244,27 +241,28 @@ cut_template (MatchEngine & engine, const std::vector<int> &rect, const GrayView
   return st.ok () ? std::string () : st.message ();
 }
 
-/* Loads the template a property asked for since the last frame. */
-static gboolean
-refresh_template (GstCudaTemplateMatch * self, const GrayView & frame)
+/* The properties' snapshot, brought up to date before a frame (versioned_settings.h). */
+static const MatchProps &
+take_props (GstCudaTemplateMatch * self)
 {
   MatchState &state = self->impl->state;
-  const MatchProps &props = self->impl->props;
+  MatchProps snapshot;
+  if (self->impl->props.changed_since (self, &state.props_version, state.props, &snapshot))
+    state.props = std::move (snapshot);
+  return state.props;
+}
 
-  GST_OBJECT_LOCK (self);
-  const guint64 request = props.template_request;
-  const gboolean requested = request != state.template_request;
-  std::string location;
-  std::vector<int> rect;
-  const gboolean from_rect = props.template_from_rect;
-  if (requested) {
-    location = props.template_location;
-    rect = props.template_rect;
-  }
-  GST_OBJECT_UNLOCK (self);
-  if (!requested)
+/* Loads the template a property asked for since the last frame (or since new caps). */
+static gboolean
+refresh_template (GstCudaTemplateMatch * self, const MatchProps & props, const GrayView & frame)
+{
+  MatchState &state = self->impl->state;
+  if (props.template_request == state.template_request)
     return TRUE;
-  state.template_request = request;
+  const gboolean from_rect = props.template_from_rect;
+  const std::string &location = props.template_location;
+  const std::vector<int> &rect = props.template_rect;
+  state.template_request = props.template_request;
   state.have_template = FALSE;
   state.search_region_ok = FALSE;
 
@@ -297,16 +295,15 @@ refresh_template (GstCudaTemplateMatch * self, const GrayView & frame)
   return TRUE;
 }
 
-/* Copies the per-frame settings; re-checks the search region against the template when it or
- * the template changed. No allocation unless the region changed. */
+/* Takes the per-frame settings of the snapshot; re-checks the search region against the
+ * template when it or the template changed. No allocation unless the region changed. */
 static gboolean
 refresh_settings (GstCudaTemplateMatch * self, const GrayView & frame, gboolean * draw,
     gboolean * post, BoxStyle * style)
 {
   MatchState &state = self->impl->state;
-  const MatchProps &props = self->impl->props;
+  const MatchProps &props = state.props;
 
-  GST_OBJECT_LOCK (self);
   state.settings.threshold = props.threshold;
   state.settings.max_matches = props.max_matches;
   *draw = props.draw;
@@ -319,7 +316,6 @@ refresh_settings (GstCudaTemplateMatch * self, const GrayView & frame, gboolean 
     state.search_region = props.search_region;
     state.search_region_ok = FALSE;
   }
-  GST_OBJECT_UNLOCK (self);
 
   if (state.search_region_ok || !state.have_template)
     return TRUE;
@@ -436,7 +432,8 @@ gst_cuda_template_match_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
   if (!st.ok ()) {
     GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Gray conversion failed"), ("%s", st.message ().c_str ()));
     ret = GST_FLOW_ERROR;
-  } else if (!refresh_template (self, gray) || !refresh_settings (self, gray, &draw, &post, &style)) {
+  } else if (!refresh_template (self, take_props (self), gray) ||
+      !refresh_settings (self, gray, &draw, &post, &style)) {
     ret = GST_FLOW_ERROR;
   } else if (state.have_template) {
     phases.mark ("gray+settings");
@@ -525,41 +522,34 @@ gst_cuda_template_match_set_property (GObject * object, guint prop_id, const GVa
     GParamSpec * pspec)
 {
   GstCudaTemplateMatch *self = GST_CUDA_TEMPLATE_MATCH (object);
-  MatchProps &s = self->impl->props;
-
-  GST_OBJECT_LOCK (self);
-  switch (prop_id) {
-    case PROP_TEMPLATE_LOCATION:
-      s.template_location = g_value_get_string (value) ? g_value_get_string (value) : "";
-      s.template_from_rect = FALSE;
-      s.template_request++;
-      break;
-    case PROP_TEMPLATE_RECT:
-      s.template_rect = gst_cuda_prep_vector_from_array<int> (value);
-      s.template_from_rect = !s.template_rect.empty ();
-      s.template_request++;
-      break;
-    case PROP_SEARCH_REGION:
-      s.search_region = gst_cuda_prep_vector_from_array<int> (value);
-      break;
-    case PROP_THRESHOLD: s.threshold = g_value_get_double (value); break;
-    case PROP_MAX_MATCHES: s.max_matches = g_value_get_uint (value); break;
-    case PROP_DRAW: s.draw = g_value_get_boolean (value); break;
-    case PROP_COLOR: s.color = g_value_get_uint (value); break;
-    case PROP_THICKNESS: s.thickness = g_value_get_uint (value); break;
-    case PROP_POST_MESSAGES: s.post_messages = g_value_get_boolean (value); break;
-    case PROP_GPU_WAIT:
-      GST_OBJECT_UNLOCK (self);
-      if (!gst_cuda_prep_ready_property_changeable (object, pspec))
-        return;
-      GST_OBJECT_LOCK (self);
-      s.gpu_wait = (GpuWait) g_value_get_enum (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
-  }
-  GST_OBJECT_UNLOCK (self);
+  if (prop_id == PROP_GPU_WAIT && !gst_cuda_prep_ready_property_changeable (object, pspec))
+    return;                     /* taken when the engine is made */
+  gboolean known = TRUE;
+  self->impl->props.write (self, [&](MatchProps & s) {
+    switch (prop_id) {
+      case PROP_TEMPLATE_LOCATION:
+        s.template_location = g_value_get_string (value) ? g_value_get_string (value) : "";
+        s.template_from_rect = FALSE;
+        s.template_request++;
+        break;
+      case PROP_TEMPLATE_RECT:
+        s.template_rect = gst_cuda_prep_vector_from_array<int> (value);
+        s.template_from_rect = !s.template_rect.empty ();
+        s.template_request++;
+        break;
+      case PROP_SEARCH_REGION: s.search_region = gst_cuda_prep_vector_from_array<int> (value); break;
+      case PROP_THRESHOLD: s.threshold = g_value_get_double (value); break;
+      case PROP_MAX_MATCHES: s.max_matches = g_value_get_uint (value); break;
+      case PROP_DRAW: s.draw = g_value_get_boolean (value); break;
+      case PROP_COLOR: s.color = g_value_get_uint (value); break;
+      case PROP_THICKNESS: s.thickness = g_value_get_uint (value); break;
+      case PROP_POST_MESSAGES: s.post_messages = g_value_get_boolean (value); break;
+      case PROP_GPU_WAIT: s.gpu_wait = (GpuWait) g_value_get_enum (value); break;
+      default: known = FALSE; break;
+    }
+  });
+  if (!known)
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static void
@@ -567,25 +557,24 @@ gst_cuda_template_match_get_property (GObject * object, guint prop_id, GValue * 
     GParamSpec * pspec)
 {
   GstCudaTemplateMatch *self = GST_CUDA_TEMPLATE_MATCH (object);
-  const MatchProps &s = self->impl->props;
-
-  GST_OBJECT_LOCK (self);
-  switch (prop_id) {
-    case PROP_TEMPLATE_LOCATION: g_value_set_string (value, s.template_location.c_str ()); break;
-    case PROP_TEMPLATE_RECT: gst_cuda_prep_vector_to_array (s.template_rect, value); break;
-    case PROP_SEARCH_REGION: gst_cuda_prep_vector_to_array (s.search_region, value); break;
-    case PROP_THRESHOLD: g_value_set_double (value, s.threshold); break;
-    case PROP_MAX_MATCHES: g_value_set_uint (value, s.max_matches); break;
-    case PROP_DRAW: g_value_set_boolean (value, s.draw); break;
-    case PROP_COLOR: g_value_set_uint (value, s.color); break;
-    case PROP_THICKNESS: g_value_set_uint (value, s.thickness); break;
-    case PROP_POST_MESSAGES: g_value_set_boolean (value, s.post_messages); break;
-    case PROP_GPU_WAIT: g_value_set_enum (value, (gint) s.gpu_wait); break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
-  }
-  GST_OBJECT_UNLOCK (self);
+  const gboolean known = self->impl->props.read (self, [&](const MatchProps & s) -> gboolean {
+    switch (prop_id) {
+      case PROP_TEMPLATE_LOCATION: g_value_set_string (value, s.template_location.c_str ()); break;
+      case PROP_TEMPLATE_RECT: gst_cuda_prep_vector_to_array (s.template_rect, value); break;
+      case PROP_SEARCH_REGION: gst_cuda_prep_vector_to_array (s.search_region, value); break;
+      case PROP_THRESHOLD: g_value_set_double (value, s.threshold); break;
+      case PROP_MAX_MATCHES: g_value_set_uint (value, s.max_matches); break;
+      case PROP_DRAW: g_value_set_boolean (value, s.draw); break;
+      case PROP_COLOR: g_value_set_uint (value, s.color); break;
+      case PROP_THICKNESS: g_value_set_uint (value, s.thickness); break;
+      case PROP_POST_MESSAGES: g_value_set_boolean (value, s.post_messages); break;
+      case PROP_GPU_WAIT: g_value_set_enum (value, (gint) s.gpu_wait); break;
+      default: return FALSE;
+    }
+    return TRUE;
+  });
+  if (!known)
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static void
@@ -603,6 +592,7 @@ gst_cuda_template_match_class_init (GstCudaTemplateMatchClass * klass)
   GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS (klass);
   GstCudaPrepBaseClass *base_class = GST_CUDA_PREP_BASE_CLASS (klass);
   const GParamFlags rw = (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+  const MatchProps d;
 
   gobject_class->set_property = gst_cuda_template_match_set_property;
   gobject_class->get_property = gst_cuda_template_match_get_property;
@@ -623,27 +613,27 @@ gst_cuda_template_match_class_init (GstCudaTemplateMatchClass * klass)
   g_object_class_install_property (gobject_class, PROP_THRESHOLD,
       g_param_spec_double ("threshold", "Threshold",
           "Minimum TM_CCOEFF_NORMED score (-1..1) of a reported match", -1.0, 1.0,
-          DEFAULT_THRESHOLD, rw));
+          d.threshold, rw));
   g_object_class_install_property (gobject_class, PROP_MAX_MATCHES,
       g_param_spec_uint ("max-matches", "Maximum matches",
           "Most matches reported per frame, best first, none overlapping another", 1, kMaxMatches,
-          DEFAULT_MAX_MATCHES, rw));
+          (guint) d.max_matches, rw));
   g_object_class_install_property (gobject_class, PROP_DRAW,
       g_param_spec_boolean ("draw", "Draw", "Draw rectangle outlines around matches into the frame",
-          DEFAULT_DRAW, rw));
+          d.draw, rw));
   g_object_class_install_property (gobject_class, PROP_COLOR,
       g_param_spec_uint ("color", "Color", "Outline colour as 0xAARRGGBB (alpha ignored)", 0,
-          G_MAXUINT32, DEFAULT_COLOR, rw));
+          G_MAXUINT32, d.color, rw));
   g_object_class_install_property (gobject_class, PROP_THICKNESS,
       g_param_spec_uint ("thickness", "Thickness", "Outline thickness in pixels, drawn inside the box",
-          1, 64, DEFAULT_THICKNESS, rw));
+          1, 64, (guint) d.thickness, rw));
   g_object_class_install_property (gobject_class, PROP_POST_MESSAGES,
       g_param_spec_boolean ("post-messages", "Post messages",
           "Post a \"template-match\" element message per frame listing every match. Each one wakes "
           "the application's bus reader: tens of microseconds of the streaming thread's CPU a "
           "frame on some hosts. Off, the ROI metas (and the analytics metas on GStreamer 1.24+) still "
           "carry every match",
-          DEFAULT_POST_MESSAGES, rw));
+          d.post_messages, rw));
 
   g_object_class_install_property (gobject_class, PROP_GPU_WAIT,
       g_param_spec_enum ("gpu-wait", "GPU wait",
@@ -653,7 +643,7 @@ gst_cuda_template_match_class_init (GstCudaTemplateMatchClass * klass)
           "pinned memory every few microseconds: lower latency for some CPU), spin on that flag "
           "(lowest latency, a CPU core busy for the whole kernel time) or cudaStreamSynchronize "
           "(honours a context made with blocking synchronisation). Taken at start; NULL/READY only",
-          GST_TYPE_CUDA_PREP_GPU_WAIT, (gint) GpuWait::Blocking,
+          GST_TYPE_CUDA_PREP_GPU_WAIT, (gint) d.gpu_wait,
           (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY)));
 
   gst_element_class_set_static_metadata (element_class, "CUDA template match",

@@ -36,7 +36,7 @@
 #include <vector>
 
 #include "frame_pool.h"
-#include "gstcudaprepbase.h"
+#include "cuda_element_core.h"
 #include "gstcudatensorbatchpad.h"
 #include "pixel_format.h"
 #include "tensor_caps.h"
@@ -45,6 +45,7 @@
 #include "tensorize_settings.h"
 #include "tensorizer.h"
 #include "transform_meta.h"
+#include "versioned_settings.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_tensor_batch_debug);
 #define GST_CAT_DEFAULT gst_cuda_tensor_batch_debug
@@ -55,15 +56,31 @@ enum
 {
   PROP_0,
   PROP_BATCH_SIZE,
-  PROP_DEVICE_ID,
-  PROP_BACKEND,
-  PROP_TENSOR_FIRST,            /* the shared tensor properties follow (TensorProperty) */
+  PROP_CORE_FIRST,              /* device-id, backend (cuda_element_core.h) */
+  PROP_TENSOR_FIRST = PROP_CORE_FIRST + CORE_PROP_COUNT,   /* then the tensor properties */
+};
+
+/* Properties, behind the object lock (versioned_settings.h): batch_size is taken at start
+ * (NULL / READY only), the tensor settings before every batch. device-id and backend are the
+ * core's. */
+struct BatchSettings
+{
+  TensorizeSettings tensor;
+  guint batch_size = 0;         /* 0: one slot per sink pad */
+
+  bool operator== (const BatchSettings & o) const
+  {
+    return tensor == o.tensor && batch_size == o.batch_size;
+  }
 };
 
 /* Streaming state: built in start and at negotiation, dropped in stop. */
 struct BatchState
 {
-  TensorizeSettings built_from; /* the snapshot the output plan was made from */
+  BatchSettings built_from;     /* the snapshot the output plan was made from */
+  gint built_version = -1;
+  TensorShape shape;            /* negotiated with downstream: the output plan is made with it */
+  TensorShape pending_shape;    /* of the caps being negotiated */
   TensorOutputSpec spec {};
   TensorOutputPlan output {};
   gboolean have_output = FALSE;
@@ -78,18 +95,15 @@ struct BatchState
   CudaPrepTransformMetaWriter transform_meta;   /* kept on pool buffers, see transform_meta.h */
   std::vector<GstCudaTensorBatchPad *> pads;    /* this batch's pads, slot order */
   std::string posted_error;     /* the last settings error posted, so it is posted once */
+  TensorRefusal refusal;        /* downstream takes no tensor we make: posted once */
   GstClockTime last_duration = GST_CLOCK_TIME_NONE;     /* of the last batch */
 };
 
 struct GstCudaTensorBatchImpl
 {
-  /* Properties, under the object lock. */
-  TensorizeSettings settings;
-  CudaPrepDeviceSettings device_settings;
-  guint batch_size = 0;
+  VersionedSettings<BatchSettings> settings;
+  CudaPrepElementCore core;     /* device properties, the device start .. stop */
   std::vector<GstCudaTensorBatchPad *> released;        /* pads released, staging not freed */
-  /* Streaming. */
-  CudaPrepDevice device;
   BatchState state;
 };
 
@@ -104,22 +118,12 @@ G_DEFINE_TYPE (GstCudaTensorBatch, gst_cuda_tensor_batch, GST_TYPE_AGGREGATOR);
 GST_ELEMENT_REGISTER_DEFINE (cudatensorbatch, "cudatensorbatch", GST_RANK_NONE,
     GST_TYPE_CUDA_TENSOR_BATCH);
 
-static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src", GST_PAD_SRC,
-    GST_PAD_ALWAYS,
-    GST_STATIC_CAPS ("other/tensors(memory:CUDAMemory), format = (string) static, "
-        "num_tensors = (int) 1, " GST_CUDA_PREP_TENSOR_TYPES
-        "framerate = (fraction) [ 0/1, MAX ]; "
-        GST_CUDA_PREP_TENSOR_CAPS_STR));
-
 /* ---- settings ------------------------------------------------------------------------- */
 
-static TensorizeSettings
-settings_snapshot (GstCudaTensorBatch * self)
+static BatchSettings
+settings_snapshot (GstCudaTensorBatch * self, gint * version = NULL)
 {
-  GST_OBJECT_LOCK (self);
-  TensorizeSettings s = self->impl->settings;
-  GST_OBJECT_UNLOCK (self);
-  return s;
+  return self->impl->settings.snapshot (self, version);
 }
 
 static void
@@ -129,43 +133,30 @@ post_settings_error (GstCudaTensorBatch * self, const Status & st, const char *c
       context);
 }
 
-/* The output plan for a settings snapshot. */
+/* The output plan of tensor settings @s with a batch of @slots: one GstBuffer. */
 static Status
-build_output (const TensorizeSettings & s, TensorOutputSpec * spec, TensorOutputPlan * output)
+build_output (const TensorizeSettings & s, int slots, TensorOutputSpec * spec,
+    TensorOutputPlan * output)
 {
   CUDAPREP_RETURN_IF_ERROR (gst_cuda_prep_output_spec (s, spec));
-  return make_output_plan (*spec, output);
+  CUDAPREP_RETURN_IF_ERROR (make_output_plan (*spec, output));
+  return check_buffer_bytes (output->dst_width, output->dst_height, output->channels,
+      output->dtype, slots);
 }
 
-/* One batch is one GstBuffer: B slots must fit the tensor limit together. */
-static Status
-check_batch_bytes (const TensorOutputPlan & output, int slots)
-{
-  const uint64_t bytes = (uint64_t) slot_bytes (output) * (uint64_t) slots;
-  if (bytes > kMaxTensorBytes)
-    return Status::error ("a batch of " + std::to_string (slots) + " slots is " +
-        std::to_string (bytes) + " bytes, more than the " + std::to_string (kMaxTensorBytes) +
-        "-byte limit of one buffer: lower batch-size, width or height");
-  return Status ();
-}
-
-/* Brings the output plan up to date with the settings before a batch; a shape change waits
- * for the renegotiation set_property requested. Compares under the lock without copying. */
+/* Brings the output plan up to date with the settings before a batch (versioned_settings.h); a
+ * shape change waits for the renegotiation set_property requested. */
 static gboolean
 refresh_output (GstCudaTensorBatch * self)
 {
   BatchState &state = self->impl->state;
-  GST_OBJECT_LOCK (self);
-  const gboolean changed = self->impl->settings != state.built_from;
-  TensorizeSettings snapshot;
-  if (changed)
-    snapshot = self->impl->settings;
-  GST_OBJECT_UNLOCK (self);
-  if (!changed || !snapshot.same_shape (state.built_from))
+  BatchSettings snapshot;
+  if (!self->impl->settings.changed_since (self, &state.built_version, state.built_from, &snapshot)
+      || !snapshot.tensor.same_shape (state.built_from.tensor))
     return TRUE;
   TensorOutputSpec spec;
   TensorOutputPlan output;
-  Status st = build_output (snapshot, &spec, &output);
+  Status st = build_output (snapshot.tensor.with_shape (state.shape), state.slots, &spec, &output);
   if (!st.ok ()) {
     post_settings_error (self, st, "changed while playing");
     return FALSE;
@@ -193,7 +184,7 @@ refresh_pad_plan (GstCudaTensorBatch * self, GstCudaTensorBatchPad * pad)
     return TRUE;
   std::vector<int> roi = gst_cuda_tensor_batch_pad_roi (pad);
   SlotSourceSpec source;
-  Status st = gst_cuda_prep_slot_source (state.built_from, roi, ps.input.info (), &source);
+  Status st = gst_cuda_prep_slot_source (state.built_from.tensor, roi, ps.input.info (), &source);
   if (st.ok ())
     st = make_slot_plan (state.spec, source, &ps.plan);
   if (!st.ok ()) {
@@ -245,9 +236,10 @@ gst_cuda_tensor_batch_request_new_pad (GstElement * element, GstPadTemplate * te
 {
   GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (element);
   GST_OBJECT_LOCK (self);
-  const guint batch_size = self->impl->batch_size;
   const guint pads = element->numsinkpads;
   GST_OBJECT_UNLOCK (self);
+  const guint batch_size = self->impl->settings.read (self,
+      [](const BatchSettings & s) { return s.batch_size; });
   if (batch_size > 0 && pads >= batch_size) {
     GST_ELEMENT_ERROR (self, CORE, PAD, ("batch-size=%u: no slot left for another sink pad",
             batch_size), ("%u sink pads already; set batch-size=0 (one slot per pad) or larger",
@@ -269,8 +261,9 @@ gst_cuda_tensor_batch_release_pad (GstElement * element, GstPad * pad)
    * not whenever the pad dies. */
   GST_OBJECT_LOCK (self);
   self->impl->released.push_back (GST_CUDA_TENSOR_BATCH_PAD (gst_object_ref (pad)));
-  const guint batch_size = self->impl->batch_size;
   GST_OBJECT_UNLOCK (self);
+  const guint batch_size = self->impl->settings.read (self,
+      [](const BatchSettings & s) { return s.batch_size; });
   GST_ELEMENT_CLASS (parent_class)->release_pad (element, pad);
   if (batch_size == 0)
     gst_pad_mark_reconfigure (GST_AGGREGATOR_SRC_PAD (self));
@@ -287,7 +280,7 @@ drop_released (GstCudaTensorBatch * self)
   GST_OBJECT_UNLOCK (self);
   if (released.empty ())
     return;
-  CudaPrepScopedContext ctx (self->impl->device, GST_ELEMENT (self));
+  CudaPrepScopedContext ctx (self->impl->core.device (), GST_ELEMENT (self));
   for (GstCudaTensorBatchPad * pad : released) {
     gst_cuda_tensor_batch_pad_state (pad).input.reset ();
     gst_object_unref (pad);
@@ -320,53 +313,59 @@ fastest_framerate (GstCudaTensorBatch * self, gint * num, gint * den)
 static int
 slots_wanted (GstCudaTensorBatch * self)
 {
+  const guint batch_size = self->impl->settings.read (self,
+      [](const BatchSettings & s) { return s.batch_size; });
   GST_OBJECT_LOCK (self);
-  const guint batch_size = self->impl->batch_size;
   const guint pads = GST_ELEMENT (self)->numsinkpads;
   GST_OBJECT_UNLOCK (self);
   return (int) (batch_size > 0 ? batch_size : MAX (pads, 1u));
 }
 
+/* The shape properties with this batch's slots: batch-size, or one slot per sink pad. */
+static TensorShapeSettings
+shape_settings (const BatchSettings & s, int slots)
+{
+  TensorShapeSettings t = s.tensor.shape_settings (slots);
+  t.batch_set = s.batch_size > 0;
+  t.batch_from_pads = s.batch_size == 0;
+  return t;
+}
+
+/* The tensor's shape from downstream's caps, as cudatensorize takes it (tensor_caps.h): what
+ * downstream leaves open takes the properties' values; a property set that contradicts it,
+ * or a downstream that takes no tensor we make, is one error, posted once. */
 static GstFlowReturn
 gst_cuda_tensor_batch_update_src_caps (GstAggregator * agg, GstCaps * downstream, GstCaps ** ret)
 {
   GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (agg);
   BatchState &state = self->impl->state;
-  const TensorizeSettings s = settings_snapshot (self);
-  const int slots = slots_wanted (self);
+  const TensorShapeSettings shape = shape_settings (settings_snapshot (self), slots_wanted (self));
   gint fps_n, fps_d;
   fastest_framerate (self, &fps_n, &fps_d);
-
-  gchar *dims = gst_cuda_prep_tensor_dimensions (s.width, s.height, s.layout, slots, s.channels);
-  GstStructure *st = gst_structure_new ("other/tensors", "format", G_TYPE_STRING, "static",
-      "num_tensors", G_TYPE_INT, 1, "types", G_TYPE_STRING, gst_cuda_prep_tensor_type_name (s.dtype),
-      "dimensions", G_TYPE_STRING, dims, "framerate", GST_TYPE_FRACTION, fps_n, fps_d, NULL);
-  g_free (dims);
+  GValue fps = G_VALUE_INIT;
+  g_value_init (&fps, GST_TYPE_FRACTION);
+  gst_value_set_fraction (&fps, fps_n, fps_d);
   /* CUDA memory first where the GPU runs: the tensor stays on the device. */
-  GstCaps *ours = gst_caps_new_empty ();
-  if (self->impl->device.gpu ()) {
-    GstCaps *dev = gst_caps_new_full (gst_structure_copy (st), NULL);
-    gst_caps_set_features (dev, 0, gst_caps_features_new ("memory:CUDAMemory", NULL));
-    ours = gst_caps_merge (ours, dev);
-  }
-  ours = gst_caps_merge (ours, gst_caps_new_full (st, NULL));
+  GstCaps *ours = gst_cuda_prep_tensor_open_caps (&fps, self->impl->core.device ().gpu (), TRUE);
+  g_value_unset (&fps);
 
   *ret = gst_caps_intersect_full (ours, downstream, GST_CAPS_INTERSECT_FIRST);
   if (gst_caps_is_empty (*ret)) {
-    gchar *p = gst_caps_to_string (ours), *d = gst_caps_to_string (downstream);
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-        ("Downstream does not accept the batch cudatensorbatch produces: set width, height, "
-            "layout, dtype, channels or batch-size to what it takes"),
-        ("cudatensorbatch produces %s (properties width, height, layout, dtype, channels, batch-size or "
-            "the number of sink pads); downstream accepts %s", p, d));
-    g_free (p);
-    g_free (d);
+    state.refusal.post_no_intersection (GST_ELEMENT (self), ours, downstream);
     gst_caps_unref (ours);
     gst_clear_caps (ret);
     return GST_FLOW_NOT_NEGOTIATED;
   }
   gst_caps_unref (ours);
-  state.pending_slots = slots;
+  *ret = gst_caps_make_writable (gst_caps_truncate (*ret));
+  gst_cuda_prep_tensor_fixate_shape (gst_caps_get_structure (*ret, 0), shape);
+  Status st = gst_cuda_prep_tensor_shape_from_caps (*ret, shape, "cudatensorbatch",
+      &state.pending_shape);
+  if (!st.ok ()) {
+    state.refusal.post_contradiction (GST_ELEMENT (self), st, downstream);
+    gst_clear_caps (ret);
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
   return GST_FLOW_OK;
 }
 
@@ -377,22 +376,20 @@ gst_cuda_tensor_batch_negotiated_src_caps (GstAggregator * agg, GstCaps * caps)
 {
   GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (agg);
   BatchState &state = self->impl->state;
-  CudaPrepDevice &device = self->impl->device;
+  CudaPrepDevice &device = self->impl->core.device ();
 
-  state.built_from = settings_snapshot (self);
+  state.built_from = settings_snapshot (self, &state.built_version);
   state.have_output = FALSE;
-  Status st = build_output (state.built_from, &state.spec, &state.output);
-  if (!st.ok ()) {
-    post_settings_error (self, st, "at negotiation");
-    return FALSE;
-  }
-  st = check_batch_bytes (state.output, state.pending_slots);
+  const int slots = state.pending_shape.batch;
+  Status st = build_output (state.built_from.tensor.with_shape (state.pending_shape), slots,
+      &state.spec, &state.output);
   if (!st.ok ()) {
     post_settings_error (self, st, "at negotiation");
     return FALSE;
   }
   state.generation++;
-  state.slots = state.pending_slots;
+  state.shape = state.pending_shape;
+  state.slots = slots;
   state.output_cuda = gst_cuda_prep_caps_has_cuda_feature (caps, 0);
   state.bytes = batch_bytes (state.output, state.slots);
   state.batch.assign (state.slots, BatchSlot ());
@@ -426,7 +423,7 @@ gst_cuda_tensor_batch_decide_allocation (GstAggregator * agg, GstQuery * query)
   const BatchState &state = self->impl->state;
   if (!state.have_output)
     return FALSE;
-  return gst_cuda_prep_tensor_pool_decide (GST_ELEMENT (self), query, self->impl->device,
+  return gst_cuda_prep_tensor_pool_decide (GST_ELEMENT (self), query, self->impl->core.device (),
       state.output_cuda, state.bytes);
 }
 
@@ -439,7 +436,7 @@ gst_cuda_tensor_batch_propose_allocation (GstAggregator * agg, GstAggregatorPad 
   /* Upstream's frames in a pool on our stream (1.24+): a decoder then writes each in the order
    * of our work, and the batch waits for none of them. */
   if (gst_query_get_n_allocation_pools (query) == 0)
-    gst_cuda_prep_propose_frame_pool (GST_CUDA_TENSOR_BATCH (agg)->impl->device, query, 0);
+    gst_cuda_prep_propose_frame_pool (GST_CUDA_TENSOR_BATCH (agg)->impl->core.device (), query, 0);
   return TRUE;
 }
 
@@ -447,15 +444,10 @@ gst_cuda_tensor_batch_propose_allocation (GstAggregator * agg, GstAggregatorPad 
 static gboolean
 configure_pad (GstCudaTensorBatch * self, GstCudaTensorBatchPad * pad, GstCaps * caps)
 {
-  CudaPrepDevice &device = self->impl->device;
+  CudaPrepDevice &device = self->impl->core.device ();
   CudaTensorBatchPadState &ps = gst_cuda_tensor_batch_pad_state (pad);
-  if (gst_cuda_prep_caps_has_cuda_feature (caps, 0) && !device.gpu ()) {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-        ("Input is in CUDA memory but no CUDA device is usable"),
-        ("%s: caps %" GST_PTR_FORMAT " need a GPU; backend is cpu or no device could be opened",
-            GST_PAD_NAME (pad), caps));
+  if (!self->impl->core.check_memory (GST_ELEMENT (self), caps, GST_PAD_NAME (pad)))
     return FALSE;
-  }
   ps.have_caps = FALSE;
   ps.have_plan = FALSE;
   CudaPrepScopedContext ctx (device, GST_ELEMENT (self));
@@ -488,18 +480,12 @@ static gboolean
 gst_cuda_tensor_batch_sink_query (GstAggregator * agg, GstAggregatorPad * pad, GstQuery * query)
 {
   GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (agg);
-  if (self->impl->device.answer_context_query (GST_ELEMENT (agg), query))
+  if (self->impl->core.answer_context_query (GST_ELEMENT (agg), query))
     return TRUE;
   if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS) {
-    GST_OBJECT_LOCK (self);
-    const GstCudaPrepBackend backend = self->impl->device_settings.backend;
-    GST_OBJECT_UNLOCK (self);
-    const gboolean gpu = self->impl->device.is_open () ? self->impl->device.gpu () :
-        CudaPrepDevice::gpu_possible (backend);
-    /* Without a GPU, CUDA input is still listed (last) so that a CUDA-only upstream gets a
-     * clear error from the caps event rather than a bare not-negotiated. */
-    GstCaps *caps = gst_cuda_prep_video_caps (gpu ? "memory:CUDAMemory" : NULL);
-    gst_caps_append (caps, gst_cuda_prep_video_caps (gpu ? NULL : "memory:CUDAMemory"));
+    /* CUDA memory first where the GPU runs; without one, last. */
+    GstCaps *caps = gst_cuda_prep_caps_order_memory (gst_cuda_prep_video_template_caps (),
+        self->impl->core.gpu_possible (GST_ELEMENT (self)), TRUE);
     GstCaps *filter = NULL;
     gst_query_parse_caps (query, &filter);
     if (filter) {
@@ -517,7 +503,7 @@ gst_cuda_tensor_batch_sink_query (GstAggregator * agg, GstAggregatorPad * pad, G
 static gboolean
 gst_cuda_tensor_batch_src_query (GstAggregator * agg, GstQuery * query)
 {
-  if (GST_CUDA_TENSOR_BATCH (agg)->impl->device.answer_context_query (GST_ELEMENT (agg), query))
+  if (GST_CUDA_TENSOR_BATCH (agg)->impl->core.answer_context_query (GST_ELEMENT (agg), query))
     return TRUE;
   return GST_AGGREGATOR_CLASS (parent_class)->src_query (agg, query);
 }
@@ -525,11 +511,7 @@ gst_cuda_tensor_batch_src_query (GstAggregator * agg, GstQuery * query)
 static void
 gst_cuda_tensor_batch_set_context (GstElement * element, GstContext * context)
 {
-  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (element);
-  GST_OBJECT_LOCK (self);
-  const int device_id = self->impl->device_settings.device_id;
-  GST_OBJECT_UNLOCK (self);
-  self->impl->device.set_context (element, context, device_id);
+  GST_CUDA_TENSOR_BATCH (element)->impl->core.set_context (element, context);
   GST_ELEMENT_CLASS (parent_class)->set_context (element, context);
 }
 
@@ -539,12 +521,10 @@ gst_cuda_tensor_batch_set_context (GstElement * element, GstContext * context)
 static gboolean
 check_settings_at_start (GstCudaTensorBatch * self)
 {
-  const TensorizeSettings s = settings_snapshot (self);
+  const TensorizeSettings s = settings_snapshot (self).tensor;
   TensorOutputSpec spec;
   TensorOutputPlan output;
-  Status st = build_output (s, &spec, &output);
-  if (st.ok ())
-    st = check_batch_bytes (output, slots_wanted (self));
+  Status st = build_output (s, slots_wanted (self), &spec, &output);
   std::vector<GstCudaTensorBatchPad *> pads;
   collect_pads (self, pads);
   for (size_t i = 0; st.ok () && i < pads.size (); i++) {
@@ -569,15 +549,11 @@ gst_cuda_tensor_batch_start (GstAggregator * agg)
   GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (agg);
   GstCudaTensorBatchImpl *impl = self->impl;
   impl->state.posted_error.clear ();
-  if (!check_settings_at_start (self))
+  impl->state.refusal.forget ();
+  if (!check_settings_at_start (self) || !impl->core.start (GST_ELEMENT (self)))
     return FALSE;
-  GST_OBJECT_LOCK (self);
-  const CudaPrepDeviceSettings device_settings = impl->device_settings;
-  GST_OBJECT_UNLOCK (self);
-  if (!impl->device.open (GST_ELEMENT (self), device_settings))
-    return FALSE;
-  impl->state.tensorizer = impl->device.gpu () ?
-      make_tensorizer_cuda (impl->device.stream ()) : make_tensorizer_cpu ();
+  impl->state.tensorizer = impl->core.device ().gpu () ?
+      make_tensorizer_cuda (impl->core.device ().stream ()) : make_tensorizer_cpu ();
   return TRUE;
 }
 
@@ -590,8 +566,8 @@ gst_cuda_tensor_batch_stop (GstAggregator * agg)
   std::vector<GstCudaTensorBatchPad *> pads;
   collect_pads (self, pads);
   {
-    CudaPrepScopedContext ctx (impl->device, GST_ELEMENT (self));
-    impl->device.sync ();
+    CudaPrepScopedContext ctx (impl->core.device (), GST_ELEMENT (self));
+    impl->core.device ().sync ();
     for (GstCudaTensorBatchPad * pad : pads) {
       CudaTensorBatchPadState &ps = gst_cuda_tensor_batch_pad_state (pad);
       ps.input.reset ();
@@ -604,7 +580,7 @@ gst_cuda_tensor_batch_stop (GstAggregator * agg)
   state.have_output = FALSE;
   state.slots = 0;
   state.last_duration = GST_CLOCK_TIME_NONE;
-  impl->device.close ();
+  impl->core.stop ();
   return TRUE;
 }
 
@@ -695,7 +671,7 @@ fill_slot (GstCudaTensorBatch * self, int i, GstCudaTensorBatchPad * pad, const 
     return TRUE;
   if (!refresh_pad_plan (self, pad))
     return FALSE;
-  if (!ps.input.map (GST_ELEMENT (self), self->impl->device, ps.buffer, FALSE, &ps.frame,
+  if (!ps.input.map (GST_ELEMENT (self), self->impl->core.device (), ps.buffer, FALSE, &ps.frame,
           &slot.src))
     return FALSE;
   ps.mapped = TRUE;
@@ -715,7 +691,7 @@ finish_slots (GstCudaTensorBatch * self)
   for (GstCudaTensorBatchPad * pad : self->impl->state.pads) {
     CudaTensorBatchPadState &ps = gst_cuda_tensor_batch_pad_state (pad);
     if (ps.mapped)
-      ok &= ps.input.unmap (GST_ELEMENT (self), self->impl->device, &ps.frame, FALSE);
+      ok &= ps.input.unmap (GST_ELEMENT (self), self->impl->core.device (), &ps.frame, FALSE);
     ps.mapped = FALSE;
     gst_clear_buffer (&ps.buffer);
   }
@@ -729,7 +705,7 @@ static GstFlowReturn
 run_batch (GstCudaTensorBatch * self, GstBuffer * outbuf, const BatchWindow & w)
 {
   BatchState &state = self->impl->state;
-  CudaPrepDevice &device = self->impl->device;
+  CudaPrepDevice &device = self->impl->core.device ();
   const std::vector<GstCudaTensorBatchPad *> &pads = state.pads;
 
   CudaPrepScopedContext ctx (device, GST_ELEMENT (self));
@@ -764,7 +740,7 @@ run_batch (GstCudaTensorBatch * self, GstBuffer * outbuf, const BatchWindow & w)
   }
   gboolean left_on_stream;
   Status st = gst_cuda_prep_write_tensor (device, state.tensorizer->on_device (),
-      state.output_cuda, state.built_from.gpu_wait, 0, outbuf, inputs_ordered, &left_on_stream,
+      state.output_cuda, state.built_from.tensor.gpu_wait, 0, outbuf, inputs_ordered, &left_on_stream,
       [&](uint8_t * dst, PaddingRows) {
         return state.tensorizer->run_batch (batch, dst, state.bytes);  /* every row, always */
       },
@@ -898,24 +874,20 @@ gst_cuda_tensor_batch_set_property (GObject * object, guint prop_id, const GValu
 {
   GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (object);
   GstCudaTensorBatchImpl *impl = self->impl;
-  gboolean shape_changed = FALSE;
-
-  if (prop_id < PROP_TENSOR_FIRST && !gst_cuda_prep_ready_property_changeable (object, pspec))
+  if (impl->core.set_property (object, prop_id - PROP_CORE_FIRST, value, pspec))
     return;
-  GST_OBJECT_LOCK (self);
-  switch (prop_id) {
-    case PROP_BATCH_SIZE: impl->batch_size = g_value_get_uint (value); break;
-    case PROP_DEVICE_ID: impl->device_settings.device_id = g_value_get_int (value); break;
-    case PROP_BACKEND:
-      impl->device_settings.backend = (GstCudaPrepBackend) g_value_get_enum (value);
-      break;
-    default:
-      if (prop_id < PROP_TENSOR_FIRST || !gst_cuda_prep_tensor_property_set (impl->settings,
-              prop_id - PROP_TENSOR_FIRST, value, &shape_changed))
-        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
-  }
-  GST_OBJECT_UNLOCK (self);
+  if (prop_id == PROP_BATCH_SIZE && !gst_cuda_prep_ready_property_changeable (object, pspec))
+    return;
+  gboolean shape_changed = FALSE, known = TRUE;
+  impl->settings.write (self, [&](BatchSettings & s) {
+    if (prop_id == PROP_BATCH_SIZE)
+      s.batch_size = g_value_get_uint (value);
+    else
+      known = prop_id >= PROP_TENSOR_FIRST && gst_cuda_prep_tensor_property_set (s.tensor,
+          prop_id - PROP_TENSOR_FIRST, value, &shape_changed);
+  });
+  if (!known)
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
   /* Streaming state is never touched here: the streaming thread sees the new settings before
    * the next batch; a new tensor shape goes through renegotiation. */
   if (shape_changed)
@@ -928,18 +900,18 @@ gst_cuda_tensor_batch_get_property (GObject * object, guint prop_id, GValue * va
 {
   GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (object);
   GstCudaTensorBatchImpl *impl = self->impl;
-  GST_OBJECT_LOCK (self);
-  switch (prop_id) {
-    case PROP_BATCH_SIZE: g_value_set_uint (value, impl->batch_size); break;
-    case PROP_DEVICE_ID: g_value_set_int (value, impl->device_settings.device_id); break;
-    case PROP_BACKEND: g_value_set_enum (value, impl->device_settings.backend); break;
-    default:
-      if (prop_id < PROP_TENSOR_FIRST || !gst_cuda_prep_tensor_property_get (impl->settings,
-              prop_id - PROP_TENSOR_FIRST, value))
-        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
-  }
-  GST_OBJECT_UNLOCK (self);
+  if (impl->core.get_property (object, prop_id - PROP_CORE_FIRST, value))
+    return;
+  const gboolean known = impl->settings.read (self, [&](const BatchSettings & s) -> gboolean {
+    if (prop_id == PROP_BATCH_SIZE) {
+      g_value_set_uint (value, s.batch_size);
+      return TRUE;
+    }
+    return (gboolean) (prop_id >= PROP_TENSOR_FIRST && gst_cuda_prep_tensor_property_get (s.tensor,
+            prop_id - PROP_TENSOR_FIRST, value));
+  });
+  if (!known)
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static void
@@ -969,7 +941,7 @@ gst_cuda_tensor_batch_class_init (GstCudaTensorBatchClass * klass)
           "at the next batch when pads are requested or released. A fixed size keeps the caps "
           "static: slots without a pad are empty, and no more pads than slots can be "
           "requested. NULL/READY only", 0, kMaxBatchSlots, 0, ready_only));
-  gst_cuda_prep_device_properties_install (gobject_class, PROP_DEVICE_ID, PROP_BACKEND);
+  CudaPrepElementCore::install_properties (gobject_class, PROP_CORE_FIRST);
   gst_cuda_prep_tensor_properties_install (gobject_class, PROP_TENSOR_FIRST);
 
   gst_element_class_set_static_metadata (element_class, "CUDA tensor batch",
@@ -980,8 +952,11 @@ gst_cuda_tensor_batch_class_init (GstCudaTensorBatchClass * klass)
   gst_element_class_add_pad_template (element_class,
       gst_pad_template_new_with_gtype ("sink_%u", GST_PAD_SINK, GST_PAD_REQUEST,
           gst_cuda_prep_video_template_caps (), GST_TYPE_CUDA_TENSOR_BATCH_PAD));
-  gst_element_class_add_static_pad_template_with_gtype (element_class, &src_template,
-      GST_TYPE_AGGREGATOR_PAD);
+  GstCaps *src_caps = gst_cuda_prep_tensor_template_caps ();
+  gst_element_class_add_pad_template (element_class,
+      gst_pad_template_new_with_gtype ("src", GST_PAD_SRC, GST_PAD_ALWAYS, src_caps,
+          GST_TYPE_AGGREGATOR_PAD));
+  gst_caps_unref (src_caps);
 
   element_class->request_new_pad = GST_DEBUG_FUNCPTR (gst_cuda_tensor_batch_request_new_pad);
   element_class->release_pad = GST_DEBUG_FUNCPTR (gst_cuda_tensor_batch_release_pad);

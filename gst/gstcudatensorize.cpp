@@ -15,7 +15,7 @@
  * function. Every output buffer carries a "GstCudaPrepTransformMeta" custom meta with the
  * source->tensor affine, its inverse and the unpadded rectangle (see gstcudaprepmeta.h).
  * The tensor's width, height, layout, dtype and channels, where the properties were never set, follow
- * downstream's caps (tensor_shape_negotiation.h; the batch dimension must equal batch-size).
+ * downstream's caps (tensor_caps.h; the batch dimension must equal batch-size).
  * With output=video-meta (GStreamer >= 1.26 builds) the frame passes through and the tensor
  * rides on it as a GstTensorMeta (tensor_meta_output.h); that mode makes one tensor per frame,
  * so batch-size > 1, rois and roi-meta are refused with it at start.
@@ -52,6 +52,7 @@
 #include "tensorize_batch.h"
 #include "tensorize_settings.h"
 #include "tensorizer.h"
+#include "versioned_settings.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_tensorize_debug);
 #define GST_CAT_DEFAULT gst_cuda_tensorize_debug
@@ -83,6 +84,7 @@ struct CudaTensorizeSettings
   std::vector<int> roi;         /* empty: whole frame */
   std::vector<std::vector<int>> rois;   /* empty: one slot, the roi (or the whole frame) */
   int batch_size = 1;
+  bool batch_size_set = false;          /* downstream's batch must agree: messages say which */
   bool roi_meta = false;                /* regions from upstream metas (roi_source says which) */
   GstCudaPrepRoiSource roi_source = GST_CUDA_PREP_ROI_SOURCE_AUTO;
   std::string roi_type;                 /* class names, comma-separated; empty: any */
@@ -95,7 +97,12 @@ struct CudaTensorizeSettings
   {
     return tensor.same_shape (o.tensor) && batch_size == o.batch_size && output == o.output;
   }
-  TensorShapeSettings shape_settings () const { return tensor.shape_settings (batch_size); }
+  TensorShapeSettings shape_settings () const
+  {
+    TensorShapeSettings t = tensor.shape_settings (batch_size);
+    t.batch_set = batch_size_set;
+    return t;
+  }
   /* These settings with the shape negotiated with downstream in place of the properties'. */
   CudaTensorizeSettings with_shape (const TensorShape & shape) const
   {
@@ -105,7 +112,8 @@ struct CudaTensorizeSettings
   }
   bool operator== (const CudaTensorizeSettings & o) const
   {
-    return tensor == o.tensor && batch_size == o.batch_size && roi == o.roi && rois == o.rois &&
+    return tensor == o.tensor && batch_size == o.batch_size && batch_size_set == o.batch_size_set &&
+        roi == o.roi && rois == o.rois &&
         roi_meta == o.roi_meta && roi_type == o.roi_type && roi_min_size == o.roi_min_size &&
         roi_max_size == o.roi_max_size && roi_margin == o.roi_margin && roi_source == o.roi_source &&
         output == o.output;
@@ -144,6 +152,7 @@ struct TensorizeState
   gboolean output_cuda = FALSE;
   std::unique_ptr<Tensorizer> tensorizer;
   std::string posted_error;     /* the last settings error posted, so it is posted once */
+  TensorRefusal refusal;        /* downstream takes no tensor we make: posted once */
   TensorMetaOutput meta_output; /* output=video-meta: the tensors' pool */
   CudaPrepHeldFrames held_frames; /* frames of another stream, until the kernel has read them */
 };
@@ -151,10 +160,7 @@ struct TensorizeState
 /* The element's C++ state (one object, created in init, deleted in finalize). */
 struct GstCudaTensorizeImpl
 {
-  CudaTensorizeSettings settings;
-  /* Bumped (under the object lock) by every property write: the streaming thread compares it
-   * with the one its plan was made from, one atomic read a frame instead of all the settings. */
-  gint settings_version = 0;
+  VersionedSettings<CudaTensorizeSettings> settings;
   TensorizeState state;
 };
 
@@ -168,12 +174,6 @@ struct _GstCudaTensorize
 G_DEFINE_TYPE (GstCudaTensorize, gst_cuda_tensorize, GST_TYPE_CUDA_PREP_BASE);
 GST_ELEMENT_REGISTER_DEFINE (cudatensorize, "cudatensorize", GST_RANK_NONE, GST_TYPE_CUDA_TENSORIZE);
 
-
-static GstStaticCaps tensor_src_caps = GST_STATIC_CAPS (
-    "other/tensors(memory:CUDAMemory), format = (string) static, "
-    "num_tensors = (int) 1, " GST_CUDA_PREP_TENSOR_TYPES
-    "framerate = (fraction) [ 0/1, MAX ]; "
-    GST_CUDA_PREP_TENSOR_CAPS_STR);
 
 /* ---- settings -> plan ----------------------------------------------------------------- */
 
@@ -217,12 +217,8 @@ build_plans (const CudaTensorizeSettings & s, const GstVideoInfo * info, Tensori
   p.filter.min_size = s.roi_min_size;
   p.filter.max_size = s.roi_max_size;
   CUDAPREP_RETURN_IF_ERROR (make_output_plan (cfg, &p.output));
-  const uint64_t bytes = (uint64_t) slot_bytes (p.output) * (uint64_t) s.batch_size;
-  if (bytes > kMaxTensorBytes)      /* one GstBuffer, one pool allocation (guint sizes) */
-    return Status::error ("batch of " + std::to_string (s.batch_size) + " tensors " + std::to_string (s.tensor.width) +
-        "x" + std::to_string (s.tensor.height) + "x" + std::to_string (s.tensor.channels) + " needs " +
-        std::to_string (bytes) + " bytes, more than the " +
-        std::to_string (kMaxTensorBytes) + "-byte limit of one buffer");
+  CUDAPREP_RETURN_IF_ERROR (check_buffer_bytes (p.output.dst_width, p.output.dst_height,
+          p.output.channels, p.output.dtype, s.batch_size));
   if (s.rois.empty () && !s.roi_meta) {
     p.regions.emplace_back ();
     p.region_index.push_back (-1);
@@ -289,12 +285,7 @@ post_settings_error (GstCudaTensorize * self, const Status & st, const char *con
 static CudaTensorizeSettings
 settings_snapshot (GstCudaTensorize * self, gint * version = NULL)
 {
-  GST_OBJECT_LOCK (self);
-  CudaTensorizeSettings s = self->impl->settings;
-  if (version)
-    *version = self->impl->settings_version;
-  GST_OBJECT_UNLOCK (self);
-  return s;
+  return self->impl->settings.snapshot (self, version);
 }
 
 /* ---- caps ----------------------------------------------------------------------------- */
@@ -302,19 +293,14 @@ settings_snapshot (GstCudaTensorize * self, gint * version = NULL)
 static GstCudaPrepOutput
 output_mode (GstCudaTensorize * self)
 {
-  GST_OBJECT_LOCK (self);
-  const GstCudaPrepOutput mode = self->impl->settings.output;
-  GST_OBJECT_UNLOCK (self);
-  return mode;
+  return self->impl->settings.read (self, [](const CudaTensorizeSettings & s) { return s.output; });
 }
 
 static TensorShapeSettings
 shape_settings (GstCudaTensorize * self)
 {
-  GST_OBJECT_LOCK (self);
-  const TensorShapeSettings shape = self->impl->settings.shape_settings ();
-  GST_OBJECT_UNLOCK (self);
-  return shape;
+  return self->impl->settings.read (self,
+      [](const CudaTensorizeSettings & s) { return s.shape_settings (); });
 }
 
 /* The frame itself, when the tensor rides on it as a meta. */
@@ -351,54 +337,33 @@ gst_cuda_tensorize_transform_caps (GstBaseTransform * trans, GstPadDirection dir
   for (guint i = 0; i < gst_caps_get_size (caps); i++) {
     const GstStructure *in = gst_caps_get_structure (caps, i);
     gboolean in_cuda = gst_cuda_prep_caps_has_cuda_feature (caps, i);
-    GstStructure *out;
+    const GValue *fr = gst_structure_get_value (in, "framerate");
 
     if (direction == GST_PAD_SINK) {
       /* Any shape: downstream may fix it (fixate_caps fills in what it leaves open), and
-       * configure refuses one that contradicts a property the user set, naming both. */
-      out = gst_structure_new ("other/tensors", "format", G_TYPE_STRING, "static",
-          "num_tensors", G_TYPE_INT, 1, NULL);
-      GValue types = G_VALUE_INIT;
-      gst_value_list_init (&types, kDTypeCount);
-      for (int d = 0; d < kDTypeCount; d++) {
-        GValue v = G_VALUE_INIT;
-        g_value_init (&v, G_TYPE_STRING);
-        g_value_set_static_string (&v, gst_cuda_prep_tensor_type_name ((DType) d));
-        gst_value_list_append_and_take_value (&types, &v);
-      }
-      gst_structure_take_value (out, "types", &types);
-    } else {
-      out = gst_structure_new_empty ("video/x-raw");
-      GValue formats = G_VALUE_INIT;
-      gst_cuda_prep_video_formats_value (&formats);
-      gst_structure_take_value (out, "format", &formats);
-      gst_structure_set (out, "width", GST_TYPE_INT_RANGE, 1, kMaxSourceSide,
-          "height", GST_TYPE_INT_RANGE, 1, kMaxSourceSide, NULL);
+       * configure refuses one that contradicts a property the user set, naming both. Without a
+       * GPU, tensors can only be in system memory; else the same memory as the input first. */
+      result = gst_caps_merge (result, gst_cuda_prep_tensor_open_caps (fr, gpu, in_cuda));
+      continue;
     }
-    const GValue *fr = gst_structure_get_value (in, "framerate");
+    GstStructure *out = gst_structure_new_empty ("video/x-raw");
+    GValue formats = G_VALUE_INIT;
+    gst_cuda_prep_video_formats_value (&formats);
+    gst_structure_take_value (out, "format", &formats);
+    gst_structure_set (out, "width", GST_TYPE_INT_RANGE, 1, kMaxSourceSide,
+        "height", GST_TYPE_INT_RANGE, 1, kMaxSourceSide, NULL);
     if (fr)
       gst_structure_set_value (out, "framerate", fr);
     else
       gst_structure_set (out, "framerate", GST_TYPE_FRACTION_RANGE, 0, 1, G_MAXINT, 1, NULL);
 
     /* Same memory as the other side first: no copy either way. */
-    GstCaps *sys = gst_caps_new_full (gst_structure_copy (out), NULL);
+    GstCaps *both = gst_caps_new_full (gst_structure_copy (out), NULL);
     GstCaps *dev = gst_caps_new_full (out, NULL);
     gst_caps_set_features (dev, 0, gst_caps_features_new ("memory:CUDAMemory", NULL));
-    if (direction == GST_PAD_SINK && !gpu) {
-      gst_caps_unref (dev);     /* no GPU: tensors can only be in system memory */
-      dev = gst_caps_new_empty ();
-    }
-    /* Without a GPU, CUDA input is still listed (last) so that a CUDA-only upstream gets a clear
-     * error from set_caps rather than a bare not-negotiated; peers that can do both pick
-     * system memory. */
-    if (in_cuda && gpu) {
-      result = gst_caps_merge (result, dev);
-      result = gst_caps_merge (result, sys);
-    } else {
-      result = gst_caps_merge (result, sys);
-      result = gst_caps_merge (result, dev);
-    }
+    gst_caps_append (both, dev);
+    /* The same memory as the tensor first; without a GPU, CUDA input last. */
+    result = gst_caps_merge (result, gst_cuda_prep_caps_order_memory (both, gpu, in_cuda));
   }
 
   if (filter) {
@@ -448,16 +413,8 @@ explain_refused_output (GstCudaTensorize * self, GstCaps * incaps)
   GstCaps *produced = GST_BASE_TRANSFORM_GET_CLASS (self)->transform_caps (trans, GST_PAD_SINK,
       incaps, NULL);
   GstCaps *peer = gst_pad_peer_query_caps (trans->srcpad, NULL);
-  if (!gst_caps_can_intersect (produced, peer)) {
-    gchar *p = gst_caps_to_string (produced), *d = gst_caps_to_string (peer);
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-        ("Downstream does not accept the tensor cudatensorize produces: set width, height, "
-            "layout, dtype or channels to what it takes"),
-        ("cudatensorize produces %s (properties width, height, layout, dtype, channels); downstream "
-            "accepts %s", p, d));
-    g_free (p);
-    g_free (d);
-  }
+  if (!gst_caps_can_intersect (produced, peer))
+    self->impl->state.refusal.post_no_intersection (GST_ELEMENT (self), produced, peer);
   gst_caps_unref (produced);
   gst_caps_unref (peer);
 }
@@ -493,6 +450,7 @@ gst_cuda_tensorize_start (GstBaseTransform * trans)
   TensorizeState &state = self->impl->state;
   TensorizePlans plans;
   state.posted_error.clear ();
+  state.refusal.forget ();
   Status st = build_plans (settings_snapshot (self), NULL, &plans);
   if (!st.ok ()) {
     post_settings_error (self, st, "checked at start, before caps");
@@ -513,18 +471,17 @@ gst_cuda_tensorize_configure (GstCudaPrepBase * base, GstCaps * incaps, GstCaps 
   state.have_plan = FALSE;
   const gboolean meta_mode = state.built_from.output == GST_CUDA_PREP_OUTPUT_VIDEO_META;
   state.shape = state.built_from.shape_settings ().value;
-  Status st;
-  if (!meta_mode && !(st = gst_cuda_prep_tensor_shape_from_caps (outcaps,
-              state.built_from.shape_settings (), &state.shape)).ok ()) {
-    gchar *caps = gst_caps_to_string (outcaps);
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-        ("Downstream does not accept the tensor cudatensorize is set to produce: %s",
-            st.message ().c_str ()), ("downstream caps %s", caps));
-    g_free (caps);
+  TensorizePlans plans;
+  /* Settings wrong whatever downstream takes get the error they get at start (channels=5 set
+   * while playing is no "downstream takes 5 channels"). */
+  Status st = build_plans (state.built_from, info, &plans);
+  if (st.ok () && !meta_mode && !(st = gst_cuda_prep_tensor_shape_from_caps (outcaps,
+              state.built_from.shape_settings (), "cudatensorize", &state.shape)).ok ()) {
+    state.refusal.post_contradiction (GST_ELEMENT (self), st, outcaps);
     return FALSE;
   }
-  TensorizePlans plans;
-  st = build_plans (state.built_from.with_shape (state.shape), info, &plans);
+  if (st.ok ())
+    st = build_plans (state.built_from.with_shape (state.shape), info, &plans);
   if (!st.ok ()) {
     gchar *caps = gst_caps_to_string (incaps);
     post_settings_error (self, st, (std::string ("input caps ") + caps).c_str ());
@@ -617,27 +574,16 @@ gst_cuda_tensorize_transform_meta (GstBaseTransform * trans, GstBuffer * outbuf,
 
 /* ---- per frame ------------------------------------------------------------------------ */
 
-/* Brings the plan up to date with the settings before a frame. With no property written since
- * the plan was made, that is one atomic read; else the settings are compared under the lock (no
- * allocation) and copied only when something changed. A change of the tensor's shape waits for
- * the renegotiation that set_property requested. */
+/* Brings the plan up to date with the settings before a frame (versioned_settings.h). A change
+ * of the tensor's shape waits for the renegotiation that set_property requested. */
 static gboolean
 refresh_plan (GstCudaTensorize * self)
 {
   TensorizeState &state = self->impl->state;
-  if (g_atomic_int_get (&self->impl->settings_version) == state.built_version)
-    return TRUE;                /* no property written since the plan was made */
-  GST_OBJECT_LOCK (self);
-  const gint version = self->impl->settings_version;
-  const gboolean changed = !(self->impl->settings == state.built_from);
   CudaTensorizeSettings snapshot;
-  if (changed)
-    snapshot = self->impl->settings;
-  GST_OBJECT_UNLOCK (self);
-  if (!changed)
-    state.built_version = version;      /* written, but to the same values */
-  if (!changed || !snapshot.same_shape (state.built_from))
-    return TRUE;                /* a new shape: configure takes it after the renegotiation */
+  if (!self->impl->settings.changed_since (self, &state.built_version, state.built_from, &snapshot)
+      || !snapshot.same_shape (state.built_from))
+    return TRUE;
 
   TensorizePlans plans;
   Status st = build_plans (snapshot.with_shape (state.shape),
@@ -648,7 +594,6 @@ refresh_plan (GstCudaTensorize * self)
   }
   adopt_plans (self, std::move (plans));
   state.built_from = std::move (snapshot);
-  state.built_version = version;
   return TRUE;
 }
 
@@ -882,34 +827,36 @@ gst_cuda_tensorize_set_property (GObject * object, guint prop_id, const GValue *
     GParamSpec * pspec)
 {
   GstCudaTensorize *self = GST_CUDA_TENSORIZE (object);
-  CudaTensorizeSettings &s = self->impl->settings;
   gboolean geometry = FALSE;
 
-  GST_OBJECT_LOCK (self);
+  /* output changes the caps of both pads: taken at start */
+  if (prop_id == PROP_OUTPUT && !gst_cuda_prep_ready_property_changeable (object, pspec))
+    return;
   gboolean known = TRUE;
-  if (prop_id >= PROP_TENSOR_FIRST)
-    known = gst_cuda_prep_tensor_property_set (s.tensor, prop_id - PROP_TENSOR_FIRST, value, &geometry);
-  else switch (prop_id) {
-    case PROP_ROI: s.roi = gst_cuda_prep_vector_from_array<int> (value); break;
-    case PROP_ROIS: s.rois = gst_cuda_prep_rects_from_array (value); break;
-    case PROP_BATCH_SIZE: geometry = s.batch_size != g_value_get_int (value); s.batch_size = g_value_get_int (value); break;
-    case PROP_ROI_META: s.roi_meta = g_value_get_boolean (value); break;
-    case PROP_ROI_TYPE: s.roi_type = g_value_get_string (value) ? g_value_get_string (value) : ""; break;
-    case PROP_ROI_MIN_SIZE: s.roi_min_size = g_value_get_int (value); break;
-    case PROP_ROI_MAX_SIZE: s.roi_max_size = g_value_get_int (value); break;
-    case PROP_ROI_MARGIN: s.roi_margin = g_value_get_double (value); break;
-    case PROP_ROI_SOURCE: s.roi_source = (GstCudaPrepRoiSource) g_value_get_enum (value); break;
-    case PROP_OUTPUT:           /* changes the caps of both pads: taken at start */
-      GST_OBJECT_UNLOCK (self);
-      if (!gst_cuda_prep_ready_property_changeable (object, pspec))
-        return;
-      GST_OBJECT_LOCK (self);
-      s.output = (GstCudaPrepOutput) g_value_get_enum (value);
-      break;
-    default: known = FALSE; break;
-  }
-  g_atomic_int_inc (&self->impl->settings_version);
-  GST_OBJECT_UNLOCK (self);
+  self->impl->settings.write (self, [&](CudaTensorizeSettings & s) {
+    if (prop_id >= PROP_TENSOR_FIRST) {
+      known = gst_cuda_prep_tensor_property_set (s.tensor, prop_id - PROP_TENSOR_FIRST, value,
+          &geometry);
+      return;
+    }
+    switch (prop_id) {
+      case PROP_ROI: s.roi = gst_cuda_prep_vector_from_array<int> (value); break;
+      case PROP_ROIS: s.rois = gst_cuda_prep_rects_from_array (value); break;
+      case PROP_BATCH_SIZE:
+        geometry = s.batch_size != g_value_get_int (value);
+        s.batch_size = g_value_get_int (value);
+        s.batch_size_set = true;
+        break;
+      case PROP_ROI_META: s.roi_meta = g_value_get_boolean (value); break;
+      case PROP_ROI_TYPE: s.roi_type = g_value_get_string (value) ? g_value_get_string (value) : ""; break;
+      case PROP_ROI_MIN_SIZE: s.roi_min_size = g_value_get_int (value); break;
+      case PROP_ROI_MAX_SIZE: s.roi_max_size = g_value_get_int (value); break;
+      case PROP_ROI_MARGIN: s.roi_margin = g_value_get_double (value); break;
+      case PROP_ROI_SOURCE: s.roi_source = (GstCudaPrepRoiSource) g_value_get_enum (value); break;
+      case PROP_OUTPUT: s.output = (GstCudaPrepOutput) g_value_get_enum (value); break;
+      default: known = FALSE; break;
+    }
+  });
   if (!known)
     G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 
@@ -924,13 +871,10 @@ static void
 gst_cuda_tensorize_get_property (GObject * object, guint prop_id, GValue * value, GParamSpec * pspec)
 {
   GstCudaTensorize *self = GST_CUDA_TENSORIZE (object);
-  const CudaTensorizeSettings &s = self->impl->settings;
-
-  GST_OBJECT_LOCK (self);
-  gboolean known = TRUE;
-  if (prop_id >= PROP_TENSOR_FIRST)
-    known = gst_cuda_prep_tensor_property_get (s.tensor, prop_id - PROP_TENSOR_FIRST, value);
-  else switch (prop_id) {
+  const gboolean known = self->impl->settings.read (self, [&](const CudaTensorizeSettings & s) -> gboolean {
+    if (prop_id >= PROP_TENSOR_FIRST)
+      return gst_cuda_prep_tensor_property_get (s.tensor, prop_id - PROP_TENSOR_FIRST, value);
+    switch (prop_id) {
     case PROP_ROI: gst_cuda_prep_vector_to_array (s.roi, value); break;
     case PROP_ROIS: gst_cuda_prep_rects_to_array (s.rois, value); break;
     case PROP_BATCH_SIZE: g_value_set_int (value, s.batch_size); break;
@@ -941,9 +885,10 @@ gst_cuda_tensorize_get_property (GObject * object, guint prop_id, GValue * value
     case PROP_ROI_MARGIN: g_value_set_double (value, s.roi_margin); break;
     case PROP_ROI_SOURCE: g_value_set_enum (value, (gint) s.roi_source); break;
     case PROP_OUTPUT: g_value_set_enum (value, (gint) s.output); break;
-    default: known = FALSE; break;
-  }
-  GST_OBJECT_UNLOCK (self);
+    default: return FALSE;
+    }
+    return TRUE;
+  });
   if (!known)
     G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
@@ -1027,7 +972,7 @@ gst_cuda_tensorize_class_init (GstCudaTensorizeClass * klass)
   gst_element_class_add_pad_template (element_class, gst_pad_template_new ("sink", GST_PAD_SINK,
           GST_PAD_ALWAYS, gst_cuda_prep_video_template_caps ()));
   /* output=video-meta passes the frames through: the src pad takes video too. */
-  GstCaps *src_caps = gst_caps_make_writable (gst_static_caps_get (&tensor_src_caps));
+  GstCaps *src_caps = gst_cuda_prep_tensor_template_caps ();
   gst_caps_append (src_caps, gst_cuda_prep_video_template_caps ());
   gst_element_class_add_pad_template (element_class, gst_pad_template_new ("src", GST_PAD_SRC,
           GST_PAD_ALWAYS, src_caps));

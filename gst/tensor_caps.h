@@ -1,21 +1,93 @@
-/* other/tensors caps in NNStreamer's convention (innermost dimension first). */
+/* The tensor caps of cudatensorize and cudatensorbatch, in one place: other/tensors in
+ * NNStreamer's convention (innermost dimension first), how the elements build them, fixate them
+ * from downstream's, read the shape back, and explain a downstream that takes none of them.
+ *
+ * The shape (width, height, layout, dtype, channels) lies between the element's properties and
+ * downstream's caps: what the user set wins; what the user left unset is taken from downstream
+ * (a model element whose sink caps say dimensions=3:640:640:1,types=float16), and from the
+ * properties' defaults where downstream leaves it open too. The batch is never open: downstream
+ * must agree with the element's. Both elements follow the same rules with the same messages. */
 #pragma once
 
 #include <gst/gst.h>
 
+#include <string>
+
+#include "status.h"
 #include "tensorize.h"
 
-/* The element types the tensor elements make (cudaprep::dtype_name of each DType). */
-#define GST_CUDA_PREP_TENSOR_TYPES "types = (string) { float32, float16, uint8, int8 }, "
+struct TensorShape
+{
+  int width = cudaprep::TensorOutputSpec ().dst_width;
+  int height = cudaprep::TensorOutputSpec ().dst_height;
+  cudaprep::Layout layout = cudaprep::TensorOutputSpec ().layout;
+  cudaprep::DType dtype = cudaprep::TensorOutputSpec ().dtype;
+  int channels = cudaprep::TensorOutputSpec ().channels;       /* 3 (colour) or 1 (gray) */
+  int batch = 1;                /* never open: downstream must agree with it */
+};
 
-#define GST_CUDA_PREP_TENSOR_CAPS_STR \
-  "other/tensors, format = (string) static, num_tensors = (int) 1, " \
-  GST_CUDA_PREP_TENSOR_TYPES \
-  "framerate = (fraction) [ 0/1, MAX ]"
+/* The properties' values, and which of them the user set (a property never set is open). */
+struct TensorShapeSettings
+{
+  TensorShape value;
+  bool width_set = false, height_set = false, layout_set = false, dtype_set = false;
+  bool channels_set = false;
+  /* Where the batch comes from, for messages: a property the user set, its default, or (with
+   * cudatensorbatch's batch-size=0) the number of sink pads. */
+  bool batch_set = false;
+  bool batch_from_pads = false;
+};
 
-/* "W:H:C:B" for NCHW, "C:W:H:B" for NHWC (C = channels, 3 or 1 for gray; B = batch, 1 for a
- * single frame). */
-gchar *gst_cuda_prep_tensor_dimensions (int width, int height, cudaprep::Layout layout, int batch = 1,
-    int channels = 3);
-/* NNStreamer's type name: cudaprep::dtype_name ("float32", "float16", "uint8", "int8"). */
+/* ---- building ---------------------------------------------------------------------------- */
+
+/* Pad template caps: other/tensors of any shape, of every dtype (kDTypes), in CUDA memory then
+ * in system memory. */
+GstCaps *gst_cuda_prep_tensor_template_caps (void);
+/* other/tensors of any shape and every dtype, with @framerate (NULL: any): in CUDA memory and
+ * in system memory, CUDA first when @cuda_first; system memory only when !@with_cuda. */
+GstCaps *gst_cuda_prep_tensor_open_caps (const GValue * framerate, gboolean with_cuda,
+    gboolean cuda_first);
+/* "W:H:C:B" for NCHW, "C:W:H:B" for NHWC. */
+gchar *gst_cuda_prep_tensor_dimensions (const TensorShape & shape);
+/* The caps' name of a dtype (kDTypes), and back; FALSE for a name no row has. */
 const gchar *gst_cuda_prep_tensor_type_name (cudaprep::DType dtype);
+gboolean gst_cuda_prep_tensor_parse_type (const gchar * name, cudaprep::DType * dtype);
+
+/* ---- negotiation ------------------------------------------------------------------------- */
+
+/* Parses NNStreamer dimensions of a batch of image tensors of C = 3 or 1 (gray) channels:
+ * "W:H:C[:B]" (nchw) or "C:W:H[:B]" (nhwc), B 1 when left out. Where several readings fit
+ * ("3:64:3", "1:64:3"), the one with @preferred's channels and layout wins, then the one with its
+ * channels, then its layout. */
+gboolean gst_cuda_prep_tensor_parse_dimensions (const gchar * dims, const TensorShape & preferred,
+    TensorShape * shape);
+
+/* Fixates "dimensions" and "types" of @s (other/tensors, after intersecting with downstream):
+ * a field downstream left open takes the settings' value; of a list, the first entry that agrees
+ * with what the user set is taken. */
+void gst_cuda_prep_tensor_fixate_shape (GstStructure * s, const TensorShapeSettings & settings);
+
+/* The shape in negotiated tensor caps. An error names both sides when a property the user set
+ * differs from what downstream takes, or says why the caps are no tensor the element makes;
+ * @element: the factory name the messages give. */
+cudaprep::Status gst_cuda_prep_tensor_shape_from_caps (GstCaps * caps,
+    const TensorShapeSettings & settings, const char *element, TensorShape * shape);
+
+/* The one error of a downstream that takes no tensor the element makes, posted once until
+ * forget() (new input caps, stop): GstBaseTransform and GstAggregator retry a failed
+ * negotiation with every buffer. */
+class TensorRefusal
+{
+public:
+  /* Downstream (@downstream, the peer's caps) accepts nothing of @produced: says what the
+   * element makes, which properties set it, and what downstream asked for. */
+  void post_no_intersection (GstElement * element, GstCaps * produced, GstCaps * downstream);
+  /* Downstream's fixed caps contradict a property or are no tensor the element makes
+   * (@why: gst_cuda_prep_tensor_shape_from_caps's error). */
+  void post_contradiction (GstElement * element, const cudaprep::Status & why, GstCaps * downstream);
+  void forget () { posted_.clear (); }
+
+private:
+  void post (GstElement * element, const std::string & summary, const std::string & details);
+  std::string posted_;
+};

@@ -1,5 +1,4 @@
-#include "tensor_shape_negotiation.h"
-
+/* Negotiating the tensor's shape with downstream (tensor_caps.h). */
 #include <string>
 #include <vector>
 
@@ -63,28 +62,29 @@ gst_cuda_prep_tensor_parse_dimensions (const gchar * dims, const TensorShape & p
   return best >= 0;
 }
 
-static gboolean
-parse_type (const gchar * name, DType * dtype)
+/* "float32, float16, uint8 or int8": every row of kDTypes. */
+static std::string
+type_names ()
 {
-  for (int i = 0; i < cudaprep::kDTypeCount; i++) {
-    if (g_strcmp0 (name, gst_cuda_prep_tensor_type_name ((DType) i)) == 0) {
-      *dtype = (DType) i;
-      return TRUE;
-    }
-  }
-  return FALSE;
+  std::string out;
+  for (int i = 0; i < cudaprep::kDTypeCount; i++)
+    out += std::string (i == 0 ? "" : i + 1 == cudaprep::kDTypeCount ? " or " : ", ") +
+        cudaprep::kDTypes[i].name;
+  return out;
 }
 
 /* Why @dims / @types disagree with what the user set; empty when they agree. */
 static std::string
-conflict (const gchar * dims, const gchar * types, const TensorShapeSettings & s)
+conflict (const gchar * dims, const gchar * types, const TensorShapeSettings & s,
+    const char *element)
 {
   const TensorShape &v = s.value;
   std::string out;
-  auto add = [&](bool differs, const std::string & prop, const std::string & theirs) {
+  auto add = [&](bool differs, const std::string & prop, const std::string & theirs,
+      bool set = true) {
     if (differs)
-      out += (out.empty () ? "" : "; ") + prop + " (set on cudatensorize) but downstream takes " +
-          theirs;
+      out += (out.empty () ? "" : "; ") + prop + (set ? std::string (" (set on ") + element + ")" :
+          std::string (" (the default)")) + " but downstream takes " + theirs;
   };
   TensorShape d;
   if (dims && gst_cuda_prep_tensor_parse_dimensions (dims, v, &d)) {
@@ -99,10 +99,15 @@ conflict (const gchar * dims, const gchar * types, const TensorShapeSettings & s
         std::string ("layout ") + layout_name (d.layout) + in);
     add (s.channels_set && d.channels != v.channels, "channels=" + std::to_string (v.channels),
         "channels " + std::to_string (d.channels) + in);
-    add (d.batch != v.batch, "batch-size=" + std::to_string (v.batch),
-        "batch " + std::to_string (d.batch) + in);
+    if (s.batch_from_pads && d.batch != v.batch)
+      out += (out.empty () ? "" : "; ") + std::string ("batch ") + std::to_string (v.batch) +
+          " (one slot per sink pad: batch-size=0) but downstream takes batch " +
+          std::to_string (d.batch) + in;
+    else
+      add (d.batch != v.batch, "batch-size=" + std::to_string (v.batch),
+          "batch " + std::to_string (d.batch) + in, s.batch_set);
   }
-  if (types && parse_type (types, &d.dtype))
+  if (types && gst_cuda_prep_tensor_parse_type (types, &d.dtype))
     add (s.dtype_set && d.dtype != v.dtype,
         std::string ("dtype=") + gst_cuda_prep_tensor_type_name (v.dtype),
         std::string ("types=") + types);
@@ -140,37 +145,37 @@ void
 gst_cuda_prep_tensor_fixate_shape (GstStructure * s, const TensorShapeSettings & settings)
 {
   const TensorShape &v = settings.value;
-  gchar *dims = gst_cuda_prep_tensor_dimensions (v.width, v.height, v.layout, v.batch, v.channels);
+  gchar *dims = gst_cuda_prep_tensor_dimensions (v);
   fixate_string (s, "dimensions", dims, [&](const gchar * d) {
     TensorShape p;
     return gst_cuda_prep_tensor_parse_dimensions (d, v, &p) &&
-        conflict (d, NULL, settings).empty ();
+        conflict (d, NULL, settings, "").empty ();
   });
   g_free (dims);
   fixate_string (s, "types", gst_cuda_prep_tensor_type_name (v.dtype), [&](const gchar * t) {
     DType d;
     /* The property's value (set, or its default) when downstream lists it. */
-    return parse_type (t, &d) && d == v.dtype;
+    return gst_cuda_prep_tensor_parse_type (t, &d) && d == v.dtype;
   });
 }
 
 Status
 gst_cuda_prep_tensor_shape_from_caps (GstCaps * caps, const TensorShapeSettings & settings,
-    TensorShape * shape)
+    const char *element, TensorShape * shape)
 {
   const GstStructure *s = gst_caps_get_structure (caps, 0);
   const gchar *dims = gst_structure_get_string (s, "dimensions");
   const gchar *types = gst_structure_get_string (s, "types");
-  std::string why = conflict (dims, types, settings);
+  std::string why = conflict (dims, types, settings, element);
   if (!why.empty ())
     return Status::error (why);
   if (!gst_cuda_prep_tensor_parse_dimensions (dims, settings.value, shape))
     return Status::error (std::string ("downstream takes dimensions=") + (dims ? dims : "(none)") +
         ", not an image tensor W:H:C:B (nchw) or C:W:H:B (nhwc) with C = 3 (colour) or 1 (gray) "
         "channels, B = batch-size");
-  if (!parse_type (types, &shape->dtype))
+  if (!gst_cuda_prep_tensor_parse_type (types, &shape->dtype))
     return Status::error (std::string ("downstream takes types=") + (types ? types : "(none)") +
-        ", cudatensorize makes float32, float16, uint8 or int8");
+        ", " + element + " makes " + type_names ());
   if (shape->width > cudaprep::kMaxTensorSide || shape->height > cudaprep::kMaxTensorSide)
     return Status::error ("downstream takes a " + std::to_string (shape->width) + "x" +
         std::to_string (shape->height) + " tensor, larger than " +

@@ -90,15 +90,19 @@ copy_transform_meta (GstBuffer * to, GstBuffer * from)
 }
 
 #if CUDAPREP_HAVE_TENSOR_META
+/* GStreamer's tensor type of each row of kDTypes, in DType order: a row missing here does not
+ * compile. */
+static constexpr GstTensorDataType kTensorDataTypes[] = {
+  GST_TENSOR_DATA_TYPE_FLOAT32, GST_TENSOR_DATA_TYPE_FLOAT16, GST_TENSOR_DATA_TYPE_UINT8,
+  GST_TENSOR_DATA_TYPE_INT8,
+};
+static_assert (G_N_ELEMENTS (kTensorDataTypes) == cudaprep::kDTypeCount,
+    "every dtype of kDTypes needs its GstTensorDataType");
+
 static GstTensorDataType
 tensor_data_type (DType dtype)
 {
-  switch (dtype) {
-    case DType::Float16: return GST_TENSOR_DATA_TYPE_FLOAT16;
-    case DType::UInt8: return GST_TENSOR_DATA_TYPE_UINT8;
-    case DType::Int8: return GST_TENSOR_DATA_TYPE_INT8;
-    default: return GST_TENSOR_DATA_TYPE_FLOAT32;
-  }
+  return kTensorDataTypes[(int) dtype];
 }
 #endif
 

@@ -41,13 +41,22 @@ DEFINE_ENUM_TYPE (channel_order_get_type, "GstCudaPrepChannelOrder",
 DEFINE_ENUM_TYPE (layout_get_type, "GstCudaPrepLayout",
     {(gint) Layout::NCHW, "Planar: all of channel 0, then 1, then 2 (dimensions W:H:C:B, C = channels)", "nchw"},
     {(gint) Layout::NHWC, "Interleaved channels (dimensions C:W:H:B)", "nhwc"})
-DEFINE_ENUM_TYPE (dtype_get_type, "GstCudaPrepDType",
-    {(gint) DType::Float32, "32-bit float", "float32"},
-    {(gint) DType::Float16, "16-bit float (IEEE half, round to nearest even)", "float16"},
-    {(gint) DType::UInt8, "8-bit unsigned: the normalised value rounded to nearest even, "
-        "saturated to 0..255 (by default the resized pixels)", "uint8"},
-    {(gint) DType::Int8, "8-bit signed: the normalised value rounded to nearest even, "
-        "saturated to -128..127 (by default pixel - 128)", "int8"})
+/* "dtype": one value per row of kDTypes (dtypes.h), its name the caps' and GstTensorMeta's. */
+static GType
+dtype_get_type (void)
+{
+  static GType type = 0;
+  static GEnumValue values[kDTypeCount + 1];
+  if (g_once_init_enter (&type)) {
+    for (int i = 0; i < kDTypeCount; i++)
+      values[i] = GEnumValue {(gint) kDTypes[i].dtype, kDTypes[i].description, kDTypes[i].name};
+    values[kDTypeCount] = GEnumValue {0, NULL, NULL};
+    GType t = g_enum_register_static ("GstCudaPrepDType", values);
+    gst_type_mark_as_plugin_api (t, (GstPluginAPIFlags) 0);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
 DEFINE_ENUM_TYPE (yuv_matrix_get_type, "GstCudaPrepYuvMatrix",
     {GST_CUDA_PREP_YUV_MATRIX_AUTO, "From the caps colorimetry", "auto"},
     {(gint) YuvMatrix::BT601, "ITU-R BT.601", "bt601"},
@@ -65,28 +74,29 @@ gst_cuda_prep_tensor_properties_install (GObjectClass * klass, guint first_id)
 {
   const GParamFlags rw =
       (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+  const TensorizeSettings d;
   GParamSpec *specs[TENSOR_PROP_COUNT];
 
   specs[TENSOR_PROP_WIDTH] = g_param_spec_uint ("width", "Width", "Tensor width in pixels",
-      1, kMaxTensorSide, 640, rw);
+      1, kMaxTensorSide, d.width, rw);
   specs[TENSOR_PROP_HEIGHT] = g_param_spec_uint ("height", "Height", "Tensor height in pixels",
-      1, kMaxTensorSide, 640, rw);
+      1, kMaxTensorSide, d.height, rw);
   specs[TENSOR_PROP_RESIZE_MODE] = g_param_spec_enum ("resize-mode", "Resize mode",
       "How the frame is fitted into the tensor", resize_mode_get_type (),
-      (gint) ResizeMode::Letterbox, rw);
+      (gint) d.mode, rw);
   specs[TENSOR_PROP_ALIGN] = g_param_spec_enum ("align", "Align",
-      "Placement of a letterboxed or cropped image", align_get_type (), (gint) Align::Center, rw);
+      "Placement of a letterboxed or cropped image", align_get_type (), (gint) d.align, rw);
   specs[TENSOR_PROP_PAD_VALUE] = g_param_spec_uint ("pad-value", "Pad value",
-      "Value of the padding in pixel space (0-255), normalised like the image", 0, 255, 114, rw);
+      "Value of the padding in pixel space (0-255), normalised like the image", 0, 255, d.pad_value, rw);
   specs[TENSOR_PROP_INTERPOLATION] = g_param_spec_enum ("interpolation", "Interpolation",
-      "Resampling filter", interpolation_get_type (), (gint) Interpolation::Bilinear, rw);
+      "Resampling filter", interpolation_get_type (), (gint) d.interpolation, rw);
   specs[TENSOR_PROP_CHANNEL_ORDER] = g_param_spec_enum ("channel-order", "Channel order",
       "Order of the colour channels in the tensor", channel_order_get_type (),
-      (gint) ChannelOrder::RGB, rw);
+      (gint) d.channel_order, rw);
   specs[TENSOR_PROP_SCALE] = g_param_spec_double ("scale", "Scale",
       "out = (pixel * scale - mean) / std. Unset: by dtype, 1/255 for float32 / float16, 1 for "
       "uint8 / int8 (reads back the value for the dtype property)",
-      -G_MAXDOUBLE, G_MAXDOUBLE, 1.0 / 255.0, rw);
+      -G_MAXDOUBLE, G_MAXDOUBLE, d.scale, rw);
   specs[TENSOR_PROP_MEAN] = gst_cuda_prep_param_spec_doubles ("mean", "Mean",
       "Per output channel mean, 1 or 3 values, e.g. \"<0.485, 0.456, 0.406>\" (channels=1: the "
       "first). Unset: by dtype, <0, 0, 0>, or <128, 128, 128> for int8", rw);
@@ -94,12 +104,12 @@ gst_cuda_prep_tensor_properties_install (GObjectClass * klass, guint first_id)
       "Per output channel standard deviation, 1 or 3 non-zero values, e.g. "
       "\"<0.229, 0.224, 0.225>\" (channels=1: the first). Unset: <1, 1, 1>", rw);
   specs[TENSOR_PROP_LAYOUT] = g_param_spec_enum ("layout", "Layout", "Tensor memory layout",
-      layout_get_type (), (gint) Layout::NCHW, rw);
+      layout_get_type (), (gint) d.layout, rw);
   specs[TENSOR_PROP_DTYPE] = g_param_spec_enum ("dtype", "Data type",
       "Tensor element type; integer types take the normalised value rounded to nearest (ties to "
       "even) and saturated to the type's range. scale, mean and std left unset follow it: "
       "float32 / float16 pixel / 255, uint8 the pixel, int8 pixel - 128",
-      dtype_get_type (), (gint) DType::Float32, rw);
+      dtype_get_type (), (gint) d.dtype, rw);
   specs[TENSOR_PROP_YUV_MATRIX] = g_param_spec_enum ("yuv-matrix", "YUV matrix",
       "YUV->RGB matrix; auto takes it from the caps colorimetry", yuv_matrix_get_type (),
       GST_CUDA_PREP_YUV_MATRIX_AUTO, rw);
@@ -113,7 +123,7 @@ gst_cuda_prep_tensor_properties_install (GObjectClass * klass, guint first_id)
       "3: colour in channel-order; 1: gray, BT.601 luma 0.299 R + 0.587 G + 0.114 B of RGB input "
       "(as cv::cvtColor RGB2GRAY), the range-expanded Y of YUV input, GRAY8 as it is; "
       "channel-order is then ignored, and nchw and nhwc are the same bytes. Others are refused",
-      0, G_MAXINT, 3, rw);
+      0, G_MAXINT, d.channels, rw);
 
   specs[TENSOR_PROP_GPU_WAIT] = g_param_spec_enum ("gpu-wait", "GPU wait",
       "How the streaming thread waits for a system-memory tensor's download, the one wait of "
@@ -122,7 +132,7 @@ gst_cuda_prep_tensor_properties_install (GObjectClass * klass, guint first_id)
       "microseconds; about spin's latency for part of its CPU), blocking (the least CPU; the "
       "driver's wake-up can come 100 us late), spin (lowest latency, a CPU core busy for the "
       "whole download) or stream-sync (cudaStreamSynchronize)",
-      GST_TYPE_CUDA_PREP_GPU_WAIT, (gint) GpuWait::Poll, rw);
+      GST_TYPE_CUDA_PREP_GPU_WAIT, (gint) d.gpu_wait, rw);
 
   for (guint i = 0; i < TENSOR_PROP_COUNT; i++)
     g_object_class_install_property (klass, first_id + i, specs[i]);

@@ -15,34 +15,38 @@
 
 #include "chroma_site.h"
 #include "gpu_wait.h"
-#include "tensor_shape_negotiation.h"
+#include "tensor_caps.h"
 #include "tensorize.h"
 
 enum { GST_CUDA_PREP_YUV_MATRIX_AUTO = -1 };
 enum { GST_CUDA_PREP_YUV_RANGE_AUTO, GST_CUDA_PREP_YUV_RANGE_LIMITED, GST_CUDA_PREP_YUV_RANGE_FULL };
 
 
+/* The tensor properties. Their defaults are the kernels' (cudaprep::TensorOutputSpec): the one
+ * declaration that the param specs, the plans and the negotiation all read. */
 struct TensorizeSettings
 {
-  int width = 640, height = 640;
-  cudaprep::ResizeMode mode = cudaprep::ResizeMode::Letterbox;
-  cudaprep::Align align = cudaprep::Align::Center;
-  int pad_value = 114;
-  cudaprep::Interpolation interpolation = cudaprep::Interpolation::Bilinear;
-  cudaprep::ChannelOrder channel_order = cudaprep::ChannelOrder::RGB;
-  double scale = 1.0 / 255.0;
-  std::vector<double> mean {0.0, 0.0, 0.0};
-  std::vector<double> std {1.0, 1.0, 1.0};
-  cudaprep::Layout layout = cudaprep::Layout::NCHW;
-  cudaprep::DType dtype = cudaprep::DType::Float32;
-  int channels = 3;             /* 3: colour; 1: gray (others are refused at start) */
+  static constexpr cudaprep::TensorOutputSpec kDefaults {};
+
+  int width = kDefaults.dst_width, height = kDefaults.dst_height;
+  cudaprep::ResizeMode mode = kDefaults.mode;
+  cudaprep::Align align = kDefaults.align;
+  int pad_value = kDefaults.pad_value;
+  cudaprep::Interpolation interpolation = kDefaults.interpolation;
+  cudaprep::ChannelOrder channel_order = kDefaults.channel_order;
+  double scale = kDefaults.scale;
+  std::vector<double> mean {kDefaults.mean, kDefaults.mean + 3};
+  std::vector<double> std {kDefaults.std, kDefaults.std + 3};
+  cudaprep::Layout layout = kDefaults.layout;
+  cudaprep::DType dtype = kDefaults.dtype;
+  int channels = kDefaults.channels;    /* 3: colour; 1: gray (others are refused at start) */
   int yuv_matrix = GST_CUDA_PREP_YUV_MATRIX_AUTO;
   int yuv_range = GST_CUDA_PREP_YUV_RANGE_AUTO;
   int chroma_site = GST_CUDA_PREP_CHROMA_SITE_AUTO;
   /* How the thread waits for a system-memory tensor's download (the GPU path's one long wait). */
   cudaprep::GpuWait gpu_wait = cudaprep::GpuWait::Poll;
   /* Shape properties the user set; cudatensorize takes the others from downstream's caps
-   * (tensor_shape_negotiation.h). */
+   * (tensor_caps.h). */
   bool width_set = false, height_set = false, layout_set = false, dtype_set = false;
   bool channels_set = false;
   /* Normalisation the user set; the others are default_normalisation (dtype) of the dtype the

@@ -642,7 +642,7 @@ TEST(TensorBatchElement, BadSettingsAreRefusedAtStart) {
                {"", "<0,0,0,10>", "sink_0: roi width and height must be positive"},
                {"width=16384 height=16384", nullptr, "2147483648"},
                {"width=8192 height=8192 batch-size=3", nullptr,
-                "a batch of 3 slots is 2415919104 bytes, more than the 2147483648-byte limit"}};
+                "a batch of 3 tensors 8192x8192x3 needs 2415919104 bytes, more than the 2147483648-byte limit"}};
   for (const Case& c : cases) {
     Batcher b(c.props, 1);
     if (c.roi) {
