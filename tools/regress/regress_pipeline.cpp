@@ -189,7 +189,8 @@ void PipelineRun::describe_elements() {
     elements_.push_back(describe_element(x, canonical[x], config_.clip, abs_clip));
     element_objects_.emplace_back(x, canonical[x]);
   }
-  std::sort(elements_.begin(), elements_.end(), [](const ElementInfo& a, const ElementInfo& b) { return a.name < b.name; });
+  std::sort(elements_.begin(), elements_.end(),
+            [](const ElementInfo& a, const ElementInfo& b) { return a.name < b.name; });
 }
 
 // The appsinks, in name order, each with its SinkState; refuses a name that cannot name files

@@ -26,8 +26,8 @@ struct RunEnd {
   int sig = 0;  // the signal that interrupted the run, 0 if none
 };
 
-// The progress line on stderr: redrawn in place on a tty (every 0.25 s), a line every 2 s
-// otherwise (only when config.progress asks for it, and only when the count moved).
+// The progress line on stderr: redrawn in place on a tty (every 0.25 s); otherwise, when
+// config.progress asks for it, a line every 2 s once frames come.
 class ProgressLine {
  public:
   ProgressLine(const RunConfig& config, GstElement* pipeline, SampleHandler* handler,
