@@ -69,7 +69,9 @@ int interrupted();
 // "SIGINT", "SIGTERM"
 std::string signal_name(int sig);
 
-struct SinkState;
+struct SinkState;     // regress_capture.h
+struct RunEnd;        // regress_run.cpp
+class ProgressLine;   // regress_run.cpp
 
 class PipelineRun {
  public:
@@ -93,6 +95,19 @@ class PipelineRun {
   std::vector<std::string> sink_errors() const;
 
  private:
+  // prepare()'s steps (regress_pipeline.cpp)
+  bool parse_description(const std::string& token, std::string* error);
+  bool put_clip(const std::string& token, std::string* error);
+  void describe_elements();
+  bool find_sinks(std::string* error);
+  // run()'s steps (regress_run.cpp)
+  void attach_sinks(SampleHandler* handler);
+  RunEnd play_to_end(ProgressLine* progress);
+  void note_devices();
+  bool report(const RunEnd& end, std::string* error);
+  uint64_t frames_done() const;   // the most frames any sink has received
+  SinkState* sink_abort() const;  // a sink whose error stops the run, or null
+
   RunConfig config_;
   GstElement* pipeline_ = nullptr;
   std::vector<std::unique_ptr<SinkState>> sinks_;

@@ -1,0 +1,246 @@
+#include "regress_capture.h"
+
+#include <gst/video/gstvideometa.h>
+#include <gst/video/video.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "gstcudaprepmeta.h"
+#include "regress_slots.h"
+
+namespace regress {
+
+namespace {
+
+void describe_caps(GstCaps* caps, std::string* text, std::string* memory) {
+  GstCaps* c = gst_caps_copy(caps);
+  *memory = "system";
+  GstCapsFeatures* f = gst_caps_get_size(c) ? gst_caps_get_features(c, 0) : nullptr;
+  if (f && !gst_caps_features_is_any(f) && !gst_caps_features_is_equal(f, GST_CAPS_FEATURES_MEMORY_SYSTEM_MEMORY)) {
+    gchar* fs = gst_caps_features_to_string(f);
+    *memory = fs;
+    g_free(fs);
+  }
+  for (guint i = 0; i < gst_caps_get_size(c); i++) gst_caps_set_features(c, i, nullptr);
+  gchar* s = gst_caps_to_string(c);
+  *text = s;
+  g_free(s);
+  gst_caps_unref(c);
+}
+
+void copy_transform(const GstCudaPrepTransform& t, Transform* out) {
+  out->present = true;
+  out->source_w = t.source_width;
+  out->source_h = t.source_height;
+  out->tensor_w = t.tensor_width;
+  out->tensor_h = t.tensor_height;
+  memcpy(out->src_to_tensor, t.src_to_tensor, sizeof t.src_to_tensor);
+  memcpy(out->tensor_to_src, t.tensor_to_src, sizeof t.tensor_to_src);
+  memcpy(out->active_rect, t.active_rect, sizeof t.active_rect);
+}
+
+void read_transform(GstBuffer* buf, Transform* out) {
+  if (!gst_meta_get_info(GST_CUDAPREP_TRANSFORM_META_NAME)) return;  // plugin not loaded
+  GstCudaPrepTransform t;
+  if (gst_cudaprep_buffer_get_transform(buf, &t)) copy_transform(t, out);
+}
+
+// The transform meta's slots (every tensor has at least one), numbered as tensor 0.
+void read_slots(GstBuffer* buf, std::vector<SlotEntry>* out) {
+  out->clear();
+  if (!gst_meta_get_info(GST_CUDAPREP_TRANSFORM_META_NAME)) return;
+  const guint n = gst_cudaprep_buffer_get_slot_count(buf);
+  for (guint i = 0; i < n; i++) {
+    SlotEntry e;
+    e.slot = i;
+    GstCudaPrepSlotInfo info;
+    if (gst_cudaprep_buffer_get_slot_info(buf, i, &info)) {
+      e.empty = info.empty;
+      e.region_index = info.region_index;
+      e.region_id = info.region_id;
+      e.source_pts = GST_CLOCK_TIME_IS_VALID(info.source_pts) ? (int64_t)info.source_pts : -1;
+      if (info.source_pad) e.source_pad = info.source_pad;
+    }
+    GstCudaPrepTransform t;
+    if (gst_cudaprep_buffer_get_slot_transform(buf, i, &t)) {
+      copy_transform(t, &e.transform);
+      memcpy(e.source_rect, t.source_rect, sizeof t.source_rect);
+    }
+    out->push_back(e);
+  }
+}
+
+void add_to_pending(SinkState* s, TensorEntry part, const uint8_t* data, size_t size) {
+  if (!s->pending) {
+    s->pending = true;
+    s->pending_entry = std::move(part);
+    s->pending_bytes.assign(data, data + size);
+    return;
+  }
+  TensorEntry& e = s->pending_entry;
+  for (SlotEntry& slot : part.slots) {
+    slot.tensor = e.tensors;
+    e.slots.push_back(slot);
+  }
+  e.tensors++;
+  s->pending_bytes.insert(s->pending_bytes.end(), data, data + size);
+}
+
+std::vector<MatchRec> read_matches(GstBuffer* buf) {
+  std::vector<MatchRec> out;
+  const GQuark type = g_quark_from_static_string("template-match");
+  gpointer state = nullptr;
+  GstMeta* meta;
+  while ((meta = gst_buffer_iterate_meta_filtered(buf, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
+    auto* roi = (GstVideoRegionOfInterestMeta*)meta;
+    if (roi->roi_type != type) continue;
+    MatchRec r;
+    r.x = (int)roi->x;
+    r.y = (int)roi->y;
+    r.w = (int)roi->w;
+    r.h = (int)roi->h;
+    r.sub_x = r.x;
+    r.sub_y = r.y;
+    GstStructure* p = gst_video_region_of_interest_meta_get_param(roi, "template-match");
+    if (p) {
+      gst_structure_get_double(p, "score", &r.score);
+      gst_structure_get_double(p, "x", &r.sub_x);
+      gst_structure_get_double(p, "y", &r.sub_y);
+    }
+    out.push_back(r);
+  }
+  // best first, ties by position: independent of the order metas are kept in
+  std::stable_sort(out.begin(), out.end(), [](const MatchRec& a, const MatchRec& b) {
+    if (a.score != b.score) return a.score > b.score;
+    if (a.y != b.y) return a.y < b.y;
+    return a.x < b.x;
+  });
+  return out;
+}
+
+int64_t clock_or_none(GstClockTime t) { return GST_CLOCK_TIME_IS_VALID(t) ? (int64_t)t : -1; }
+
+}  // namespace
+
+// Hands the pending frame to the handler, digested. Its slots are kept where there is a batch
+// (several slots or tensors, a region, an aggregator's pad): a plain tensor's single slot is
+// its transform, recorded as before.
+void flush_pending(SinkState* s) {
+  if (!s->pending) return;
+  s->pending = false;
+  const uint64_t index = s->count.load();
+  TensorEntry& e = s->pending_entry;
+  const std::vector<uint8_t>& bytes = s->pending_bytes;
+  DType type;
+  uint64_t tensor_bytes, batch;
+  {
+    std::lock_guard<std::mutex> lock(s->mu);
+    type = s->type;
+    tensor_bytes = s->tensor_bytes;
+    batch = s->batch;
+  }
+  if (e.slots.size() == 1 && e.tensors == 1 && e.slots[0].region_index < 0 && e.slots[0].source_pad.empty())
+    e.slots.clear();
+  e.bytes = bytes.size();
+  e.sha256 = sha256_hex(bytes.data(), bytes.size());
+  e.stats = tensor_stats(bytes.data(), bytes.size() - bytes.size() % dtype_size(type), type);
+  digest_slots(bytes.data(), bytes.size(), &e.slots);
+  std::string why;
+  if (!check_frame_tensors(e, tensor_bytes, batch, &why)) {
+    std::lock_guard<std::mutex> lock(s->mu);
+    if (s->error.empty())
+      s->error = "sink '" + s->name + "': frame " + std::to_string(index) + " does not agree with its caps (" +
+                 s->caps + "): " + why;
+  }
+  s->handler->on_tensor(s->name, index, e, type, bytes.data());
+  s->count.store(index + 1);
+}
+
+namespace {
+
+// Notes the caps of the sink's first sample (a tensor sink's dtype, frame size and batch), or
+// that they changed. False, with the sink's fatal error set, when a matches sink receives
+// something other than video frames.
+bool take_caps(SinkState* s, GstCaps* caps, uint64_t index) {
+  std::lock_guard<std::mutex> lock(s->mu);
+  std::string text, memory;
+  if (caps) describe_caps(caps, &text, &memory);
+  if (!s->have_caps) {
+    s->have_caps = true;
+    s->caps = text;
+    s->memory = memory;
+    if (s->kind == "tensor") {
+      s->dtype = caps_dtype(text);
+      dtype_from_name(s->dtype, &s->type);
+      s->tensor_bytes = caps_frame_bytes(text);
+      s->batch = caps_batch(text);
+    } else if (!caps || gst_caps_get_size(caps) == 0 ||
+               !gst_structure_has_name(gst_caps_get_structure(caps, 0), "video/x-raw")) {
+      // the ROI metas of cudatemplatematch come on video frames: anything else here means
+      // the sink is not where it should be (after cudatensorize, say), and would record
+      // a golden without a single match
+      s->error = "sink '" + s->name + "' is a matches sink (its name starts with match or roi) but receives " +
+                 (text.empty() ? std::string("buffers without caps") : text) +
+                 ", not video frames: put it right after cudatemplatematch, whose video frames carry the "
+                 "template-match ROI metas (a tensor sink's name must not start with match or roi)";
+      s->fatal = true;
+      return false;
+    }
+  } else if (text != s->caps && s->error.empty()) {
+    s->error = "sink '" + s->name + "': caps changed at frame " + std::to_string(index) + " from " + s->caps +
+               " to " + text + " (a recording holds one caps per sink)";
+  }
+  return true;
+}
+
+void take_matches(SinkState* s, GstBuffer* buf, uint64_t index) {
+  MatchesEntry e;
+  e.pts = clock_or_none(GST_BUFFER_PTS(buf));
+  e.duration = clock_or_none(GST_BUFFER_DURATION(buf));
+  e.items = read_matches(buf);
+  s->handler->on_matches(s->name, index, e);
+}
+
+// Adds the tensor to the frame being gathered, handing the previous frame on when this tensor
+// starts a new one. The frame is counted when complete (flush_pending).
+GstFlowReturn take_tensor(SinkState* s, GstBuffer* buf, uint64_t index) {
+  GstMapInfo map;
+  if (!gst_buffer_map(buf, &map, GST_MAP_READ)) {
+    std::lock_guard<std::mutex> lock(s->mu);
+    if (s->error.empty()) s->error = "sink '" + s->name + "': cannot map frame " + std::to_string(index);
+    return GST_FLOW_ERROR;
+  }
+  TensorEntry part;
+  part.pts = clock_or_none(GST_BUFFER_PTS(buf));
+  part.duration = clock_or_none(GST_BUFFER_DURATION(buf));
+  read_transform(buf, &part.transform);
+  read_slots(buf, &part.slots);
+  if (!s->pending || !continues_frame(s->pending_entry, part)) flush_pending(s);
+  add_to_pending(s, std::move(part), map.data, map.size);
+  gst_buffer_unmap(buf, &map);
+  return GST_FLOW_OK;
+}
+
+}  // namespace
+
+GstFlowReturn on_new_sample(GstAppSink* appsink, gpointer user) {
+  SinkState* s = (SinkState*)user;
+  GstSample* sample = gst_app_sink_pull_sample(appsink);
+  if (!sample) return GST_FLOW_FLUSHING;
+  GstBuffer* buf = gst_sample_get_buffer(sample);
+  const uint64_t index = s->count.load();
+  GstFlowReturn ret = GST_FLOW_OK;
+  if (!take_caps(s, gst_sample_get_caps(sample), index)) {
+    ret = GST_FLOW_ERROR;
+  } else if (buf && s->kind != "matches") {
+    ret = take_tensor(s, buf, index);
+  } else {
+    if (buf) take_matches(s, buf, index);
+    s->count.store(index + 1);
+  }
+  gst_sample_unref(sample);
+  return ret;
+}
+
+}  // namespace regress
