@@ -1,6 +1,8 @@
 /* The CUDA element core (cuda_element_core.h). */
 #include "cuda_element_core.h"
 
+#include "tensorize.h"          /* kMaxSourceSide */
+
 GST_DEBUG_CATEGORY_STATIC (cudaprep_core_debug);
 #define GST_CAT_DEFAULT cudaprep_core_debug
 
@@ -96,6 +98,32 @@ CudaPrepElementCore::check_memory (GstElement * element, GstCaps * caps, const g
       ("%s: caps %" GST_PTR_FORMAT " need a GPU; backend is cpu or no device could be opened",
           what, caps));
   return FALSE;
+}
+
+gboolean
+CudaPrepElementCore::refuse_oversized_frame (GstElement * element, GstQuery * query)
+{
+  if (GST_QUERY_TYPE (query) != GST_QUERY_ACCEPT_CAPS)
+    return FALSE;
+  GstCaps *caps = NULL;
+  gst_query_parse_accept_caps (query, &caps);
+  if (!caps || gst_caps_get_size (caps) != 1)
+    return FALSE;
+  const GstStructure *s = gst_caps_get_structure (caps, 0);
+  gint width = 0, height = 0;
+  if (!gst_structure_has_name (s, "video/x-raw") || !gst_structure_get_int (s, "width", &width)
+      || !gst_structure_get_int (s, "height", &height) ||
+      (width <= cudaprep::kMaxSourceSide && height <= cudaprep::kMaxSourceSide))
+    return FALSE;
+  const std::string size = std::to_string (width) + "x" + std::to_string (height);
+  if (posted_size_error_ != size) {
+    posted_size_error_ = size;
+    GST_ELEMENT_ERROR (element, CORE, NEGOTIATION, ("A %s frame is larger than the %dx%d the "
+            "element takes", size.c_str (), cudaprep::kMaxSourceSide, cudaprep::kMaxSourceSide),
+        ("caps %" GST_PTR_FORMAT, caps));
+  }
+  gst_query_set_accept_caps_result (query, FALSE);
+  return TRUE;
 }
 
 gboolean

@@ -7,6 +7,8 @@
 
 #include <gst/gst.h>
 
+#include <string>
+
 #include "cudaprep_device.h"
 #include "versioned_settings.h"
 
@@ -44,11 +46,17 @@ public:
    * @caps are and none is usable. */
   gboolean check_memory (GstElement * element, GstCaps * caps, const gchar * what) const;
 
+  /* An ACCEPT_CAPS query on a video sink pad for a frame larger than the elements take
+   * (kMaxSourceSide a side) would only be answered no, and the source would report a bare
+   * not-negotiated: TRUE, with the query answered no and one error naming the limit. */
+  gboolean refuse_oversized_frame (GstElement * element, GstQuery * query);
+
   CudaPrepDevice &device () { return device_; }
 
 private:
   VersionedSettings<CudaPrepDeviceSettings> settings_;
   CudaPrepDevice device_;
+  std::string posted_size_error_;       /* the frame size last refused, so it is posted once */
 };
 
 /* Whether structure @idx of @caps has the CUDA memory feature. */

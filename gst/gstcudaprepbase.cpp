@@ -62,7 +62,10 @@ gst_cuda_prep_base_set_context (GstElement * element, GstContext * context)
 static gboolean
 gst_cuda_prep_base_query (GstBaseTransform * trans, GstPadDirection direction, GstQuery * query)
 {
-  if (IMPL (GST_CUDA_PREP_BASE (trans))->core.answer_context_query (GST_ELEMENT (trans), query))
+  CudaPrepElementCore &core = IMPL (GST_CUDA_PREP_BASE (trans))->core;
+  if (core.answer_context_query (GST_ELEMENT (trans), query))
+    return TRUE;
+  if (direction == GST_PAD_SINK && core.refuse_oversized_frame (GST_ELEMENT (trans), query))
     return TRUE;
   return GST_BASE_TRANSFORM_CLASS (gst_cuda_prep_base_parent_class)->query (trans, direction, query);
 }

@@ -230,7 +230,9 @@ cut_template (MatchEngine & engine, const std::vector<int> &rect, const GrayView
   if (rect.size () != 4)
     return "template-rect needs 4 values <x, y, width, height>, got " + std::to_string (rect.size ());
   const Rect r {rect[0], rect[1], rect[2], rect[3]};
-  if (r.empty () || r.x < 0 || r.y < 0 || (int64_t) r.x + r.w > frame.width ||
+  if (r.empty ())
+    return "template-rect " + rect_text (rect) + " is empty: width and height must be positive";
+  if (r.x < 0 || r.y < 0 || (int64_t) r.x + r.w > frame.width ||
       (int64_t) r.y + r.h > frame.height)
     return "template-rect " + rect_text (rect) + " is not inside the " +
         std::to_string (frame.width) + "x" + std::to_string (frame.height) + " frame";

@@ -244,6 +244,11 @@ gst_cuda_tensor_batch_request_new_pad (GstElement * element, GstPadTemplate * te
     GST_ELEMENT_ERROR (self, CORE, PAD, ("batch-size=%u: no slot left for another sink pad",
             batch_size), ("%u sink pads already; set batch-size=0 (one slot per pad) or larger",
             pads));
+    /* A launch line links before anyone reads the bus and reports only "could not link": say
+     * why where it shows with default settings too. */
+    g_log ("cudaprep", G_LOG_LEVEL_WARNING, "%s: batch-size=%u: no slot left for another sink "
+        "pad (%u already); set batch-size=0 (one slot per pad) or larger",
+        GST_ELEMENT_NAME (self), batch_size, pads);
     return NULL;
   }
   GstPad *pad = GST_ELEMENT_CLASS (parent_class)->request_new_pad (element, templ, name, caps);
@@ -480,7 +485,8 @@ static gboolean
 gst_cuda_tensor_batch_sink_query (GstAggregator * agg, GstAggregatorPad * pad, GstQuery * query)
 {
   GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (agg);
-  if (self->impl->core.answer_context_query (GST_ELEMENT (agg), query))
+  if (self->impl->core.answer_context_query (GST_ELEMENT (agg), query) ||
+      self->impl->core.refuse_oversized_frame (GST_ELEMENT (agg), query))
     return TRUE;
   if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS) {
     /* CUDA memory first where the GPU runs; without one, last. */

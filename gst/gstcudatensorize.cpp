@@ -242,15 +242,9 @@ build_plans (const CudaTensorizeSettings & s, const GstVideoInfo * info, Tensori
 static Status
 add_region (TensorizePlans * p, const Rect & r, double margin, const char *kind, int index, int id)
 {
-  Rect grown = r;
-  if (margin > 0.0 && !r.empty ()) {
-    const double mx = margin * r.w, my = margin * r.h;
-    const double x0 = std::floor (r.x - mx), y0 = std::floor (r.y - my);
-    const double x1 = std::ceil (r.x + r.w + mx), y1 = std::ceil (r.y + r.h + my);
-    grown = Rect {(int) x0, (int) y0, (int) (x1 - x0), (int) (y1 - y0)};
-  }
   Rect clipped;
-  Status st = gst_cuda_prep_clip_rect (grown, p->cfg.src_width, p->cfg.src_height, p->frame_desc, &clipped);
+  Status st = gst_cuda_prep_clip_rect (gst_cuda_prep_grow_region (r, margin), p->cfg.src_width,
+      p->cfg.src_height, p->frame_desc, &clipped);
   if (!st.ok ()) {
     p->skipped += std::string (p->skipped.empty ()? "" : "; ") + kind + " " + std::to_string (index) + ": " +
         st.message ();

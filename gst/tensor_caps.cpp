@@ -82,7 +82,10 @@ gst_cuda_prep_tensor_open_caps (const GValue * framerate, gboolean with_cuda, gb
 GstCaps *
 gst_cuda_prep_tensor_template_caps (void)
 {
-  return gst_cuda_prep_tensor_open_caps (NULL, TRUE, TRUE);
+  /* Any other/tensors: a downstream that takes none the element makes (types=float64,
+   * num_tensors=2) then links, and negotiation says why it fails (TensorRefusal) instead of a
+   * launch line's bare "could not link". transform_caps / update_src_caps offer what is made. */
+  return gst_caps_from_string ("other/tensors(memory:CUDAMemory); other/tensors");
 }
 
 /* ---- refusals ---------------------------------------------------------------------------- */

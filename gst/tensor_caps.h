@@ -40,8 +40,8 @@ struct TensorShapeSettings
 
 /* ---- building ---------------------------------------------------------------------------- */
 
-/* Pad template caps: other/tensors of any shape, of every dtype (kDTypes), in CUDA memory then
- * in system memory. */
+/* Pad template caps: any other/tensors, in CUDA memory then in system memory (what is made is
+ * negotiated; a downstream that takes none of it gets TensorRefusal's error). */
 GstCaps *gst_cuda_prep_tensor_template_caps (void);
 /* other/tensors of any shape and every dtype, with @framerate (NULL: any): in CUDA memory and
  * in system memory, CUDA first when @cuda_first; system memory only when !@with_cuda. */

@@ -1,6 +1,8 @@
 /* Tensor properties shared by cudatensorize and cudatensorbatch, and settings -> kernel specs. */
 #include "tensorize_settings.h"
 
+#include <cmath>
+
 #include "cudaprep_device.h"
 #include "pixel_format.h"
 #include "property_arrays.h"
@@ -266,7 +268,7 @@ gst_cuda_prep_output_spec (const TensorizeSettings & s, TensorOutputSpec * spec)
 }
 
 static std::string
-rect_text (const Rect & r)
+rect_text (const Region64 & r)
 {
   return "<" + std::to_string (r.x) + "," + std::to_string (r.y) + "," + std::to_string (r.w) +
       "," + std::to_string (r.h) + ">";
@@ -281,16 +283,29 @@ gst_cuda_prep_frame_desc (const GstVideoInfo * info)
       std::to_string (GST_VIDEO_INFO_HEIGHT (info)) + ")";
 }
 
-Status
-gst_cuda_prep_clip_rect (const Rect & r, int frame_w, int frame_h, const std::string & frame_desc,
-    Rect * out)
+Region64
+gst_cuda_prep_grow_region (const Rect & r, double margin)
 {
-  if (r.empty ())
+  Region64 g {r.x, r.y, r.w, r.h};
+  if (margin <= 0.0 || r.empty ())
+    return g;
+  /* |x|, |w| < 2^31 and margin <= 10: every value here is an exact double and fits 64 bits. */
+  const double mx = margin * r.w, my = margin * r.h;
+  const double x0 = std::floor (r.x - mx), y0 = std::floor (r.y - my);
+  const double x1 = std::ceil ((double) r.x + r.w + mx), y1 = std::ceil ((double) r.y + r.h + my);
+  return Region64 {(int64_t) x0, (int64_t) y0, (int64_t) (x1 - x0), (int64_t) (y1 - y0)};
+}
+
+Status
+gst_cuda_prep_clip_rect (const Region64 & r, int frame_w, int frame_h,
+    const std::string & frame_desc, Rect * out)
+{
+  if (r.w <= 0 || r.h <= 0)
     return Status::error ("roi width and height must be positive, got " + std::to_string (r.w) +
         "x" + std::to_string (r.h));
-  const int64_t x0 = MAX ((int64_t) r.x, 0), y0 = MAX ((int64_t) r.y, 0);
-  const int64_t x1 = MIN ((int64_t) r.x + r.w, (int64_t) frame_w);
-  const int64_t y1 = MIN ((int64_t) r.y + r.h, (int64_t) frame_h);
+  const int64_t x0 = MAX (r.x, (int64_t) 0), y0 = MAX (r.y, (int64_t) 0);
+  const int64_t x1 = MIN (r.x + r.w, (int64_t) frame_w);
+  const int64_t y1 = MIN (r.y + r.h, (int64_t) frame_h);
   if (x1 <= x0 || y1 <= y0)
     return Status::error ("roi " + rect_text (r) + " is entirely outside the frame" + frame_desc);
   *out = Rect {(int) x0, (int) y0, (int) (x1 - x0), (int) (y1 - y0)};
@@ -310,7 +325,7 @@ resolve_roi (const std::vector<int> &roi, int frame_w, int frame_h, const std::s
   if (roi.size () != 4)
     return Status::error ("roi needs 4 values <x, y, width, height>, got " +
         std::to_string (roi.size ()));
-  return gst_cuda_prep_clip_rect (Rect {roi[0], roi[1], roi[2], roi[3]}, frame_w, frame_h,
+  return gst_cuda_prep_clip_rect (Region64 {roi[0], roi[1], roi[2], roi[3]}, frame_w, frame_h,
       frame_desc, out);
 }
 

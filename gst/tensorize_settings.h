@@ -135,9 +135,17 @@ cudaprep::Status gst_cuda_prep_output_spec (const TensorizeSettings & s,
     cudaprep::TensorOutputSpec * spec);
 /* " (WxH)" of the frame @info describes, for messages; "" without @info (checks before caps). */
 std::string gst_cuda_prep_frame_desc (const GstVideoInfo * info);
-/* @r clipped to a frame_w x frame_h frame (documented for roi and rois); a result that is empty
- * is an error naming @r, "... entirely outside the frame" + @frame_desc. */
-cudaprep::Status gst_cuda_prep_clip_rect (const cudaprep::Rect & r, int frame_w, int frame_h,
+/* A region of a frame in 64 bits: a rectangle from the properties or metas, grown by a margin,
+ * can leave the range of int before it is clipped to the frame. */
+struct Region64
+{
+  int64_t x = 0, y = 0, w = 0, h = 0;
+};
+/* @r grown by @margin of its width / height on each side, outward to whole pixels. */
+Region64 gst_cuda_prep_grow_region (const cudaprep::Rect & r, double margin);
+/* @r clipped to a frame_w x frame_h frame (documented for roi and rois); an empty @r, or a
+ * result that is empty, is an error naming @r ("... entirely outside the frame" + @frame_desc). */
+cudaprep::Status gst_cuda_prep_clip_rect (const Region64 & r, int frame_w, int frame_h,
     const std::string & frame_desc, cudaprep::Rect * out);
 /* The source of a slot: the frame @info describes (NULL: the largest frame the element takes,
  * for checks before caps), the @roi property (empty: whole frame; clipped to the frame; one
