@@ -395,6 +395,7 @@ TEST(DTypeTable, EveryRowMatchesItsReferenceOnBothElements) {
       ASSERT_EQ(f32.tensor.size(), n * 4);
       EXPECT_EQ(out.types, row.name);
       ASSERT_EQ(out.tensor.size(), n * size_t(row.bytes)) << "W*H*C*bytes";
+      ASSERT_EQ(row.bytes, ref->bytes) << "the table's element size differs from the test's";
       const std::vector<float> v = as_floats(f32.tensor);
       Bytes want(n * size_t(ref->bytes));
       for (size_t i = 0; i < n; ++i) {
