@@ -373,8 +373,9 @@ TEST(DTypeTable, Float32TensorIsThePixelsNormalised) {
 
 // Each row, set by name, on every case: caps, size, and every element equal to the reference
 // conversion of the float32 tensor made with the same normalisation; cudatensorbatch the same
-// bytes. Each row whose conversion rounds must have met values it rounds (ties included for the
-// integer rows' explicit cases), so a wrong rounding cannot pass unseen.
+// bytes. Each row narrower than float32 must have met values it rounds, and the cases must hold
+// values halfway between two integers (the integer rows' ties), so a wrong rounding cannot pass
+// unseen.
 TEST(DTypeTable, EveryRowMatchesItsReferenceOnBothElements) {
   for (const DTypeInfo& row : kDTypes) {
     SCOPED_TRACE(std::string("dtype ") + row.name);
