@@ -5,7 +5,11 @@
 // Adding a type is a DType value, its row in kDTypes and its DTypeStore (the conversion from
 // the normalised float value). The kernels are instantiated for every row (visit_dtype, the CUDA
 // dispatch tables), so a row without a DTypeStore does not compile; gst/ maps each row to
-// GStreamer's tensor type in an array checked against kDTypeCount.
+// GStreamer's tensor type in an array checked against kDTypeCount. The tests walk the table:
+// tests/elements/test_dtype_table.cpp fails until the new row has its reference conversion
+// there (written independently of these stores; on GStreamer >= 1.26 builds also its
+// GstTensorDataType), and tensorize_gpu's EveryDTypeRow* tests compare the CUDA kernels with
+// the CPU path for every row.
 // constexpr throughout: device code sizes its stores with it.
 #pragma once
 #include <cmath>

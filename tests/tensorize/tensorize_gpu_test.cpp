@@ -2,7 +2,9 @@
 // fp16) for every format and mode, on random images of odd sizes, with padded / pitched device
 // inputs and odd plane offsets (source rows at every alignment), with aligned
 // and misaligned outputs (vector and scalar stores). The output is poisoned before every run
-// and every element is checked to have been written, and nothing past its end.
+// and every element is checked to have been written, and nothing past its end. Every row of the
+// dtype table (kDTypes, walked rather than listed) goes through the single-frame and the batch
+// kernel, compared byte for byte, so a new row is covered here without a new test.
 // Exits 77 (skipped) without a GPU (gpu_test_main.cpp). No OpenCV, no GStreamer.
 #include <gtest/gtest.h>
 
@@ -15,8 +17,11 @@
 #include <string>
 #include <vector>
 
+#include "batch_case.h"
 #include "cuda_device.h"
+#include "dtypes.h"
 #include "tensorize.h"
+#include "tensorize_batch.h"
 #include "test_images.h"
 
 using namespace cudaprep;
@@ -196,6 +201,172 @@ std::string describe(const TensorizeConfig& c) {
 }
 
 using tztest::base_config;
+
+// ---- every row of the dtype table (kernels/dtypes.h), for any type it may hold ----------------
+
+// Whether each element must be written: the GPU output is read back over two poisons (0xFF, then
+// 0x00) and must equal the CPU bytes both times; an element left unwritten keeps a poison, which
+// differs from the CPU's byte under one of the two, whatever the type's encoding.
+::testing::AssertionResult equal_over_two_poisons(const std::vector<uint8_t>& cpu,
+                                                  const std::vector<uint8_t>* gpu_ff,
+                                                  const std::vector<uint8_t>* gpu_00) {
+  const std::vector<uint8_t>* runs[2] = {gpu_ff, gpu_00};
+  for (int r = 0; r < 2; ++r) {
+    const std::vector<uint8_t>& g = *runs[r];
+    if (g.size() != cpu.size())
+      return ::testing::AssertionFailure() << "GPU output of " << g.size() << " bytes, CPU " << cpu.size();
+    size_t differ = 0, first = 0;
+    for (size_t i = 0; i < cpu.size(); ++i)
+      if (cpu[i] != g[i] && differ++ == 0) first = i;
+    if (differ)
+      return ::testing::AssertionFailure() << differ << " of " << cpu.size() << " bytes differ from the CPU path over poison 0x"
+                                           << (r == 0 ? "ff" : "00") << " (first: byte " << first << ", cpu "
+                                           << int(cpu[first]) << ", gpu " << int(g[first]) << ")";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// The single-frame kernel against the CPU path, bytes only (any dtype): input uploaded with the
+// same layout (mode 0), pitched (1) or pitched at an odd offset (mode > 1), output at dst_offset.
+::testing::AssertionResult check_any_dtype(const TensorizeConfig& cfg, const HostImage& im, void* stream, int mode,
+                                           size_t dst_offset) {
+  TensorizePlan plan;
+  const Status s = make_tensorize_plan(cfg, &plan);
+  if (!s.ok()) return ::testing::AssertionFailure() << "plan: " << s.message() << " " << describe(cfg);
+  std::vector<uint8_t> cpu, gpu_ff, gpu_00;
+  auto r = run_cpu(plan, im.view, &cpu);
+  DeviceImage d;
+  if (r) r = mode == 0 ? upload_same_layout(im, stream, &d) : upload_pitched(im, mode == 1 ? 0 : mode, stream, &d);
+  if (r) r = run_gpu(plan, d.view, stream, dst_offset, TensorizeTuning(), &gpu_ff, 0xFF);
+  if (r) r = run_gpu(plan, d.view, stream, dst_offset, TensorizeTuning(), &gpu_00, 0x00);
+  if (r) r = equal_over_two_poisons(cpu, &gpu_ff, &gpu_00);
+  if (!r) return r << "\n" << describe(cfg) << " (" << dtype_name(cfg.dtype) << ") input layout " << mode
+                   << " dst offset " << dst_offset;
+  return r;
+}
+
+// The row's default normalisation, or explicit values that put halves and values past the ends
+// of the integer types into the tensor.
+void set_normalisation(TensorOutputSpec& c, bool explicit_norm) {
+  const Normalisation d = default_normalisation(c.dtype);
+  const double mean[3] = {10, 20, 30}, stdv[3] = {2, 1, 0.5};
+  c.scale = explicit_norm ? 0.5 : d.scale;
+  for (int k = 0; k < 3; ++k) {
+    c.mean[k] = explicit_norm ? mean[k] : d.mean[k];
+    c.std[k] = explicit_norm ? stdv[k] : d.std[k];
+  }
+}
+
+struct OutputShape {
+  Layout layout;
+  int channels;
+};
+const OutputShape kOutputShapes[] = {{Layout::NCHW, 3}, {Layout::NHWC, 3}, {Layout::NCHW, 1}};
+
+// Every row of kDTypes (walked, not listed), NCHW / NHWC / gray, default and explicit
+// normalisation, on random frames of odd sizes uploaded three ways and written at an aligned and
+// a one-element-off output (vector and scalar stores), plus full HD -> 640x640: the CUDA
+// single-frame kernel writes the CPU path's bytes.
+TEST_F(TensorizeGpu, EveryDTypeRowSingleFrameMatchesCpu) {
+  std::mt19937 rng(27);
+  const PixelFormat formats[] = {PixelFormat::NV12, PixelFormat::BGR, PixelFormat::I420, PixelFormat::YUY2,
+                                 PixelFormat::BGRx, PixelFormat::GRAY8, PixelFormat::P010_10LE};
+  for (const DTypeInfo& row : kDTypes) {
+    SCOPED_TRACE(std::string("dtype ") + row.name);
+    int k = 0;
+    for (PixelFormat f : formats)
+      for (const OutputShape& shape : kOutputShapes) {
+        const int w = 33 + 2 * (k % 7) * 17, h = 21 + 2 * (k % 5) * 13;  // odd
+        HostImage im = tztest::make_image(f, w, h, 1 + k % 7, 1 + k % 11);
+        tztest::fill_random(im, rng);
+        TensorizeConfig c = base_config(f, w, h, 29 + 2 * (k % 4) * 11, 31 + 2 * (k % 3) * 7);
+        c.mode = k % 2 ? ResizeMode::Letterbox : ResizeMode::Stretch;
+        c.interpolation = k % 3 == 2 ? Interpolation::Nearest : Interpolation::Bilinear;
+        c.dtype = row.dtype;
+        c.layout = shape.layout;
+        c.channels = shape.channels;
+        set_normalisation(c, k % 2 == 1);
+        for (int mode : {0, 1, 3}) EXPECT_TRUE(check_any_dtype(c, im, stream_, mode, 0));
+        EXPECT_TRUE(check_any_dtype(c, im, stream_, 1, size_t(row.bytes)));  // one element off alignment
+        ++k;
+      }
+    HostImage hd = tztest::make_image(PixelFormat::NV12, 1920, 1080, 0, 0);
+    tztest::fill_random(hd, rng);
+    for (const OutputShape& shape : kOutputShapes) {
+      TensorizeConfig c = base_config(PixelFormat::NV12, 1920, 1080, 640, 640);
+      c.dtype = row.dtype;
+      c.layout = shape.layout;
+      c.channels = shape.channels;
+      set_normalisation(c, false);
+      EXPECT_TRUE(check_any_dtype(c, hd, stream_, 0, 0));
+      EXPECT_TRUE(check_any_dtype(c, hd, stream_, 1, size_t(row.bytes)));
+    }
+  }
+}
+
+// Every row of kDTypes through the batch kernel: batches of random formats and odd sizes, each
+// slot pitched at an odd offset, an empty slot among them, 5 slots (kernel parameters) and 67
+// (uploaded slot table), NCHW / NHWC / gray: the CUDA batch writes the CPU batch's bytes.
+TEST_F(TensorizeGpu, EveryDTypeRowBatchMatchesCpu) {
+  std::mt19937 rng(28);
+  BatchSlotTable table;
+  for (const DTypeInfo& row : kDTypes) {
+    SCOPED_TRACE(std::string("dtype ") + row.name);
+    int k = 0;
+    for (const OutputShape& shape : kOutputShapes)
+      for (int n : {5, 67}) {
+        SCOPED_TRACE("batch of " + std::to_string(n) + ", layout " + std::to_string(int(shape.layout)) + ", " +
+                     std::to_string(shape.channels) + " channels");
+        tztest::BatchCase bc;
+        TensorizeConfig c;
+        tztest::set_sizes(c, 8, 8, 97, 65);
+        c.dtype = row.dtype;
+        c.layout = shape.layout;
+        c.channels = shape.channels;
+        set_normalisation(c, k++ % 2 == 1);
+        bc.spec = c;
+        for (int i = 0; i < n; ++i) {
+          if (i == 2)
+            bc.add_empty();
+          else
+            tztest::add_random_slot(bc, c, k + i, 131, rng);
+        }
+        ASSERT_TRUE(bc.build().ok());
+        // Each slot's source in its own pitched allocation, 3 bytes in.
+        std::vector<DeviceImage> sources(bc.count());
+        std::vector<BatchSlot> slots = bc.slots;
+        for (int i = 0; i < bc.count(); ++i) {
+          if (bc.empty[i]) continue;
+          ASSERT_TRUE(upload_pitched(bc.images[i], 3, stream_, &sources[i])) << "slot " << i;
+          slots[i].src = sources[i].view;
+        }
+        TensorizeBatch b = bc.batch();
+        b.slots = slots.data();
+        const size_t bytes = bc.bytes();
+        std::vector<uint8_t> cpu(bytes);
+        ASSERT_TRUE(tensorize_batch_cpu(bc.batch(), cpu.data(), cpu.size()).ok());
+        ASSERT_TRUE(table.reserve(n).ok());
+        std::vector<uint8_t> gpu[2];
+        const uint8_t poisons[2] = {0xFF, 0x00};
+        for (int p = 0; p < 2; ++p) {
+          std::vector<uint8_t> host(bytes + kGuard, poisons[p]);
+          cuda::DeviceBuffer out;
+          ASSERT_TRUE(out.allocate(host.size()).ok());
+          ASSERT_TRUE(cuda::copy_2d_async(out.data(), host.size(), host.data(), host.size(), host.size(), 1,
+                                          cuda::CopyKind::HostToDevice, stream_).ok());
+          const Status st = tensorize_batch_cuda(b, out.data(), bytes, stream_, &table);
+          ASSERT_TRUE(st.ok()) << st.message();
+          ASSERT_TRUE(cuda::copy_2d_async(host.data(), host.size(), out.data(), host.size(), host.size(), 1,
+                                          cuda::CopyKind::DeviceToHost, stream_).ok());
+          ASSERT_TRUE(cuda::stream_sync(stream_).ok());
+          for (size_t i = bytes; i < host.size(); ++i) ASSERT_EQ(host[i], poisons[p]) << "written past the end at " << i;
+          host.resize(bytes);
+          gpu[p] = std::move(host);
+        }
+        EXPECT_TRUE(equal_over_two_poisons(cpu, &gpu[0], &gpu[1]));
+      }
+  }
+}
 
 // Every format x mode x align x interpolation x dtype x layout on random images.
 TEST_F(TensorizeGpu, EveryCombinationMatchesCpu) {
