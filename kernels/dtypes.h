@@ -130,6 +130,16 @@ struct DTypeStore<DType::Int8> {
   CUDAPREP_HD static Bits from_float(float v) { return to_int8(v); }
 };
 
+// Every row's bytes are its DTypeStore's.
+namespace dtype_detail {
+template <int... I>
+constexpr bool bytes_match_stores(std::integer_sequence<int, I...>) {
+  return ((sizeof(typename DTypeStore<static_cast<DType>(I)>::Bits) == size_t(kDTypes[I].bytes)) && ...);
+}
+}  // namespace dtype_detail
+static_assert(dtype_detail::bytes_match_stores(std::make_integer_sequence<int, kDTypeCount>{}),
+              "a kDTypes row's bytes differ from its DTypeStore's element");
+
 // ---- runtime -> template ---------------------------------------------------------------------
 
 template <DType D>
