@@ -43,6 +43,7 @@
 
 #include "analytics_matches.h"
 #include "frame_phases.h"
+#include "frame_lifetime.h"
 #include "frame_pool.h"
 #include "pixel_format.h"
 #include "property_arrays.h"
@@ -114,6 +115,7 @@ struct MatchState
   MatchSettings settings;             /* per frame, from the properties */
   std::vector<Match> matches;
   std::vector<Rect> boxes;
+  FrameLifetime lifetime;             /* when the frame may leave (frame_lifetime.h) */
 };
 
 /* The element's C++ state (one object, created in init, deleted in finalize). */
@@ -466,8 +468,11 @@ gst_cuda_template_match_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
   }
 
   /* The GPU is done with the frame (and its drawing) before the buffer moves on, unless later
-   * work on it is ordered after ours anyway (staging; 1.24+ memory carrying our stream). */
-  if (ret == GST_FLOW_OK && !input.stream_ordered (device, &frame) && !(st = device.sync ()).ok ()) {
+   * work on it is ordered after ours anyway; the frame goes on downstream itself, so it is never
+   * held (frame_lifetime.h). */
+  state.lifetime.begin_output (FALSE);
+  state.lifetime.add_input (buf, input.stream_ordered (device, &frame));
+  if (ret == GST_FLOW_OK && !state.lifetime.inputs_may_stay () && !(st = device.sync ()).ok ()) {
     GST_ELEMENT_ERROR (self, STREAM, FAILED, ("CUDA error"), ("%s", st.message ().c_str ()));
     ret = GST_FLOW_ERROR;
   }

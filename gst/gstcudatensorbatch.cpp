@@ -40,7 +40,8 @@
 #include "gstcudatensorbatchpad.h"
 #include "pixel_format.h"
 #include "tensor_caps.h"
-#include "tensor_output.h"
+#include "frame_lifetime.h"
+#include "tensor_output_target.h"
 #include "tensor_pool.h"
 #include "tensorize_settings.h"
 #include "tensorizer.h"
@@ -93,6 +94,7 @@ struct BatchState
   std::vector<BatchSlot> batch; /* sized at negotiation: no allocation per batch */
   std::vector<CudaPrepSlotMeta> meta;
   CudaPrepTransformMetaWriter transform_meta;   /* kept on pool buffers, see transform_meta.h */
+  FrameLifetime lifetime;       /* when the slots' frames may leave (frame_lifetime.h) */
   std::vector<GstCudaTensorBatchPad *> pads;    /* this batch's pads, slot order */
   std::string posted_error;     /* the last settings error posted, so it is posted once */
   TensorRefusal refusal;        /* downstream takes no tensor we make: posted once */
@@ -736,23 +738,21 @@ run_batch (GstCudaTensorBatch * self, GstBuffer * outbuf, const BatchWindow & w)
   batch.output = state.output;
   batch.slots = state.batch.data ();
   batch.count = state.slots;
-  /* Frames of another stream (a decoder's own pool) go back to their producer once unmapped:
-   * then the batch waits for its kernel before they do. */
-  gboolean inputs_ordered = TRUE;
+  /* The slots' frames go back to their producers once unmapped, and the batch holds none: it
+   * waits for its kernel unless every frame is ordered on its stream (frame_lifetime.h). */
+  state.lifetime.begin_output (FALSE);
   for (GstCudaTensorBatchPad * pad : pads) {
     CudaTensorBatchPadState &ps = gst_cuda_tensor_batch_pad_state (pad);
-    if (ps.mapped && !ps.input.stream_ordered (device, &ps.frame))
-      inputs_ordered = FALSE;
+    if (ps.mapped)
+      state.lifetime.add_input (ps.buffer, ps.input.stream_ordered (device, &ps.frame));
   }
-  gboolean left_on_stream;
-  Status st = gst_cuda_prep_write_tensor (device, state.tensorizer->on_device (),
-      state.output_cuda, state.built_from.tensor.gpu_wait, 0, outbuf, inputs_ordered, &left_on_stream,
-      [&](uint8_t * dst, PaddingRows) {
-        return state.tensorizer->run_batch (batch, dst, state.bytes);  /* every row, always */
-      },
-      [&]() {
-        state.transform_meta.attach (outbuf, state.meta.data (), state.slots);
-      });
+  TensorOutputTarget target;
+  Status st = target.begin (device, state.tensorizer->on_device (), state.output_cuda, outbuf, 0);
+  if (st.ok ())
+    st = state.tensorizer->run_batch (batch, target.data (), state.bytes);     /* every row */
+  if (st.ok ())
+    state.transform_meta.attach (outbuf, state.meta.data (), state.slots);
+  st = target.finish (device, state.built_from.tensor.gpu_wait, state.lifetime, std::move (st));
   const gboolean unmapped = finish_slots (self);
   if (!st.ok ()) {
     GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Batch tensorize failed"), ("%s",

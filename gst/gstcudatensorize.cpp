@@ -39,13 +39,13 @@
 
 #include "frame_phases.h"
 #include "frame_pool.h"
-#include "held_frames.h"
+#include "frame_lifetime.h"
 #include "meta_regions.h"
 #include "transform_meta.h"
 #include "pixel_format.h"
 #include "property_arrays.h"
 #include "tensor_caps.h"
-#include "tensor_output.h"
+#include "tensor_output_target.h"
 #include "tensor_meta_output.h"
 #include "tensor_pool.h"
 #include "tensorize.h"
@@ -154,7 +154,7 @@ struct TensorizeState
   std::string posted_error;     /* the last settings error posted, so it is posted once */
   TensorRefusal refusal;        /* downstream takes no tensor we make: posted once */
   TensorMetaOutput meta_output; /* output=video-meta: the tensors' pool */
-  CudaPrepHeldFrames held_frames; /* frames of another stream, until the kernel has read them */
+  FrameLifetime lifetime;       /* when input frames may leave (frame_lifetime.h) */
 };
 
 /* The element's C++ state (one object, created in init, deleted in finalize). */
@@ -427,7 +427,7 @@ gst_cuda_tensorize_sink_event (GstBaseTransform * trans, GstEvent * event)
     /* no next frame will release the held ones: give them back to their producer now */
     CudaPrepDevice &device = gst_cuda_prep_base_device (GST_CUDA_PREP_BASE (trans));
     CudaPrepScopedContext ctx (device, GST_ELEMENT (trans));
-    Status st = ctx.ok () ? GST_CUDA_TENSORIZE (trans)->impl->state.held_frames.release_all () : Status ();
+    Status st = ctx.ok () ? GST_CUDA_TENSORIZE (trans)->impl->state.lifetime.release_all () : Status ();
     if (!st.ok ())
       GST_ELEMENT_WARNING (trans, STREAM, FAILED, ("CUDA error at EOS"), ("%s", st.message ().c_str ()));
   }
@@ -503,7 +503,7 @@ gst_cuda_tensorize_configure (GstCudaPrepBase * base, GstCaps * incaps, GstCaps 
     if (!ctx.ok ())
       return FALSE;
     device.sync ();             /* held frames may still be read */
-    state.held_frames.reset ();
+    state.lifetime.reset ();
     st = state.tensorizer->reserve (state.built_from.batch_size);
     if (!st.ok ()) {
       GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT, ("Could not allocate CUDA memory"),
@@ -554,7 +554,7 @@ gst_cuda_tensorize_propose_allocation (GstBaseTransform * trans, GstQuery * deci
     return TRUE;
   /* Frames of another stream are held until the kernel has read them: ask for that many more. */
   return gst_cuda_prep_propose_frame_pool (gst_cuda_prep_base_device (GST_CUDA_PREP_BASE (trans)), query,
-      CudaPrepHeldFrames::kDepth);
+      FrameLifetime::kDepth);
 }
 
 /* Only metas that say nothing about video geometry survive into the tensor. */
@@ -646,37 +646,32 @@ tensorize_frame (GstCudaTensorize * self, GstBuffer * inbuf, GstBuffer * outbuf,
   tb.slots = state.slots.data ();
   tb.count = batch;
   phases.mark ("slots");
-  /* The GPU is done with the input frame before it goes back to its producer: a frame not
-   * ordered on our stream (a decoder's, on the decoder's stream) is held until then. With
-   * output=video-meta that frame goes on downstream, where a held reference would make it
-   * read-only (the meta's write would copy it), so there the element waits instead. */
+  /* With output=video-meta the frame goes on downstream: it is never held (frame_lifetime.h). */
   const gboolean input_ordered = input.stream_ordered (device, &frame);
-  const gboolean may_hold = state.built_from.output != GST_CUDA_PREP_OUTPUT_VIDEO_META;
+  state.lifetime.begin_output (state.built_from.output != GST_CUDA_PREP_OUTPUT_VIDEO_META);
+  state.lifetime.add_input (inbuf, input_ordered);
   /* A batch of one frame takes the single-frame kernel (the one benchmarked and tuned for single
    * frames), not the batch kernel with one slot; only that kernel can leave padding rows out. */
   const gboolean single = batch == 1 && !state.slots[0].empty;
   const guint64 padding_key = single ? gst_cuda_prep_padding_key (state.plans.padding_output_id,
       state.slots[0].plan.active_y0, state.slots[0].plan.active_y1) : 0;
-  gboolean left_on_stream;
-  Status st = gst_cuda_prep_write_tensor (device, state.tensorizer->on_device (),
-      state.output_cuda, state.built_from.tensor.gpu_wait, padding_key, outbuf,
-      input_ordered || may_hold, &left_on_stream,
-      [&](void *dst, PaddingRows rows) {
-        phases.mark ("map out");
-        Status run = single ?
-            state.tensorizer->run (combine_plan (tb.output, state.slots[0].plan), view, dst, rows) :
-            state.tensorizer->run_batch (tb, dst, bytes);
-        phases.mark (rows == PaddingRows::Keep ? "kernel (padding kept)" : "kernel");
-        return run;
-      },
-      [&]() {
-        state.transform_meta.attach (outbuf, state.slot_metas.data (), batch);
-        phases.mark ("meta");
-      });
-  if (st.ok () && left_on_stream && !input_ordered)
-    st = state.held_frames.hold (inbuf, device.stream ());
+  TensorOutputTarget target;
+  Status st = target.begin (device, state.tensorizer->on_device (), state.output_cuda, outbuf,
+      padding_key);
+  phases.mark ("map out");
+  if (st.ok ()) {
+    st = single ? state.tensorizer->run (combine_plan (tb.output, state.slots[0].plan), view,
+        target.data (), target.rows ()) : state.tensorizer->run_batch (tb, target.data (), bytes);
+    phases.mark (target.rows () == PaddingRows::Keep ? "kernel (padding kept)" : "kernel");
+  }
+  if (st.ok ()) {
+    state.transform_meta.attach (outbuf, state.slot_metas.data (), batch);
+    phases.mark ("meta");
+  }
+  st = target.finish (device, state.built_from.tensor.gpu_wait, state.lifetime, std::move (st));
   const gboolean download = state.tensorizer->on_device () && !state.output_cuda;
-  phases.mark (left_on_stream ? (input_ordered ? "ordered" : "hold") : download ? "download" : "sync");
+  phases.mark (target.left_on_stream () ? (input_ordered ? "ordered" : "hold") :
+      download ? "download" : "sync");
   const gboolean unmapped = input.unmap (GST_ELEMENT (self), device, &frame, FALSE);
   phases.mark ("unmap");
 
@@ -805,7 +800,7 @@ gst_cuda_tensorize_stop (GstBaseTransform * trans)
   {
     CudaPrepScopedContext ctx (gst_cuda_prep_base_device (base), GST_ELEMENT (self));
     gst_cuda_prep_base_device (base).sync ();
-    state.held_frames.reset ();
+    state.lifetime.reset ();
   }
   state.have_plan = FALSE;
   state.next_region = 0;

@@ -1,8 +1,38 @@
-/* CudaPrepHeldFrames: input frames released once the GPU has read them. */
-#include "held_frames.h"
+/* FrameLifetime: the rules are in frame_lifetime.h. */
+#include "frame_lifetime.h"
 
 void
-CudaPrepHeldFrames::release_oldest ()
+FrameLifetime::begin_output (gboolean may_hold)
+{
+  pending_ = nullptr;
+  may_hold_ = may_hold;
+  must_wait_ = FALSE;
+}
+
+void
+FrameLifetime::add_input (GstBuffer * buffer, gboolean stream_ordered)
+{
+  if (stream_ordered)
+    return;                     /* 2a */
+  if (may_hold_ && !pending_) {
+    pending_ = buffer;          /* 2b */
+    return;
+  }
+  must_wait_ = TRUE;            /* 2c, or a second input to hold */
+}
+
+cudaprep::Status
+FrameLifetime::end_output (gboolean left_on_stream, void *stream)
+{
+  GstBuffer *buffer = pending_;
+  pending_ = nullptr;
+  if (!left_on_stream || !buffer)
+    return cudaprep::Status ();  /* complete: its inputs were read */
+  return hold (buffer, stream);
+}
+
+void
+FrameLifetime::release_oldest ()
 {
   gst_clear_buffer (&oldest ().buffer);
   first_ = (first_ + 1) % kDepth;
@@ -10,7 +40,7 @@ CudaPrepHeldFrames::release_oldest ()
 }
 
 cudaprep::Status
-CudaPrepHeldFrames::release_finished ()
+FrameLifetime::release_finished ()
 {
   while (count_ > 0) {
     bool done = false;
@@ -23,7 +53,7 @@ CudaPrepHeldFrames::release_finished ()
 }
 
 cudaprep::Status
-CudaPrepHeldFrames::hold (GstBuffer * buffer, void *stream)
+FrameLifetime::hold (GstBuffer * buffer, void *stream)
 {
   CUDAPREP_RETURN_IF_ERROR (release_finished ());
   if (count_ == kDepth) {
@@ -40,7 +70,7 @@ CudaPrepHeldFrames::hold (GstBuffer * buffer, void *stream)
 }
 
 cudaprep::Status
-CudaPrepHeldFrames::release_all ()
+FrameLifetime::release_all ()
 {
   while (count_ > 0) {
     CUDAPREP_RETURN_IF_ERROR (oldest ().done.synchronize ());
@@ -50,8 +80,9 @@ CudaPrepHeldFrames::release_all ()
 }
 
 void
-CudaPrepHeldFrames::reset ()
+FrameLifetime::reset ()
 {
+  pending_ = nullptr;
   while (count_ > 0)
     release_oldest ();
   for (Entry & e : entries_)
