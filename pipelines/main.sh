@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job. Installs what is missing, builds only what it runs (the plugin and the example
-# consumer, in build-main/), then runs the shipped street clip through cudatensorize (640x640
+# consumers, in build-main/), then runs the shipped street clip through cudatensorize (640x640
 # letterbox, RGB, fp32 NCHW) into the example consumer, which prints the tensor and transform
 # and writes the first tensor back as out/letterbox.png.
 # On a machine with a GPU the clip is decoded by NVDEC and tensorized on the GPU, with device
@@ -30,7 +30,7 @@ if [ ! -f "$BUILD/build.ninja" ]; then
   fi
   meson setup "$BUILD" $args ${CUDAPREP_MESON_ARGS:-}
 fi
-ninja -C "$BUILD" gst/libgstcudaprep.so pipelines/tensor_consumer
+ninja -C "$BUILD" gst/libgstcudaprep.so pipelines/tensor_consumer pipelines/batch_consumer
 echo "decoder: $H264DEC"
 "$BUILD/pipelines/tensor_consumer" --preview "$OUTDIR/letterbox.png" \
   "filesrc location=$CLIP ! qtdemux ! h264parse ! $H264DEC ! cudatensorize width=640 height=640 ! appsink name=sink"
