@@ -7,8 +7,9 @@
 # installed by scripts/bootstrap.sh itself. A stamp file next to it records the mirror and the
 # package list; it is written last, so a chroot without it (an interrupted run) or made for
 # another list is made anew.
-# Inside, the repository is /src and /src/build is this checkout's build-debian13/, so the
-# project's scripts work unchanged and the native build/ is left alone. The host's CUDA toolkit,
+# Inside, the repository is /src, /src/build is this checkout's build-debian13/ and /src/build-main
+# its build-debian13-main/, so the project's scripts work unchanged and the native builds are left
+# alone. The host's CUDA toolkit,
 # where there is one, is mounted read-only at /usr/local/cuda (the CUDA path is then built too).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -115,6 +116,8 @@ mount_at "$root/dev/pts" --bind /dev/pts  # for apt's and dpkg's terminal log
 mkdir -p "$repo/build-debian13"
 mount_at "$root/src" --bind "$repo"
 mount_at "$root/src/build" --bind "$repo/build-debian13"
+mkdir -p "$repo/build-debian13-main"  # pipelines/main.sh's build
+mount_at "$root/src/build-main" --bind "$repo/build-debian13-main"
 nvcc=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)
 toolkit=
 if [ -n "$nvcc" ]; then  # where the toolkit really is: nvcc may be a wrapper script

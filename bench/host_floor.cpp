@@ -1,5 +1,5 @@
-// host_floor: the host's floor under the elements' per-frame CPU, measured in the pipeline bench's
-// session (bench/pipeline_bench.py prints it above its table). It times, on the element's kind of
+// host_floor: the host's floor under the elements' per-frame CPU, measured in the same run as the
+// pipeline bench (bench/pipeline_bench.py prints it above its table). It times, on the element's kind of
 // context (a GstCudaContext pushed for the call and popped after), only the calls an element
 // cannot leave out of a frame: no pipeline, pool, map or meta.
 //  - tensorize: the fused kernel's launch call (tensorize_cuda, 1080p NV12 -> 640x640 letterbox

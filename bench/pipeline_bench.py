@@ -5,7 +5,7 @@ Every case is one gst-launch-1.0 process, run side by side with the decode-only 
   - latency: the time each buffer spends inside the element, median and p90 over every buffer
     (all instances of an element pooled), from one run: --latency=tracer runs gst-launch-1.0 under
     GStreamer's latency tracer (flags=element); --latency=probes runs build/bench/element_latency
-    (pad probes), since the tracer hangs every pipeline in the 1.26.2 bundle. Default: the tracer
+    (pad probes), for GStreamer builds whose latency tracer hangs pipelines (1.26.2). Default: the tracer
     on GStreamer < 1.24, probes on newer;
   - thread CPU (probes only): the streaming thread's CPU time between a buffer's arrival and its
     push, median and p90: what the element itself costs per buffer, without the noise of the
@@ -14,7 +14,7 @@ Every case is one gst-launch-1.0 process, run side by side with the decode-only 
   - wall: the whole process, best of --runs (it is noisy), minus the baseline's, per frame.
 The 4-stream cases put 4 independent pipelines into one gst-launch; their throughput is compared
 with 4 decode-only pipelines. First, where build/bench/host_floor exists (CUDA builds), the
-host's floor under the elements' thread CPU in this session: tensorize's launch call and the
+host's floor under the elements' thread CPU on this machine, now: tensorize's launch call and the
 matcher's match() alone, back to back and after 2 ms asleep (bench/host_floor.cpp). Every process is stopped after --timeout seconds (a hang ends the
 run with one message). Prints one markdown table last.
 """
@@ -89,7 +89,7 @@ def cases(a):
                                           f"{400 - side // 2},{side},{side}>\" draw={draw} ! fakesink")
     both = lambda n: (f"tee name=t{n} t{n}. ! queue ! {tz(n)} "
                       f"t{n}. ! queue ! {tm(n, 64, 'true')}")
-    # Batches (issue 10): the 4 streams into one cudatensorbatch (one launch a batch of 4), and
+    # Batches: the 4 streams into one cudatensorbatch (one launch a batch of 4), and
     # 16 regions of each frame as one 16-slot batch of 224x224 crops (a second stage's input).
     batch_head = f"cudatensorbatch name=tb {x} ! {tensor_cuda} ! fakesink "
     rois = "<" + ",".join(f"<{40 + 110 * (i % 4) * 4},{60 + 250 * (i // 4)},{32 + 24 * i},{32 + 22 * i}>"
@@ -240,7 +240,7 @@ def main():
           f"best of {a.runs} runs for wall time (median for CPU); latency from one run "
           f"({'pad probes, bench/element_latency' if a.latency == 'probes' else 'latency tracer'}).\n")
     if floor:
-        print("Host floor under the elements' thread CPU, this session (the calls alone in a pushed "
+        print("Host floor under the elements' thread CPU, this run (the calls alone in a pushed "
               "context; bench/host_floor):")
         for line in floor:
             print(f"    {line}")

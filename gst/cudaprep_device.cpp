@@ -23,6 +23,20 @@ init_debug_once (void)
   }
 }
 
+/* Says once per start which path runs: in the log and as a "cudaprep-backend" element message
+ * (backend=cuda|cpu, device-id: the CUDA device or -1, reason), so that backend=auto falling
+ * back to the CPU is visible (gst-launch-1.0 -m prints it). */
+static void
+announce_backend (GstElement * element, gboolean gpu, int device_id, const std::string & reason)
+{
+  GST_INFO_OBJECT (element, "backend=%s device-id=%d: %s", gpu ? "cuda" : "cpu", device_id,
+      reason.c_str ());
+  gst_element_post_message (element, gst_message_new_element (GST_OBJECT (element),
+          gst_structure_new ("cudaprep-backend", "backend", G_TYPE_STRING, gpu ? "cuda" : "cpu",
+              "device-id", G_TYPE_INT, device_id, "reason", G_TYPE_STRING, reason.c_str (),
+              NULL)));
+}
+
 GType
 gst_cuda_prep_backend_get_type (void)
 {
@@ -89,7 +103,7 @@ CudaPrepDevice::open (GstElement * element, const CudaPrepDeviceSettings & setti
   g_return_val_if_fail (!open_, FALSE);
   open_ = TRUE;
   if (settings.backend == GST_CUDA_PREP_BACKEND_CPU) {
-    GST_INFO_OBJECT (element, "backend=cpu: processing on the CPU");
+    announce_backend (element, FALSE, -1, "backend=cpu");
     return TRUE;
   }
   std::string why = cudaprep::cuda::built_with_cuda () ?
@@ -113,7 +127,10 @@ CudaPrepDevice::open (GstElement * element, const CudaPrepDeviceSettings & setti
         return FALSE;
       }
       gpu_ = TRUE;
-      GST_INFO_OBJECT (element, "processing on CUDA device (device-id=%d)", settings.device_id);
+      gint id = settings.device_id;
+      g_object_get (context_, "cuda-device-id", &id, NULL);
+      announce_backend (element, TRUE, id, settings.backend == GST_CUDA_PREP_BACKEND_CUDA ?
+          "backend=cuda" : "backend=auto: a CUDA device is usable");
       return TRUE;
     }
     why = "device " + std::to_string (settings.device_id) + " could not be opened";
@@ -130,9 +147,8 @@ CudaPrepDevice::open (GstElement * element, const CudaPrepDeviceSettings & setti
     GST_ELEMENT_WARNING (element, RESOURCE, NOT_FOUND,
         ("CUDA device %d is not usable: processing on the CPU", settings.device_id),
         ("device-id=%d with backend=auto, but %s", settings.device_id, why.c_str ()));
-  } else {
-    GST_INFO_OBJECT (element, "no usable CUDA device: processing on the CPU");
   }
+  announce_backend (element, FALSE, -1, "backend=auto: " + why);
   return TRUE;
 }
 

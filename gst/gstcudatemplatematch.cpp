@@ -629,7 +629,8 @@ gst_cuda_template_match_class_init (GstCudaTemplateMatchClass * klass)
       g_param_spec_boolean ("draw", "Draw", "Draw rectangle outlines around matches into the frame",
           d.draw, rw));
   g_object_class_install_property (gobject_class, PROP_COLOR,
-      g_param_spec_uint ("color", "Color", "Outline colour as 0xAARRGGBB (alpha ignored)", 0,
+      g_param_spec_uint ("color", "Color", "Outline colour as 0xAARRGGBB (alpha ignored; gst-inspect "
+          "prints it in decimal): default 0xff00ff00 = 4278255360, green", 0,
           G_MAXUINT32, d.color, rw));
   g_object_class_install_property (gobject_class, PROP_THICKNESS,
       g_param_spec_uint ("thickness", "Thickness", "Outline thickness in pixels, drawn inside the box",

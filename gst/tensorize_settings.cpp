@@ -79,9 +79,12 @@ gst_cuda_prep_tensor_properties_install (GObjectClass * klass, guint first_id)
   const TensorizeSettings d;
   GParamSpec *specs[TENSOR_PROP_COUNT];
 
-  specs[TENSOR_PROP_WIDTH] = g_param_spec_uint ("width", "Width", "Tensor width in pixels",
+  /* The shape properties: never set, they follow downstream's caps (tensor_caps.h). */
+  specs[TENSOR_PROP_WIDTH] = g_param_spec_uint ("width", "Width", "Tensor width in pixels. Never "
+      "set, it is taken from downstream's caps where they fix it (else 640)",
       1, kMaxTensorSide, d.width, rw);
-  specs[TENSOR_PROP_HEIGHT] = g_param_spec_uint ("height", "Height", "Tensor height in pixels",
+  specs[TENSOR_PROP_HEIGHT] = g_param_spec_uint ("height", "Height", "Tensor height in pixels. "
+      "Never set, it is taken from downstream's caps where they fix it (else 640)",
       1, kMaxTensorSide, d.height, rw);
   specs[TENSOR_PROP_RESIZE_MODE] = g_param_spec_enum ("resize-mode", "Resize mode",
       "How the frame is fitted into the tensor", resize_mode_get_type (),
@@ -105,12 +108,14 @@ gst_cuda_prep_tensor_properties_install (GObjectClass * klass, guint first_id)
   specs[TENSOR_PROP_STD] = gst_cuda_prep_param_spec_doubles ("std", "Std",
       "Per output channel standard deviation, 1 or 3 non-zero values, e.g. "
       "\"<0.229, 0.224, 0.225>\" (channels=1: the first). Unset: <1, 1, 1>", rw);
-  specs[TENSOR_PROP_LAYOUT] = g_param_spec_enum ("layout", "Layout", "Tensor memory layout",
+  specs[TENSOR_PROP_LAYOUT] = g_param_spec_enum ("layout", "Layout", "Tensor memory layout. "
+      "Never set, it is taken from downstream's caps where they fix it",
       layout_get_type (), (gint) d.layout, rw);
   specs[TENSOR_PROP_DTYPE] = g_param_spec_enum ("dtype", "Data type",
       "Tensor element type; integer types take the normalised value rounded to nearest (ties to "
       "even) and saturated to the type's range. scale, mean and std left unset follow it: "
-      "float32 / float16 pixel / 255, uint8 the pixel, int8 pixel - 128",
+      "float32 / float16 pixel / 255, uint8 the pixel, int8 pixel - 128. Never set, it is taken "
+      "from downstream's caps where they fix it",
       dtype_get_type (), (gint) d.dtype, rw);
   specs[TENSOR_PROP_YUV_MATRIX] = g_param_spec_enum ("yuv-matrix", "YUV matrix",
       "YUV->RGB matrix; auto takes it from the caps colorimetry", yuv_matrix_get_type (),
@@ -120,12 +125,13 @@ gst_cuda_prep_tensor_properties_install (GObjectClass * klass, guint first_id)
       GST_CUDA_PREP_YUV_RANGE_AUTO, rw);
 
   specs[TENSOR_PROP_CHROMA_SITE] = gst_cuda_prep_param_spec_chroma_site ();
-  /* Any count reaches the plan's check, which refuses all but 1 and 3 with one clear error. */
+  /* 2 is in the range and reaches the plan's check, which refuses it with one clear error. */
   specs[TENSOR_PROP_CHANNELS] = g_param_spec_uint ("channels", "Channels",
       "3: colour in channel-order; 1: gray, BT.601 luma 0.299 R + 0.587 G + 0.114 B of RGB input "
       "(as cv::cvtColor RGB2GRAY), the range-expanded Y of YUV input, GRAY8 as it is; "
-      "channel-order is then ignored, and nchw and nhwc are the same bytes. Others are refused",
-      0, G_MAXINT, d.channels, rw);
+      "channel-order is then ignored, and nchw and nhwc are the same bytes. 2 is refused at start. "
+      "Never set, it is taken from downstream's caps where they fix it",
+      1, 3, d.channels, rw);
 
   specs[TENSOR_PROP_GPU_WAIT] = g_param_spec_enum ("gpu-wait", "GPU wait",
       "How the streaming thread waits for a system-memory tensor's download, the one wait of "

@@ -18,7 +18,7 @@ enum class GpuWait {
   // cudaStreamSynchronize: honours a context created with blocking synchronisation.
   StreamSync,
   // A blocking-sync event: the thread sleeps until the driver wakes it. Least CPU; the wake-up
-  // can come late (on the H100 machine of bench/README.md 80-120 us after 2 ms idle).
+  // can come late (80-120 us after the thread idled 2 ms, on the hosts of bench/README.md).
   Blocking,
   // Sleep through most of the expected time (learned from the recent waits), then check every
   // few microseconds: about the latency of Spin for part of its CPU time.

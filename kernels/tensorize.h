@@ -155,7 +155,7 @@ struct TensorizeTuning {
   bool plane_routing = true;  // NCHW bilinear: values reach their output plane through per-slot pointers
 };
 // The single-frame kernel puts its padding rows first: with 2-warp blocks it is fastest for every
-// source family; the batch kernel is fastest with 4 (dev/perf/tensorize.md, round 7).
+// source family; the batch kernel is fastest with 4 (dev/perf/tensorize.md).
 constexpr int kMaxWarpsPerBlock = 4;  // the kernels' launch bound: 128 threads
 constexpr int kSingleFrameWarpsPerBlock = 2;
 constexpr int kBatchWarpsPerBlock = 4;

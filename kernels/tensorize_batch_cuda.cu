@@ -8,9 +8,8 @@
 // camera batch and most region batches) they are the kernel's parameters: the launch carries
 // them, so there is no upload, no host wait and the launch can be captured into a CUDA graph.
 // Larger batches upload them from a pinned array into device memory on the stream, waiting only
-// for the previous upload from that array. Measured on an H100 (bench/README.md): with every
-// batch going through the uploaded table, 8 x NV12 1080p took 1.30x the copy floor; as kernel
-// parameters 0.80x (the host no longer waits for an upload before each launch).
+// for the previous upload from that array. The parameter path is the faster one: the host does not
+// wait for an upload before each launch.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -56,22 +55,27 @@ __device__ __forceinline__ void run_block(const SlotArgs& s) {
   }
 }
 
-// At least 10 blocks a SM (at most 48 registers; 64 without the bound, 8 blocks): on an H100, 8 x
-// NV12 1080p 0.85x -> 0.81x the copy floor, 64 regions 1.17x -> 1.11x. A bound of 12 blocks (40
-// registers) was slower: 1.06x and 1.17x.
+// Resident blocks a SM asked of ptxas: 10 caps the registers at 48 a thread (64 without a bound),
+// which keeps more loads in flight in these memory-bound kernels (dev/perf/tensorize.md). The
+// value must fit the architecture's threads per SM: sm_75 has 1024 (8 blocks of 128 threads);
+// sm_80 and sm_90 2048, sm_86, sm_87 and sm_89 1536, all above 10 x 128. The host pass sees no
+// __CUDA_ARCH__ and takes 10, which it does not use.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+constexpr int kMinBlocksPerSm = 1024 / kBlockThreads;
+#else
 constexpr int kMinBlocksPerSm = 10;
+#endif
 
 // The arguments read straight from the parameter bank (each field uniform over the block, a
-// broadcast). Copying them to shared memory first, as the table kernel does, was slower here:
-// 0.82x / 1.16x / 0.87x against 0.80x / 1.11x / 0.84x the copy floor (the three batch cases).
+// broadcast), which is faster here than copying them to shared memory first as the table kernel
+// does.
 template <Interpolation I, Layout L, DType D, int C>
 __global__ void __launch_bounds__(kBlockThreads, kMinBlocksPerSm) tensorize_batch_param_kernel(const __grid_constant__ ParamSlots t) {
   run_block<I, L, D, C>(t.slots[blockIdx.y]);
 }
 
 // The arguments are copied from the table into shared memory first, 16 bytes a thread: read in
-// place from global memory, every field was a load on the way to the first source tap (8 x NV12
-// 1080p: 1.31x -> 1.11x the copy floor with the table, before the parameter path existed).
+// place from global memory, every field would be a load on the way to the first source tap.
 template <Interpolation I, Layout L, DType D, int C>
 __global__ void __launch_bounds__(kBlockThreads, kMinBlocksPerSm) tensorize_batch_table_kernel(const SlotArgs* __restrict__ table) {
   __shared__ SlotArgs s;

@@ -1,17 +1,15 @@
 // CUDA path of the tensorize transform: one fused kernel per frame. Its design notes and the
 // device code it calls are in tensorize_kernel.cuh, shared with the batch kernel.
 //
-// Why this kernel's body is its own and not a call of tzk::tensorize_block (the batch kernel's
-// per-slot body, the same statements): with that call, ptxas schedules the NV12 kernel
-// differently and the 1080p NV12 -> 640x640 frame took 4.95 us instead of 4.36 us on an H100
-// (bench/tensorize_bench, both builds back to back, twice; BGR unchanged). The GPU tests hold
-// the two bodies to the same output: each equals the CPU path bit for bit.
+// This kernel's body is its own, not a call of tzk::tensorize_block (the batch kernel's per-slot
+// body, the same statements): with that call ptxas schedules the NV12 kernel differently and
+// slower. The GPU tests hold the two bodies to the same output: each equals the CPU path bit for
+// bit.
 //
 // One difference in order: here the padding rows' warps come first, in blocks of 2 warps
 // (kSingleFrameWarpsPerBlock), so their stores go out while the sampling warps' loads are in
-// flight. For 1080p -> 640x640 on an H100: P010 5.03-5.05 -> 4.93-4.94 us, NV12 4.38 -> 4.27,
-// YUY2 4.23 -> 4.07-4.08, BGR 4.41 -> 4.36-4.37 (dev/perf/tensorize.md, round 7). The batch
-// kernel keeps them last and 4-warp blocks: there 2 warps made its 64-region case slower.
+// flight, which is faster for every source format (dev/perf/tensorize.md). The batch kernel keeps
+// them last and 4-warp blocks, which are faster for its many-region batches.
 #include <string>
 #include <utility>
 

@@ -7,10 +7,13 @@
 #   pipelines/batch.sh [cudatensorbatch properties...]
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
+need_props "$@"
+need_file "$CLIP"
+need_built pipelines/batch_consumer
 echo "decoder: $H264DEC"
 P="cudatensorbatch name=b width=640 height=640 $* ! appsink name=sink"
 for i in 0 1 2 3; do
   P+=" filesrc location=$CLIP ! qtdemux ! h264parse ! $H264DEC ! queue ! b.sink_$i"
 done
 P+=" videotestsrc num-buffers=30 pattern=ball ! video/x-raw,format=BGR,width=1280,height=720,framerate=25/3 ! queue ! b.sink_4"
-exec "$CUDAPREP_ROOT/build/pipelines/batch_consumer" "$P"
+exec "$BUILD/pipelines/batch_consumer" "$P"

@@ -14,34 +14,34 @@
 #include <cstring>
 #include <string>
 
+#include "example_pipeline.h"
 #include "gstcudaprepmeta.h"
 
 int main(int argc, char** argv) {
   gst_init(&argc, &argv);
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s \"... cudatensorbatch ! appsink name=sink ...\"\n", argv[0]);
+  if (argc == 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+    std::printf(
+        "usage: batch_consumer \"PIPELINE ! appsink name=sink\"\n"
+        "  Runs PIPELINE (gst-launch-1.0 syntax), whose appsink named sink receives batched tensors\n"
+        "  (cudatensorbatch, or cudatensorize with batch-size, rois or roi-meta), and prints for each\n"
+        "  slot of the first batch where it comes from and a box mapped back to its frame.\n");
+    return 0;
+  }
+  if (argc < 2 || argv[1][0] == '-') {
+    std::fprintf(stderr, "batch_consumer: %s (--help: usage)\n", argc < 2 ? "no pipeline given" : "unknown option");
     return 2;
   }
-  GError* err = nullptr;
-  GstElement* pipeline = gst_parse_launch(argv[1], &err);
-  // A missing element is a recoverable parse error: gst_parse_launch returns the partial pipeline
-  // with err set, which would run and never reach EOS.
-  if (!pipeline || err) {
-    std::fprintf(stderr, "could not parse the pipeline: %s\n", err->message);
-    g_error_free(err);
-    if (pipeline) gst_object_unref(pipeline);
-    return 2;
-  }
-  GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
-  if (!sink || !GST_IS_APP_SINK(sink)) {
-    std::fprintf(stderr, "the pipeline needs an 'appsink name=sink'\n");
-    return 2;
-  }
-  g_object_set(sink, "sync", FALSE, NULL);
-  gst_element_set_state(pipeline, GST_STATE_PLAYING);
+  std::string desc = argv[1];  // unquoted, as gst-launch-1.0 takes it, or one argument
+  for (int i = 2; i < argc; i++) desc += std::string(" ") + argv[i];
+  ExamplePipeline run("batch_consumer");
+  if (int rc = run.start(desc)) return rc;
 
   int batches = 0, filled = 0, empty = 0;
-  while (GstSample* sample = gst_app_sink_pull_sample(GST_APP_SINK(sink))) {
+  while (GstSample* sample = run.next()) {
+    if (batches == 0 && !example_is_tensor("batch_consumer", sample)) {
+      gst_sample_unref(sample);
+      return 2;
+    }
     GstBuffer* buf = gst_sample_get_buffer(sample);
     const GstStructure* s = gst_caps_get_structure(gst_sample_get_caps(sample), 0);
     const char* dims = gst_structure_get_string(s, "dimensions");
@@ -75,20 +75,7 @@ int main(int argc, char** argv) {
     gst_sample_unref(sample);
   }
 
-  int rc = 0;
-  if (GstMessage* msg = gst_bus_timed_pop_filtered(GST_ELEMENT_BUS(pipeline), 0, GST_MESSAGE_ERROR)) {
-    GError* e = nullptr;
-    gchar* dbg = nullptr;
-    gst_message_parse_error(msg, &e, &dbg);
-    std::fprintf(stderr, "ERROR from %s: %s\n%s\n", GST_OBJECT_NAME(msg->src), e->message, dbg ? dbg : "");
-    g_error_free(e);
-    g_free(dbg);
-    gst_message_unref(msg);
-    rc = 1;
-  }
-  std::printf("%d batches received, %d slots filled, %d empty\n", batches, filled, empty);
-  gst_element_set_state(pipeline, GST_STATE_NULL);
-  gst_object_unref(sink);
-  gst_object_unref(pipeline);
+  const int rc = run.finish();
+  if (rc == 0) std::printf("%d batches received, %d slots filled, %d empty\n", batches, filled, empty);
   return rc == 0 && batches > 0 ? 0 : 1;
 }

@@ -6,5 +6,8 @@
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 DEV=${1:-/dev/video0}; shift || true
-exec "$CUDAPREP_ROOT/build/pipelines/tensor_consumer" \
+need_props "$@"
+[ -e "$DEV" ] || die "no such camera device: $DEV"
+need_built pipelines/tensor_consumer
+exec "$BUILD/pipelines/tensor_consumer" \
   "v4l2src device=$DEV ! decodebin ! videoconvert ! cudatensorize $* ! appsink name=sink"

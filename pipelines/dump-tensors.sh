@@ -6,7 +6,10 @@
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 FILE=${1:-$CLIP}; shift || true
+need_file "$FILE"
+need_props "$@"
+need_built
 mkdir -p "$OUTDIR/tensors"
-gst-launch-1.0 -e filesrc location="$FILE" ! qtdemux ! h264parse ! $H264DEC ! cudatensorize "$@" ! \
+run_launch -e filesrc location="$FILE" ! qtdemux ! h264parse ! $H264DEC ! cudatensorize "$@" ! \
   multifilesink location="$OUTDIR/tensors/tensor-%05d.bin"
 ls "$OUTDIR/tensors" | wc -l | xargs echo "tensors written:"

@@ -4,5 +4,8 @@
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 FILE=${1:-$CLIP}; shift || true
-exec "$CUDAPREP_ROOT/build/pipelines/tensor_consumer" --preview "$OUTDIR/preview.png" \
+need_file "$FILE"
+need_props "$@"
+need_built pipelines/tensor_consumer
+exec "$BUILD/pipelines/tensor_consumer" --preview "$OUTDIR/preview.png" \
   "filesrc location=$FILE ! qtdemux ! h264parse ! $H264DEC ! cudatensorize $* ! appsink name=sink"

@@ -7,7 +7,9 @@
 #   pipelines/regions.sh [cudatensorize properties...]
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
-exec "$CUDAPREP_ROOT/build/pipelines/tensor_consumer" \
+need_props "$@"
+need_built pipelines/tensor_consumer
+exec "$BUILD/pipelines/tensor_consumer" \
   "videotestsrc num-buffers=30 ! video/x-raw,format=NV12,width=1280,height=720 ! \
    cudatensorize width=224 height=224 resize-mode=stretch batch-size=3 roi-margin=0.1 \
    rois=\"<<0,0,320,240>,<400,200,300,300>,<1100,600,300,300>>\" $* ! appsink name=sink"

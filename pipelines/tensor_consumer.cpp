@@ -6,6 +6,7 @@
 // and int8 tensors of 3 channels or 1 (gray, written as a gray picture).
 //
 //   tensor_consumer [--preview out.png] [--mean m] [--std s] [--scale k] "PIPELINE ... ! appsink name=sink"
+//   tensor_consumer --help
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
 #include <gst/gst.h>
@@ -18,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "example_pipeline.h"
 #include "gstcudaprepmeta.h"
 
 // GST_MAP_CUDA from <gst/cuda/gstcudamemory.h>, spelled out so this example builds without the
@@ -95,6 +97,22 @@ bool write_preview(const std::string& path, const std::vector<float>& t, int w, 
   return ok;
 }
 
+const char kUsage[] =
+    "usage: tensor_consumer [--preview OUT.png] [--mean M] [--std S] [--scale K] \"PIPELINE ! appsink name=sink\"\n"
+    "  Runs PIPELINE (gst-launch-1.0 syntax), whose appsink named sink receives tensors from\n"
+    "  cudatensorize, and prints the first tensor's shape, transform and a box mapped back to the\n"
+    "  frame. --preview writes the first tensor back as a PNG; --mean, --std and --scale undo\n"
+    "  the normalisation for it (default: the element's defaults for the tensor's type).\n";
+
+// The number after option `name`, or false with one line said.
+bool number_arg(const char* name, const char* text, double* out) {
+  char* end = nullptr;
+  *out = std::strtod(text, &end);
+  if (end != text && *end == '\0' && std::isfinite(*out)) return true;
+  std::fprintf(stderr, "tensor_consumer: %s takes a number, not '%s'\n", name, text);
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -102,38 +120,39 @@ int main(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
-    if (a == "--preview" && i + 1 < argc) o.preview = argv[++i];
-    else if (a == "--mean" && i + 1 < argc) o.mean = std::atof(argv[++i]);
-    else if (a == "--std" && i + 1 < argc) o.std = std::atof(argv[++i]);
-    else if (a == "--scale" && i + 1 < argc) o.scale = std::atof(argv[++i]);
-    else o.pipeline = a;
+    if (a == "--help" || a == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    const bool takes_value = a == "--preview" || a == "--mean" || a == "--std" || a == "--scale";
+    if (takes_value && i + 1 >= argc) {
+      std::fprintf(stderr, "tensor_consumer: %s needs a value (--help: usage)\n", a.c_str());
+      return 2;
+    }
+    if (a == "--preview") o.preview = argv[++i];
+    else if (a == "--mean") { if (!number_arg("--mean", argv[++i], &o.mean)) return 2; }
+    else if (a == "--std") { if (!number_arg("--std", argv[++i], &o.std)) return 2; }
+    else if (a == "--scale") { if (!number_arg("--scale", argv[++i], &o.scale)) return 2; }
+    else if (a.size() > 1 && a[0] == '-') {
+      std::fprintf(stderr, "tensor_consumer: unknown option %s (--help: usage)\n", a.c_str());
+      return 2;
+    } else {
+      o.pipeline += (o.pipeline.empty() ? "" : " ") + a;  // unquoted, as gst-launch-1.0 takes it
+    }
   }
   if (o.pipeline.empty()) {
-    std::fprintf(stderr, "usage: %s [--preview out.png] \"... ! cudatensorize ! appsink name=sink\"\n", argv[0]);
+    std::fprintf(stderr, "tensor_consumer: no pipeline given (--help: usage)\n");
     return 2;
   }
-  GError* err = nullptr;
-  GstElement* pipeline = gst_parse_launch(o.pipeline.c_str(), &err);
-  // A missing element is a recoverable parse error: gst_parse_launch returns the partial pipeline
-  // with err set, which would run and never reach EOS.
-  if (!pipeline || err) {
-    std::fprintf(stderr, "could not parse the pipeline: %s\n", err->message);
-    g_error_free(err);
-    if (pipeline) gst_object_unref(pipeline);
-    return 2;
-  }
-  GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
-  if (!sink || !GST_IS_APP_SINK(sink)) {
-    std::fprintf(stderr, "the pipeline needs an 'appsink name=sink'\n");
-    return 2;
-  }
-  g_object_set(sink, "sync", FALSE, NULL);
-  if (gst_element_set_state(pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
-    std::fprintf(stderr, "could not start the pipeline\n");
-  }
+  ExamplePipeline run("tensor_consumer");
+  if (int rc = run.start(o.pipeline)) return rc;
 
   int frames = 0;
-  while (GstSample* sample = gst_app_sink_pull_sample(GST_APP_SINK(sink))) {
+  while (GstSample* sample = run.next()) {
+    if (frames == 0 && !example_is_tensor("tensor_consumer", sample)) {
+      gst_sample_unref(sample);
+      return 2;
+    }
     GstBuffer* buf = gst_sample_get_buffer(sample);
     GstCaps* caps = gst_sample_get_caps(sample);
     const GstStructure* s = gst_caps_get_structure(caps, 0);
@@ -194,21 +213,7 @@ int main(int argc, char** argv) {
     gst_sample_unref(sample);
   }
 
-  int rc = 0;
-  GstMessage* msg = gst_bus_timed_pop_filtered(GST_ELEMENT_BUS(pipeline), 0, GST_MESSAGE_ERROR);
-  if (msg) {
-    GError* e = nullptr;
-    gchar* dbg = nullptr;
-    gst_message_parse_error(msg, &e, &dbg);
-    std::fprintf(stderr, "ERROR from %s: %s\n%s\n", GST_OBJECT_NAME(msg->src), e->message, dbg ? dbg : "");
-    g_error_free(e);
-    g_free(dbg);
-    gst_message_unref(msg);
-    rc = 1;
-  }
-  std::printf("%d tensors received\n", frames);
-  gst_element_set_state(pipeline, GST_STATE_NULL);
-  gst_object_unref(sink);
-  gst_object_unref(pipeline);
+  const int rc = run.finish();
+  if (rc == 0) std::printf("%d tensors received\n", frames);
   return rc == 0 && frames > 0 ? 0 : 1;
 }

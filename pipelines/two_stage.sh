@@ -8,8 +8,11 @@
 #   pipelines/two_stage.sh [cudatensorize properties...]
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
+need_props "$@"
+need_file "$CLIP"
+need_built pipelines/batch_consumer
 echo "decoder: $H264DEC"
-exec "$CUDAPREP_ROOT/build/pipelines/batch_consumer" \
+exec "$BUILD/pipelines/batch_consumer" \
   "filesrc location=$CLIP ! qtdemux ! h264parse ! $H264DEC ! \
    cudatemplatematch template-rect=\"<380,200,48,64>\" max-matches=4 threshold=0.5 draw=false ! \
    cudatensorize roi-meta=true roi-type=template-match roi-margin=0.2 resize-mode=stretch \

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# pipelines/read_meta.py (the README's Python example: the transform meta and a batch's slots)
-# runs and its boxes map back where the regions are. Skips without PyGObject. Debian's python3
+# Runs a Python example of pipelines/ (read_meta.py: the transform meta and a batch's slots, its
+# boxes mapped back where the regions are; read_tensor.py: the tensor as a numpy array), which
+# exits non-zero when what it reads is wrong. Skips without PyGObject. Debian's python3
 # (the one python3-gi is for), not one that a PATH may put first.
 set -u
 py=/usr/bin/python3

@@ -649,6 +649,47 @@ TEST(TensorizeFound, PropertySetDuringRebuildIsNotLost) {
   gst_harness_teardown(h);
 }
 
+// Each element says once, when it starts, which path runs: a "cudaprep-backend" element message
+// (backend, device-id, reason). backend=cpu says cpu; backend=auto says cpu with the reason where
+// no GPU is usable, and the CUDA device otherwise.
+TEST(BackendMessage, EveryElementSaysWhichPathRuns) {
+  const bool gpu = cudaprep::cuda::device_count() > 0;
+  for (const char* factory : {"cudatensorize", "cudatensorbatch", "cudatemplatematch"})
+    for (const char* backend : {"cpu", "auto"}) {
+      const std::string desc = std::string(factory) + " backend=" + backend;
+      GstElement* e = gst_parse_launch(desc.c_str(), nullptr);
+      ASSERT_NE(e, nullptr) << desc;
+      GstBus* bus = gst_bus_new();
+      gst_element_set_bus(e, bus);
+      EXPECT_NE(gst_element_set_state(e, GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE) << desc;
+      std::vector<std::string> said;
+      int device_id = -2;
+      while (GstMessage* m = gst_bus_pop_filtered(bus, GST_MESSAGE_ELEMENT)) {
+        const GstStructure* st = gst_message_get_structure(m);
+        if (gst_structure_has_name(st, "cudaprep-backend")) {
+          said.push_back(std::string(gst_structure_get_string(st, "backend")) + " | " +
+                         gst_structure_get_string(st, "reason"));
+          gst_structure_get_int(st, "device-id", &device_id);
+        }
+        gst_message_unref(m);
+      }
+      gst_element_set_state(e, GST_STATE_NULL);
+      gst_object_unref(bus);
+      gst_object_unref(e);
+      ASSERT_EQ(said.size(), 1u) << desc;
+      if (std::string(backend) == "cpu") {
+        EXPECT_EQ(said[0], "cpu | backend=cpu") << desc;
+        EXPECT_EQ(device_id, -1) << desc;
+      } else if (!gpu) {
+        EXPECT_EQ(said[0].rfind("cpu | backend=auto: ", 0), 0u) << desc << ": " << said[0];
+        EXPECT_EQ(device_id, -1) << desc;
+      } else {
+        EXPECT_EQ(said[0], "cuda | backend=auto: a CUDA device is usable") << desc;
+        EXPECT_GE(device_id, 0) << desc;
+      }
+    }
+}
+
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   ::testing::AddGlobalTestEnvironment(new test::GstEnv);
