@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Where an element's time goes inside the pipeline bench's pipeline (issue 11): the element's
-# per-frame phase log (gst/frame_phases.h: GST_DEBUG CATEGORY:LOG, "frame phases (us): ...") over
+# per-frame phase log (gst/core/frame_phases.h: GST_DEBUG CATEGORY:LOG, "frame phases (us): ...") over
 # the clip behind nvh264dec, as median (p90) per phase, and the INFO lines of its stop. Run on the
 # GPU machine with the GStreamer bundle sourced and GST_PLUGIN_PATH set (device-run.sh does both).
 # Usage: dev/gpu/phases.sh CATEGORY 'ELEMENT ! CAPS... ' [clip]

@@ -1,4 +1,4 @@
-// Every row of the dtype table (kernels/dtypes.h, cudaprep::kDTypes) through both tensor elements
+// Every row of the dtype table (kernels/common/dtypes.h, cudaprep::kDTypes) through both tensor elements
 // on the CPU path (issue 24): a dtype is one table row plus its store functions, and this test
 // walks the table, so a new row is tested without a line added here except its reference
 // converter below (a row without one fails the test, naming the row).

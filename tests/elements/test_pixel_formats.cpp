@@ -1,4 +1,4 @@
-// The pixel-format table (kernels/pixel_formats.h) against GStreamer's own description of each
+// The pixel-format table (kernels/common/pixel_formats.h) against GStreamer's own description of each
 // format (GstVideoFormatInfo), an independent reference: planes, subsampling, pixel strides, byte
 // offsets, row bytes and rows for odd sizes; and the GStreamer helpers of gst/pixel_format.h.
 #include <gst/gst.h>

@@ -1,7 +1,7 @@
 // The CUDA template matcher's launch planner, without a GPU: given a GPU's figures (SM count,
 // shared memory per SM and per block, compute capability), a model of its occupancy and the
 // template and search region, it picks the documented kernel path, tile width, warp-group split
-// (ks), cluster split (kz) and shared memory (kernels/templatematch_planner.h).
+// (ks), cluster split (kz) and shared memory (kernels/templatematch/templatematch_planner.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>

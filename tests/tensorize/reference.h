@@ -1,5 +1,5 @@
 // Independent double-precision reference of the tensorize transform, written from the
-// documented semantics (kernels/tensorize.h) only: it shares no code with kernels/ (it reads the
+// documented semantics (kernels/tensorize/tensorize.h) only: it shares no code with kernels/ (it reads the
 // config and image description structs, nothing else).
 //
 // Besides the exact value of every tensor element it returns the range [lo, hi] the value takes

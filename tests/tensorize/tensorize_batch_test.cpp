@@ -1,4 +1,4 @@
-// CPU tests of tensorize batches (kernels/tensorize_batch.h): every slot of a batch equals, bit for
+// CPU tests of tensorize batches (kernels/tensorize/tensorize_batch.h): every slot of a batch equals, bit for
 // bit, the single-frame output for that source alone, over real photos and random images in mixed
 // formats, odd sizes, strides, plane offsets and ROIs, with empty slots; and the batch's errors.
 #include <gtest/gtest.h>

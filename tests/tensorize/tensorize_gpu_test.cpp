@@ -202,7 +202,7 @@ std::string describe(const TensorizeConfig& c) {
 
 using tztest::base_config;
 
-// ---- every row of the dtype table (kernels/dtypes.h), for any type it may hold ----------------
+// ---- every row of the dtype table (kernels/common/dtypes.h), for any type it may hold ----------------
 
 // Whether each element must be written: the GPU output is read back over two poisons (0xFF, then
 // 0x00) and must equal the CPU bytes both times; an element left unwritten keeps a poison, which

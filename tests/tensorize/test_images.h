@@ -17,7 +17,7 @@ namespace tztest {
 using cudaprep::ImageView;
 using cudaprep::PixelFormat;
 
-// Every format of the table (kernels/pixel_formats.h).
+// Every format of the table (kernels/common/pixel_formats.h).
 inline const std::vector<PixelFormat> kAllFormats = [] {
   std::vector<PixelFormat> formats;
   for (const cudaprep::PixelFormatInfo& f : cudaprep::kPixelFormats) formats.push_back(f.format);

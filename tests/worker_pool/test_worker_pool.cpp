@@ -1,4 +1,4 @@
-// The worker pool shared by the CPU paths (kernels/worker_pool.h).
+// The worker pool shared by the CPU paths (kernels/common/worker_pool.h).
 #include <gtest/gtest.h>
 
 #include <atomic>

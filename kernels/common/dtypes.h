@@ -1,6 +1,6 @@
 // The one table of the tensor element types the tensorize kernels write. Every layer reads it:
 // the CPU and CUDA stores, the plan's checks and default normalisation, the elements' "dtype"
-// enum, the caps' "types" and GstTensorMeta (gst/tensor_caps.h), the docs.
+// enum, the caps' "types" and GstTensorMeta (gst/tensor/tensor_caps.h), the docs.
 //
 // Adding a type is a DType value, its row in kDTypes and its DTypeStore (the conversion from
 // the normalised float value). The kernels are instantiated for every row (visit_dtype, the CUDA

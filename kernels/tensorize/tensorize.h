@@ -168,7 +168,7 @@ Status warps_per_block_of(const TensorizeTuning& tuning, int launch_default, int
 // this plan, written by an earlier launch; they are left as they are and only the rows that
 // sample the source are written. A system-memory tensor written across the bus then sends only
 // the image's rows (for 1080p letterboxed into 640x640: 360 of 640). The caller answers for
-// what the buffer holds (gst/pinned_pool.h tracks it for the elements). The CPU path and the
+// what the buffer holds (gst/core/pinned_pool.h tracks it for the elements). The CPU path and the
 // batch kernel write every row either way: Keep allows the skip, it does not promise it.
 enum class PaddingRows : int { Write, Keep };
 

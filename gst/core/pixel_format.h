@@ -1,4 +1,4 @@
-/* The GStreamer side of the kernels' pixel-format table (kernels/pixel_formats.h): formats map by
+/* The GStreamer side of the kernels' pixel-format table (kernels/common/pixel_formats.h): formats map by
  * GStreamer's format name, and caps, format lists and plane row sizes all come from that table. */
 #pragma once
 

@@ -1,5 +1,5 @@
 // The one table of the pixel formats the project accepts: how each lays out its bytes. Every layer
-// reads it (the kernels, gst/pixel_format.h, the tests); adding a format starts with a PixelFormat
+// reads it (the kernels, gst/core/pixel_format.h, the tests); adding a format starts with a PixelFormat
 // value and a row here. `name` is GStreamer's spelling of the format (gst_video_format_to_string),
 // so the GStreamer layer maps formats by name and nothing here knows GStreamer.
 // constexpr throughout: device code may use the lookups in constant expressions.
