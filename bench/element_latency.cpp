@@ -5,8 +5,8 @@
 //
 // PIPELINE: as gst-launch-1.0 takes it (its words, as the shell split them), or one argument
 // holding the whole description. NAME is an element's name, or a prefix ending in '*' that
-// pools every element whose name starts with it (tz* = tz0, tz1, ...). Per buffer, as the tracer defines it: from the buffer
-// entering the element's sink pad to the element pushing out of its src pad.
+// pools every element whose name starts with it (tz* = tz0, tz1, ...). Per buffer, as the tracer defines it: from the
+// buffer entering the element's sink pad to the element pushing out of its src pad.
 //
 // Buffers are paired by their order, not by PTS: the elements timed here are 1-in/1-out per
 // stream and never reorder, whereas PTS can be missing or repeat (a batch carries one PTS for
@@ -62,7 +62,7 @@ struct TimedElement {
 
 struct Options {
   double timeout_s = 600;
-  size_t max_buffers = 1 << 18;  // 2 MB a pad; 2.4 h of 30 fps
+  size_t max_buffers = 1 << 18;              // 2 MB a pad; 2.4 h of 30 fps
   std::vector<const char *> pipeline_words;  // null-terminated for gst_parse_launchv
   std::vector<std::string> names;
 };
@@ -114,8 +114,8 @@ Options parse_options(int argc, char **argv) {
 // Adds a probe to every pad of one direction, each with its own preallocated times.
 void probe_pads(GstElement *element, GstPadDirection direction, size_t capacity,
                 std::vector<std::unique_ptr<PadTimes>> &out) {
-  GstIterator *it = direction == GST_PAD_SINK ? gst_element_iterate_sink_pads(element)
-                                              : gst_element_iterate_src_pads(element);
+  GstIterator *it =
+      direction == GST_PAD_SINK ? gst_element_iterate_sink_pads(element) : gst_element_iterate_src_pads(element);
   GValue item = G_VALUE_INIT;
   while (gst_iterator_next(it, &item) == GST_ITERATOR_OK) {
     auto *pad = GST_PAD(g_value_get_object(&item));
@@ -137,8 +137,7 @@ std::vector<GstElement *> find_elements(GstBin *bin, const std::string &name) {
   while (gst_iterator_next(it, &item) == GST_ITERATOR_OK) {
     auto *element = GST_ELEMENT(g_value_get_object(&item));
     gchar *element_name = gst_element_get_name(element);
-    if (is_prefix ? g_str_has_prefix(element_name, prefix.c_str()) : prefix == element_name)
-      found.push_back(element);
+    if (is_prefix ? g_str_has_prefix(element_name, prefix.c_str()) : prefix == element_name) found.push_back(element);
     g_free(element_name);
     g_value_reset(&item);
   }
@@ -152,8 +151,7 @@ std::vector<GstElement *> find_elements(GstBin *bin, const std::string &name) {
 // Latencies of one element's buffers (us), appended to `out`, and the thread CPU of each to
 // `cpu` (us); *cpu_known turns false where a buffer left on another thread than it came on.
 // Fails where order cannot pair them.
-void collect_latencies(const TimedElement &e, std::vector<double> &out, std::vector<double> &cpu,
-                       bool *cpu_known) {
+void collect_latencies(const TimedElement &e, std::vector<double> &out, std::vector<double> &cpu, bool *cpu_known) {
   const std::vector<std::unique_ptr<PadTimes>> *sides[] = {&e.sink_pads, &e.src_pads};
   for (const auto *side : sides)
     for (const auto &pad : *side)
@@ -164,8 +162,8 @@ void collect_latencies(const TimedElement &e, std::vector<double> &out, std::vec
   const PadTimes &pushed = *e.src_pads[0];
   for (const auto &in : e.sink_pads)
     if (in->count != pushed.count)
-      fail(e.name + ": " + std::to_string(in->count) + " buffers on a sink pad but " +
-           std::to_string(pushed.count) + " pushed: it dropped or added buffers, so order cannot pair them");
+      fail(e.name + ": " + std::to_string(in->count) + " buffers on a sink pad but " + std::to_string(pushed.count) +
+           " pushed: it dropped or added buffers, so order cannot pair them");
   for (size_t k = 0; k < pushed.count; k++) {
     GstClockTime last_arrival = 0;
     const PadTimes *last = nullptr;
@@ -211,8 +209,8 @@ double run_to_eos(GstElement *pipeline, double timeout_s) {
     GError *error = nullptr;
     gchar *debug = nullptr;
     gst_message_parse_error(msg, &error, &debug);
-    std::string text = std::string("ERROR from ") + GST_OBJECT_NAME(GST_MESSAGE_SRC(msg)) + ": " +
-                       error->message + (debug ? std::string(" (") + debug + ")" : "");
+    std::string text = std::string("ERROR from ") + GST_OBJECT_NAME(GST_MESSAGE_SRC(msg)) + ": " + error->message +
+                       (debug ? std::string(" (") + debug + ")" : "");
     fail(text);
   }
   gst_message_unref(msg);

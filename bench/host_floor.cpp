@@ -148,13 +148,15 @@ int main(int argc, char** argv) {
   if (!st.ok()) return fail("matcher", st.message().c_str());
 
   const auto drained = [&] { return cudaStreamSynchronize(stream) == cudaSuccess; };
-  if (!time_call("tensorize-launch", context,
-                 [&] { return tensorize_cuda(plan, frame, tensor, stream, TensorizeTuning(), PaddingRows::Write); },
-                 drained))
+  if (!time_call(
+          "tensorize-launch", context,
+          [&] { return tensorize_cuda(plan, frame, tensor, stream, TensorizeTuning(), PaddingRows::Write); }, drained))
     return 1;
   MatchSettings settings;
   std::vector<Match> matches;
-  if (!time_call("match", context, [&] { return engine->match(gray, settings, &matches); }, drained)) return 1;
+  if (!time_call(
+          "match", context, [&] { return engine->match(gray, settings, &matches); }, drained))
+    return 1;
   if (matches.size() != 1 || matches[0].x != 900 || matches[0].y != 500)
     return fail("match", "did not find the template where it was cut out");
 

@@ -28,13 +28,13 @@ using namespace cudaprep;
 
 namespace {
 
-#define CK(expr)                                                                               \
-  do {                                                                                         \
-    cudaError_t e_ = (expr);                                                                   \
-    if (e_ != cudaSuccess) {                                                                   \
+#define CK(expr)                                                                                 \
+  do {                                                                                           \
+    cudaError_t e_ = (expr);                                                                     \
+    if (e_ != cudaSuccess) {                                                                     \
       std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #expr, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                            \
-    }                                                                                          \
+      std::exit(1);                                                                              \
+    }                                                                                            \
   } while (0)
 
 double median(std::vector<double> v) {
@@ -116,8 +116,8 @@ NppStreamContext npp_context(cudaStream_t s) {
 }
 
 // ---- Naive baseline: one thread per position, every pixel a texture fetch --------------------
-__global__ void naive_kernel(cudaTextureObject_t tex, const uint8_t* __restrict templ, int tw, int th, int sx,
-                             int sy, int mw, int mh, int64_t n, int64_t st, int64_t var_t, float* out) {
+__global__ void naive_kernel(cudaTextureObject_t tex, const uint8_t* __restrict templ, int tw, int th, int sx, int sy,
+                             int mw, int mh, int64_t n, int64_t st, int64_t var_t, float* out) {
   const int u = blockIdx.x * blockDim.x + threadIdx.x, v = blockIdx.y * blockDim.y + threadIdx.y;
   if (u >= mw || v >= mh) return;
   uint32_t si = 0, sii = 0, sti = 0;
@@ -171,8 +171,10 @@ void launch_overhead(cudaStream_t s) {
   CK(cudaStreamEndCapture(s, &g));
   CK(cudaGraphInstantiate(&ge, g, 0));
   const double graph = time_it([&] { CK(cudaGraphLaunch(ge, s)); });
-  std::printf("submission floor (us, median wall incl. sync): 1 empty kernel %.1f; 3 kernels + 64 B copy %.1f; same as a graph %.1f\n",
-              one, four, graph);
+  std::printf(
+      "submission floor (us, median wall incl. sync): 1 empty kernel %.1f; 3 kernels + 64 B copy %.1f; same as a graph "
+      "%.1f\n",
+      one, four, graph);
   cudaGraphExecDestroy(ge);
   cudaGraphDestroy(g);
   cudaFreeHost(pinned);
@@ -190,19 +192,47 @@ struct Variant {
 const Variant kVariants[] = {
     {"default", [](Options&) {}},
     {"plain launches", [](Options& o) { o.tuning.graphs = false; }},
-    {"pipelined", [](Options& o) { o.tuning.pipelining = Override::On; o.tuning.tile_width = 64; }},
-    {"not pipelined", [](Options& o) { o.tuning.pipelining = Override::Off; o.tuning.tile_width = 64; }},
+    {"pipelined",
+     [](Options& o) {
+       o.tuning.pipelining = Override::On;
+       o.tuning.tile_width = 64;
+     }},
+    {"not pipelined",
+     [](Options& o) {
+       o.tuning.pipelining = Override::Off;
+       o.tuning.tile_width = 64;
+     }},
     {"128 wide", [](Options& o) { o.tuning.tile_width = 128; }},
-    {"128 wide, not pipelined", [](Options& o) { o.tuning.tile_width = 128; o.tuning.pipelining = Override::Off; }},
+    {"128 wide, not pipelined",
+     [](Options& o) {
+       o.tuning.tile_width = 128;
+       o.tuning.pipelining = Override::Off;
+     }},
     {"ks 1", [](Options& o) { o.tuning.row_split = 1; }},
     {"ks 2", [](Options& o) { o.tuning.row_split = 2; }},
     {"kz 1", [](Options& o) { o.tuning.cluster_split = 1; }},
     {"kz 4", [](Options& o) { o.tuning.cluster_split = 4; }},
     {"kz 8, packed, no prefix sums (before)",
-     [](Options& o) { o.tuning.cluster_split = 8; o.tuning.solo = Override::Off; o.tuning.prefix_sums = false; }},
-    {"kz 8, packed", [](Options& o) { o.tuning.cluster_split = 8; o.tuning.solo = Override::Off; }},
-    {"kz 8, solo (2 waves)", [](Options& o) { o.tuning.cluster_split = 8; o.tuning.solo = Override::On; }},
-    {"kz 7, packed", [](Options& o) { o.tuning.cluster_split = 7; o.tuning.solo = Override::Off; }},
+     [](Options& o) {
+       o.tuning.cluster_split = 8;
+       o.tuning.solo = Override::Off;
+       o.tuning.prefix_sums = false;
+     }},
+    {"kz 8, packed",
+     [](Options& o) {
+       o.tuning.cluster_split = 8;
+       o.tuning.solo = Override::Off;
+     }},
+    {"kz 8, solo (2 waves)",
+     [](Options& o) {
+       o.tuning.cluster_split = 8;
+       o.tuning.solo = Override::On;
+     }},
+    {"kz 7, packed",
+     [](Options& o) {
+       o.tuning.cluster_split = 7;
+       o.tuning.solo = Override::Off;
+     }},
     {"kz 6", [](Options& o) { o.tuning.cluster_split = 6; }},
     {"kz 5", [](Options& o) { o.tuning.cluster_split = 5; }},
     {"no prefix sums", [](Options& o) { o.tuning.prefix_sums = false; }},
@@ -311,8 +341,7 @@ int main(int argc, char** argv) {
     std::uniform_int_distribution<int> noise(-12, 12);
     for (int y = 0; y < H; ++y)
       for (int x = 0; x < W; ++x) {
-        double v = 128 + 45 * std::sin(0.031 * x + 0.017 * y) + 35 * std::sin(0.011 * x * 1.3 - 0.043 * y) +
-                   noise(rng);
+        double v = 128 + 45 * std::sin(0.031 * x + 0.017 * y) + 35 * std::sin(0.011 * x * 1.3 - 0.043 * y) + noise(rng);
         host[static_cast<size_t>(y) * W + x] = static_cast<uint8_t>(std::min(255.0, std::max(0.0, v)));
       }
   }
@@ -357,8 +386,8 @@ int main(int argc, char** argv) {
     int side;
     Rect search;
   };
-  std::vector<Case> cases = {{"1920x1080, 16 px", 16, {}},  {"1920x1080, 32 px", 32, {}},
-                             {"1920x1080, 64 px", 64, {}},  {"1920x1080, 128 px", 128, {}},
+  std::vector<Case> cases = {{"1920x1080, 16 px", 16, {}},   {"1920x1080, 32 px", 32, {}},
+                             {"1920x1080, 64 px", 64, {}},   {"1920x1080, 128 px", 128, {}},
                              {"1920x1080, 256 px", 256, {}}, {"256x256 region, 64 px", 64, {832, 412, 256, 256}}};
   std::vector<Row> rows;
   for (const Case& k : cases) {
@@ -368,7 +397,8 @@ int main(int argc, char** argv) {
     const int tw = k.side, th = k.side;
     const int tx = 900, ty = 450;  // the template is cut here (inside the region case too)
     std::vector<uint8_t> t(static_cast<size_t>(tw) * th);
-    for (int j = 0; j < th; ++j) std::memcpy(&t[static_cast<size_t>(j) * tw], &host[static_cast<size_t>(ty + j) * W + tx], tw);
+    for (int j = 0; j < th; ++j)
+      std::memcpy(&t[static_cast<size_t>(j) * tw], &host[static_cast<size_t>(ty + j) * W + tx], tw);
     GrayView tv{t.data(), tw, tw, th};
     const Rect region = k.search.empty() ? Rect{0, 0, W, H} : k.search;
     const int mw = region.w - tw + 1, mh = region.h - th + 1;
@@ -407,8 +437,10 @@ int main(int argc, char** argv) {
       }
       row.wall[vi] = median(wall);
       const bool found = !out.empty() && out[0].x == tx && out[0].y == ty;
-      if (vi == 0) row.found = found;
-      else if (found != row.found) std::printf("%s, %s: found=%d differs\n", k.name.c_str(), kVariants[vi].name, found);
+      if (vi == 0)
+        row.found = found;
+      else if (found != row.found)
+        std::printf("%s, %s: found=%d differs\n", k.name.c_str(), kVariants[vi].name, found);
       std::vector<float> map;
       int w2 = 0, h2 = 0;
       s = m.score_map(fv, k.search, &map, &w2, &h2);
@@ -438,7 +470,8 @@ int main(int argc, char** argv) {
         if (mp.configure(W, H, stream, o).ok() && mp.set_template(tv).ok())
           row.kernel[vi] = profiled_kernel_ms(21, [&] { mp.match(fv, ms, &out); });
       }
-      if ((vi == 0 || std::strstr(kVariants[vi].name, "(before)")) && variant_filter.empty()) {  // phase times per block
+      if ((vi == 0 || std::strstr(kVariants[vi].name, "(before)")) &&
+          variant_filter.empty()) {  // phase times per block
         Options o = variant;
         o.diagnostics.trace = true;
         TemplateMatcherCuda mt;
@@ -530,14 +563,16 @@ int main(int argc, char** argv) {
     rows.push_back(row);
     std::printf("%-24s", row.name.c_str());
     for (int vi = 0; vi < kNumVariants; ++vi)
-      std::printf(" | %s %.4f (k %.4f, diff %zu)", kVariants[vi].name, row.wall[vi], row.kernel[vi], row.mismatches[vi]);
+      std::printf(" | %s %.4f (k %.4f, diff %zu)", kVariants[vi].name, row.wall[vi], row.kernel[vi],
+                  row.mismatches[vi]);
     std::printf(" | naive %.3f npp %.3f found=%d |naive-ours| %.2g |npp-ours| %.2g\n", row.naive, row.npp, row.found,
                 row.naive_diff, row.npp_diff);
   }
 
   std::printf("\n### Template matching, %s, median of %d (ms)\n\n", prop.name, iters);
-  std::printf("match(): scores + peaks + candidates + one sync + NMS on the host, host wall time. In brackets: the "
-              "GPU time of the kernel alone (events, diagnostics.kernel_time). Naive and NPP: score map only, events.\n\n");
+  std::printf(
+      "match(): scores + peaks + candidates + one sync + NMS on the host, host wall time. In brackets: the "
+      "GPU time of the kernel alone (events, diagnostics.kernel_time). Naive and NPP: score map only, events.\n\n");
   std::printf("| case |");
   for (int vi = 0; vi < kNumVariants; ++vi) std::printf(" %s |", kVariants[vi].name);
   std::printf(" naive | NPP |\n|---|");
@@ -546,8 +581,10 @@ int main(int argc, char** argv) {
   for (const Row& r : rows) {
     std::printf("| %s |", r.name.c_str());
     for (int vi = 0; vi < kNumVariants; ++vi) {
-      if (std::isnan(r.kernel[vi])) std::printf(" %.4f |", r.wall[vi]);
-      else std::printf(" %.4f (%.4f) |", r.wall[vi], r.kernel[vi]);
+      if (std::isnan(r.kernel[vi]))
+        std::printf(" %.4f |", r.wall[vi]);
+      else
+        std::printf(" %.4f (%.4f) |", r.wall[vi], r.kernel[vi]);
     }
     std::printf(" %.3f | %s |\n", r.naive, std::isnan(r.npp) ? "n/a" : std::to_string(r.npp).substr(0, 5).c_str());
   }
@@ -555,6 +592,7 @@ int main(int argc, char** argv) {
   for (const Row& r : rows)
     for (int vi = 1; vi < kNumVariants; ++vi) all_same = all_same && r.mismatches[vi] == 0;
   std::printf("\nscore maps of all variants bit-identical to the default's: %s; best match found in every case: %s\n",
-              all_same ? "yes" : "NO", std::all_of(rows.begin(), rows.end(), [](const Row& r) { return r.found; }) ? "yes" : "NO");
+              all_same ? "yes" : "NO",
+              std::all_of(rows.begin(), rows.end(), [](const Row& r) { return r.found; }) ? "yes" : "NO");
   return 0;
 }

@@ -52,13 +52,13 @@
 
 using namespace cudaprep;
 
-#define CK(x)                                                                                    \
-  do {                                                                                           \
-    cudaError_t e_ = (x);                                                                        \
-    if (e_ != cudaSuccess) {                                                                     \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));   \
-      std::exit(1);                                                                              \
-    }                                                                                            \
+#define CK(x)                                                                                  \
+  do {                                                                                         \
+    cudaError_t e_ = (x);                                                                      \
+    if (e_ != cudaSuccess) {                                                                   \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                            \
+    }                                                                                          \
   } while (0)
 
 namespace {
@@ -99,8 +99,8 @@ __global__ void empty_args_kernel(const __grid_constant__ LargeArgs) {}
 // consecutive elements of one output plane row (16-byte store, 256-thread blocks, the best
 // write-only shape measured); a thread in a sampled row first reads one byte of the cold source
 // row it maps to (3:1, one byte per 4 outputs) and writes that. Padding rows read nothing.
-__global__ void letterbox_floor_kernel(const uint8_t* src, int64_t pitch, int bpp, float* dst, int dw, int dh,
-                                       int a0, int a1, float pad) {
+__global__ void letterbox_floor_kernel(const uint8_t* src, int64_t pitch, int bpp, float* dst, int dw, int dh, int a0,
+                                       int a1, float pad) {
   const size_t n4 = size_t(dw) * dh * 3 / 4, i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
   if (i >= n4) return;
   const size_t e = 4 * i;
@@ -158,7 +158,8 @@ __device__ void naive_letterbox(const NaiveArgs& a, Sample sample) {
 
 __global__ void naive_letterbox_bgr(NaiveArgs a) {
   // Output R, G, B = source bytes 2, 1, 0.
-  naive_letterbox(a, [&](int c, float sx, float sy) { return naive_bilinear(a.y, a.pitch_y, a.sw, a.sh, 3, 2 - c, sx, sy); });
+  naive_letterbox(
+      a, [&](int c, float sx, float sy) { return naive_bilinear(a.y, a.pitch_y, a.sw, a.sh, 3, 2 - c, sx, sy); });
 }
 
 __device__ float naive_yuv_channel(const NaiveArgs& a, int c, float sx, float sy) {
@@ -351,38 +352,41 @@ void bench_batch(const char* name, const std::vector<BatchSlotCase>& cases, bool
   BatchSlotTable table;
   if (!table.reserve(n).ok()) std::exit(1);
   const size_t first_row = rows->size();
-  time_method(name, "tensorize_batch_cuda (one launch)", in_bytes + out_bytes,
-              [&](int i) {
-                TensorizeBatch b;
-                b.output = output;
-                b.slots = slots[i % sets].data();
-                b.count = n;
-                const Status r = tensorize_batch_cuda(b, out + size_t(i % sets) * out_bytes, out_bytes, s, &table, tuning);
-                if (!r.ok()) {
-                  std::fprintf(stderr, "tensorize_batch_cuda: %s\n", r.message().c_str());
-                  std::exit(1);
-                }
-              },
-              s, rows, false);
+  time_method(
+      name, "tensorize_batch_cuda (one launch)", in_bytes + out_bytes,
+      [&](int i) {
+        TensorizeBatch b;
+        b.output = output;
+        b.slots = slots[i % sets].data();
+        b.count = n;
+        const Status r = tensorize_batch_cuda(b, out + size_t(i % sets) * out_bytes, out_bytes, s, &table, tuning);
+        if (!r.ok()) {
+          std::fprintf(stderr, "tensorize_batch_cuda: %s\n", r.message().c_str());
+          std::exit(1);
+        }
+      },
+      s, rows, false);
   char single[64];
   std::snprintf(single, sizeof(single), "%d x tensorize_cuda (single launches)", n);
   const size_t slot = slot_bytes(output);
-  time_method(name, single, in_bytes + out_bytes,
-              [&](int i) {
-                for (int k = 0; k < n; ++k) {
-                  const BatchSlot& b = slots[i % sets][k];
-                  const Status r = tensorize_cuda(combine_plan(output, b.plan), b.src,
-                                                  out + size_t(i % sets) * out_bytes + slot * k, s, tuning);
-                  if (!r.ok()) std::exit(1);
-                }
-              },
-              s, rows, false);
-  time_method(name, "cudaMemcpy D2D (out bytes) = floor", 2 * out_bytes,
-              [&](int i) {
-                CK(cudaMemcpyAsync(copy_dst + size_t(i % sets) * out_bytes,
-                                   copy_src + size_t((i + 1) % sets) * out_bytes, out_bytes, cudaMemcpyDeviceToDevice, s));
-              },
-              s, rows, false);
+  time_method(
+      name, single, in_bytes + out_bytes,
+      [&](int i) {
+        for (int k = 0; k < n; ++k) {
+          const BatchSlot& b = slots[i % sets][k];
+          const Status r = tensorize_cuda(combine_plan(output, b.plan), b.src,
+                                          out + size_t(i % sets) * out_bytes + slot * k, s, tuning);
+          if (!r.ok()) std::exit(1);
+        }
+      },
+      s, rows, false);
+  time_method(
+      name, "cudaMemcpy D2D (out bytes) = floor", 2 * out_bytes,
+      [&](int i) {
+        CK(cudaMemcpyAsync(copy_dst + size_t(i % sets) * out_bytes, copy_src + size_t((i + 1) % sets) * out_bytes,
+                           out_bytes, cudaMemcpyDeviceToDevice, s));
+      },
+      s, rows, false);
   const double floor_us = rows->back().per_frame_us, batch_us = (*rows)[first_row].per_frame_us;
   for (size_t k = first_row; k < rows->size(); ++k) {
     (*rows)[k].vs_out_copy = (*rows)[k].per_frame_us / floor_us;
@@ -416,8 +420,8 @@ void bench_batches(const cudaDeviceProp& prop, const TensorizeTuning& tuning, cu
     r.y = next(1080 - r.h);
     regions.push_back({PixelFormat::NV12, 1920, 1080, r});
   }
-  bench_batch("batch: 64 regions 32-400 px of one NV12 1080p -> 64x3x224x224", regions, true, 224, 224, prop, tuning,
-              s, rows);
+  bench_batch("batch: 64 regions 32-400 px of one NV12 1080p -> 64x3x224x224", regions, true, 224, 224, prop, tuning, s,
+              rows);
 
   const std::vector<BatchSlotCase> mixed = {
       {PixelFormat::NV12, 1920, 1080, Rect()}, {PixelFormat::NV12, 1280, 720, Rect()},
@@ -496,22 +500,25 @@ void bench_camera_formats(const TensorizeTuning& tuning, bool warm, size_t l2, c
     if (!make_tensorize_plan(cfg, &plan).ok()) std::exit(1);
     auto view_of = [&](int i) { return stacked_frame(fmt, SW, SH, in + size_t(i % n_in) * in_bytes); };
     const size_t first_row = rows->size();
-    time_method(name.c_str(), "tensorize_cuda (fused)", in_bytes + out_bytes,
-                [&](int i) {
-                  const Status r = tensorize_cuda(plan, view_of(i), out + size_t(i % n_out) * out_bytes, s, tuning);
-                  if (!r.ok()) {
-                    std::fprintf(stderr, "tensorize_cuda: %s\n", r.message().c_str());
-                    std::exit(1);
-                  }
-                },
-                s, rows);
-    time_method(name.c_str(), "cudaMemcpy D2D (out bytes) = floor", 2 * out_bytes,
-                [&](int i) {
-                  CK(cudaMemcpyAsync(out + size_t(i % n_out) * out_bytes, copy_src + size_t((i + 3) % n_out) * out_bytes,
-                                     out_bytes, cudaMemcpyDeviceToDevice, s));
-                },
-                s, rows);
-    for (size_t k = first_row; k < rows->size(); ++k) (*rows)[k].vs_out_copy = (*rows)[k].per_frame_us / rows->back().per_frame_us;
+    time_method(
+        name.c_str(), "tensorize_cuda (fused)", in_bytes + out_bytes,
+        [&](int i) {
+          const Status r = tensorize_cuda(plan, view_of(i), out + size_t(i % n_out) * out_bytes, s, tuning);
+          if (!r.ok()) {
+            std::fprintf(stderr, "tensorize_cuda: %s\n", r.message().c_str());
+            std::exit(1);
+          }
+        },
+        s, rows);
+    time_method(
+        name.c_str(), "cudaMemcpy D2D (out bytes) = floor", 2 * out_bytes,
+        [&](int i) {
+          CK(cudaMemcpyAsync(out + size_t(i % n_out) * out_bytes, copy_src + size_t((i + 3) % n_out) * out_bytes,
+                             out_bytes, cudaMemcpyDeviceToDevice, s));
+        },
+        s, rows);
+    for (size_t k = first_row; k < rows->size(); ++k)
+      (*rows)[k].vs_out_copy = (*rows)[k].per_frame_us / rows->back().per_frame_us;
     CK(cudaFree(in));
     CK(cudaFree(out));
     CK(cudaFree(copy_src));
@@ -547,9 +554,10 @@ static void bench_download(cudaStream_t s) {
     host_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(host_us.begin(), host_us.end());
-  std::printf("download of a 640x640x3 fp32 tensor (%zu B) into pinned memory: %.1f us per copy back to back "
-              "(%.1f GB/s); one copy and a host wait: median %.1f us\n",
-              bytes, per_copy, bytes / per_copy / 1e3, host_us[host_us.size() / 2]);
+  std::printf(
+      "download of a 640x640x3 fp32 tensor (%zu B) into pinned memory: %.1f us per copy back to back "
+      "(%.1f GB/s); one copy and a host wait: median %.1f us\n",
+      bytes, per_copy, bytes / per_copy / 1e3, host_us[host_us.size() / 2]);
   CK(cudaEventDestroy(a));
   CK(cudaEventDestroy(b));
   CK(cudaFreeHost(host));
@@ -639,7 +647,8 @@ int main(int argc, char** argv) {
         naive_letterbox_bgr<<<grid, block, 0, s>>>(a);
       CK(cudaGetLastError());
     };
-    time_method(name, "naive 1 thread/pixel", in_bytes + out_bytes, [&](int i) { naive(i, i); }, s, &rows);
+    time_method(
+        name, "naive 1 thread/pixel", in_bytes + out_bytes, [&](int i) { naive(i, i); }, s, &rows);
     // The floors: device-to-device copies of the output's bytes, of input + output bytes and of the
     // input's bytes (the issue's "copy of the same bytes" read either way); and a write-only pass
     // over the output's bytes (memset), the least a kernel that writes the tensor can take.
@@ -649,57 +658,62 @@ int main(int argc, char** argv) {
                                  "cudaMemcpy D2D (in bytes)"};
     for (int f = 0; f < 3; ++f) {
       const size_t nb = floor_bytes[f];
-      time_method(name, floor_name[f], 2 * nb,
-                  [&](int i) {
-                    CK(cudaMemcpyAsync(copy_dst + size_t(i % n_copy) * copy_bytes,
-                                       copy_src + size_t((i + 3) % n_copy) * copy_bytes, nb,
-                                       cudaMemcpyDeviceToDevice, s));
-                  },
-                  s, &rows);
+      time_method(
+          name, floor_name[f], 2 * nb,
+          [&](int i) {
+            CK(cudaMemcpyAsync(copy_dst + size_t(i % n_copy) * copy_bytes,
+                               copy_src + size_t((i + 3) % n_copy) * copy_bytes, nb, cudaMemcpyDeviceToDevice, s));
+          },
+          s, &rows);
       floor_us[f] = rows.back().per_frame_us;
     }
     {
       const size_t n = out_bytes / 16;
-      time_method(name, "copy kernel on the SMs (out bytes)", 2 * out_bytes,
-                  [&](int i) {
-                    copy_kernel<<<unsigned((n + 255) / 256), 256, 0, s>>>(
-                        reinterpret_cast<const uint4*>(copy_src + size_t((i + 3) % n_copy) * copy_bytes),
-                        reinterpret_cast<uint4*>(copy_dst + size_t(i % n_copy) * copy_bytes), n);
-                    CK(cudaGetLastError());
-                  },
-                  s, &rows);
+      time_method(
+          name, "copy kernel on the SMs (out bytes)", 2 * out_bytes,
+          [&](int i) {
+            copy_kernel<<<unsigned((n + 255) / 256), 256, 0, s>>>(
+                reinterpret_cast<const uint4*>(copy_src + size_t((i + 3) % n_copy) * copy_bytes),
+                reinterpret_cast<uint4*>(copy_dst + size_t(i % n_copy) * copy_bytes), n);
+            CK(cudaGetLastError());
+          },
+          s, &rows);
     }
     {
       const size_t n4 = out_bytes / 16;
-      time_method(name, "floor kernel: letterbox writes, 1 cold source byte per 4 outputs", in_bytes / 3 + out_bytes,
-                  [&](int i) {
-                    const ImageView v = view_of(i);
-                    letterbox_floor_kernel<<<unsigned((n4 + 255) / 256), 256, 0, s>>>(
-                        v.planes[0].data, v.planes[0].stride, nv12 ? 1 : 3, reinterpret_cast<float*>(out_of(i)), DW,
-                        DH, plan.active_y0, plan.active_y1, 0.5f);
-                    CK(cudaGetLastError());
-                  },
-                  s, &rows);
+      time_method(
+          name, "floor kernel: letterbox writes, 1 cold source byte per 4 outputs", in_bytes / 3 + out_bytes,
+          [&](int i) {
+            const ImageView v = view_of(i);
+            letterbox_floor_kernel<<<unsigned((n4 + 255) / 256), 256, 0, s>>>(
+                v.planes[0].data, v.planes[0].stride, nv12 ? 1 : 3, reinterpret_cast<float*>(out_of(i)), DW, DH,
+                plan.active_y0, plan.active_y1, 0.5f);
+            CK(cudaGetLastError());
+          },
+          s, &rows);
     }
-    time_method(name, "cudaMemsetAsync (out bytes, write only)", out_bytes,
-                [&](int i) { CK(cudaMemsetAsync(out_of(i), 0, out_bytes, s)); }, s, &rows);
-    time_method(name, "empty kernel, 1 block (launch overhead)", 0,
-                [&](int) {
-                  empty_kernel<<<1, 32, 0, s>>>();
-                  CK(cudaGetLastError());
-                },
-                s, &rows);
+    time_method(
+        name, "cudaMemsetAsync (out bytes, write only)", out_bytes,
+        [&](int i) { CK(cudaMemsetAsync(out_of(i), 0, out_bytes, s)); }, s, &rows);
+    time_method(
+        name, "empty kernel, 1 block (launch overhead)", 0,
+        [&](int) {
+          empty_kernel<<<1, 32, 0, s>>>();
+          CK(cudaGetLastError());
+        },
+        s, &rows);
     {
       // The fused kernel's grid: one warp per 64-pixel segment of a sampling row and one per
       // padding row (tensorize_cuda.cu), in blocks of the tuning's warps.
       const int n_act = plan.active_y1 - plan.active_y0, warps = n_act * ((DW + 63) / 64) + (DH - n_act);
       const LargeArgs args{};
-      time_method(name, "empty kernel, fused grid and argument size", 0,
-                  [&](int) {
-                    empty_args_kernel<<<unsigned((warps + wpb - 1) / wpb), 32 * wpb, 0, s>>>(args);
-                    CK(cudaGetLastError());
-                  },
-                  s, &rows);
+      time_method(
+          name, "empty kernel, fused grid and argument size", 0,
+          [&](int) {
+            empty_args_kernel<<<unsigned((warps + wpb - 1) / wpb), 32 * wpb, 0, s>>>(args);
+            CK(cudaGetLastError());
+          },
+          s, &rows);
     }
     for (size_t k = first_row; k < rows.size(); ++k) {
       rows[k].vs_out_copy = rows[k].per_frame_us / floor_us[0];
@@ -731,7 +745,10 @@ int main(int argc, char** argv) {
   CK(cudaStreamDestroy(s));
 
   std::printf("\n%s, 1920x1080 -> 640x640x3 fp32 NCHW letterbox (bilinear, RGB, /255)\n\n", prop.name);
-  std::printf("| input | method | per frame, back to back (us) | GB/s moved | single frame, GPU (us) | single frame, GPU, launch queued (us) | single frame, launch+sync (us) | launch call, host (us) | vs floor (out copy) | vs in+out copy | vs in copy |\n");
+  std::printf(
+      "| input | method | per frame, back to back (us) | GB/s moved | single frame, GPU (us) | single frame, GPU, "
+      "launch queued (us) | single frame, launch+sync (us) | launch call, host (us) | vs floor (out copy) | vs in+out "
+      "copy | vs in copy |\n");
   std::printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   auto ratio = [](double v) {
     char b[32];
@@ -746,7 +763,8 @@ int main(int argc, char** argv) {
                 r.method.c_str(), r.per_frame_us, r.gbps, r.single_gpu_us, r.queued_gpu_us, r.latency_us, r.call_us,
                 ratio(r.vs_out_copy).c_str(), ratio(r.vs_inout_copy).c_str(), ratio(r.vs_in_copy).c_str());
   std::printf("\nGB/s moved: input + output bytes per frame (memcpy: 2 x its size, read + write) / time.\n");
-  std::printf("Floor (the issue's): a device-to-device copy of the output tensor's bytes; target <= 1.3x, and a\n"
-              "single frame <= 6 us on the GPU.\n");
+  std::printf(
+      "Floor (the issue's): a device-to-device copy of the output tensor's bytes; target <= 1.3x, and a\n"
+      "single frame <= 6 us on the GPU.\n");
   return 0;
 }

@@ -46,8 +46,7 @@ G_BEGIN_DECLS
 
 #define GST_CUDAPREP_TRANSFORM_META_NAME "GstCudaPrepTransformMeta"
 
-typedef struct
-{
+typedef struct {
   gint source_width, source_height;
   gint tensor_width, tensor_height;
   gdouble src_to_tensor[6];
@@ -56,26 +55,20 @@ typedef struct
   gdouble source_rect[4];
 } GstCudaPrepTransform;
 
-static inline gboolean
-gst_cudaprep_read_doubles_ (const GstStructure * s, const gchar * field, gdouble * out,
-    guint n)
-{
-  const GValue *arr = gst_structure_get_value (s, field);
+static inline gboolean gst_cudaprep_read_doubles_(const GstStructure *s, const gchar *field, gdouble *out, guint n) {
+  const GValue *arr = gst_structure_get_value(s, field);
   guint i;
-  if (!arr || !GST_VALUE_HOLDS_ARRAY (arr) || gst_value_array_get_size (arr) != n)
-    return FALSE;
+  if (!arr || !GST_VALUE_HOLDS_ARRAY(arr) || gst_value_array_get_size(arr) != n) return FALSE;
   for (i = 0; i < n; i++) {
-    const GValue *v = gst_value_array_get_value (arr, i);
-    if (!G_VALUE_HOLDS_DOUBLE (v))
-      return FALSE;
-    out[i] = g_value_get_double (v);
+    const GValue *v = gst_value_array_get_value(arr, i);
+    if (!G_VALUE_HOLDS_DOUBLE(v)) return FALSE;
+    out[i] = g_value_get_double(v);
   }
   return TRUE;
 }
 
 /* What a slot of a batch holds besides its transform. */
-typedef struct
-{
+typedef struct {
   gboolean empty;
   gint region_index;
   gint region_id;
@@ -86,103 +79,84 @@ typedef struct
 } GstCudaPrepSlotInfo;
 
 /* Reads the transform fields of a "cudaprep/transform" or "cudaprep/slot" structure. */
-static inline gboolean
-gst_cudaprep_structure_get_transform (const GstStructure * s, GstCudaPrepTransform * t)
-{
-  return gst_structure_get_int (s, "source-width", &t->source_width) &&
-      gst_structure_get_int (s, "source-height", &t->source_height) &&
-      gst_structure_get_int (s, "tensor-width", &t->tensor_width) &&
-      gst_structure_get_int (s, "tensor-height", &t->tensor_height) &&
-      gst_cudaprep_read_doubles_ (s, "src-to-tensor", t->src_to_tensor, 6) &&
-      gst_cudaprep_read_doubles_ (s, "tensor-to-src", t->tensor_to_src, 6) &&
-      gst_cudaprep_read_doubles_ (s, "active-rect", t->active_rect, 4) &&
-      gst_cudaprep_read_doubles_ (s, "source-rect", t->source_rect, 4);
+static inline gboolean gst_cudaprep_structure_get_transform(const GstStructure *s, GstCudaPrepTransform *t) {
+  return gst_structure_get_int(s, "source-width", &t->source_width) &&
+         gst_structure_get_int(s, "source-height", &t->source_height) &&
+         gst_structure_get_int(s, "tensor-width", &t->tensor_width) &&
+         gst_structure_get_int(s, "tensor-height", &t->tensor_height) &&
+         gst_cudaprep_read_doubles_(s, "src-to-tensor", t->src_to_tensor, 6) &&
+         gst_cudaprep_read_doubles_(s, "tensor-to-src", t->tensor_to_src, 6) &&
+         gst_cudaprep_read_doubles_(s, "active-rect", t->active_rect, 4) &&
+         gst_cudaprep_read_doubles_(s, "source-rect", t->source_rect, 4);
 }
 
 /* Reads the transform attached to @buffer (slot 0 of a batch). Returns FALSE if there is none. */
-static inline gboolean
-gst_cudaprep_buffer_get_transform (GstBuffer * buffer, GstCudaPrepTransform * t)
-{
-  GstCustomMeta *meta = gst_buffer_get_custom_meta (buffer, GST_CUDAPREP_TRANSFORM_META_NAME);
-  if (!meta)
-    return FALSE;
-  return gst_cudaprep_structure_get_transform (gst_custom_meta_get_structure (meta), t);
+static inline gboolean gst_cudaprep_buffer_get_transform(GstBuffer *buffer, GstCudaPrepTransform *t) {
+  GstCustomMeta *meta = gst_buffer_get_custom_meta(buffer, GST_CUDAPREP_TRANSFORM_META_NAME);
+  if (!meta) return FALSE;
+  return gst_cudaprep_structure_get_transform(gst_custom_meta_get_structure(meta), t);
 }
 
 /* The "slots" array of @buffer's transform meta, or NULL. */
-static inline const GValue *
-gst_cudaprep_slots_ (GstBuffer * buffer)
-{
-  GstCustomMeta *meta = gst_buffer_get_custom_meta (buffer, GST_CUDAPREP_TRANSFORM_META_NAME);
+static inline const GValue *gst_cudaprep_slots_(GstBuffer *buffer) {
+  GstCustomMeta *meta = gst_buffer_get_custom_meta(buffer, GST_CUDAPREP_TRANSFORM_META_NAME);
   const GValue *slots;
-  if (!meta)
-    return NULL;
-  slots = gst_structure_get_value (gst_custom_meta_get_structure (meta), "slots");
-  return slots && GST_VALUE_HOLDS_ARRAY (slots) ? slots : NULL;
+  if (!meta) return NULL;
+  slots = gst_structure_get_value(gst_custom_meta_get_structure(meta), "slots");
+  return slots && GST_VALUE_HOLDS_ARRAY(slots) ? slots : NULL;
 }
 
 /* The "cudaprep/slot" structure of slot @i, or NULL. */
-static inline const GstStructure *
-gst_cudaprep_slot_structure_ (GstBuffer * buffer, guint i)
-{
-  const GValue *slots = gst_cudaprep_slots_ (buffer);
+static inline const GstStructure *gst_cudaprep_slot_structure_(GstBuffer *buffer, guint i) {
+  const GValue *slots = gst_cudaprep_slots_(buffer);
   const GValue *v;
-  if (!slots || i >= gst_value_array_get_size (slots))
-    return NULL;
-  v = gst_value_array_get_value (slots, i);
-  return GST_VALUE_HOLDS_STRUCTURE (v) ? gst_value_get_structure (v) : NULL;
+  if (!slots || i >= gst_value_array_get_size(slots)) return NULL;
+  v = gst_value_array_get_value(slots, i);
+  return GST_VALUE_HOLDS_STRUCTURE(v) ? gst_value_get_structure(v) : NULL;
 }
 
 /* Number of slots described by @buffer's transform meta (0 if there is none). */
-static inline guint
-gst_cudaprep_buffer_get_slot_count (GstBuffer * buffer)
-{
-  const GValue *slots = gst_cudaprep_slots_ (buffer);
-  return slots ? gst_value_array_get_size (slots) : 0;
+static inline guint gst_cudaprep_buffer_get_slot_count(GstBuffer *buffer) {
+  const GValue *slots = gst_cudaprep_slots_(buffer);
+  return slots ? gst_value_array_get_size(slots) : 0;
 }
 
 /* Reads the transform of slot @i. Returns FALSE if there is no such slot. */
-static inline gboolean
-gst_cudaprep_buffer_get_slot_transform (GstBuffer * buffer, guint i, GstCudaPrepTransform * t)
-{
-  const GstStructure *s = gst_cudaprep_slot_structure_ (buffer, i);
-  return s && gst_cudaprep_structure_get_transform (s, t);
+static inline gboolean gst_cudaprep_buffer_get_slot_transform(GstBuffer *buffer, guint i, GstCudaPrepTransform *t) {
+  const GstStructure *s = gst_cudaprep_slot_structure_(buffer, i);
+  return s && gst_cudaprep_structure_get_transform(s, t);
 }
 
 /* Reads what slot @i holds (empty, region, source). Returns FALSE if there is no such slot. */
-static inline gboolean
-gst_cudaprep_buffer_get_slot_info (GstBuffer * buffer, guint i, GstCudaPrepSlotInfo * info)
-{
-  const GstStructure *s = gst_cudaprep_slot_structure_ (buffer, i);
+static inline gboolean gst_cudaprep_buffer_get_slot_info(GstBuffer *buffer, guint i, GstCudaPrepSlotInfo *info) {
+  const GstStructure *s = gst_cudaprep_slot_structure_(buffer, i);
   guint64 pts = GST_CLOCK_TIME_NONE;
-  if (!s || !gst_structure_get_boolean (s, "empty", &info->empty) ||
-      !gst_structure_get_int (s, "region-index", &info->region_index) ||
-      !gst_structure_get_int (s, "region-id", &info->region_id))
+  if (!s || !gst_structure_get_boolean(s, "empty", &info->empty) ||
+      !gst_structure_get_int(s, "region-index", &info->region_index) ||
+      !gst_structure_get_int(s, "region-id", &info->region_id))
     return FALSE;
-  gst_structure_get_uint64 (s, "source-pts", &pts);
+  gst_structure_get_uint64(s, "source-pts", &pts);
   info->source_pts = pts;
-  info->source_pad = gst_structure_get_string (s, "source-pad");
+  info->source_pad = gst_structure_get_string(s, "source-pad");
   return TRUE;
 }
 
 /* Maps an axis-aligned box (x, y, w, h) given in tensor pixels back into frame pixels,
  * clipped to the frame. Box edges are pixel edges (a box of width w covers w pixels). */
-static inline void
-gst_cudaprep_transform_box_to_frame (const GstCudaPrepTransform * t, const gdouble box[4],
-    gdouble out[4])
-{
+static inline void gst_cudaprep_transform_box_to_frame(const GstCudaPrepTransform *t, const gdouble box[4],
+                                                       gdouble out[4]) {
   const gdouble *m = t->tensor_to_src;
   /* edges -> centre coordinates of the first / last covered pixel, mapped, back to edges */
   gdouble x0 = box[0] - 0.5, y0 = box[1] - 0.5;
   gdouble x1 = box[0] + box[2] - 0.5, y1 = box[1] + box[3] - 0.5;
   gdouble ax = m[0] * x0 + m[1] * y0 + m[2], ay = m[3] * x0 + m[4] * y0 + m[5];
   gdouble bx = m[0] * x1 + m[1] * y1 + m[2], by = m[3] * x1 + m[4] * y1 + m[5];
-  gdouble fx0 = MIN (ax, bx) + 0.5, fy0 = MIN (ay, by) + 0.5;
-  gdouble fx1 = MAX (ax, bx) + 0.5, fy1 = MAX (ay, by) + 0.5;
-  fx0 = CLAMP (fx0, 0.0, (gdouble) t->source_width);
-  fx1 = CLAMP (fx1, 0.0, (gdouble) t->source_width);
-  fy0 = CLAMP (fy0, 0.0, (gdouble) t->source_height);
-  fy1 = CLAMP (fy1, 0.0, (gdouble) t->source_height);
+  gdouble fx0 = MIN(ax, bx) + 0.5, fy0 = MIN(ay, by) + 0.5;
+  gdouble fx1 = MAX(ax, bx) + 0.5, fy1 = MAX(ay, by) + 0.5;
+  fx0 = CLAMP(fx0, 0.0, (gdouble)t->source_width);
+  fx1 = CLAMP(fx1, 0.0, (gdouble)t->source_width);
+  fy0 = CLAMP(fy0, 0.0, (gdouble)t->source_height);
+  fy1 = CLAMP(fy1, 0.0, (gdouble)t->source_height);
   out[0] = fx0;
   out[1] = fy0;
   out[2] = fx1 - fx0;

@@ -66,10 +66,11 @@ int main(int argc, char** argv) {
       std::string from = info.source_pad ? info.source_pad : "";
       if (from.empty() && info.region_index >= 0)
         from = "region " + std::to_string(info.region_index) + " (id " + std::to_string(info.region_id) + ")";
-      std::printf("slot %d: %s pts %" GST_TIME_FORMAT " frame %dx%d: tensor box (%.1f, %.1f, %.1f x %.1f) -> "
+      std::printf("slot %d: %s pts %" GST_TIME_FORMAT
+                  " frame %dx%d: tensor box (%.1f, %.1f, %.1f x %.1f) -> "
                   "frame box (%.1f, %.1f, %.1f x %.1f)\n",
-                  i, from.c_str(), GST_TIME_ARGS(info.source_pts), t.source_width,
-                  t.source_height, box[0], box[1], box[2], box[3], out[0], out[1], out[2], out[3]);
+                  i, from.c_str(), GST_TIME_ARGS(info.source_pts), t.source_width, t.source_height, box[0], box[1],
+                  box[2], box[3], out[0], out[1], out[2], out[3]);
     }
     batches++;
     gst_sample_unref(sample);

@@ -39,9 +39,12 @@ struct Options {
 float half_to_float(uint16_t h) {
   uint32_t sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
   float v;
-  if (exp == 0) v = std::ldexp((float)mant, -24);
-  else if (exp == 31) v = mant ? NAN : INFINITY;
-  else v = std::ldexp((float)(mant | 0x400), (int)exp - 25);
+  if (exp == 0)
+    v = std::ldexp((float)mant, -24);
+  else if (exp == 31)
+    v = mant ? NAN : INFINITY;
+  else
+    v = std::ldexp((float)(mant | 0x400), (int)exp - 25);
   return sign ? -v : v;
 }
 
@@ -79,8 +82,8 @@ bool write_preview(const std::string& path, const std::vector<float>& t, int w, 
     return false;
   }
   GstElement* src = gst_bin_get_by_name(GST_BIN(p), "src");
-  std::string caps = "video/x-raw,format=RGB,width=" + std::to_string(w) + ",height=" + std::to_string(h) +
-                     ",framerate=1/1";
+  std::string caps =
+      "video/x-raw,format=RGB,width=" + std::to_string(w) + ",height=" + std::to_string(h) + ",framerate=1/1";
   GstCaps* c = gst_caps_from_string(caps.c_str());
   g_object_set(src, "caps", c, "format", GST_FORMAT_TIME, NULL);
   gst_caps_unref(c);
@@ -129,11 +132,15 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "tensor_consumer: %s needs a value (--help: usage)\n", a.c_str());
       return 2;
     }
-    if (a == "--preview") o.preview = argv[++i];
-    else if (a == "--mean") { if (!number_arg("--mean", argv[++i], &o.mean)) return 2; }
-    else if (a == "--std") { if (!number_arg("--std", argv[++i], &o.std)) return 2; }
-    else if (a == "--scale") { if (!number_arg("--scale", argv[++i], &o.scale)) return 2; }
-    else if (a.size() > 1 && a[0] == '-') {
+    if (a == "--preview")
+      o.preview = argv[++i];
+    else if (a == "--mean") {
+      if (!number_arg("--mean", argv[++i], &o.mean)) return 2;
+    } else if (a == "--std") {
+      if (!number_arg("--std", argv[++i], &o.std)) return 2;
+    } else if (a == "--scale") {
+      if (!number_arg("--scale", argv[++i], &o.scale)) return 2;
+    } else if (a.size() > 1 && a[0] == '-') {
       std::fprintf(stderr, "tensor_consumer: unknown option %s (--help: usage)\n", a.c_str());
       return 2;
     } else {
@@ -188,8 +195,8 @@ int main(int argc, char** argv) {
                     t.active_rect[2], t.active_rect[3]);
         double box[4] = {t.active_rect[0] + 10, t.active_rect[1] + 10, 100, 50}, out[4];
         gst_cudaprep_transform_box_to_frame(&t, box, out);
-        std::printf("tensor box (%.1f, %.1f, %.1f x %.1f) -> frame box (%.1f, %.1f, %.1f x %.1f)\n", box[0],
-                    box[1], box[2], box[3], out[0], out[1], out[2], out[3]);
+        std::printf("tensor box (%.1f, %.1f, %.1f x %.1f) -> frame box (%.1f, %.1f, %.1f x %.1f)\n", box[0], box[1],
+                    box[2], box[3], out[0], out[1], out[2], out[3]);
       } else {
         std::printf("no transform meta on the buffer\n");
       }
@@ -205,7 +212,8 @@ int main(int argc, char** argv) {
           if (std::isnan(shown.mean)) shown.mean = type && std::strcmp(type, "int8") == 0 ? 128.0 : 0.0;
           if (write_preview(o.preview, v, w, h, channels, nchw, shown))
             std::printf("preview written to %s\n", o.preview.c_str());
-          else std::printf("could not write the preview\n");
+          else
+            std::printf("could not write the preview\n");
         }
       }
     }

@@ -24,7 +24,14 @@
 
 #include "probe_util.h"
 
-#define CKD(x) do { CUresult r = (x); if (r != CUDA_SUCCESS) { std::printf("%s: %d\n", #x, int(r)); return 1; } } while (0)
+#define CKD(x)                             \
+  do {                                     \
+    CUresult r = (x);                      \
+    if (r != CUDA_SUCCESS) {               \
+      std::printf("%s: %d\n", #x, int(r)); \
+      return 1;                            \
+    }                                      \
+  } while (0)
 
 // About cudatensorize's argument size (KernelArgs: pixel params, pointers, planes, constants).
 struct Args {
@@ -176,11 +183,12 @@ int main(int argc, char** argv) {
           pop.push_back(t3 - t2);
           cpu.push_back(c1 - c0);
         }
-        std::printf("%-16s %-15s %-22s push %4.1f/%4.1f  launch %5.1f/%5.1f  pop %4.1f/%4.1f  cpu %5.1f/%5.1f"
-                    "  loop %4.1f/%4.1f  steal %ld (%u)\n",
-                    ctx_names[c], launch_names[l], rhythm_names[r], pct(push, .5), pct(push, .9), pct(launch, .5),
-                    pct(launch, .9), pct(pop, .5), pct(pop, .9), pct(cpu, .5), pct(cpu, .9), pct(calib, .5),
-                    pct(calib, .9), steal_ticks() - steal0, seed & 1);
+        std::printf(
+            "%-16s %-15s %-22s push %4.1f/%4.1f  launch %5.1f/%5.1f  pop %4.1f/%4.1f  cpu %5.1f/%5.1f"
+            "  loop %4.1f/%4.1f  steal %ld (%u)\n",
+            ctx_names[c], launch_names[l], rhythm_names[r], pct(push, .5), pct(push, .9), pct(launch, .5),
+            pct(launch, .9), pct(pop, .5), pct(pop, .9), pct(cpu, .5), pct(cpu, .9), pct(calib, .5), pct(calib, .9),
+            steal_ticks() - steal0, seed & 1);
       }
     }
   }

@@ -12,10 +12,13 @@
 
 __global__ void spin_kernel(long long cycles) {
   const long long t0 = clock64();
-  while (clock64() - t0 < cycles) {}
+  while (clock64() - t0 < cycles) {
+  }
 }
 
-struct BigArgs { char bytes[320]; };
+struct BigArgs {
+  char bytes[320];
+};
 __global__ void args_kernel(const __grid_constant__ BigArgs a, char* out) {
   if (threadIdx.x == 0 && blockIdx.x == 0) out[0] = a.bytes[7];
 }
@@ -40,8 +43,10 @@ int main() {
       for (int i = 0; i < 200; i++) {
         sleep_us(2000);  // the streaming thread idles between frames, as in a decode-bound pipeline
         const double t0 = now_us(), c0 = thread_cpu_us();
-        if (w == 0) CK(cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, s));
-        else spin_kernel<<<1, 1, 0, s>>>((long long)rate_khz * 80 / 1000);
+        if (w == 0)
+          CK(cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, s));
+        else
+          spin_kernel<<<1, 1, 0, s>>>((long long)rate_khz * 80 / 1000);
         if (way == 0) {
           CK(cudaEventRecord(blocking, s));
           CK(cudaEventSynchronize(blocking));
@@ -90,9 +95,13 @@ int main() {
         a.bytes[7] = char(i);
         void* params[] = {&a, &out};
         const double t0 = now_us();
-        const CUresult r = launch(reinterpret_cast<CUfunction>(f), 100, 1, 1, 128, 1, 1, 0, reinterpret_cast<CUstream>(s), params, nullptr);
+        const CUresult r = launch(reinterpret_cast<CUfunction>(f), 100, 1, 1, 128, 1, 1, 0,
+                                  reinterpret_cast<CUstream>(s), params, nullptr);
         call.push_back(now_us() - t0);
-        if (r != CUDA_SUCCESS) { std::printf("cuLaunchKernel: %d\n", int(r)); return 1; }
+        if (r != CUDA_SUCCESS) {
+          std::printf("cuLaunchKernel: %d\n", int(r));
+          return 1;
+        }
         if (idle) CK(cudaStreamSynchronize(s));
       }
       CK(cudaStreamSynchronize(s));

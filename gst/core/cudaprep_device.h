@@ -32,98 +32,92 @@ typedef struct _GstCudaContext GstCudaContext;
 typedef struct _GstCudaStream GstCudaStream;
 #endif
 
-typedef enum
-{
+typedef enum {
   GST_CUDA_PREP_BACKEND_AUTO,
   GST_CUDA_PREP_BACKEND_CUDA,
   GST_CUDA_PREP_BACKEND_CPU,
 } GstCudaPrepBackend;
 
-#define GST_TYPE_CUDA_PREP_BACKEND (gst_cuda_prep_backend_get_type ())
-GType gst_cuda_prep_backend_get_type (void);
+#define GST_TYPE_CUDA_PREP_BACKEND (gst_cuda_prep_backend_get_type())
+GType gst_cuda_prep_backend_get_type(void);
 
 /* The "gpu-wait" enum of every element (cudaprep::GpuWait's values; gpu_wait.h). */
-#define GST_TYPE_CUDA_PREP_GPU_WAIT (gst_cuda_prep_gpu_wait_get_type ())
-GType gst_cuda_prep_gpu_wait_get_type (void);
+#define GST_TYPE_CUDA_PREP_GPU_WAIT (gst_cuda_prep_gpu_wait_get_type())
+GType gst_cuda_prep_gpu_wait_get_type(void);
 
-struct CudaPrepDeviceSettings
-{
+struct CudaPrepDeviceSettings {
   GstCudaPrepBackend backend = GST_CUDA_PREP_BACKEND_AUTO;
-  int device_id = -1;           /* -1: share the neighbours' context or take device 0 */
+  int device_id = -1; /* -1: share the neighbours' context or take device 0 */
 
-  bool operator== (const CudaPrepDeviceSettings & o) const
-  {
-    return backend == o.backend && device_id == o.device_id;
-  }
+  bool operator==(const CudaPrepDeviceSettings &o) const { return backend == o.backend && device_id == o.device_id; }
 };
 
-class CudaPrepDevice
-{
-public:
-  CudaPrepDevice () = default;
-  ~CudaPrepDevice ();
-  CudaPrepDevice (const CudaPrepDevice &) = delete;
-  CudaPrepDevice & operator= (const CudaPrepDevice &) = delete;
+class CudaPrepDevice {
+ public:
+  CudaPrepDevice() = default;
+  ~CudaPrepDevice();
+  CudaPrepDevice(const CudaPrepDevice &) = delete;
+  CudaPrepDevice &operator=(const CudaPrepDevice &) = delete;
 
   /* Decides where frames run. Posts an error on @element and returns FALSE when backend=cuda
    * finds no usable device or CUDA cannot be set up; posts a warning when a device-id was named
    * but cannot be used and the CPU takes over (backend=auto). */
-  gboolean open (GstElement * element, const CudaPrepDeviceSettings & settings);
+  gboolean open(GstElement *element, const CudaPrepDeviceSettings &settings);
   /* Waits for the stream and releases context and stream. */
-  void close ();
+  void close();
 
-  gboolean is_open () const { return open_; }
-  gboolean gpu () const { return gpu_; }
-  void *stream () const { return stream_; }
-  GstCudaContext *context () const { return context_; }
+  gboolean is_open() const { return open_; }
+  gboolean gpu() const { return gpu_; }
+  void *stream() const { return stream_; }
+  GstCudaContext *context() const { return context_; }
   /* The stream as a GstCudaStream, for buffer pools and memory (1.24+); NULL before 1.24. */
-  GstCudaStream *cuda_stream () const { return cuda_stream_; }
+  GstCudaStream *cuda_stream() const { return cuda_stream_; }
   /* Whether @buffer is one CUDA memory carrying this element's stream (1.24+): work on it is
    * ordered on the stream, so the element need not wait for its own work on it. */
-  gboolean orders (GstBuffer * buffer) const;
+  gboolean orders(GstBuffer *buffer) const;
 
   /* Makes the context current on this thread (no-op on the CPU path); posts an error on
    * failure. Pair with pop(). */
-  gboolean push (GstElement * element);
-  void pop ();
+  gboolean push(GstElement *element);
+  void pop();
   /* Blocks until everything enqueued on the stream is done (spinning, the driver's default). */
-  cudaprep::Status sync ();
+  cudaprep::Status sync();
   /* The same, for the element's one long wait (a download into system memory), the way @mode
    * says: a spinning core would cost as much CPU time as the GPU work takes. Polling learns
    * that wait's usual time. */
-  cudaprep::Status wait_for_download (cudaprep::GpuWait mode);
+  cudaprep::Status wait_for_download(cudaprep::GpuWait mode);
 
   /* GstContext plumbing, for GstElement::set_context and context queries. */
-  void set_context (GstElement * element, GstContext * context, int device_id);
-  gboolean answer_context_query (GstElement * element, GstQuery * query);
+  void set_context(GstElement *element, GstContext *context, int device_id);
+  gboolean answer_context_query(GstElement *element, GstQuery *query);
 
   /* Whether a GPU path can be taken with @backend: before open(), for caps queries. The
    * driver is probed once per process. */
-  static gboolean gpu_possible (GstCudaPrepBackend backend);
+  static gboolean gpu_possible(GstCudaPrepBackend backend);
 
-private:
-  cudaprep::Status create_stream ();
+ private:
+  cudaprep::Status create_stream();
 
   GstCudaContext *context_ = nullptr;
-  GstCudaStream *cuda_stream_ = nullptr;  /* 1.24+: owns stream_ */
+  GstCudaStream *cuda_stream_ = nullptr; /* 1.24+: owns stream_ */
   void *stream_ = nullptr;
-  cudaprep::cuda::StreamWaiter download_wait_;  /* wait_for_download(): its events and timings */
+  cudaprep::cuda::StreamWaiter download_wait_; /* wait_for_download(): its events and timings */
   gboolean gpu_ = FALSE;
   gboolean open_ = FALSE;
 };
 
 /* Makes the device's context current for a scope (no-op on the CPU path). */
-class CudaPrepScopedContext
-{
-public:
-  CudaPrepScopedContext (CudaPrepDevice & device, GstElement * element)
-      : device_ (device), ok_ (device.push (element)) {}
-  ~CudaPrepScopedContext () { if (ok_) device_.pop (); }
-  CudaPrepScopedContext (const CudaPrepScopedContext &) = delete;
-  CudaPrepScopedContext & operator= (const CudaPrepScopedContext &) = delete;
-  gboolean ok () const { return ok_; }
+class CudaPrepScopedContext {
+ public:
+  CudaPrepScopedContext(CudaPrepDevice &device, GstElement *element) : device_(device), ok_(device.push(element)) {}
+  ~CudaPrepScopedContext() {
+    if (ok_) device_.pop();
+  }
+  CudaPrepScopedContext(const CudaPrepScopedContext &) = delete;
+  CudaPrepScopedContext &operator=(const CudaPrepScopedContext &) = delete;
+  gboolean ok() const { return ok_; }
 
-private:
-  CudaPrepDevice & device_;
+ private:
+  CudaPrepDevice &device_;
   gboolean ok_;
 };

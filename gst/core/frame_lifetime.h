@@ -29,46 +29,44 @@
 #include "cudaprep_device.h"
 #include "status.h"
 
-class FrameLifetime
-{
-public:
+class FrameLifetime {
+ public:
   /* The most frames held at once; the element asks upstream for this many buffers more. */
   static constexpr guint kDepth = 2;
 
-  FrameLifetime () = default;
-  ~FrameLifetime () { reset (); }
-  FrameLifetime (const FrameLifetime &) = delete;
-  FrameLifetime & operator= (const FrameLifetime &) = delete;
+  FrameLifetime() = default;
+  ~FrameLifetime() { reset(); }
+  FrameLifetime(const FrameLifetime &) = delete;
+  FrameLifetime &operator=(const FrameLifetime &) = delete;
 
   /* Starts an output whose unordered inputs the element may hold (rule 2b) or not (2c). */
-  void begin_output (gboolean may_hold);
+  void begin_output(gboolean may_hold);
   /* An input of this output, @stream_ordered as CudaPrepVideoInput says (rule 2a). */
-  void add_input (GstBuffer * buffer, gboolean stream_ordered);
+  void add_input(GstBuffer *buffer, gboolean stream_ordered);
   /* Rule 2: whether the output may be left on the stream as far as its inputs go. */
-  gboolean inputs_may_stay () const { return !must_wait_; }
+  gboolean inputs_may_stay() const { return !must_wait_; }
   /* After the output is complete, or left on @stream: holds the input of rule 2b. Context
    * current. */
-  cudaprep::Status end_output (gboolean left_on_stream, void *stream);
+  cudaprep::Status end_output(gboolean left_on_stream, void *stream);
 
   /* Releases the held frames whose work has completed, without waiting. Context current. */
-  cudaprep::Status release_finished ();
+  cudaprep::Status release_finished();
   /* Waits (sleeping) for every held frame and releases them: EOS, new caps. Context current. */
-  cudaprep::Status release_all ();
+  cudaprep::Status release_all();
   /* Releases every frame without waiting and destroys the events: only once the stream has
    * been synchronised (stop). Context current. */
-  void reset ();
+  void reset();
 
-  guint held () const { return count_; }
+  guint held() const { return count_; }
 
-private:
-  struct Entry
-  {
+ private:
+  struct Entry {
     GstBuffer *buffer = nullptr;
-    cudaprep::cuda::Event done;         /* recorded after the work that reads the buffer */
+    cudaprep::cuda::Event done; /* recorded after the work that reads the buffer */
   };
-  cudaprep::Status hold (GstBuffer * buffer, void *stream);
-  Entry &oldest () { return entries_[first_]; }
-  void release_oldest ();
+  cudaprep::Status hold(GstBuffer *buffer, void *stream);
+  Entry &oldest() { return entries_[first_]; }
+  void release_oldest();
 
   /* This output's input to hold (not referenced: the element has it until end_output). */
   GstBuffer *pending_ = nullptr;

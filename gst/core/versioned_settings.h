@@ -13,56 +13,48 @@
 #include <utility>
 
 template <typename Settings>
-class VersionedSettings
-{
-public:
+class VersionedSettings {
+ public:
   /* f (Settings &) under @owner's object lock; every write bumps the version. */
   template <typename F>
-  void write (gpointer owner, F && f)
-  {
-    GST_OBJECT_LOCK (owner);
-    f (values_);
-    g_atomic_int_inc (&version_);
-    GST_OBJECT_UNLOCK (owner);
+  void write(gpointer owner, F&& f) {
+    GST_OBJECT_LOCK(owner);
+    f(values_);
+    g_atomic_int_inc(&version_);
+    GST_OBJECT_UNLOCK(owner);
   }
 
   /* f (const Settings &) under the lock, for get_property and small reads. */
   template <typename F>
-  auto read (gpointer owner, F && f) const
-  {
-    GST_OBJECT_LOCK (owner);
-    auto result = f (values_);
-    GST_OBJECT_UNLOCK (owner);
+  auto read(gpointer owner, F&& f) const {
+    GST_OBJECT_LOCK(owner);
+    auto result = f(values_);
+    GST_OBJECT_UNLOCK(owner);
     return result;
   }
 
   /* A copy of the values and their version: what streaming state is built from. */
-  Settings snapshot (gpointer owner, gint * version = nullptr) const
-  {
-    GST_OBJECT_LOCK (owner);
+  Settings snapshot(gpointer owner, gint* version = nullptr) const {
+    GST_OBJECT_LOCK(owner);
     Settings s = values_;
-    if (version)
-      *version = version_;
-    GST_OBJECT_UNLOCK (owner);
+    if (version) *version = version_;
+    GST_OBJECT_UNLOCK(owner);
     return s;
   }
 
   /* Whether the values differ from @built, the snapshot of version *@version: if so, *@out is
    * a copy of them. *@version is brought up to date either way. Streaming thread. */
-  gboolean changed_since (gpointer owner, gint * version, const Settings & built, Settings * out) const
-  {
-    if (g_atomic_int_get (&version_) == *version)
-      return FALSE;             /* nothing written since */
-    GST_OBJECT_LOCK (owner);
+  gboolean changed_since(gpointer owner, gint* version, const Settings& built, Settings* out) const {
+    if (g_atomic_int_get(&version_) == *version) return FALSE; /* nothing written since */
+    GST_OBJECT_LOCK(owner);
     *version = version_;
     const gboolean changed = !(values_ == built);
-    if (changed)
-      *out = values_;
-    GST_OBJECT_UNLOCK (owner);
+    if (changed) *out = values_;
+    GST_OBJECT_UNLOCK(owner);
     return changed;
   }
 
-private:
-  Settings values_ {};
+ private:
+  Settings values_{};
   gint version_ = 0;
 };

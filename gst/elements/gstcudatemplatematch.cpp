@@ -52,13 +52,12 @@
 #include "templatematch.h"
 #include "versioned_settings.h"
 
-GST_DEBUG_CATEGORY_STATIC (gst_cuda_template_match_debug);
+GST_DEBUG_CATEGORY_STATIC(gst_cuda_template_match_debug);
 #define GST_CAT_DEFAULT gst_cuda_template_match_debug
 
 using namespace cudaprep;
 
-enum
-{
+enum {
   PROP_0,
   PROP_TEMPLATE_LOCATION,
   PROP_TEMPLATE_RECT,
@@ -76,193 +75,160 @@ enum
  * the param specs declare. Setting template-location or template-rect asks for a new template
  * (template_request counts the requests, so re-setting the same rectangle cuts the template
  * again). */
-struct MatchProps
-{
+struct MatchProps {
   std::string template_location;
   std::vector<int> template_rect;
-  gboolean template_from_rect = FALSE;  /* the newest template source is template-rect */
+  gboolean template_from_rect = FALSE; /* the newest template source is template-rect */
   guint64 template_request = 0;
   std::vector<int> search_region;
   double threshold = 0.8;
   int max_matches = 1;
   gboolean draw = TRUE;
-  guint color = 0xff00ff00u;    /* 0xAARRGGBB: opaque green */
+  guint color = 0xff00ff00u; /* 0xAARRGGBB: opaque green */
   int thickness = 2;
   gboolean post_messages = TRUE;
   GpuWait gpu_wait = GpuWait::Blocking; /* taken when the engine is made (start / caps) */
 
-  bool operator== (const MatchProps & o) const
-  {
+  bool operator==(const MatchProps &o) const {
     return template_location == o.template_location && template_rect == o.template_rect &&
-        template_from_rect == o.template_from_rect && template_request == o.template_request &&
-        search_region == o.search_region && threshold == o.threshold &&
-        max_matches == o.max_matches && draw == o.draw && color == o.color &&
-        thickness == o.thickness && post_messages == o.post_messages && gpu_wait == o.gpu_wait;
+           template_from_rect == o.template_from_rect && template_request == o.template_request &&
+           search_region == o.search_region && threshold == o.threshold && max_matches == o.max_matches &&
+           draw == o.draw && color == o.color && thickness == o.thickness && post_messages == o.post_messages &&
+           gpu_wait == o.gpu_wait;
   }
 };
 
 /* Streaming state: built in start / set_caps / on template requests, dropped in stop. */
-struct MatchState
-{
-  MatchProps props;                   /* the snapshot the state follows */
+struct MatchState {
+  MatchProps props; /* the snapshot the state follows */
   gint props_version = -1;
   std::unique_ptr<MatchEngine> engine;
-  guint64 template_request = 0;       /* the request the loaded template answers */
+  guint64 template_request = 0; /* the request the loaded template answers */
   gboolean have_template = FALSE;
   gboolean warned_no_template = FALSE;
-  std::vector<int> search_region;     /* the region last checked against the template */
+  std::vector<int> search_region; /* the region last checked against the template */
   gboolean search_region_ok = FALSE;
-  MatchSettings settings;             /* per frame, from the properties */
+  MatchSettings settings; /* per frame, from the properties */
   std::vector<Match> matches;
   std::vector<Rect> boxes;
-  FrameLifetime lifetime;             /* when the frame may leave (frame_lifetime.h) */
+  FrameLifetime lifetime; /* when the frame may leave (frame_lifetime.h) */
 };
 
 /* The element's C++ state (one object, created in init, deleted in finalize). */
-struct GstCudaTemplateMatchImpl
-{
+struct GstCudaTemplateMatchImpl {
   VersionedSettings<MatchProps> props;
   MatchState state;
 };
 
-struct _GstCudaTemplateMatch
-{
+struct _GstCudaTemplateMatch {
   GstCudaPrepBase parent;
   GstCudaTemplateMatchImpl *impl;
 };
 
 #define gst_cuda_template_match_parent_class parent_class
-G_DEFINE_TYPE (GstCudaTemplateMatch, gst_cuda_template_match, GST_TYPE_CUDA_PREP_BASE);
-GST_ELEMENT_REGISTER_DEFINE (cudatemplatematch, "cudatemplatematch", GST_RANK_NONE,
-    GST_TYPE_CUDA_TEMPLATE_MATCH);
+G_DEFINE_TYPE(GstCudaTemplateMatch, gst_cuda_template_match, GST_TYPE_CUDA_PREP_BASE);
+GST_ELEMENT_REGISTER_DEFINE(cudatemplatematch, "cudatemplatematch", GST_RANK_NONE, GST_TYPE_CUDA_TEMPLATE_MATCH);
 
-static_assert (kMaxTemplateSide == 256, "the template-location docs state the limit");
-
-
+static_assert(kMaxTemplateSide == 256, "the template-location docs state the limit");
 
 /* ---- caps ----------------------------------------------------------------------------- */
 
-static GstCaps *
-gst_cuda_template_match_transform_caps (GstBaseTransform * trans, GstPadDirection direction,
-    GstCaps * caps, GstCaps * filter)
-{
+static GstCaps *gst_cuda_template_match_transform_caps(GstBaseTransform *trans, GstPadDirection direction,
+                                                       GstCaps *caps, GstCaps *filter) {
   /* Frames pass through: the same caps on both sides, in the order the other side gave them;
    * without a GPU, CUDA memory last (gst_cuda_prep_caps_order_memory). */
   GstCaps *result;
-  if (gst_cuda_prep_base_gpu_possible (GST_CUDA_PREP_BASE (trans)))
-    result = gst_caps_ref (caps);
+  if (gst_cuda_prep_base_gpu_possible(GST_CUDA_PREP_BASE(trans)))
+    result = gst_caps_ref(caps);
   else
-    result = gst_cuda_prep_caps_order_memory (gst_caps_copy (caps), FALSE, FALSE);
+    result = gst_cuda_prep_caps_order_memory(gst_caps_copy(caps), FALSE, FALSE);
   if (filter) {
-    GstCaps *tmp = gst_caps_intersect_full (filter, result, GST_CAPS_INTERSECT_FIRST);
-    gst_caps_unref (result);
+    GstCaps *tmp = gst_caps_intersect_full(filter, result, GST_CAPS_INTERSECT_FIRST);
+    gst_caps_unref(result);
     result = tmp;
   }
   return result;
 }
 
-static gboolean
-gst_cuda_template_match_configure (GstCudaPrepBase * base, GstCaps * incaps, GstCaps * outcaps)
-{
-  GstCudaTemplateMatch *self = GST_CUDA_TEMPLATE_MATCH (base);
+static gboolean gst_cuda_template_match_configure(GstCudaPrepBase *base, GstCaps *incaps, GstCaps *outcaps) {
+  GstCudaTemplateMatch *self = GST_CUDA_TEMPLATE_MATCH(base);
   MatchState &state = self->impl->state;
-  CudaPrepDevice &device = gst_cuda_prep_base_device (base);
-  const GstVideoInfo *info = gst_cuda_prep_base_input (base).info ();
+  CudaPrepDevice &device = gst_cuda_prep_base_device(base);
+  const GstVideoInfo *info = gst_cuda_prep_base_input(base).info();
   PixelFormat fmt = PixelFormat::GRAY8;
-  gst_cuda_prep_pixel_format_from_video (GST_VIDEO_INFO_FORMAT (info), &fmt);
+  gst_cuda_prep_pixel_format_from_video(GST_VIDEO_INFO_FORMAT(info), &fmt);
 
   /* A new frame size invalidates the checks made against the old one: reload the template. */
   state.template_request = 0;
   state.have_template = FALSE;
   state.search_region_ok = FALSE;
 
-  CudaPrepScopedContext ctx (device, GST_ELEMENT (self));
-  if (!ctx.ok ())
-    return FALSE;
+  CudaPrepScopedContext ctx(device, GST_ELEMENT(self));
+  if (!ctx.ok()) return FALSE;
   if (!state.engine) {
-    const GpuWait wait = self->impl->props.read (self,
-        [](const MatchProps & p) { return p.gpu_wait; });
-    state.engine = device.gpu () ? make_match_engine_cuda (device.stream (), wait) :
-        make_match_engine_cpu ();
+    const GpuWait wait = self->impl->props.read(self, [](const MatchProps &p) { return p.gpu_wait; });
+    state.engine = device.gpu() ? make_match_engine_cuda(device.stream(), wait) : make_match_engine_cpu();
   }
-  Status st = state.engine->configure (fmt, GST_VIDEO_INFO_WIDTH (info), GST_VIDEO_INFO_HEIGHT (info));
-  if (!st.ok ()) {
-    GST_ELEMENT_ERROR (self, RESOURCE, FAILED, ("Could not set up template matching"),
-        ("%s", st.message ().c_str ()));
+  Status st = state.engine->configure(fmt, GST_VIDEO_INFO_WIDTH(info), GST_VIDEO_INFO_HEIGHT(info));
+  if (!st.ok()) {
+    GST_ELEMENT_ERROR(self, RESOURCE, FAILED, ("Could not set up template matching"), ("%s", st.message().c_str()));
     return FALSE;
   }
-  state.matches.reserve (kMaxMatches);
-  state.boxes.reserve (kMaxMatches);
+  state.matches.reserve(kMaxMatches);
+  state.boxes.reserve(kMaxMatches);
   return TRUE;
 }
 
 /* ---- template and search region ------------------------------------------------------- */
 
-static std::string
-rect_text (const std::vector<int> &r)
-{
+static std::string rect_text(const std::vector<int> &r) {
   std::string out = "<";
-  for (size_t i = 0; i < r.size (); i++)
-    out += (i ? "," : "") + std::to_string (r[i]);
+  for (size_t i = 0; i < r.size(); i++) out += (i ? "," : "") + std::to_string(r[i]);
   return out + ">";
 }
 
 /* The search-region property as a rectangle of the frame that the template fits in. */
-static Status
-resolve_region (const std::vector<int> &region, const GrayView & frame, int tw, int th, Rect * out)
-{
+static Status resolve_region(const std::vector<int> &region, const GrayView &frame, int tw, int th, Rect *out) {
   Rect requested;
-  if (!region.empty ()) {
-    if (region.size () != 4)
-      return Status::error ("search-region needs 4 values <x, y, width, height>, got " +
-          std::to_string (region.size ()));
-    requested = Rect {region[0], region[1], region[2], region[3]};
-    if (requested.empty ())
-      return Status::error ("search-region " + rect_text (region) +
-          ": width and height must be positive");
+  if (!region.empty()) {
+    if (region.size() != 4)
+      return Status::error("search-region needs 4 values <x, y, width, height>, got " + std::to_string(region.size()));
+    requested = Rect{region[0], region[1], region[2], region[3]};
+    if (requested.empty())
+      return Status::error("search-region " + rect_text(region) + ": width and height must be positive");
   }
-  return resolve_search_region (frame.width, frame.height, tw, th, requested, out);
+  return resolve_search_region(frame.width, frame.height, tw, th, requested, out);
 }
 
 /* Cuts the template-rect from the frame (wherever the engine keeps its gray image). */
-static std::string
-cut_template (MatchEngine & engine, const std::vector<int> &rect, const GrayView & frame,
-    GrayImage * img)
-{
-  if (rect.size () != 4)
-    return "template-rect needs 4 values <x, y, width, height>, got " + std::to_string (rect.size ());
-  const Rect r {rect[0], rect[1], rect[2], rect[3]};
-  if (r.empty ())
-    return "template-rect " + rect_text (rect) + " is empty: width and height must be positive";
-  if (r.x < 0 || r.y < 0 || (int64_t) r.x + r.w > frame.width ||
-      (int64_t) r.y + r.h > frame.height)
-    return "template-rect " + rect_text (rect) + " is not inside the " +
-        std::to_string (frame.width) + "x" + std::to_string (frame.height) + " frame";
+static std::string cut_template(MatchEngine &engine, const std::vector<int> &rect, const GrayView &frame,
+                                GrayImage *img) {
+  if (rect.size() != 4) return "template-rect needs 4 values <x, y, width, height>, got " + std::to_string(rect.size());
+  const Rect r{rect[0], rect[1], rect[2], rect[3]};
+  if (r.empty()) return "template-rect " + rect_text(rect) + " is empty: width and height must be positive";
+  if (r.x < 0 || r.y < 0 || (int64_t)r.x + r.w > frame.width || (int64_t)r.y + r.h > frame.height)
+    return "template-rect " + rect_text(rect) + " is not inside the " + std::to_string(frame.width) + "x" +
+           std::to_string(frame.height) + " frame";
   img->width = r.w;
   img->height = r.h;
-  img->pixels.resize ((size_t) r.w * r.h);
-  Status st = engine.read_gray (frame, r, img->pixels.data ());
-  return st.ok () ? std::string () : st.message ();
+  img->pixels.resize((size_t)r.w * r.h);
+  Status st = engine.read_gray(frame, r, img->pixels.data());
+  return st.ok() ? std::string() : st.message();
 }
 
 /* The properties' snapshot, brought up to date before a frame (versioned_settings.h). */
-static const MatchProps &
-take_props (GstCudaTemplateMatch * self)
-{
+static const MatchProps &take_props(GstCudaTemplateMatch *self) {
   MatchState &state = self->impl->state;
   MatchProps snapshot;
-  if (self->impl->props.changed_since (self, &state.props_version, state.props, &snapshot))
-    state.props = std::move (snapshot);
+  if (self->impl->props.changed_since(self, &state.props_version, state.props, &snapshot))
+    state.props = std::move(snapshot);
   return state.props;
 }
 
 /* Loads the template a property asked for since the last frame (or since new caps). */
-static gboolean
-refresh_template (GstCudaTemplateMatch * self, const MatchProps & props, const GrayView & frame)
-{
+static gboolean refresh_template(GstCudaTemplateMatch *self, const MatchProps &props, const GrayView &frame) {
   MatchState &state = self->impl->state;
-  if (props.template_request == state.template_request)
-    return TRUE;
+  if (props.template_request == state.template_request) return TRUE;
   const gboolean from_rect = props.template_from_rect;
   const std::string &location = props.template_location;
   const std::vector<int> &rect = props.template_rect;
@@ -273,38 +239,34 @@ refresh_template (GstCudaTemplateMatch * self, const MatchProps & props, const G
   GrayImage img;
   std::string error;
   if (from_rect)
-    error = cut_template (*state.engine, rect, frame, &img);
-  else if (!location.empty ())
-    error = gst_cuda_prep_load_gray_image (location, kMaxTemplateSide, &img);
+    error = cut_template(*state.engine, rect, frame, &img);
+  else if (!location.empty())
+    error = gst_cuda_prep_load_gray_image(location, kMaxTemplateSide, &img);
   else
-    return TRUE;                /* no template (yet): frames pass through */
+    return TRUE; /* no template (yet): frames pass through */
 
-  if (error.empty ()) {
+  if (error.empty()) {
     Rect fits;
-    Status st = resolve_search_region (frame.width, frame.height, img.width, img.height, Rect {}, &fits);
-    if (st.ok ())
-      st = state.engine->set_template (GrayView {img.pixels.data (), img.width, img.width, img.height});
-    if (!st.ok ())
-      error = st.message ();
+    Status st = resolve_search_region(frame.width, frame.height, img.width, img.height, Rect{}, &fits);
+    if (st.ok()) st = state.engine->set_template(GrayView{img.pixels.data(), img.width, img.width, img.height});
+    if (!st.ok()) error = st.message();
   }
-  if (!error.empty ()) {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("Cannot use the template: %s", error.c_str ()),
-        ("template-%s", from_rect ? ("rect=" + rect_text (rect)).c_str () :
-            ("location=" + location).c_str ()));
+  if (!error.empty()) {
+    GST_ELEMENT_ERROR(
+        self, RESOURCE, SETTINGS, ("Cannot use the template: %s", error.c_str()),
+        ("template-%s", from_rect ? ("rect=" + rect_text(rect)).c_str() : ("location=" + location).c_str()));
     return FALSE;
   }
   state.have_template = TRUE;
-  GST_INFO_OBJECT (self, "template %dx%d from %s", img.width, img.height,
-      from_rect ? "template-rect" : location.c_str ());
+  GST_INFO_OBJECT(self, "template %dx%d from %s", img.width, img.height,
+                  from_rect ? "template-rect" : location.c_str());
   return TRUE;
 }
 
 /* Takes the per-frame settings of the snapshot; re-checks the search region against the
  * template when it or the template changed. No allocation unless the region changed. */
-static gboolean
-refresh_settings (GstCudaTemplateMatch * self, const GrayView & frame, gboolean * draw,
-    gboolean * post, BoxStyle * style)
-{
+static gboolean refresh_settings(GstCudaTemplateMatch *self, const GrayView &frame, gboolean *draw, gboolean *post,
+                                 BoxStyle *style) {
   MatchState &state = self->impl->state;
   const MatchProps &props = state.props;
 
@@ -321,15 +283,13 @@ refresh_settings (GstCudaTemplateMatch * self, const GrayView & frame, gboolean 
     state.search_region_ok = FALSE;
   }
 
-  if (state.search_region_ok || !state.have_template)
-    return TRUE;
-  Status st = resolve_region (state.search_region, frame, state.engine->template_width (),
-      state.engine->template_height (), &state.settings.search);
-  if (!st.ok ()) {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("Invalid search-region: %s", st.message ().c_str ()),
-        ("search-region=%s, template %dx%d, frame %dx%d", rect_text (state.search_region).c_str (),
-            state.engine->template_width (), state.engine->template_height (), frame.width,
-            frame.height));
+  if (state.search_region_ok || !state.have_template) return TRUE;
+  Status st = resolve_region(state.search_region, frame, state.engine->template_width(),
+                             state.engine->template_height(), &state.settings.search);
+  if (!st.ok()) {
+    GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("Invalid search-region: %s", st.message().c_str()),
+                      ("search-region=%s, template %dx%d, frame %dx%d", rect_text(state.search_region).c_str(),
+                       state.engine->template_width(), state.engine->template_height(), frame.width, frame.height));
     return FALSE;
   }
   state.search_region_ok = TRUE;
@@ -339,345 +299,316 @@ refresh_settings (GstCudaTemplateMatch * self, const GrayView & frame, gboolean 
 /* ---- per frame ------------------------------------------------------------------------ */
 
 /* Field names of the per-frame metas and messages, as quarks: no string lookup per frame. */
-struct ResultQuarks
-{
-  GQuark template_match = g_quark_from_static_string ("template-match");
-  GQuark match = g_quark_from_static_string ("match");
-  GQuark score = g_quark_from_static_string ("score");
-  GQuark x = g_quark_from_static_string ("x"), y = g_quark_from_static_string ("y");
-  GQuark width = g_quark_from_static_string ("width");
-  GQuark height = g_quark_from_static_string ("height");
-  GQuark sub_x = g_quark_from_static_string ("sub-x");
-  GQuark sub_y = g_quark_from_static_string ("sub-y");
-  GQuark timestamp = g_quark_from_static_string ("timestamp");
-  GQuark stream_time = g_quark_from_static_string ("stream-time");
-  GQuark running_time = g_quark_from_static_string ("running-time");
-  GQuark duration = g_quark_from_static_string ("duration");
-  GQuark num_matches = g_quark_from_static_string ("num-matches");
-  GQuark matches = g_quark_from_static_string ("matches");
+struct ResultQuarks {
+  GQuark template_match = g_quark_from_static_string("template-match");
+  GQuark match = g_quark_from_static_string("match");
+  GQuark score = g_quark_from_static_string("score");
+  GQuark x = g_quark_from_static_string("x"), y = g_quark_from_static_string("y");
+  GQuark width = g_quark_from_static_string("width");
+  GQuark height = g_quark_from_static_string("height");
+  GQuark sub_x = g_quark_from_static_string("sub-x");
+  GQuark sub_y = g_quark_from_static_string("sub-y");
+  GQuark timestamp = g_quark_from_static_string("timestamp");
+  GQuark stream_time = g_quark_from_static_string("stream-time");
+  GQuark running_time = g_quark_from_static_string("running-time");
+  GQuark duration = g_quark_from_static_string("duration");
+  GQuark num_matches = g_quark_from_static_string("num-matches");
+  GQuark matches = g_quark_from_static_string("matches");
 };
 
-static const ResultQuarks &
-result_quarks (void)
-{
+static const ResultQuarks &result_quarks(void) {
   static const ResultQuarks quarks;
   return quarks;
 }
 
-static void
-attach_results (GstCudaTemplateMatch * self, GstBuffer * buf, const std::vector<Match> & matches,
-    gboolean post)
-{
-  const ResultQuarks &q = result_quarks ();
+static void attach_results(GstCudaTemplateMatch *self, GstBuffer *buf, const std::vector<Match> &matches,
+                           gboolean post) {
+  const ResultQuarks &q = result_quarks();
   GValue list = G_VALUE_INIT;
-  if (post)
-    g_value_init (&list, GST_TYPE_LIST);
+  if (post) g_value_init(&list, GST_TYPE_LIST);
 
-  for (const Match & m : matches) {
-    GstVideoRegionOfInterestMeta *roi = gst_buffer_add_video_region_of_interest_meta_id (buf,
-        q.template_match, m.x, m.y, m.width, m.height);
-    gst_video_region_of_interest_meta_add_param (roi, gst_structure_new_id (q.template_match,
-            q.score, G_TYPE_DOUBLE, m.score, q.x, G_TYPE_DOUBLE, m.sub_x, q.y, G_TYPE_DOUBLE,
-            m.sub_y, NULL));
+  for (const Match &m : matches) {
+    GstVideoRegionOfInterestMeta *roi =
+        gst_buffer_add_video_region_of_interest_meta_id(buf, q.template_match, m.x, m.y, m.width, m.height);
+    gst_video_region_of_interest_meta_add_param(
+        roi, gst_structure_new_id(q.template_match, q.score, G_TYPE_DOUBLE, m.score, q.x, G_TYPE_DOUBLE, m.sub_x, q.y,
+                                  G_TYPE_DOUBLE, m.sub_y, NULL));
     if (post) {
       GValue v = G_VALUE_INIT;
-      g_value_init (&v, GST_TYPE_STRUCTURE);
-      g_value_take_boxed (&v, gst_structure_new_id (q.match, q.x, G_TYPE_INT, m.x, q.y, G_TYPE_INT,
-              m.y, q.width, G_TYPE_INT, m.width, q.height, G_TYPE_INT, m.height,
-              q.score, G_TYPE_DOUBLE, m.score, q.sub_x, G_TYPE_DOUBLE, m.sub_x,
-              q.sub_y, G_TYPE_DOUBLE, m.sub_y, NULL));
-      gst_value_list_append_and_take_value (&list, &v);
+      g_value_init(&v, GST_TYPE_STRUCTURE);
+      g_value_take_boxed(
+          &v, gst_structure_new_id(q.match, q.x, G_TYPE_INT, m.x, q.y, G_TYPE_INT, m.y, q.width, G_TYPE_INT, m.width,
+                                   q.height, G_TYPE_INT, m.height, q.score, G_TYPE_DOUBLE, m.score, q.sub_x,
+                                   G_TYPE_DOUBLE, m.sub_x, q.sub_y, G_TYPE_DOUBLE, m.sub_y, NULL));
+      gst_value_list_append_and_take_value(&list, &v);
     }
   }
   std::string analytics_error;
-  if (!gst_cuda_prep_add_analytics_matches (buf, matches, &analytics_error))
-    GST_ELEMENT_WARNING (self, STREAM, FAILED, ("Matches not added as analytics metadata"),
-        ("%s", analytics_error.c_str ()));
-  if (!post)
-    return;
-  GstSegment *segment = &GST_BASE_TRANSFORM (self)->segment;
-  GstClockTime pts = GST_BUFFER_PTS (buf);
-  GstStructure *s = gst_structure_new_id (q.template_match,
-      q.timestamp, G_TYPE_UINT64, pts,
-      q.stream_time, G_TYPE_UINT64, gst_segment_to_stream_time (segment, GST_FORMAT_TIME, pts),
-      q.running_time, G_TYPE_UINT64, gst_segment_to_running_time (segment, GST_FORMAT_TIME, pts),
-      q.duration, G_TYPE_UINT64, GST_BUFFER_DURATION (buf),
-      q.num_matches, G_TYPE_UINT, (guint) matches.size (), NULL);
-  gst_structure_id_take_value (s, q.matches, &list);
-  gst_element_post_message (GST_ELEMENT (self), gst_message_new_element (GST_OBJECT (self), s));
+  if (!gst_cuda_prep_add_analytics_matches(buf, matches, &analytics_error))
+    GST_ELEMENT_WARNING(self, STREAM, FAILED, ("Matches not added as analytics metadata"),
+                        ("%s", analytics_error.c_str()));
+  if (!post) return;
+  GstSegment *segment = &GST_BASE_TRANSFORM(self)->segment;
+  GstClockTime pts = GST_BUFFER_PTS(buf);
+  GstStructure *s =
+      gst_structure_new_id(q.template_match, q.timestamp, G_TYPE_UINT64, pts, q.stream_time, G_TYPE_UINT64,
+                           gst_segment_to_stream_time(segment, GST_FORMAT_TIME, pts), q.running_time, G_TYPE_UINT64,
+                           gst_segment_to_running_time(segment, GST_FORMAT_TIME, pts), q.duration, G_TYPE_UINT64,
+                           GST_BUFFER_DURATION(buf), q.num_matches, G_TYPE_UINT, (guint)matches.size(), NULL);
+  gst_structure_id_take_value(s, q.matches, &list);
+  gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), s));
 }
 
-static GstFlowReturn
-gst_cuda_template_match_transform_ip (GstBaseTransform * trans, GstBuffer * buf)
-{
-  GstCudaTemplateMatch *self = GST_CUDA_TEMPLATE_MATCH (trans);
-  GstCudaPrepBase *base = GST_CUDA_PREP_BASE (trans);
+static GstFlowReturn gst_cuda_template_match_transform_ip(GstBaseTransform *trans, GstBuffer *buf) {
+  GstCudaTemplateMatch *self = GST_CUDA_TEMPLATE_MATCH(trans);
+  GstCudaPrepBase *base = GST_CUDA_PREP_BASE(trans);
   MatchState &state = self->impl->state;
-  CudaPrepDevice &device = gst_cuda_prep_base_device (base);
-  CudaPrepVideoInput &input = gst_cuda_prep_base_input (base);
+  CudaPrepDevice &device = gst_cuda_prep_base_device(base);
+  CudaPrepVideoInput &input = gst_cuda_prep_base_input(base);
 
-  FramePhases phases (GST_CAT_DEFAULT, GST_OBJECT (self));
-  CudaPrepScopedContext ctx (device, GST_ELEMENT (self));
-  if (!ctx.ok ())
-    return GST_FLOW_ERROR;
+  FramePhases phases(GST_CAT_DEFAULT, GST_OBJECT(self));
+  CudaPrepScopedContext ctx(device, GST_ELEMENT(self));
+  if (!ctx.ok()) return GST_FLOW_ERROR;
   GstVideoFrame frame;
   ImageView view;
   /* Read-only: a frame is mapped for writing only when a box is drawn (remap_writable). */
-  if (!input.map (GST_ELEMENT (self), device, buf, FALSE, &frame, &view))
-    return GST_FLOW_ERROR;
-  phases.mark ("map");
+  if (!input.map(GST_ELEMENT(self), device, buf, FALSE, &frame, &view)) return GST_FLOW_ERROR;
+  phases.mark("map");
 
   GrayView gray;
   gboolean draw = FALSE, post = FALSE, modified = FALSE;
   BoxStyle style;
   GstFlowReturn ret = GST_FLOW_OK;
-  state.matches.clear ();
-  Status st = state.engine->gray_of (view, &gray);
-  if (!st.ok ()) {
-    GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Gray conversion failed"), ("%s", st.message ().c_str ()));
+  state.matches.clear();
+  Status st = state.engine->gray_of(view, &gray);
+  if (!st.ok()) {
+    GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Gray conversion failed"), ("%s", st.message().c_str()));
     ret = GST_FLOW_ERROR;
-  } else if (!refresh_template (self, take_props (self), gray) ||
-      !refresh_settings (self, gray, &draw, &post, &style)) {
+  } else if (!refresh_template(self, take_props(self), gray) || !refresh_settings(self, gray, &draw, &post, &style)) {
     ret = GST_FLOW_ERROR;
   } else if (state.have_template) {
-    phases.mark ("gray+settings");
-    st = state.engine->match (gray, state.settings, &state.matches);
-    phases.mark ("match");
-    if (!st.ok ()) {
-      GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Template matching failed: %s", st.message ().c_str ()), (NULL));
+    phases.mark("gray+settings");
+    st = state.engine->match(gray, state.settings, &state.matches);
+    phases.mark("match");
+    if (!st.ok()) {
+      GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Template matching failed: %s", st.message().c_str()), (NULL));
       ret = GST_FLOW_ERROR;
-    } else if (draw && !state.matches.empty ()) {
-      state.boxes.clear ();
-      for (const Match & m : state.matches)
-        state.boxes.push_back (Rect {m.x, m.y, m.width, m.height});
-      if (!input.remap_writable (GST_ELEMENT (self), &frame, &view)) {
+    } else if (draw && !state.matches.empty()) {
+      state.boxes.clear();
+      for (const Match &m : state.matches) state.boxes.push_back(Rect{m.x, m.y, m.width, m.height});
+      if (!input.remap_writable(GST_ELEMENT(self), &frame, &view)) {
         ret = GST_FLOW_ERROR;
-      } else if (!(st = state.engine->draw (view, state.boxes.data (), (int) state.boxes.size (),
-                  style)).ok ()) {
-        GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Drawing failed"), ("%s", st.message ().c_str ()));
+      } else if (!(st = state.engine->draw(view, state.boxes.data(), (int)state.boxes.size(), style)).ok()) {
+        GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Drawing failed"), ("%s", st.message().c_str()));
         ret = GST_FLOW_ERROR;
       } else {
         modified = TRUE;
       }
     }
   } else if (!state.warned_no_template) {
-    GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS,
-        ("No template set (template-location or template-rect): frames pass through unmatched"),
-        (NULL));
+    GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS,
+                        ("No template set (template-location or template-rect): frames pass through unmatched"),
+                        (NULL));
     state.warned_no_template = TRUE;
   }
 
   /* The GPU is done with the frame (and its drawing) before the buffer moves on, unless later
    * work on it is ordered after ours anyway; the frame goes on downstream itself, so it is never
    * held (frame_lifetime.h). */
-  state.lifetime.begin_output (FALSE);
-  state.lifetime.add_input (buf, input.stream_ordered (device, &frame));
-  if (ret == GST_FLOW_OK && !state.lifetime.inputs_may_stay () && !(st = device.sync ()).ok ()) {
-    GST_ELEMENT_ERROR (self, STREAM, FAILED, ("CUDA error"), ("%s", st.message ().c_str ()));
+  state.lifetime.begin_output(FALSE);
+  state.lifetime.add_input(buf, input.stream_ordered(device, &frame));
+  if (ret == GST_FLOW_OK && !state.lifetime.inputs_may_stay() && !(st = device.sync()).ok()) {
+    GST_ELEMENT_ERROR(self, STREAM, FAILED, ("CUDA error"), ("%s", st.message().c_str()));
     ret = GST_FLOW_ERROR;
   }
-  phases.mark ("draw+sync");
-  if (!input.unmap (GST_ELEMENT (self), device, &frame, modified))
-    ret = GST_FLOW_ERROR;
-  phases.mark ("unmap");
-  if (ret == GST_FLOW_OK && state.have_template)
-    attach_results (self, buf, state.matches, post);
-  phases.mark ("results");
+  phases.mark("draw+sync");
+  if (!input.unmap(GST_ELEMENT(self), device, &frame, modified)) ret = GST_FLOW_ERROR;
+  phases.mark("unmap");
+  if (ret == GST_FLOW_OK && state.have_template) attach_results(self, buf, state.matches, post);
+  phases.mark("results");
   return ret;
 }
 
-static gboolean
-gst_cuda_template_match_propose_allocation (GstBaseTransform * trans, GstQuery * decide_query,
-    GstQuery * query)
-{
-  gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
-  gst_query_add_allocation_meta (query, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE, NULL);
+static gboolean gst_cuda_template_match_propose_allocation(GstBaseTransform *trans, GstQuery *decide_query,
+                                                           GstQuery *query) {
+  gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, NULL);
+  gst_query_add_allocation_meta(query, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE, NULL);
   /* In place: the frames go on downstream, whose pool comes first. Without one, ours: upstream
    * then writes each frame on our stream (1.24+), so we neither wait for it nor sync after. */
-  GST_BASE_TRANSFORM_CLASS (parent_class)->propose_allocation (trans, decide_query, query);
-  if (gst_query_get_n_allocation_pools (query) > 0)
-    return TRUE;
-  return gst_cuda_prep_propose_frame_pool (
-      gst_cuda_prep_base_device (GST_CUDA_PREP_BASE (trans)), query, 0);
+  GST_BASE_TRANSFORM_CLASS(parent_class)->propose_allocation(trans, decide_query, query);
+  if (gst_query_get_n_allocation_pools(query) > 0) return TRUE;
+  return gst_cuda_prep_propose_frame_pool(gst_cuda_prep_base_device(GST_CUDA_PREP_BASE(trans)), query, 0);
 }
 
-static gboolean
-gst_cuda_template_match_stop (GstBaseTransform * trans)
-{
-  GstCudaTemplateMatch *self = GST_CUDA_TEMPLATE_MATCH (trans);
-  CudaPrepDevice &device = gst_cuda_prep_base_device (GST_CUDA_PREP_BASE (trans));
+static gboolean gst_cuda_template_match_stop(GstBaseTransform *trans) {
+  GstCudaTemplateMatch *self = GST_CUDA_TEMPLATE_MATCH(trans);
+  CudaPrepDevice &device = gst_cuda_prep_base_device(GST_CUDA_PREP_BASE(trans));
   MatchState &state = self->impl->state;
   {
-    CudaPrepScopedContext ctx (device, GST_ELEMENT (self));
-    device.sync ();
-    if (state.engine)
-      GST_INFO_OBJECT (self, "%s", state.engine->cache_summary ().c_str ());
-    state.engine.reset ();      /* frees device memory: context current */
+    CudaPrepScopedContext ctx(device, GST_ELEMENT(self));
+    device.sync();
+    if (state.engine) GST_INFO_OBJECT(self, "%s", state.engine->cache_summary().c_str());
+    state.engine.reset(); /* frees device memory: context current */
   }
   state.have_template = FALSE;
   state.template_request = 0;
   state.warned_no_template = FALSE;
-  state.search_region.clear ();
+  state.search_region.clear();
   state.search_region_ok = FALSE;
-  return GST_BASE_TRANSFORM_CLASS (parent_class)->stop (trans);
+  return GST_BASE_TRANSFORM_CLASS(parent_class)->stop(trans);
 }
 
 /* ---- properties ----------------------------------------------------------------------- */
 
-static void
-gst_cuda_template_match_set_property (GObject * object, guint prop_id, const GValue * value,
-    GParamSpec * pspec)
-{
-  GstCudaTemplateMatch *self = GST_CUDA_TEMPLATE_MATCH (object);
-  if (prop_id == PROP_GPU_WAIT && !gst_cuda_prep_ready_property_changeable (object, pspec))
-    return;                     /* taken when the engine is made */
+static void gst_cuda_template_match_set_property(GObject *object, guint prop_id, const GValue *value,
+                                                 GParamSpec *pspec) {
+  GstCudaTemplateMatch *self = GST_CUDA_TEMPLATE_MATCH(object);
+  if (prop_id == PROP_GPU_WAIT && !gst_cuda_prep_ready_property_changeable(object, pspec))
+    return; /* taken when the engine is made */
   gboolean known = TRUE;
-  self->impl->props.write (self, [&](MatchProps & s) {
+  self->impl->props.write(self, [&](MatchProps &s) {
     switch (prop_id) {
       case PROP_TEMPLATE_LOCATION:
-        s.template_location = g_value_get_string (value) ? g_value_get_string (value) : "";
+        s.template_location = g_value_get_string(value) ? g_value_get_string(value) : "";
         s.template_from_rect = FALSE;
         s.template_request++;
         break;
       case PROP_TEMPLATE_RECT:
-        s.template_rect = gst_cuda_prep_vector_from_array<int> (value);
-        s.template_from_rect = !s.template_rect.empty ();
+        s.template_rect = gst_cuda_prep_vector_from_array<int>(value);
+        s.template_from_rect = !s.template_rect.empty();
         s.template_request++;
         break;
-      case PROP_SEARCH_REGION: s.search_region = gst_cuda_prep_vector_from_array<int> (value); break;
-      case PROP_THRESHOLD: s.threshold = g_value_get_double (value); break;
-      case PROP_MAX_MATCHES: s.max_matches = g_value_get_uint (value); break;
-      case PROP_DRAW: s.draw = g_value_get_boolean (value); break;
-      case PROP_COLOR: s.color = g_value_get_uint (value); break;
-      case PROP_THICKNESS: s.thickness = g_value_get_uint (value); break;
-      case PROP_POST_MESSAGES: s.post_messages = g_value_get_boolean (value); break;
-      case PROP_GPU_WAIT: s.gpu_wait = (GpuWait) g_value_get_enum (value); break;
+      case PROP_SEARCH_REGION: s.search_region = gst_cuda_prep_vector_from_array<int>(value); break;
+      case PROP_THRESHOLD: s.threshold = g_value_get_double(value); break;
+      case PROP_MAX_MATCHES: s.max_matches = g_value_get_uint(value); break;
+      case PROP_DRAW: s.draw = g_value_get_boolean(value); break;
+      case PROP_COLOR: s.color = g_value_get_uint(value); break;
+      case PROP_THICKNESS: s.thickness = g_value_get_uint(value); break;
+      case PROP_POST_MESSAGES: s.post_messages = g_value_get_boolean(value); break;
+      case PROP_GPU_WAIT: s.gpu_wait = (GpuWait)g_value_get_enum(value); break;
       default: known = FALSE; break;
     }
   });
-  if (!known)
-    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+  if (!known) G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
 }
 
-static void
-gst_cuda_template_match_get_property (GObject * object, guint prop_id, GValue * value,
-    GParamSpec * pspec)
-{
-  GstCudaTemplateMatch *self = GST_CUDA_TEMPLATE_MATCH (object);
-  const gboolean known = self->impl->props.read (self, [&](const MatchProps & s) -> gboolean {
+static void gst_cuda_template_match_get_property(GObject *object, guint prop_id, GValue *value, GParamSpec *pspec) {
+  GstCudaTemplateMatch *self = GST_CUDA_TEMPLATE_MATCH(object);
+  const gboolean known = self->impl->props.read(self, [&](const MatchProps &s) -> gboolean {
     switch (prop_id) {
-      case PROP_TEMPLATE_LOCATION: g_value_set_string (value, s.template_location.c_str ()); break;
-      case PROP_TEMPLATE_RECT: gst_cuda_prep_vector_to_array (s.template_rect, value); break;
-      case PROP_SEARCH_REGION: gst_cuda_prep_vector_to_array (s.search_region, value); break;
-      case PROP_THRESHOLD: g_value_set_double (value, s.threshold); break;
-      case PROP_MAX_MATCHES: g_value_set_uint (value, s.max_matches); break;
-      case PROP_DRAW: g_value_set_boolean (value, s.draw); break;
-      case PROP_COLOR: g_value_set_uint (value, s.color); break;
-      case PROP_THICKNESS: g_value_set_uint (value, s.thickness); break;
-      case PROP_POST_MESSAGES: g_value_set_boolean (value, s.post_messages); break;
-      case PROP_GPU_WAIT: g_value_set_enum (value, (gint) s.gpu_wait); break;
+      case PROP_TEMPLATE_LOCATION: g_value_set_string(value, s.template_location.c_str()); break;
+      case PROP_TEMPLATE_RECT: gst_cuda_prep_vector_to_array(s.template_rect, value); break;
+      case PROP_SEARCH_REGION: gst_cuda_prep_vector_to_array(s.search_region, value); break;
+      case PROP_THRESHOLD: g_value_set_double(value, s.threshold); break;
+      case PROP_MAX_MATCHES: g_value_set_uint(value, s.max_matches); break;
+      case PROP_DRAW: g_value_set_boolean(value, s.draw); break;
+      case PROP_COLOR: g_value_set_uint(value, s.color); break;
+      case PROP_THICKNESS: g_value_set_uint(value, s.thickness); break;
+      case PROP_POST_MESSAGES: g_value_set_boolean(value, s.post_messages); break;
+      case PROP_GPU_WAIT: g_value_set_enum(value, (gint)s.gpu_wait); break;
       default: return FALSE;
     }
     return TRUE;
   });
-  if (!known)
-    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+  if (!known) G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
 }
 
-static void
-gst_cuda_template_match_finalize (GObject * object)
-{
-  delete GST_CUDA_TEMPLATE_MATCH (object)->impl;
-  G_OBJECT_CLASS (parent_class)->finalize (object);
+static void gst_cuda_template_match_finalize(GObject *object) {
+  delete GST_CUDA_TEMPLATE_MATCH(object)->impl;
+  G_OBJECT_CLASS(parent_class)->finalize(object);
 }
 
-static void
-gst_cuda_template_match_class_init (GstCudaTemplateMatchClass * klass)
-{
-  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
-  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
-  GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS (klass);
-  GstCudaPrepBaseClass *base_class = GST_CUDA_PREP_BASE_CLASS (klass);
-  const GParamFlags rw = (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+static void gst_cuda_template_match_class_init(GstCudaTemplateMatchClass *klass) {
+  GObjectClass *gobject_class = G_OBJECT_CLASS(klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
+  GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS(klass);
+  GstCudaPrepBaseClass *base_class = GST_CUDA_PREP_BASE_CLASS(klass);
+  const GParamFlags rw = (GParamFlags)(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
   const MatchProps d;
 
   gobject_class->set_property = gst_cuda_template_match_set_property;
   gobject_class->get_property = gst_cuda_template_match_get_property;
   gobject_class->finalize = gst_cuda_template_match_finalize;
 
-  g_object_class_install_property (gobject_class, PROP_TEMPLATE_LOCATION,
-      g_param_spec_string ("template-location", "Template location",
-          "Image file with the template (PNG, JPEG, PGM, ...; colour is reduced to gray), at most "
-          "256x256 pixels. Changing it while playing takes effect at the next frame", NULL, rw));
-  g_object_class_install_property (gobject_class, PROP_TEMPLATE_RECT,
-      gst_cuda_prep_param_spec_ints ("template-rect", "Template rectangle",
-          "\"<x, y, width, height>\": cut the template from the next frame (wins over "
-          "template-location when set last)", rw));
-  g_object_class_install_property (gobject_class, PROP_SEARCH_REGION,
-      gst_cuda_prep_param_spec_ints ("search-region", "Search region",
-          "\"<x, y, width, height>\" of the frame to search (inside the frame, at least the "
-          "template's size); empty (default) = whole frame. Changing it keeps the template", rw));
-  g_object_class_install_property (gobject_class, PROP_THRESHOLD,
-      g_param_spec_double ("threshold", "Threshold",
-          "Minimum TM_CCOEFF_NORMED score (-1..1) of a reported match", -1.0, 1.0,
-          d.threshold, rw));
-  g_object_class_install_property (gobject_class, PROP_MAX_MATCHES,
-      g_param_spec_uint ("max-matches", "Maximum matches",
-          "Most matches reported per frame, best first, none overlapping another", 1, kMaxMatches,
-          (guint) d.max_matches, rw));
-  g_object_class_install_property (gobject_class, PROP_DRAW,
-      g_param_spec_boolean ("draw", "Draw", "Draw rectangle outlines around matches into the frame",
-          d.draw, rw));
-  g_object_class_install_property (gobject_class, PROP_COLOR,
-      g_param_spec_uint ("color", "Color", "Outline colour as 0xAARRGGBB (alpha ignored; gst-inspect "
-          "prints it in decimal): default 0xff00ff00 = 4278255360, green", 0,
-          G_MAXUINT32, d.color, rw));
-  g_object_class_install_property (gobject_class, PROP_THICKNESS,
-      g_param_spec_uint ("thickness", "Thickness", "Outline thickness in pixels, drawn inside the box",
-          1, 64, (guint) d.thickness, rw));
-  g_object_class_install_property (gobject_class, PROP_POST_MESSAGES,
-      g_param_spec_boolean ("post-messages", "Post messages",
-          "Post a \"template-match\" element message per frame listing every match. Each one wakes "
-          "the application's bus reader: tens of microseconds of the streaming thread's CPU a "
-          "frame on some hosts. Off, the ROI metas (and the analytics metas on GStreamer 1.24+) still "
-          "carry every match",
-          d.post_messages, rw));
+  g_object_class_install_property(
+      gobject_class, PROP_TEMPLATE_LOCATION,
+      g_param_spec_string("template-location", "Template location",
+                          "Image file with the template (PNG, JPEG, PGM, ...; colour is reduced to gray), at most "
+                          "256x256 pixels. Changing it while playing takes effect at the next frame",
+                          NULL, rw));
+  g_object_class_install_property(
+      gobject_class, PROP_TEMPLATE_RECT,
+      gst_cuda_prep_param_spec_ints("template-rect", "Template rectangle",
+                                    "\"<x, y, width, height>\": cut the template from the next frame (wins over "
+                                    "template-location when set last)",
+                                    rw));
+  g_object_class_install_property(
+      gobject_class, PROP_SEARCH_REGION,
+      gst_cuda_prep_param_spec_ints("search-region", "Search region",
+                                    "\"<x, y, width, height>\" of the frame to search (inside the frame, at least the "
+                                    "template's size); empty (default) = whole frame. Changing it keeps the template",
+                                    rw));
+  g_object_class_install_property(
+      gobject_class, PROP_THRESHOLD,
+      g_param_spec_double("threshold", "Threshold", "Minimum TM_CCOEFF_NORMED score (-1..1) of a reported match", -1.0,
+                          1.0, d.threshold, rw));
+  g_object_class_install_property(
+      gobject_class, PROP_MAX_MATCHES,
+      g_param_spec_uint("max-matches", "Maximum matches",
+                        "Most matches reported per frame, best first, none overlapping another", 1, kMaxMatches,
+                        (guint)d.max_matches, rw));
+  g_object_class_install_property(
+      gobject_class, PROP_DRAW,
+      g_param_spec_boolean("draw", "Draw", "Draw rectangle outlines around matches into the frame", d.draw, rw));
+  g_object_class_install_property(gobject_class, PROP_COLOR,
+                                  g_param_spec_uint("color", "Color",
+                                                    "Outline colour as 0xAARRGGBB (alpha ignored; gst-inspect "
+                                                    "prints it in decimal): default 0xff00ff00 = 4278255360, green",
+                                                    0, G_MAXUINT32, d.color, rw));
+  g_object_class_install_property(
+      gobject_class, PROP_THICKNESS,
+      g_param_spec_uint("thickness", "Thickness", "Outline thickness in pixels, drawn inside the box", 1, 64,
+                        (guint)d.thickness, rw));
+  g_object_class_install_property(
+      gobject_class, PROP_POST_MESSAGES,
+      g_param_spec_boolean("post-messages", "Post messages",
+                           "Post a \"template-match\" element message per frame listing every match. Each one wakes "
+                           "the application's bus reader: tens of microseconds of the streaming thread's CPU a "
+                           "frame on some hosts. Off, the ROI metas (and the analytics metas on GStreamer 1.24+) still "
+                           "carry every match",
+                           d.post_messages, rw));
 
-  g_object_class_install_property (gobject_class, PROP_GPU_WAIT,
-      g_param_spec_enum ("gpu-wait", "GPU wait",
-          "How the streaming thread waits for the GPU's matches: blocking (default: the thread "
-          "sleeps until the kernel ends, the least CPU; the wake-up can come late), poll (sleeps "
-          "through most of the kernel's usual time, then checks the flag the kernel writes into "
-          "pinned memory every few microseconds: lower latency for some CPU), spin on that flag "
-          "(lowest latency, a CPU core busy for the whole kernel time) or cudaStreamSynchronize "
-          "(honours a context made with blocking synchronisation). Taken at start; NULL/READY only",
-          GST_TYPE_CUDA_PREP_GPU_WAIT, (gint) d.gpu_wait,
-          (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY)));
+  g_object_class_install_property(
+      gobject_class, PROP_GPU_WAIT,
+      g_param_spec_enum("gpu-wait", "GPU wait",
+                        "How the streaming thread waits for the GPU's matches: blocking (default: the thread "
+                        "sleeps until the kernel ends, the least CPU; the wake-up can come late), poll (sleeps "
+                        "through most of the kernel's usual time, then checks the flag the kernel writes into "
+                        "pinned memory every few microseconds: lower latency for some CPU), spin on that flag "
+                        "(lowest latency, a CPU core busy for the whole kernel time) or cudaStreamSynchronize "
+                        "(honours a context made with blocking synchronisation). Taken at start; NULL/READY only",
+                        GST_TYPE_CUDA_PREP_GPU_WAIT, (gint)d.gpu_wait,
+                        (GParamFlags)(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY)));
 
-  gst_element_class_set_static_metadata (element_class, "CUDA template match",
-      "Filter/Analyzer/Video/Hardware",
+  gst_element_class_set_static_metadata(
+      element_class, "CUDA template match", "Filter/Analyzer/Video/Hardware",
       "Finds a template in each frame (normalized cross-correlation, TM_CCOEFF_NORMED) and "
       "reports matches as ROI meta, bus messages and drawn boxes (CPU fallback)",
       "gst-cudaprep developers");
   for (GstPadDirection dir : {GST_PAD_SINK, GST_PAD_SRC})
-    gst_element_class_add_pad_template (element_class, gst_pad_template_new (
-            dir == GST_PAD_SINK ? "sink" : "src", dir, GST_PAD_ALWAYS,
-            gst_cuda_prep_video_template_caps ()));
+    gst_element_class_add_pad_template(element_class,
+                                       gst_pad_template_new(dir == GST_PAD_SINK ? "sink" : "src", dir, GST_PAD_ALWAYS,
+                                                            gst_cuda_prep_video_template_caps()));
 
   trans_class->passthrough_on_same_caps = FALSE;
   trans_class->transform_ip_on_passthrough = FALSE;
-  trans_class->transform_caps = GST_DEBUG_FUNCPTR (gst_cuda_template_match_transform_caps);
-  trans_class->transform_ip = GST_DEBUG_FUNCPTR (gst_cuda_template_match_transform_ip);
-  trans_class->propose_allocation = GST_DEBUG_FUNCPTR (gst_cuda_template_match_propose_allocation);
-  trans_class->stop = GST_DEBUG_FUNCPTR (gst_cuda_template_match_stop);
-  base_class->configure = GST_DEBUG_FUNCPTR (gst_cuda_template_match_configure);
+  trans_class->transform_caps = GST_DEBUG_FUNCPTR(gst_cuda_template_match_transform_caps);
+  trans_class->transform_ip = GST_DEBUG_FUNCPTR(gst_cuda_template_match_transform_ip);
+  trans_class->propose_allocation = GST_DEBUG_FUNCPTR(gst_cuda_template_match_propose_allocation);
+  trans_class->stop = GST_DEBUG_FUNCPTR(gst_cuda_template_match_stop);
+  base_class->configure = GST_DEBUG_FUNCPTR(gst_cuda_template_match_configure);
 
-  GST_DEBUG_CATEGORY_INIT (gst_cuda_template_match_debug, "cudatemplatematch", 0,
-      "cudatemplatematch element");
+  GST_DEBUG_CATEGORY_INIT(gst_cuda_template_match_debug, "cudatemplatematch", 0, "cudatemplatematch element");
 }
 
-static void
-gst_cuda_template_match_init (GstCudaTemplateMatch * self)
-{
-  self->impl = new GstCudaTemplateMatchImpl ();
-}
+static void gst_cuda_template_match_init(GstCudaTemplateMatch *self) { self->impl = new GstCudaTemplateMatchImpl(); }

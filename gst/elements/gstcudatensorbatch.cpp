@@ -3,9 +3,9 @@
  * @title: cudatensorbatch
  *
  * Batches N video streams into one tensor `other/tensors` of dimensions W:H:C:B (NCHW; C:W:H:B
- * for NHWC; C = 3, or 1 with channels=1 gray), of float32, float16, uint8 or int8, one slot per sink pad, in one pass per batch (one kernel launch on the GPU). Each
- * slot is prepared exactly as cudatensorize prepares that frame alone, with the same tensor
- * properties; each pad has its own caps (size, format) and its own "roi".
+ * for NHWC; C = 3, or 1 with channels=1 gray), of float32, float16, uint8 or int8, one slot per sink pad, in one pass
+ * per batch (one kernel launch on the GPU). Each slot is prepared exactly as cudatensorize prepares that frame alone,
+ * with the same tensor properties; each pad has its own caps (size, format) and its own "roi".
  *
  * Slot i holds the i-th sink pad in the order of the pads' numbers. A batch collects, from
  * every pad, its next frame that starts before the batch ends: the batch starts at the
@@ -48,291 +48,240 @@
 #include "transform_meta.h"
 #include "versioned_settings.h"
 
-GST_DEBUG_CATEGORY_STATIC (gst_cuda_tensor_batch_debug);
+GST_DEBUG_CATEGORY_STATIC(gst_cuda_tensor_batch_debug);
 #define GST_CAT_DEFAULT gst_cuda_tensor_batch_debug
 
 using namespace cudaprep;
 
-enum
-{
+enum {
   PROP_0,
   PROP_BATCH_SIZE,
-  PROP_CORE_FIRST,              /* device-id, backend (cuda_element_core.h) */
-  PROP_TENSOR_FIRST = PROP_CORE_FIRST + CORE_PROP_COUNT,   /* then the tensor properties */
+  PROP_CORE_FIRST,                                       /* device-id, backend (cuda_element_core.h) */
+  PROP_TENSOR_FIRST = PROP_CORE_FIRST + CORE_PROP_COUNT, /* then the tensor properties */
 };
 
 /* Properties, behind the object lock (versioned_settings.h): batch_size is taken at start
  * (NULL / READY only), the tensor settings before every batch. device-id and backend are the
  * core's. */
-struct BatchSettings
-{
+struct BatchSettings {
   TensorizeSettings tensor;
-  guint batch_size = 0;         /* 0: one slot per sink pad */
+  guint batch_size = 0; /* 0: one slot per sink pad */
 
-  bool operator== (const BatchSettings & o) const
-  {
-    return tensor == o.tensor && batch_size == o.batch_size;
-  }
+  bool operator==(const BatchSettings &o) const { return tensor == o.tensor && batch_size == o.batch_size; }
 };
 
 /* Streaming state: built in start and at negotiation, dropped in stop. */
-struct BatchState
-{
-  BatchSettings built_from;     /* the snapshot the output plan was made from */
+struct BatchState {
+  BatchSettings built_from; /* the snapshot the output plan was made from */
   gint built_version = -1;
-  TensorShape shape;            /* negotiated with downstream: the output plan is made with it */
-  TensorShape pending_shape;    /* of the caps being negotiated */
-  TensorOutputSpec spec {};
-  TensorOutputPlan output {};
+  TensorShape shape;         /* negotiated with downstream: the output plan is made with it */
+  TensorShape pending_shape; /* of the caps being negotiated */
+  TensorOutputSpec spec{};
+  TensorOutputPlan output{};
   gboolean have_output = FALSE;
-  guint64 generation = 0;       /* bumped with every new output plan: pads rebuild theirs */
-  int slots = 0;                /* B of the negotiated caps */
-  int pending_slots = 0;        /* B of the caps being negotiated */
+  guint64 generation = 0; /* bumped with every new output plan: pads rebuild theirs */
+  int slots = 0;          /* B of the negotiated caps */
+  int pending_slots = 0;  /* B of the caps being negotiated */
   gboolean output_cuda = FALSE;
   gsize bytes = 0;
   std::unique_ptr<Tensorizer> tensorizer;
   std::vector<BatchSlot> batch; /* sized at negotiation: no allocation per batch */
   std::vector<CudaPrepSlotMeta> meta;
-  CudaPrepTransformMetaWriter transform_meta;   /* kept on pool buffers, see transform_meta.h */
-  FrameLifetime lifetime;       /* when the slots' frames may leave (frame_lifetime.h) */
-  std::vector<GstCudaTensorBatchPad *> pads;    /* this batch's pads, slot order */
-  std::string posted_error;     /* the last settings error posted, so it is posted once */
-  TensorRefusal refusal;        /* downstream takes no tensor we make: posted once */
-  GstClockTime last_duration = GST_CLOCK_TIME_NONE;     /* of the last batch */
+  CudaPrepTransformMetaWriter transform_meta;       /* kept on pool buffers, see transform_meta.h */
+  FrameLifetime lifetime;                           /* when the slots' frames may leave (frame_lifetime.h) */
+  std::vector<GstCudaTensorBatchPad *> pads;        /* this batch's pads, slot order */
+  std::string posted_error;                         /* the last settings error posted, so it is posted once */
+  TensorRefusal refusal;                            /* downstream takes no tensor we make: posted once */
+  GstClockTime last_duration = GST_CLOCK_TIME_NONE; /* of the last batch */
 };
 
-struct GstCudaTensorBatchImpl
-{
+struct GstCudaTensorBatchImpl {
   VersionedSettings<BatchSettings> settings;
-  CudaPrepElementCore core;     /* device properties, the device start .. stop */
-  std::vector<GstCudaTensorBatchPad *> released;        /* pads released, staging not freed */
+  CudaPrepElementCore core;                      /* device properties, the device start .. stop */
+  std::vector<GstCudaTensorBatchPad *> released; /* pads released, staging not freed */
   BatchState state;
 };
 
-struct _GstCudaTensorBatch
-{
+struct _GstCudaTensorBatch {
   GstAggregator parent;
   GstCudaTensorBatchImpl *impl;
 };
 
 #define gst_cuda_tensor_batch_parent_class parent_class
-G_DEFINE_TYPE (GstCudaTensorBatch, gst_cuda_tensor_batch, GST_TYPE_AGGREGATOR);
-GST_ELEMENT_REGISTER_DEFINE (cudatensorbatch, "cudatensorbatch", GST_RANK_NONE,
-    GST_TYPE_CUDA_TENSOR_BATCH);
+G_DEFINE_TYPE(GstCudaTensorBatch, gst_cuda_tensor_batch, GST_TYPE_AGGREGATOR);
+GST_ELEMENT_REGISTER_DEFINE(cudatensorbatch, "cudatensorbatch", GST_RANK_NONE, GST_TYPE_CUDA_TENSOR_BATCH);
 
 /* ---- settings ------------------------------------------------------------------------- */
 
-static BatchSettings
-settings_snapshot (GstCudaTensorBatch * self, gint * version = NULL)
-{
-  return self->impl->settings.snapshot (self, version);
+static BatchSettings settings_snapshot(GstCudaTensorBatch *self, gint *version = NULL) {
+  return self->impl->settings.snapshot(self, version);
 }
 
-static void
-post_settings_error (GstCudaTensorBatch * self, const Status & st, const char *context)
-{
-  gst_cuda_prep_post_settings_error (GST_ELEMENT (self), self->impl->state.posted_error, st,
-      context);
+static void post_settings_error(GstCudaTensorBatch *self, const Status &st, const char *context) {
+  gst_cuda_prep_post_settings_error(GST_ELEMENT(self), self->impl->state.posted_error, st, context);
 }
 
 /* The output plan of tensor settings @s with a batch of @slots: one GstBuffer. */
-static Status
-build_output (const TensorizeSettings & s, int slots, TensorOutputSpec * spec,
-    TensorOutputPlan * output)
-{
-  CUDAPREP_RETURN_IF_ERROR (gst_cuda_prep_output_spec (s, spec));
-  CUDAPREP_RETURN_IF_ERROR (make_output_plan (*spec, output));
-  return check_buffer_bytes (output->dst_width, output->dst_height, output->channels,
-      output->dtype, slots);
+static Status build_output(const TensorizeSettings &s, int slots, TensorOutputSpec *spec, TensorOutputPlan *output) {
+  CUDAPREP_RETURN_IF_ERROR(gst_cuda_prep_output_spec(s, spec));
+  CUDAPREP_RETURN_IF_ERROR(make_output_plan(*spec, output));
+  return check_buffer_bytes(output->dst_width, output->dst_height, output->channels, output->dtype, slots);
 }
 
 /* Brings the output plan up to date with the settings before a batch (versioned_settings.h); a
  * shape change waits for the renegotiation set_property requested. */
-static gboolean
-refresh_output (GstCudaTensorBatch * self)
-{
+static gboolean refresh_output(GstCudaTensorBatch *self) {
   BatchState &state = self->impl->state;
   BatchSettings snapshot;
-  if (!self->impl->settings.changed_since (self, &state.built_version, state.built_from, &snapshot)
-      || !snapshot.tensor.same_shape (state.built_from.tensor))
+  if (!self->impl->settings.changed_since(self, &state.built_version, state.built_from, &snapshot) ||
+      !snapshot.tensor.same_shape(state.built_from.tensor))
     return TRUE;
   TensorOutputSpec spec;
   TensorOutputPlan output;
-  Status st = build_output (snapshot.tensor.with_shape (state.shape), state.slots, &spec, &output);
-  if (!st.ok ()) {
-    post_settings_error (self, st, "changed while playing");
+  Status st = build_output(snapshot.tensor.with_shape(state.shape), state.slots, &spec, &output);
+  if (!st.ok()) {
+    post_settings_error(self, st, "changed while playing");
     return FALSE;
   }
   state.spec = spec;
   state.output = output;
-  state.built_from = std::move (snapshot);
+  state.built_from = std::move(snapshot);
   state.generation++;
   return TRUE;
 }
 
 /* Brings a pad's slot plan up to date with its caps, its roi and the output plan. */
-static gboolean
-refresh_pad_plan (GstCudaTensorBatch * self, GstCudaTensorBatchPad * pad)
-{
+static gboolean refresh_pad_plan(GstCudaTensorBatch *self, GstCudaTensorBatchPad *pad) {
   BatchState &state = self->impl->state;
-  CudaTensorBatchPadState &ps = gst_cuda_tensor_batch_pad_state (pad);
+  CudaTensorBatchPadState &ps = gst_cuda_tensor_batch_pad_state(pad);
   if (!ps.have_caps) {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("No caps on %s before its first buffer",
-            GST_PAD_NAME (pad)), (NULL));
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("No caps on %s before its first buffer", GST_PAD_NAME(pad)), (NULL));
     return FALSE;
   }
   if (ps.have_plan && ps.built_generation == state.generation &&
-      gst_cuda_tensor_batch_pad_roi_equals (pad, ps.built_roi))
+      gst_cuda_tensor_batch_pad_roi_equals(pad, ps.built_roi))
     return TRUE;
-  std::vector<int> roi = gst_cuda_tensor_batch_pad_roi (pad);
+  std::vector<int> roi = gst_cuda_tensor_batch_pad_roi(pad);
   SlotSourceSpec source;
-  Status st = gst_cuda_prep_slot_source (state.built_from.tensor, roi, ps.input.info (), &source);
-  if (st.ok ())
-    st = make_slot_plan (state.spec, source, &ps.plan);
-  if (!st.ok ()) {
-    post_settings_error (self, Status::error (std::string (GST_PAD_NAME (pad)) + ": " +
-            st.message ()), "pad caps, roi or tensor settings");
+  Status st = gst_cuda_prep_slot_source(state.built_from.tensor, roi, ps.input.info(), &source);
+  if (st.ok()) st = make_slot_plan(state.spec, source, &ps.plan);
+  if (!st.ok()) {
+    post_settings_error(self, Status::error(std::string(GST_PAD_NAME(pad)) + ": " + st.message()),
+                        "pad caps, roi or tensor settings");
     return FALSE;
   }
   ps.have_plan = TRUE;
   ps.built_generation = state.generation;
-  ps.built_roi = std::move (roi);
+  ps.built_roi = std::move(roi);
   return TRUE;
 }
 
 /* ---- pads ----------------------------------------------------------------------------- */
 
-static guint
-pad_number (GstPad * pad)
-{
-  const gchar *name = GST_PAD_NAME (pad);
-  return (guint) g_ascii_strtoull (name + strlen ("sink_"), NULL, 10);
+static guint pad_number(GstPad *pad) {
+  const gchar *name = GST_PAD_NAME(pad);
+  return (guint)g_ascii_strtoull(name + strlen("sink_"), NULL, 10);
 }
 
 /* This batch's pads in slot order (references held until release_pads). */
-static void
-collect_pads (GstCudaTensorBatch * self, std::vector<GstCudaTensorBatchPad *> &pads)
-{
-  pads.clear ();
-  GST_OBJECT_LOCK (self);
-  for (GList * l = GST_ELEMENT (self)->sinkpads; l; l = l->next)
-    pads.push_back (GST_CUDA_TENSOR_BATCH_PAD (gst_object_ref (l->data)));
-  GST_OBJECT_UNLOCK (self);
-  std::sort (pads.begin (), pads.end (),
-      [](GstCudaTensorBatchPad * a, GstCudaTensorBatchPad * b) {
-        return pad_number (GST_PAD (a)) < pad_number (GST_PAD (b));
-      });
+static void collect_pads(GstCudaTensorBatch *self, std::vector<GstCudaTensorBatchPad *> &pads) {
+  pads.clear();
+  GST_OBJECT_LOCK(self);
+  for (GList *l = GST_ELEMENT(self)->sinkpads; l; l = l->next)
+    pads.push_back(GST_CUDA_TENSOR_BATCH_PAD(gst_object_ref(l->data)));
+  GST_OBJECT_UNLOCK(self);
+  std::sort(pads.begin(), pads.end(), [](GstCudaTensorBatchPad *a, GstCudaTensorBatchPad *b) {
+    return pad_number(GST_PAD(a)) < pad_number(GST_PAD(b));
+  });
 }
 
-static void
-release_pads (std::vector<GstCudaTensorBatchPad *> &pads)
-{
-  for (GstCudaTensorBatchPad * pad : pads)
-    gst_object_unref (pad);
-  pads.clear ();
+static void release_pads(std::vector<GstCudaTensorBatchPad *> &pads) {
+  for (GstCudaTensorBatchPad *pad : pads) gst_object_unref(pad);
+  pads.clear();
 }
 
-static GstPad *
-gst_cuda_tensor_batch_request_new_pad (GstElement * element, GstPadTemplate * templ,
-    const gchar * name, const GstCaps * caps)
-{
-  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (element);
-  GST_OBJECT_LOCK (self);
+static GstPad *gst_cuda_tensor_batch_request_new_pad(GstElement *element, GstPadTemplate *templ, const gchar *name,
+                                                     const GstCaps *caps) {
+  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH(element);
+  GST_OBJECT_LOCK(self);
   const guint pads = element->numsinkpads;
-  GST_OBJECT_UNLOCK (self);
-  const guint batch_size = self->impl->settings.read (self,
-      [](const BatchSettings & s) { return s.batch_size; });
+  GST_OBJECT_UNLOCK(self);
+  const guint batch_size = self->impl->settings.read(self, [](const BatchSettings &s) { return s.batch_size; });
   if (batch_size > 0 && pads >= batch_size) {
-    GST_ELEMENT_ERROR (self, CORE, PAD, ("batch-size=%u: no slot left for another sink pad",
-            batch_size), ("%u sink pads already; set batch-size=0 (one slot per pad) or larger",
-            pads));
+    GST_ELEMENT_ERROR(self, CORE, PAD, ("batch-size=%u: no slot left for another sink pad", batch_size),
+                      ("%u sink pads already; set batch-size=0 (one slot per pad) or larger", pads));
     /* A launch line links before anyone reads the bus and reports only "could not link": say
      * why where it shows with default settings too. */
-    g_log ("cudaprep", G_LOG_LEVEL_WARNING, "%s: batch-size=%u: no slot left for another sink "
-        "pad (%u already); set batch-size=0 (one slot per pad) or larger",
-        GST_ELEMENT_NAME (self), batch_size, pads);
+    g_log("cudaprep", G_LOG_LEVEL_WARNING,
+          "%s: batch-size=%u: no slot left for another sink "
+          "pad (%u already); set batch-size=0 (one slot per pad) or larger",
+          GST_ELEMENT_NAME(self), batch_size, pads);
     return NULL;
   }
-  GstPad *pad = GST_ELEMENT_CLASS (parent_class)->request_new_pad (element, templ, name, caps);
+  GstPad *pad = GST_ELEMENT_CLASS(parent_class)->request_new_pad(element, templ, name, caps);
   /* With one slot per pad the output shape changes: renegotiated before the next batch. */
-  if (pad && batch_size == 0)
-    gst_pad_mark_reconfigure (GST_AGGREGATOR_SRC_PAD (self));
+  if (pad && batch_size == 0) gst_pad_mark_reconfigure(GST_AGGREGATOR_SRC_PAD(self));
   return pad;
 }
 
-static void
-gst_cuda_tensor_batch_release_pad (GstElement * element, GstPad * pad)
-{
-  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (element);
+static void gst_cuda_tensor_batch_release_pad(GstElement *element, GstPad *pad) {
+  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH(element);
   /* Its GPU staging is freed by the streaming thread with the context current (drop_released),
    * not whenever the pad dies. */
-  GST_OBJECT_LOCK (self);
-  self->impl->released.push_back (GST_CUDA_TENSOR_BATCH_PAD (gst_object_ref (pad)));
-  GST_OBJECT_UNLOCK (self);
-  const guint batch_size = self->impl->settings.read (self,
-      [](const BatchSettings & s) { return s.batch_size; });
-  GST_ELEMENT_CLASS (parent_class)->release_pad (element, pad);
-  if (batch_size == 0)
-    gst_pad_mark_reconfigure (GST_AGGREGATOR_SRC_PAD (self));
+  GST_OBJECT_LOCK(self);
+  self->impl->released.push_back(GST_CUDA_TENSOR_BATCH_PAD(gst_object_ref(pad)));
+  GST_OBJECT_UNLOCK(self);
+  const guint batch_size = self->impl->settings.read(self, [](const BatchSettings &s) { return s.batch_size; });
+  GST_ELEMENT_CLASS(parent_class)->release_pad(element, pad);
+  if (batch_size == 0) gst_pad_mark_reconfigure(GST_AGGREGATOR_SRC_PAD(self));
 }
 
 /* Frees what released pads held on the device, with the context current. Streaming thread,
  * stop or finalize. */
-static void
-drop_released (GstCudaTensorBatch * self)
-{
+static void drop_released(GstCudaTensorBatch *self) {
   std::vector<GstCudaTensorBatchPad *> released;
-  GST_OBJECT_LOCK (self);
-  released.swap (self->impl->released);
-  GST_OBJECT_UNLOCK (self);
-  if (released.empty ())
-    return;
-  CudaPrepScopedContext ctx (self->impl->core.device (), GST_ELEMENT (self));
-  for (GstCudaTensorBatchPad * pad : released) {
-    gst_cuda_tensor_batch_pad_state (pad).input.reset ();
-    gst_object_unref (pad);
+  GST_OBJECT_LOCK(self);
+  released.swap(self->impl->released);
+  GST_OBJECT_UNLOCK(self);
+  if (released.empty()) return;
+  CudaPrepScopedContext ctx(self->impl->core.device(), GST_ELEMENT(self));
+  for (GstCudaTensorBatchPad *pad : released) {
+    gst_cuda_tensor_batch_pad_state(pad).input.reset();
+    gst_object_unref(pad);
   }
 }
 
 /* ---- caps ----------------------------------------------------------------------------- */
 
 /* The fastest framerate among the pads' caps: batches come at the fastest stream's pace. */
-static void
-fastest_framerate (GstCudaTensorBatch * self, gint * num, gint * den)
-{
+static void fastest_framerate(GstCudaTensorBatch *self, gint *num, gint *den) {
   *num = 0;
   *den = 1;
-  GST_OBJECT_LOCK (self);
-  for (GList * l = GST_ELEMENT (self)->sinkpads; l; l = l->next) {
-    GstCaps *caps = gst_pad_get_current_caps (GST_PAD (l->data));
+  GST_OBJECT_LOCK(self);
+  for (GList *l = GST_ELEMENT(self)->sinkpads; l; l = l->next) {
+    GstCaps *caps = gst_pad_get_current_caps(GST_PAD(l->data));
     gint n = 0, d = 1;
-    if (caps && gst_structure_get_fraction (gst_caps_get_structure (caps, 0), "framerate", &n, &d)
-        && n > 0 && d > 0 && (gint64) n * *den > (gint64) * num * d) {
+    if (caps && gst_structure_get_fraction(gst_caps_get_structure(caps, 0), "framerate", &n, &d) && n > 0 && d > 0 &&
+        (gint64)n * *den > (gint64)*num * d) {
       *num = n;
       *den = d;
     }
-    if (caps)
-      gst_caps_unref (caps);
+    if (caps) gst_caps_unref(caps);
   }
-  GST_OBJECT_UNLOCK (self);
+  GST_OBJECT_UNLOCK(self);
 }
 
-static int
-slots_wanted (GstCudaTensorBatch * self)
-{
-  const guint batch_size = self->impl->settings.read (self,
-      [](const BatchSettings & s) { return s.batch_size; });
-  GST_OBJECT_LOCK (self);
-  const guint pads = GST_ELEMENT (self)->numsinkpads;
-  GST_OBJECT_UNLOCK (self);
-  return (int) (batch_size > 0 ? batch_size : MAX (pads, 1u));
+static int slots_wanted(GstCudaTensorBatch *self) {
+  const guint batch_size = self->impl->settings.read(self, [](const BatchSettings &s) { return s.batch_size; });
+  GST_OBJECT_LOCK(self);
+  const guint pads = GST_ELEMENT(self)->numsinkpads;
+  GST_OBJECT_UNLOCK(self);
+  return (int)(batch_size > 0 ? batch_size : MAX(pads, 1u));
 }
 
 /* The shape properties with this batch's slots: batch-size, or one slot per sink pad. */
-static TensorShapeSettings
-shape_settings (const BatchSettings & s, int slots)
-{
-  TensorShapeSettings t = s.tensor.shape_settings (slots);
+static TensorShapeSettings shape_settings(const BatchSettings &s, int slots) {
+  TensorShapeSettings t = s.tensor.shape_settings(slots);
   t.batch_set = s.batch_size > 0;
   t.batch_from_pads = s.batch_size == 0;
   return t;
@@ -341,36 +290,33 @@ shape_settings (const BatchSettings & s, int slots)
 /* The tensor's shape from downstream's caps, as cudatensorize takes it (tensor_caps.h): what
  * downstream leaves open takes the properties' values; a property set that contradicts it,
  * or a downstream that takes no tensor we make, is one error, posted once. */
-static GstFlowReturn
-gst_cuda_tensor_batch_update_src_caps (GstAggregator * agg, GstCaps * downstream, GstCaps ** ret)
-{
-  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (agg);
+static GstFlowReturn gst_cuda_tensor_batch_update_src_caps(GstAggregator *agg, GstCaps *downstream, GstCaps **ret) {
+  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH(agg);
   BatchState &state = self->impl->state;
-  const TensorShapeSettings shape = shape_settings (settings_snapshot (self), slots_wanted (self));
+  const TensorShapeSettings shape = shape_settings(settings_snapshot(self), slots_wanted(self));
   gint fps_n, fps_d;
-  fastest_framerate (self, &fps_n, &fps_d);
+  fastest_framerate(self, &fps_n, &fps_d);
   GValue fps = G_VALUE_INIT;
-  g_value_init (&fps, GST_TYPE_FRACTION);
-  gst_value_set_fraction (&fps, fps_n, fps_d);
+  g_value_init(&fps, GST_TYPE_FRACTION);
+  gst_value_set_fraction(&fps, fps_n, fps_d);
   /* CUDA memory first where the GPU runs: the tensor stays on the device. */
-  GstCaps *ours = gst_cuda_prep_tensor_open_caps (&fps, self->impl->core.device ().gpu (), TRUE);
-  g_value_unset (&fps);
+  GstCaps *ours = gst_cuda_prep_tensor_open_caps(&fps, self->impl->core.device().gpu(), TRUE);
+  g_value_unset(&fps);
 
-  *ret = gst_caps_intersect_full (ours, downstream, GST_CAPS_INTERSECT_FIRST);
-  if (gst_caps_is_empty (*ret)) {
-    state.refusal.post_no_intersection (GST_ELEMENT (self), ours, downstream);
-    gst_caps_unref (ours);
-    gst_clear_caps (ret);
+  *ret = gst_caps_intersect_full(ours, downstream, GST_CAPS_INTERSECT_FIRST);
+  if (gst_caps_is_empty(*ret)) {
+    state.refusal.post_no_intersection(GST_ELEMENT(self), ours, downstream);
+    gst_caps_unref(ours);
+    gst_clear_caps(ret);
     return GST_FLOW_NOT_NEGOTIATED;
   }
-  gst_caps_unref (ours);
-  *ret = gst_caps_make_writable (gst_caps_truncate (*ret));
-  gst_cuda_prep_tensor_fixate_shape (gst_caps_get_structure (*ret, 0), shape);
-  Status st = gst_cuda_prep_tensor_shape_from_caps (*ret, shape, "cudatensorbatch",
-      &state.pending_shape);
-  if (!st.ok ()) {
-    state.refusal.post_contradiction (GST_ELEMENT (self), st, downstream);
-    gst_clear_caps (ret);
+  gst_caps_unref(ours);
+  *ret = gst_caps_make_writable(gst_caps_truncate(*ret));
+  gst_cuda_prep_tensor_fixate_shape(gst_caps_get_structure(*ret, 0), shape);
+  Status st = gst_cuda_prep_tensor_shape_from_caps(*ret, shape, "cudatensorbatch", &state.pending_shape);
+  if (!st.ok()) {
+    state.refusal.post_contradiction(GST_ELEMENT(self), st, downstream);
+    gst_clear_caps(ret);
     return GST_FLOW_NOT_NEGOTIATED;
   }
   return GST_FLOW_OK;
@@ -378,310 +324,255 @@ gst_cuda_tensor_batch_update_src_caps (GstAggregator * agg, GstCaps * downstream
 
 /* Output plan and slot arrays for the negotiated batch: made here, never per
  * batch. */
-static gboolean
-gst_cuda_tensor_batch_negotiated_src_caps (GstAggregator * agg, GstCaps * caps)
-{
-  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (agg);
+static gboolean gst_cuda_tensor_batch_negotiated_src_caps(GstAggregator *agg, GstCaps *caps) {
+  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH(agg);
   BatchState &state = self->impl->state;
-  CudaPrepDevice &device = self->impl->core.device ();
+  CudaPrepDevice &device = self->impl->core.device();
 
-  state.built_from = settings_snapshot (self, &state.built_version);
+  state.built_from = settings_snapshot(self, &state.built_version);
   state.have_output = FALSE;
   const int slots = state.pending_shape.batch;
-  Status st = build_output (state.built_from.tensor.with_shape (state.pending_shape), slots,
-      &state.spec, &state.output);
-  if (!st.ok ()) {
-    post_settings_error (self, st, "at negotiation");
+  Status st = build_output(state.built_from.tensor.with_shape(state.pending_shape), slots, &state.spec, &state.output);
+  if (!st.ok()) {
+    post_settings_error(self, st, "at negotiation");
     return FALSE;
   }
   state.generation++;
   state.shape = state.pending_shape;
   state.slots = slots;
-  state.output_cuda = gst_cuda_prep_caps_has_cuda_feature (caps, 0);
-  state.bytes = batch_bytes (state.output, state.slots);
-  state.batch.assign (state.slots, BatchSlot ());
-  state.meta.assign (state.slots, CudaPrepSlotMeta ());
-  state.pads.reserve (state.slots + 8);
+  state.output_cuda = gst_cuda_prep_caps_has_cuda_feature(caps, 0);
+  state.bytes = batch_bytes(state.output, state.slots);
+  state.batch.assign(state.slots, BatchSlot());
+  state.meta.assign(state.slots, CudaPrepSlotMeta());
+  state.pads.reserve(state.slots + 8);
 
-  CudaPrepScopedContext ctx (device, GST_ELEMENT (self));
-  if (!ctx.ok ())
-    return FALSE;
-  if (device.gpu ())
-    device.sync ();             /* the last batch may still read the slot table reserve() replaces */
-  st = state.tensorizer->reserve (state.slots);
-  if (!st.ok ()) {
-    GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT, ("Could not allocate CUDA memory"),
-        ("%s", st.message ().c_str ()));
+  CudaPrepScopedContext ctx(device, GST_ELEMENT(self));
+  if (!ctx.ok()) return FALSE;
+  if (device.gpu()) device.sync(); /* the last batch may still read the slot table reserve() replaces */
+  st = state.tensorizer->reserve(state.slots);
+  if (!st.ok()) {
+    GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT, ("Could not allocate CUDA memory"), ("%s", st.message().c_str()));
     return FALSE;
   }
   state.have_output = TRUE;
-  GST_INFO_OBJECT (self, "batch of %d: tensor %dx%dx%d (%s, %s), %s path, output in %s memory",
-      state.slots, state.output.dst_width, state.output.dst_height, state.output.channels,
-      state.output.layout == Layout::NCHW ? "nchw" : "nhwc",
-      gst_cuda_prep_tensor_type_name (state.output.dtype), device.gpu () ? "CUDA" : "CPU",
-      state.output_cuda ? "CUDA" : "system");
+  GST_INFO_OBJECT(self, "batch of %d: tensor %dx%dx%d (%s, %s), %s path, output in %s memory", state.slots,
+                  state.output.dst_width, state.output.dst_height, state.output.channels,
+                  state.output.layout == Layout::NCHW ? "nchw" : "nhwc",
+                  gst_cuda_prep_tensor_type_name(state.output.dtype), device.gpu() ? "CUDA" : "CPU",
+                  state.output_cuda ? "CUDA" : "system");
   return TRUE;
 }
 
-static gboolean
-gst_cuda_tensor_batch_decide_allocation (GstAggregator * agg, GstQuery * query)
-{
-  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (agg);
+static gboolean gst_cuda_tensor_batch_decide_allocation(GstAggregator *agg, GstQuery *query) {
+  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH(agg);
   const BatchState &state = self->impl->state;
-  if (!state.have_output)
-    return FALSE;
-  return gst_cuda_prep_tensor_pool_decide (GST_ELEMENT (self), query, self->impl->core.device (),
-      state.output_cuda, state.bytes);
+  if (!state.have_output) return FALSE;
+  return gst_cuda_prep_tensor_pool_decide(GST_ELEMENT(self), query, self->impl->core.device(), state.output_cuda,
+                                          state.bytes);
 }
 
-static gboolean
-gst_cuda_tensor_batch_propose_allocation (GstAggregator * agg, GstAggregatorPad * pad,
-    GstQuery * decide_query, GstQuery * query)
-{
+static gboolean gst_cuda_tensor_batch_propose_allocation(GstAggregator *agg, GstAggregatorPad *pad,
+                                                         GstQuery *decide_query, GstQuery *query) {
   /* Frames with padded rows or planes at offsets are read in place. */
-  gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
+  gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, NULL);
   /* Upstream's frames in a pool on our stream (1.24+): a decoder then writes each in the order
    * of our work, and the batch waits for none of them. */
-  if (gst_query_get_n_allocation_pools (query) == 0)
-    gst_cuda_prep_propose_frame_pool (GST_CUDA_TENSOR_BATCH (agg)->impl->core.device (), query, 0);
+  if (gst_query_get_n_allocation_pools(query) == 0)
+    gst_cuda_prep_propose_frame_pool(GST_CUDA_TENSOR_BATCH(agg)->impl->core.device(), query, 0);
   return TRUE;
 }
 
 /* A pad's caps: its own size and format, parsed and staged for on the GPU. */
-static gboolean
-configure_pad (GstCudaTensorBatch * self, GstCudaTensorBatchPad * pad, GstCaps * caps)
-{
-  CudaPrepDevice &device = self->impl->core.device ();
-  CudaTensorBatchPadState &ps = gst_cuda_tensor_batch_pad_state (pad);
-  if (!self->impl->core.check_memory (GST_ELEMENT (self), caps, GST_PAD_NAME (pad)))
-    return FALSE;
+static gboolean configure_pad(GstCudaTensorBatch *self, GstCudaTensorBatchPad *pad, GstCaps *caps) {
+  CudaPrepDevice &device = self->impl->core.device();
+  CudaTensorBatchPadState &ps = gst_cuda_tensor_batch_pad_state(pad);
+  if (!self->impl->core.check_memory(GST_ELEMENT(self), caps, GST_PAD_NAME(pad))) return FALSE;
   ps.have_caps = FALSE;
   ps.have_plan = FALSE;
-  CudaPrepScopedContext ctx (device, GST_ELEMENT (self));
-  if (!ctx.ok () || !ps.input.configure (GST_ELEMENT (self), device, caps))
-    return FALSE;
+  CudaPrepScopedContext ctx(device, GST_ELEMENT(self));
+  if (!ctx.ok() || !ps.input.configure(GST_ELEMENT(self), device, caps)) return FALSE;
   ps.have_caps = TRUE;
-  GST_INFO_OBJECT (pad, "%dx%d %s", GST_VIDEO_INFO_WIDTH (ps.input.info ()),
-      GST_VIDEO_INFO_HEIGHT (ps.input.info ()), GST_VIDEO_INFO_NAME (ps.input.info ()));
+  GST_INFO_OBJECT(pad, "%dx%d %s", GST_VIDEO_INFO_WIDTH(ps.input.info()), GST_VIDEO_INFO_HEIGHT(ps.input.info()),
+                  GST_VIDEO_INFO_NAME(ps.input.info()));
   return TRUE;
 }
 
-static gboolean
-gst_cuda_tensor_batch_sink_event (GstAggregator * agg, GstAggregatorPad * aggpad, GstEvent * event)
-{
-  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (agg);
-  if (GST_EVENT_TYPE (event) == GST_EVENT_CAPS) {
+static gboolean gst_cuda_tensor_batch_sink_event(GstAggregator *agg, GstAggregatorPad *aggpad, GstEvent *event) {
+  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH(agg);
+  if (GST_EVENT_TYPE(event) == GST_EVENT_CAPS) {
     GstCaps *caps;
-    gst_event_parse_caps (event, &caps);
-    const gboolean ok = configure_pad (self, GST_CUDA_TENSOR_BATCH_PAD (aggpad), caps);
+    gst_event_parse_caps(event, &caps);
+    const gboolean ok = configure_pad(self, GST_CUDA_TENSOR_BATCH_PAD(aggpad), caps);
     /* The output framerate follows the fastest pad. */
-    if (ok)
-      gst_pad_mark_reconfigure (GST_AGGREGATOR_SRC_PAD (agg));
-    gst_event_unref (event);    /* a video caps event is not for the tensor side */
+    if (ok) gst_pad_mark_reconfigure(GST_AGGREGATOR_SRC_PAD(agg));
+    gst_event_unref(event); /* a video caps event is not for the tensor side */
     return ok;
   }
-  return GST_AGGREGATOR_CLASS (parent_class)->sink_event (agg, aggpad, event);
+  return GST_AGGREGATOR_CLASS(parent_class)->sink_event(agg, aggpad, event);
 }
 
-static gboolean
-gst_cuda_tensor_batch_sink_query (GstAggregator * agg, GstAggregatorPad * pad, GstQuery * query)
-{
-  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (agg);
-  if (self->impl->core.answer_context_query (GST_ELEMENT (agg), query) ||
-      self->impl->core.refuse_oversized_frame (GST_ELEMENT (agg), query))
+static gboolean gst_cuda_tensor_batch_sink_query(GstAggregator *agg, GstAggregatorPad *pad, GstQuery *query) {
+  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH(agg);
+  if (self->impl->core.answer_context_query(GST_ELEMENT(agg), query) ||
+      self->impl->core.refuse_oversized_frame(GST_ELEMENT(agg), query))
     return TRUE;
-  if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS) {
+  if (GST_QUERY_TYPE(query) == GST_QUERY_CAPS) {
     /* CUDA memory first where the GPU runs; without one, last. */
-    GstCaps *caps = gst_cuda_prep_caps_order_memory (gst_cuda_prep_video_template_caps (),
-        self->impl->core.gpu_possible (GST_ELEMENT (self)), TRUE);
+    GstCaps *caps = gst_cuda_prep_caps_order_memory(gst_cuda_prep_video_template_caps(),
+                                                    self->impl->core.gpu_possible(GST_ELEMENT(self)), TRUE);
     GstCaps *filter = NULL;
-    gst_query_parse_caps (query, &filter);
+    gst_query_parse_caps(query, &filter);
     if (filter) {
-      GstCaps *tmp = gst_caps_intersect_full (filter, caps, GST_CAPS_INTERSECT_FIRST);
-      gst_caps_unref (caps);
+      GstCaps *tmp = gst_caps_intersect_full(filter, caps, GST_CAPS_INTERSECT_FIRST);
+      gst_caps_unref(caps);
       caps = tmp;
     }
-    gst_query_set_caps_result (query, caps);
-    gst_caps_unref (caps);
+    gst_query_set_caps_result(query, caps);
+    gst_caps_unref(caps);
     return TRUE;
   }
-  return GST_AGGREGATOR_CLASS (parent_class)->sink_query (agg, pad, query);
+  return GST_AGGREGATOR_CLASS(parent_class)->sink_query(agg, pad, query);
 }
 
-static gboolean
-gst_cuda_tensor_batch_src_query (GstAggregator * agg, GstQuery * query)
-{
-  if (GST_CUDA_TENSOR_BATCH (agg)->impl->core.answer_context_query (GST_ELEMENT (agg), query))
-    return TRUE;
-  return GST_AGGREGATOR_CLASS (parent_class)->src_query (agg, query);
+static gboolean gst_cuda_tensor_batch_src_query(GstAggregator *agg, GstQuery *query) {
+  if (GST_CUDA_TENSOR_BATCH(agg)->impl->core.answer_context_query(GST_ELEMENT(agg), query)) return TRUE;
+  return GST_AGGREGATOR_CLASS(parent_class)->src_query(agg, query);
 }
 
-static void
-gst_cuda_tensor_batch_set_context (GstElement * element, GstContext * context)
-{
-  GST_CUDA_TENSOR_BATCH (element)->impl->core.set_context (element, context);
-  GST_ELEMENT_CLASS (parent_class)->set_context (element, context);
+static void gst_cuda_tensor_batch_set_context(GstElement *element, GstContext *context) {
+  GST_CUDA_TENSOR_BATCH(element)->impl->core.set_context(element, context);
+  GST_ELEMENT_CLASS(parent_class)->set_context(element, context);
 }
 
 /* ---- start / stop --------------------------------------------------------------------- */
 
 /* Settings that are wrong whatever the caps are refused here, once. */
-static gboolean
-check_settings_at_start (GstCudaTensorBatch * self)
-{
-  const TensorizeSettings s = settings_snapshot (self).tensor;
+static gboolean check_settings_at_start(GstCudaTensorBatch *self) {
+  const TensorizeSettings s = settings_snapshot(self).tensor;
   TensorOutputSpec spec;
   TensorOutputPlan output;
-  Status st = build_output (s, slots_wanted (self), &spec, &output);
+  Status st = build_output(s, slots_wanted(self), &spec, &output);
   std::vector<GstCudaTensorBatchPad *> pads;
-  collect_pads (self, pads);
-  for (size_t i = 0; st.ok () && i < pads.size (); i++) {
+  collect_pads(self, pads);
+  for (size_t i = 0; st.ok() && i < pads.size(); i++) {
     SlotSourceSpec source;
-    st = gst_cuda_prep_slot_source (s, gst_cuda_tensor_batch_pad_roi (pads[i]), NULL, &source);
-    if (st.ok ())
-      st = make_slot_plan (spec, source, &gst_cuda_tensor_batch_pad_state (pads[i]).plan);
-    if (!st.ok ())
-      st = Status::error (std::string (GST_PAD_NAME (pads[i])) + ": " + st.message ());
+    st = gst_cuda_prep_slot_source(s, gst_cuda_tensor_batch_pad_roi(pads[i]), NULL, &source);
+    if (st.ok()) st = make_slot_plan(spec, source, &gst_cuda_tensor_batch_pad_state(pads[i]).plan);
+    if (!st.ok()) st = Status::error(std::string(GST_PAD_NAME(pads[i])) + ": " + st.message());
   }
-  release_pads (pads);
-  if (!st.ok ()) {
-    post_settings_error (self, st, "checked at start, before caps");
+  release_pads(pads);
+  if (!st.ok()) {
+    post_settings_error(self, st, "checked at start, before caps");
     return FALSE;
   }
   return TRUE;
 }
 
-static gboolean
-gst_cuda_tensor_batch_start (GstAggregator * agg)
-{
-  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (agg);
+static gboolean gst_cuda_tensor_batch_start(GstAggregator *agg) {
+  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH(agg);
   GstCudaTensorBatchImpl *impl = self->impl;
-  impl->state.posted_error.clear ();
-  impl->state.refusal.forget ();
-  if (!check_settings_at_start (self) || !impl->core.start (GST_ELEMENT (self)))
-    return FALSE;
-  impl->state.tensorizer = impl->core.device ().gpu () ?
-      make_tensorizer_cuda (impl->core.device ().stream ()) : make_tensorizer_cpu ();
+  impl->state.posted_error.clear();
+  impl->state.refusal.forget();
+  if (!check_settings_at_start(self) || !impl->core.start(GST_ELEMENT(self))) return FALSE;
+  impl->state.tensorizer =
+      impl->core.device().gpu() ? make_tensorizer_cuda(impl->core.device().stream()) : make_tensorizer_cpu();
   return TRUE;
 }
 
-static gboolean
-gst_cuda_tensor_batch_stop (GstAggregator * agg)
-{
-  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (agg);
+static gboolean gst_cuda_tensor_batch_stop(GstAggregator *agg) {
+  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH(agg);
   GstCudaTensorBatchImpl *impl = self->impl;
   BatchState &state = impl->state;
   std::vector<GstCudaTensorBatchPad *> pads;
-  collect_pads (self, pads);
+  collect_pads(self, pads);
   {
-    CudaPrepScopedContext ctx (impl->core.device (), GST_ELEMENT (self));
-    impl->core.device ().sync ();
-    for (GstCudaTensorBatchPad * pad : pads) {
-      CudaTensorBatchPadState &ps = gst_cuda_tensor_batch_pad_state (pad);
-      ps.input.reset ();
+    CudaPrepScopedContext ctx(impl->core.device(), GST_ELEMENT(self));
+    impl->core.device().sync();
+    for (GstCudaTensorBatchPad *pad : pads) {
+      CudaTensorBatchPadState &ps = gst_cuda_tensor_batch_pad_state(pad);
+      ps.input.reset();
       ps.have_caps = ps.have_plan = FALSE;
     }
-    drop_released (self);
-    state.tensorizer.reset ();  /* its CUDA slot table needs the context */
+    drop_released(self);
+    state.tensorizer.reset(); /* its CUDA slot table needs the context */
   }
-  release_pads (pads);
+  release_pads(pads);
   state.have_output = FALSE;
   state.slots = 0;
   state.last_duration = GST_CLOCK_TIME_NONE;
-  impl->core.stop ();
+  impl->core.stop();
   return TRUE;
 }
 
 /* ---- per batch ------------------------------------------------------------------------ */
 
 /* The frame duration of @buffer on @pad: its own, else the pad's frame rate. */
-static GstClockTime
-frame_duration (GstCudaTensorBatchPad * pad, GstBuffer * buffer)
-{
-  if (GST_BUFFER_DURATION_IS_VALID (buffer))
-    return GST_BUFFER_DURATION (buffer);
-  const GstVideoInfo *info = gst_cuda_tensor_batch_pad_state (pad).input.info ();
-  if (GST_VIDEO_INFO_FPS_N (info) > 0 && GST_VIDEO_INFO_FPS_D (info) > 0)
-    return gst_util_uint64_scale_int (GST_SECOND, GST_VIDEO_INFO_FPS_D (info),
-        GST_VIDEO_INFO_FPS_N (info));
+static GstClockTime frame_duration(GstCudaTensorBatchPad *pad, GstBuffer *buffer) {
+  if (GST_BUFFER_DURATION_IS_VALID(buffer)) return GST_BUFFER_DURATION(buffer);
+  const GstVideoInfo *info = gst_cuda_tensor_batch_pad_state(pad).input.info();
+  if (GST_VIDEO_INFO_FPS_N(info) > 0 && GST_VIDEO_INFO_FPS_D(info) > 0)
+    return gst_util_uint64_scale_int(GST_SECOND, GST_VIDEO_INFO_FPS_D(info), GST_VIDEO_INFO_FPS_N(info));
   return GST_CLOCK_TIME_NONE;
 }
 
-static GstClockTime
-running_time (GstCudaTensorBatchPad * pad, GstBuffer * buffer)
-{
-  GstAggregatorPad *aggpad = GST_AGGREGATOR_PAD (pad);
-  GST_OBJECT_LOCK (pad);
-  const GstClockTime rt = gst_segment_to_running_time (&aggpad->segment, GST_FORMAT_TIME,
-      GST_BUFFER_PTS (buffer));
-  GST_OBJECT_UNLOCK (pad);
+static GstClockTime running_time(GstCudaTensorBatchPad *pad, GstBuffer *buffer) {
+  GstAggregatorPad *aggpad = GST_AGGREGATOR_PAD(pad);
+  GST_OBJECT_LOCK(pad);
+  const GstClockTime rt = gst_segment_to_running_time(&aggpad->segment, GST_FORMAT_TIME, GST_BUFFER_PTS(buffer));
+  GST_OBJECT_UNLOCK(pad);
   return rt;
 }
 
 /* The batch window: it starts at the earliest pending frame and lasts that frame's duration;
  * a pad's frame belongs to this batch when it starts before the window ends (or when times
  * are unknown). */
-struct BatchWindow
-{
+struct BatchWindow {
   GstClockTime start = GST_CLOCK_TIME_NONE;
   GstClockTime duration = GST_CLOCK_TIME_NONE;
-  gboolean takes (GstClockTime rt) const
-  {
-    return !GST_CLOCK_TIME_IS_VALID (rt) || !GST_CLOCK_TIME_IS_VALID (start) ||
-        !GST_CLOCK_TIME_IS_VALID (duration) || rt < start + duration;
+  gboolean takes(GstClockTime rt) const {
+    return !GST_CLOCK_TIME_IS_VALID(rt) || !GST_CLOCK_TIME_IS_VALID(start) || !GST_CLOCK_TIME_IS_VALID(duration) ||
+           rt < start + duration;
   }
 };
 
-static BatchWindow
-batch_window (const std::vector<GstCudaTensorBatchPad *> &pads, int slots)
-{
+static BatchWindow batch_window(const std::vector<GstCudaTensorBatchPad *> &pads, int slots) {
   BatchWindow w;
-  for (int i = 0; i < slots && i < (int) pads.size (); i++) {
-    GstBuffer *buf = gst_aggregator_pad_peek_buffer (GST_AGGREGATOR_PAD (pads[i]));
-    if (!buf)
-      continue;
-    const GstClockTime rt = running_time (pads[i], buf);
-    if (GST_CLOCK_TIME_IS_VALID (rt) && (!GST_CLOCK_TIME_IS_VALID (w.start) || rt < w.start)) {
+  for (int i = 0; i < slots && i < (int)pads.size(); i++) {
+    GstBuffer *buf = gst_aggregator_pad_peek_buffer(GST_AGGREGATOR_PAD(pads[i]));
+    if (!buf) continue;
+    const GstClockTime rt = running_time(pads[i], buf);
+    if (GST_CLOCK_TIME_IS_VALID(rt) && (!GST_CLOCK_TIME_IS_VALID(w.start) || rt < w.start)) {
       w.start = rt;
-      w.duration = frame_duration (pads[i], buf);
+      w.duration = frame_duration(pads[i], buf);
     }
-    gst_buffer_unref (buf);
+    gst_buffer_unref(buf);
   }
   return w;
 }
 
 /* Takes slot @i's frame from its pad when it belongs to this batch, maps it and fills the
  * slot; leaves the slot empty otherwise. */
-static gboolean
-fill_slot (GstCudaTensorBatch * self, int i, GstCudaTensorBatchPad * pad, const BatchWindow & w)
-{
+static gboolean fill_slot(GstCudaTensorBatch *self, int i, GstCudaTensorBatchPad *pad, const BatchWindow &w) {
   BatchState &state = self->impl->state;
-  CudaTensorBatchPadState &ps = gst_cuda_tensor_batch_pad_state (pad);
+  CudaTensorBatchPadState &ps = gst_cuda_tensor_batch_pad_state(pad);
   BatchSlot &slot = state.batch[i];
   CudaPrepSlotMeta &meta = state.meta[i];
   slot.empty = true;
-  meta = CudaPrepSlotMeta ();
+  meta = CudaPrepSlotMeta();
   meta.empty = true;
-  meta.source_pad = GST_PAD_NAME (pad);
+  meta.source_pad = GST_PAD_NAME(pad);
 
-  GstBuffer *buf = gst_aggregator_pad_peek_buffer (GST_AGGREGATOR_PAD (pad));
-  if (!buf)
-    return TRUE;
-  const gboolean take = w.takes (running_time (pad, buf));
-  gst_buffer_unref (buf);
-  if (!take)
-    return TRUE;
-  ps.buffer = gst_aggregator_pad_pop_buffer (GST_AGGREGATOR_PAD (pad));
-  meta.source_pts = GST_BUFFER_PTS (ps.buffer);
+  GstBuffer *buf = gst_aggregator_pad_peek_buffer(GST_AGGREGATOR_PAD(pad));
+  if (!buf) return TRUE;
+  const gboolean take = w.takes(running_time(pad, buf));
+  gst_buffer_unref(buf);
+  if (!take) return TRUE;
+  ps.buffer = gst_aggregator_pad_pop_buffer(GST_AGGREGATOR_PAD(pad));
+  meta.source_pts = GST_BUFFER_PTS(ps.buffer);
   /* A gap (GAP event, or a gap buffer) holds no frame: the slot stays empty. */
-  if (GST_BUFFER_FLAG_IS_SET (ps.buffer, GST_BUFFER_FLAG_GAP) &&
-      gst_buffer_get_size (ps.buffer) == 0)
-    return TRUE;
-  if (!refresh_pad_plan (self, pad))
-    return FALSE;
-  if (!ps.input.map (GST_ELEMENT (self), self->impl->core.device (), ps.buffer, FALSE, &ps.frame,
-          &slot.src))
-    return FALSE;
+  if (GST_BUFFER_FLAG_IS_SET(ps.buffer, GST_BUFFER_FLAG_GAP) && gst_buffer_get_size(ps.buffer) == 0) return TRUE;
+  if (!refresh_pad_plan(self, pad)) return FALSE;
+  if (!ps.input.map(GST_ELEMENT(self), self->impl->core.device(), ps.buffer, FALSE, &ps.frame, &slot.src)) return FALSE;
   ps.mapped = TRUE;
   slot.plan = ps.plan;
   slot.empty = false;
@@ -692,16 +583,13 @@ fill_slot (GstCudaTensorBatch * self, int i, GstCudaTensorBatchPad * pad, const 
 }
 
 /* Unmaps and drops the frames of this batch. */
-static gboolean
-finish_slots (GstCudaTensorBatch * self)
-{
+static gboolean finish_slots(GstCudaTensorBatch *self) {
   gboolean ok = TRUE;
-  for (GstCudaTensorBatchPad * pad : self->impl->state.pads) {
-    CudaTensorBatchPadState &ps = gst_cuda_tensor_batch_pad_state (pad);
-    if (ps.mapped)
-      ok &= ps.input.unmap (GST_ELEMENT (self), self->impl->core.device (), &ps.frame, FALSE);
+  for (GstCudaTensorBatchPad *pad : self->impl->state.pads) {
+    CudaTensorBatchPadState &ps = gst_cuda_tensor_batch_pad_state(pad);
+    if (ps.mapped) ok &= ps.input.unmap(GST_ELEMENT(self), self->impl->core.device(), &ps.frame, FALSE);
     ps.mapped = FALSE;
-    gst_clear_buffer (&ps.buffer);
+    gst_clear_buffer(&ps.buffer);
   }
   return ok;
 }
@@ -709,283 +597,241 @@ finish_slots (GstCudaTensorBatch * self)
 /* All slots into @outbuf in one pass, with their transform meta (attached while the GPU works);
  * on return the tensor is complete in memory, or left on the element's stream that its memory
  * carries (see gst_cuda_prep_write_tensor). */
-static GstFlowReturn
-run_batch (GstCudaTensorBatch * self, GstBuffer * outbuf, const BatchWindow & w)
-{
+static GstFlowReturn run_batch(GstCudaTensorBatch *self, GstBuffer *outbuf, const BatchWindow &w) {
   BatchState &state = self->impl->state;
-  CudaPrepDevice &device = self->impl->core.device ();
+  CudaPrepDevice &device = self->impl->core.device();
   const std::vector<GstCudaTensorBatchPad *> &pads = state.pads;
 
-  CudaPrepScopedContext ctx (device, GST_ELEMENT (self));
-  if (!ctx.ok ())
-    return GST_FLOW_ERROR;
+  CudaPrepScopedContext ctx(device, GST_ELEMENT(self));
+  if (!ctx.ok()) return GST_FLOW_ERROR;
   gboolean ok = TRUE;
   for (int i = 0; i < state.slots; i++) {
-    if (i < (int) pads.size ()) {
-      ok = ok && fill_slot (self, i, pads[i], w);
+    if (i < (int)pads.size()) {
+      ok = ok && fill_slot(self, i, pads[i], w);
     } else {
-      state.batch[i].empty = true;      /* no pad for this slot */
-      state.meta[i] = CudaPrepSlotMeta ();
+      state.batch[i].empty = true; /* no pad for this slot */
+      state.meta[i] = CudaPrepSlotMeta();
       state.meta[i].empty = true;
     }
   }
   if (!ok) {
-    finish_slots (self);
+    finish_slots(self);
     return GST_FLOW_ERROR;
   }
 
   TensorizeBatch batch;
   batch.output = state.output;
-  batch.slots = state.batch.data ();
+  batch.slots = state.batch.data();
   batch.count = state.slots;
   /* The slots' frames go back to their producers once unmapped, and the batch holds none: it
    * waits for its kernel unless every frame is ordered on its stream (frame_lifetime.h). */
-  state.lifetime.begin_output (FALSE);
-  for (GstCudaTensorBatchPad * pad : pads) {
-    CudaTensorBatchPadState &ps = gst_cuda_tensor_batch_pad_state (pad);
-    if (ps.mapped)
-      state.lifetime.add_input (ps.buffer, ps.input.stream_ordered (device, &ps.frame));
+  state.lifetime.begin_output(FALSE);
+  for (GstCudaTensorBatchPad *pad : pads) {
+    CudaTensorBatchPadState &ps = gst_cuda_tensor_batch_pad_state(pad);
+    if (ps.mapped) state.lifetime.add_input(ps.buffer, ps.input.stream_ordered(device, &ps.frame));
   }
   TensorOutputTarget target;
-  Status st = target.begin (device, state.tensorizer->on_device (), state.output_cuda, outbuf, 0);
-  if (st.ok ())
-    st = state.tensorizer->run_batch (batch, target.data (), state.bytes);     /* every row */
-  if (st.ok ())
-    state.transform_meta.attach (outbuf, state.meta.data (), state.slots);
-  st = target.finish (device, state.built_from.tensor.gpu_wait, state.lifetime, std::move (st));
-  const gboolean unmapped = finish_slots (self);
-  if (!st.ok ()) {
-    GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Batch tensorize failed"), ("%s",
-            st.message ().c_str ()));
+  Status st = target.begin(device, state.tensorizer->on_device(), state.output_cuda, outbuf, 0);
+  if (st.ok()) st = state.tensorizer->run_batch(batch, target.data(), state.bytes); /* every row */
+  if (st.ok()) state.transform_meta.attach(outbuf, state.meta.data(), state.slots);
+  st = target.finish(device, state.built_from.tensor.gpu_wait, state.lifetime, std::move(st));
+  const gboolean unmapped = finish_slots(self);
+  if (!st.ok()) {
+    GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Batch tensorize failed"), ("%s", st.message().c_str()));
     return GST_FLOW_ERROR;
   }
   return unmapped ? GST_FLOW_OK : GST_FLOW_ERROR;
 }
 
-static gboolean
-all_eos (const std::vector<GstCudaTensorBatchPad *> &pads)
-{
-  for (GstCudaTensorBatchPad * pad : pads)
-    if (!gst_aggregator_pad_is_eos (GST_AGGREGATOR_PAD (pad)) ||
-        gst_aggregator_pad_has_buffer (GST_AGGREGATOR_PAD (pad)))
+static gboolean all_eos(const std::vector<GstCudaTensorBatchPad *> &pads) {
+  for (GstCudaTensorBatchPad *pad : pads)
+    if (!gst_aggregator_pad_is_eos(GST_AGGREGATOR_PAD(pad)) || gst_aggregator_pad_has_buffer(GST_AGGREGATOR_PAD(pad)))
       return FALSE;
   return TRUE;
 }
 
-static gboolean
-any_buffer (const std::vector<GstCudaTensorBatchPad *> &pads, int slots)
-{
-  for (int i = 0; i < slots && i < (int) pads.size (); i++)
-    if (gst_aggregator_pad_has_buffer (GST_AGGREGATOR_PAD (pads[i])))
-      return TRUE;
+static gboolean any_buffer(const std::vector<GstCudaTensorBatchPad *> &pads, int slots) {
+  for (int i = 0; i < slots && i < (int)pads.size(); i++)
+    if (gst_aggregator_pad_has_buffer(GST_AGGREGATOR_PAD(pads[i]))) return TRUE;
   return FALSE;
 }
 
 /* A live timeout found no frame at all: no batch. The next deadline is one batch period from
  * now, so that stalled sources are polled at the batch rate rather than in a busy loop. */
-static void
-defer_deadline (GstCudaTensorBatch * self)
-{
-  GstAggregator *agg = GST_AGGREGATOR (self);
-  GstClock *clock = gst_element_get_clock (GST_ELEMENT (self));
-  if (!clock)
-    return;
-  const GstClockTime now = gst_clock_get_time (clock);
-  gst_object_unref (clock);
-  const GstClockTime base = gst_element_get_base_time (GST_ELEMENT (self));
+static void defer_deadline(GstCudaTensorBatch *self) {
+  GstAggregator *agg = GST_AGGREGATOR(self);
+  GstClock *clock = gst_element_get_clock(GST_ELEMENT(self));
+  if (!clock) return;
+  const GstClockTime now = gst_clock_get_time(clock);
+  gst_object_unref(clock);
+  const GstClockTime base = gst_element_get_base_time(GST_ELEMENT(self));
   const GstClockTime last = self->impl->state.last_duration;
-  const GstClockTime latency = gst_aggregator_get_latency (agg);
+  const GstClockTime latency = gst_aggregator_get_latency(agg);
   GstClockTime step = 10 * GST_MSECOND;
-  if (GST_CLOCK_TIME_IS_VALID (last) && last > 0)
+  if (GST_CLOCK_TIME_IS_VALID(last) && last > 0)
     step = last;
-  else if (GST_CLOCK_TIME_IS_VALID (latency))
-    step = MAX (latency, step);
-  GstAggregatorPad *srcpad = GST_AGGREGATOR_PAD (GST_AGGREGATOR_SRC_PAD (agg));
-  GST_OBJECT_LOCK (self);
+  else if (GST_CLOCK_TIME_IS_VALID(latency))
+    step = MAX(latency, step);
+  GstAggregatorPad *srcpad = GST_AGGREGATOR_PAD(GST_AGGREGATOR_SRC_PAD(agg));
+  GST_OBJECT_LOCK(self);
   srcpad->segment.position = (now > base ? now - base : 0) + step;
-  GST_OBJECT_UNLOCK (self);
+  GST_OBJECT_UNLOCK(self);
 }
 
-static GstFlowReturn
-make_batch (GstCudaTensorBatch * self)
-{
-  GstAggregator *agg = GST_AGGREGATOR (self);
+static GstFlowReturn make_batch(GstCudaTensorBatch *self) {
+  GstAggregator *agg = GST_AGGREGATOR(self);
   BatchState &state = self->impl->state;
-  GstAggregatorPad *srcpad = GST_AGGREGATOR_PAD (GST_AGGREGATOR_SRC_PAD (agg));
+  GstAggregatorPad *srcpad = GST_AGGREGATOR_PAD(GST_AGGREGATOR_SRC_PAD(agg));
 
   if (!state.have_output) {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("No output caps negotiated before the first "
-            "batch"), (NULL));
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
+                      ("No output caps negotiated before the first "
+                       "batch"),
+                      (NULL));
     return GST_FLOW_NOT_NEGOTIATED;
   }
-  if (!state.pads.empty () && all_eos (state.pads))
-    return GST_FLOW_EOS;
-  if (!any_buffer (state.pads, state.slots)) {
-    defer_deadline (self);
+  if (!state.pads.empty() && all_eos(state.pads)) return GST_FLOW_EOS;
+  if (!any_buffer(state.pads, state.slots)) {
+    defer_deadline(self);
     return GST_AGGREGATOR_FLOW_NEED_DATA;
   }
-  if (!refresh_output (self))
-    return GST_FLOW_ERROR;
+  if (!refresh_output(self)) return GST_FLOW_ERROR;
 
-  const BatchWindow w = batch_window (state.pads, state.slots);
-  GstBufferPool *pool = gst_aggregator_get_buffer_pool (agg);
+  const BatchWindow w = batch_window(state.pads, state.slots);
+  GstBufferPool *pool = gst_aggregator_get_buffer_pool(agg);
   if (!pool) {
-    GST_ELEMENT_ERROR (self, RESOURCE, FAILED, ("No output buffer pool"), (NULL));
+    GST_ELEMENT_ERROR(self, RESOURCE, FAILED, ("No output buffer pool"), (NULL));
     return GST_FLOW_ERROR;
   }
-  if (!gst_buffer_pool_is_active (pool))
-    gst_buffer_pool_set_active (pool, TRUE);
+  if (!gst_buffer_pool_is_active(pool)) gst_buffer_pool_set_active(pool, TRUE);
   GstBuffer *outbuf = NULL;
-  GstFlowReturn ret = gst_buffer_pool_acquire_buffer (pool, &outbuf, NULL);
-  gst_object_unref (pool);
-  if (ret != GST_FLOW_OK)
-    return ret;
-  gst_buffer_set_size (outbuf, state.bytes);
+  GstFlowReturn ret = gst_buffer_pool_acquire_buffer(pool, &outbuf, NULL);
+  gst_object_unref(pool);
+  if (ret != GST_FLOW_OK) return ret;
+  gst_buffer_set_size(outbuf, state.bytes);
 
-  ret = run_batch (self, outbuf, w);
+  ret = run_batch(self, outbuf, w);
   if (ret != GST_FLOW_OK) {
-    gst_buffer_unref (outbuf);
+    gst_buffer_unref(outbuf);
     return ret;
   }
-  GST_BUFFER_PTS (outbuf) = w.start;
-  GST_BUFFER_DURATION (outbuf) = w.duration;
+  GST_BUFFER_PTS(outbuf) = w.start;
+  GST_BUFFER_DURATION(outbuf) = w.duration;
   state.last_duration = w.duration;
-  GST_OBJECT_LOCK (self);
-  if (GST_CLOCK_TIME_IS_VALID (w.start))
-    srcpad->segment.position = w.start +
-        (GST_CLOCK_TIME_IS_VALID (w.duration) ? w.duration : 0);
-  GST_OBJECT_UNLOCK (self);
-  gst_aggregator_selected_samples (agg, w.start, GST_CLOCK_TIME_NONE, w.duration, NULL);
-  return gst_aggregator_finish_buffer (agg, outbuf);
+  GST_OBJECT_LOCK(self);
+  if (GST_CLOCK_TIME_IS_VALID(w.start))
+    srcpad->segment.position = w.start + (GST_CLOCK_TIME_IS_VALID(w.duration) ? w.duration : 0);
+  GST_OBJECT_UNLOCK(self);
+  gst_aggregator_selected_samples(agg, w.start, GST_CLOCK_TIME_NONE, w.duration, NULL);
+  return gst_aggregator_finish_buffer(agg, outbuf);
 }
 
-static GstFlowReturn
-gst_cuda_tensor_batch_aggregate (GstAggregator * agg, gboolean timeout)
-{
-  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (agg);
+static GstFlowReturn gst_cuda_tensor_batch_aggregate(GstAggregator *agg, gboolean timeout) {
+  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH(agg);
   BatchState &state = self->impl->state;
-  drop_released (self);
-  collect_pads (self, state.pads);
+  drop_released(self);
+  collect_pads(self, state.pads);
   /* A timeout only means that some pads have no frame: their slots are empty. */
-  GstFlowReturn ret = make_batch (self);
-  release_pads (state.pads);
+  GstFlowReturn ret = make_batch(self);
+  release_pads(state.pads);
   return ret;
 }
 
 /* ---- properties ----------------------------------------------------------------------- */
 
-static void
-gst_cuda_tensor_batch_set_property (GObject * object, guint prop_id, const GValue * value,
-    GParamSpec * pspec)
-{
-  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (object);
+static void gst_cuda_tensor_batch_set_property(GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec) {
+  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH(object);
   GstCudaTensorBatchImpl *impl = self->impl;
-  if (impl->core.set_property (object, prop_id - PROP_CORE_FIRST, value, pspec))
-    return;
-  if (prop_id == PROP_BATCH_SIZE && !gst_cuda_prep_ready_property_changeable (object, pspec))
-    return;
+  if (impl->core.set_property(object, prop_id - PROP_CORE_FIRST, value, pspec)) return;
+  if (prop_id == PROP_BATCH_SIZE && !gst_cuda_prep_ready_property_changeable(object, pspec)) return;
   gboolean shape_changed = FALSE, known = TRUE;
-  impl->settings.write (self, [&](BatchSettings & s) {
+  impl->settings.write(self, [&](BatchSettings &s) {
     if (prop_id == PROP_BATCH_SIZE)
-      s.batch_size = g_value_get_uint (value);
+      s.batch_size = g_value_get_uint(value);
     else
-      known = prop_id >= PROP_TENSOR_FIRST && gst_cuda_prep_tensor_property_set (s.tensor,
-          prop_id - PROP_TENSOR_FIRST, value, &shape_changed);
+      known = prop_id >= PROP_TENSOR_FIRST &&
+              gst_cuda_prep_tensor_property_set(s.tensor, prop_id - PROP_TENSOR_FIRST, value, &shape_changed);
   });
-  if (!known)
-    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+  if (!known) G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
   /* Streaming state is never touched here: the streaming thread sees the new settings before
    * the next batch; a new tensor shape goes through renegotiation. */
-  if (shape_changed)
-    gst_pad_mark_reconfigure (GST_AGGREGATOR_SRC_PAD (self));
+  if (shape_changed) gst_pad_mark_reconfigure(GST_AGGREGATOR_SRC_PAD(self));
 }
 
-static void
-gst_cuda_tensor_batch_get_property (GObject * object, guint prop_id, GValue * value,
-    GParamSpec * pspec)
-{
-  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH (object);
+static void gst_cuda_tensor_batch_get_property(GObject *object, guint prop_id, GValue *value, GParamSpec *pspec) {
+  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH(object);
   GstCudaTensorBatchImpl *impl = self->impl;
-  if (impl->core.get_property (object, prop_id - PROP_CORE_FIRST, value))
-    return;
-  const gboolean known = impl->settings.read (self, [&](const BatchSettings & s) -> gboolean {
+  if (impl->core.get_property(object, prop_id - PROP_CORE_FIRST, value)) return;
+  const gboolean known = impl->settings.read(self, [&](const BatchSettings &s) -> gboolean {
     if (prop_id == PROP_BATCH_SIZE) {
-      g_value_set_uint (value, s.batch_size);
+      g_value_set_uint(value, s.batch_size);
       return TRUE;
     }
-    return (gboolean) (prop_id >= PROP_TENSOR_FIRST && gst_cuda_prep_tensor_property_get (s.tensor,
-            prop_id - PROP_TENSOR_FIRST, value));
+    return (gboolean)(prop_id >= PROP_TENSOR_FIRST &&
+                      gst_cuda_prep_tensor_property_get(s.tensor, prop_id - PROP_TENSOR_FIRST, value));
   });
-  if (!known)
-    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+  if (!known) G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
 }
 
-static void
-gst_cuda_tensor_batch_finalize (GObject * object)
-{
-  drop_released (GST_CUDA_TENSOR_BATCH (object));
-  delete GST_CUDA_TENSOR_BATCH (object)->impl;
-  G_OBJECT_CLASS (parent_class)->finalize (object);
+static void gst_cuda_tensor_batch_finalize(GObject *object) {
+  drop_released(GST_CUDA_TENSOR_BATCH(object));
+  delete GST_CUDA_TENSOR_BATCH(object)->impl;
+  G_OBJECT_CLASS(parent_class)->finalize(object);
 }
 
-static void
-gst_cuda_tensor_batch_class_init (GstCudaTensorBatchClass * klass)
-{
-  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
-  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
-  GstAggregatorClass *agg_class = GST_AGGREGATOR_CLASS (klass);
-  const GParamFlags ready_only =
-      (GParamFlags) (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+static void gst_cuda_tensor_batch_class_init(GstCudaTensorBatchClass *klass) {
+  GObjectClass *gobject_class = G_OBJECT_CLASS(klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
+  GstAggregatorClass *agg_class = GST_AGGREGATOR_CLASS(klass);
+  const GParamFlags ready_only = (GParamFlags)(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
 
   gobject_class->set_property = gst_cuda_tensor_batch_set_property;
   gobject_class->get_property = gst_cuda_tensor_batch_get_property;
   gobject_class->finalize = gst_cuda_tensor_batch_finalize;
 
-  g_object_class_install_property (gobject_class, PROP_BATCH_SIZE,
-      g_param_spec_uint ("batch-size", "Batch size",
-          "Slots per batch (B of the output dimensions). 0: one slot per sink pad, changing "
-          "at the next batch when pads are requested or released. A fixed size keeps the caps "
-          "static: slots without a pad are empty, and no more pads than slots can be "
-          "requested. NULL/READY only", 0, kMaxBatchSlots, 0, ready_only));
-  CudaPrepElementCore::install_properties (gobject_class, PROP_CORE_FIRST);
-  gst_cuda_prep_tensor_properties_install (gobject_class, PROP_TENSOR_FIRST);
+  g_object_class_install_property(
+      gobject_class, PROP_BATCH_SIZE,
+      g_param_spec_uint("batch-size", "Batch size",
+                        "Slots per batch (B of the output dimensions). 0: one slot per sink pad, changing "
+                        "at the next batch when pads are requested or released. A fixed size keeps the caps "
+                        "static: slots without a pad are empty, and no more pads than slots can be "
+                        "requested. NULL/READY only",
+                        0, kMaxBatchSlots, 0, ready_only));
+  CudaPrepElementCore::install_properties(gobject_class, PROP_CORE_FIRST);
+  gst_cuda_prep_tensor_properties_install(gobject_class, PROP_TENSOR_FIRST);
 
-  gst_element_class_set_static_metadata (element_class, "CUDA tensor batch",
-      "Filter/Converter/Video/Scaler/Hardware",
+  gst_element_class_set_static_metadata(
+      element_class, "CUDA tensor batch", "Filter/Converter/Video/Scaler/Hardware",
       "Batches N video streams into one tensor W:H:C:B, each slot resized, "
       "colour-converted and normalised as cudatensorize would, in one CUDA kernel per batch "
-      "(CPU fallback)", "gst-cudaprep developers");
-  gst_element_class_add_pad_template (element_class,
-      gst_pad_template_new_with_gtype ("sink_%u", GST_PAD_SINK, GST_PAD_REQUEST,
-          gst_cuda_prep_video_template_caps (), GST_TYPE_CUDA_TENSOR_BATCH_PAD));
-  GstCaps *src_caps = gst_cuda_prep_tensor_template_caps ();
-  gst_element_class_add_pad_template (element_class,
-      gst_pad_template_new_with_gtype ("src", GST_PAD_SRC, GST_PAD_ALWAYS, src_caps,
-          GST_TYPE_AGGREGATOR_PAD));
-  gst_caps_unref (src_caps);
+      "(CPU fallback)",
+      "gst-cudaprep developers");
+  gst_element_class_add_pad_template(
+      element_class,
+      gst_pad_template_new_with_gtype("sink_%u", GST_PAD_SINK, GST_PAD_REQUEST, gst_cuda_prep_video_template_caps(),
+                                      GST_TYPE_CUDA_TENSOR_BATCH_PAD));
+  GstCaps *src_caps = gst_cuda_prep_tensor_template_caps();
+  gst_element_class_add_pad_template(element_class, gst_pad_template_new_with_gtype("src", GST_PAD_SRC, GST_PAD_ALWAYS,
+                                                                                    src_caps, GST_TYPE_AGGREGATOR_PAD));
+  gst_caps_unref(src_caps);
 
-  element_class->request_new_pad = GST_DEBUG_FUNCPTR (gst_cuda_tensor_batch_request_new_pad);
-  element_class->release_pad = GST_DEBUG_FUNCPTR (gst_cuda_tensor_batch_release_pad);
-  element_class->set_context = GST_DEBUG_FUNCPTR (gst_cuda_tensor_batch_set_context);
-  agg_class->aggregate = GST_DEBUG_FUNCPTR (gst_cuda_tensor_batch_aggregate);
-  agg_class->start = GST_DEBUG_FUNCPTR (gst_cuda_tensor_batch_start);
-  agg_class->stop = GST_DEBUG_FUNCPTR (gst_cuda_tensor_batch_stop);
-  agg_class->get_next_time = GST_DEBUG_FUNCPTR (gst_aggregator_simple_get_next_time);
-  agg_class->update_src_caps = GST_DEBUG_FUNCPTR (gst_cuda_tensor_batch_update_src_caps);
-  agg_class->negotiated_src_caps = GST_DEBUG_FUNCPTR (gst_cuda_tensor_batch_negotiated_src_caps);
-  agg_class->decide_allocation = GST_DEBUG_FUNCPTR (gst_cuda_tensor_batch_decide_allocation);
-  agg_class->propose_allocation = GST_DEBUG_FUNCPTR (gst_cuda_tensor_batch_propose_allocation);
-  agg_class->sink_event = GST_DEBUG_FUNCPTR (gst_cuda_tensor_batch_sink_event);
-  agg_class->sink_query = GST_DEBUG_FUNCPTR (gst_cuda_tensor_batch_sink_query);
-  agg_class->src_query = GST_DEBUG_FUNCPTR (gst_cuda_tensor_batch_src_query);
+  element_class->request_new_pad = GST_DEBUG_FUNCPTR(gst_cuda_tensor_batch_request_new_pad);
+  element_class->release_pad = GST_DEBUG_FUNCPTR(gst_cuda_tensor_batch_release_pad);
+  element_class->set_context = GST_DEBUG_FUNCPTR(gst_cuda_tensor_batch_set_context);
+  agg_class->aggregate = GST_DEBUG_FUNCPTR(gst_cuda_tensor_batch_aggregate);
+  agg_class->start = GST_DEBUG_FUNCPTR(gst_cuda_tensor_batch_start);
+  agg_class->stop = GST_DEBUG_FUNCPTR(gst_cuda_tensor_batch_stop);
+  agg_class->get_next_time = GST_DEBUG_FUNCPTR(gst_aggregator_simple_get_next_time);
+  agg_class->update_src_caps = GST_DEBUG_FUNCPTR(gst_cuda_tensor_batch_update_src_caps);
+  agg_class->negotiated_src_caps = GST_DEBUG_FUNCPTR(gst_cuda_tensor_batch_negotiated_src_caps);
+  agg_class->decide_allocation = GST_DEBUG_FUNCPTR(gst_cuda_tensor_batch_decide_allocation);
+  agg_class->propose_allocation = GST_DEBUG_FUNCPTR(gst_cuda_tensor_batch_propose_allocation);
+  agg_class->sink_event = GST_DEBUG_FUNCPTR(gst_cuda_tensor_batch_sink_event);
+  agg_class->sink_query = GST_DEBUG_FUNCPTR(gst_cuda_tensor_batch_sink_query);
+  agg_class->src_query = GST_DEBUG_FUNCPTR(gst_cuda_tensor_batch_src_query);
 
-  gst_type_mark_as_plugin_api (GST_TYPE_CUDA_TENSOR_BATCH_PAD, (GstPluginAPIFlags) 0);
-  GST_DEBUG_CATEGORY_INIT (gst_cuda_tensor_batch_debug, "cudatensorbatch", 0,
-      "cudatensorbatch element");
+  gst_type_mark_as_plugin_api(GST_TYPE_CUDA_TENSOR_BATCH_PAD, (GstPluginAPIFlags)0);
+  GST_DEBUG_CATEGORY_INIT(gst_cuda_tensor_batch_debug, "cudatensorbatch", 0, "cudatensorbatch element");
 }
 
-static void
-gst_cuda_tensor_batch_init (GstCudaTensorBatch * self)
-{
-  self->impl = new GstCudaTensorBatchImpl ();
-}
+static void gst_cuda_tensor_batch_init(GstCudaTensorBatch *self) { self->impl = new GstCudaTensorBatchImpl(); }

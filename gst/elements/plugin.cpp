@@ -8,17 +8,15 @@
 #include "gstcudatensorbatch.h"
 #include "gstcudatensorize.h"
 
-static gboolean
-plugin_init (GstPlugin * plugin)
-{
-  gst_cuda_prep_transform_meta_register ();
+static gboolean plugin_init(GstPlugin* plugin) {
+  gst_cuda_prep_transform_meta_register();
 
-  gboolean ok = GST_ELEMENT_REGISTER (cudatensorize, plugin);
-  ok &= GST_ELEMENT_REGISTER (cudatemplatematch, plugin);
-  ok &= GST_ELEMENT_REGISTER (cudatensorbatch, plugin);
+  gboolean ok = GST_ELEMENT_REGISTER(cudatensorize, plugin);
+  ok &= GST_ELEMENT_REGISTER(cudatemplatematch, plugin);
+  ok &= GST_ELEMENT_REGISTER(cudatensorbatch, plugin);
   return ok;
 }
 
-GST_PLUGIN_DEFINE (GST_VERSION_MAJOR, GST_VERSION_MINOR, cudaprep,
-    "CUDA preprocessing for detectors: fused tensorize and template matching",
-    plugin_init, VERSION, GST_LICENSE, GST_PACKAGE_NAME, GST_PACKAGE_ORIGIN)
+GST_PLUGIN_DEFINE(GST_VERSION_MAJOR, GST_VERSION_MINOR, cudaprep,
+                  "CUDA preprocessing for detectors: fused tensorize and template matching", plugin_init, VERSION,
+                  GST_LICENSE, GST_PACKAGE_NAME, GST_PACKAGE_ORIGIN)

@@ -7,25 +7,20 @@
 #include <gst/analytics/analytics.h>
 #endif
 
-gboolean
-gst_cuda_prep_add_analytics_matches (GstBuffer * buffer,
-    const std::vector<cudaprep::Match> & matches, std::string * error)
-{
+gboolean gst_cuda_prep_add_analytics_matches(GstBuffer *buffer, const std::vector<cudaprep::Match> &matches,
+                                             std::string *error) {
 #if CUDAPREP_HAVE_ANALYTICS_OD
-  if (matches.empty ())
-    return TRUE;
-  GstAnalyticsRelationMeta *rmeta = gst_buffer_get_analytics_relation_meta (buffer);
-  if (!rmeta)
-    rmeta = gst_buffer_add_analytics_relation_meta (buffer);
+  if (matches.empty()) return TRUE;
+  GstAnalyticsRelationMeta *rmeta = gst_buffer_get_analytics_relation_meta(buffer);
+  if (!rmeta) rmeta = gst_buffer_add_analytics_relation_meta(buffer);
   if (!rmeta) {
     *error = "could not add a GstAnalyticsRelationMeta to the buffer";
     return FALSE;
   }
-  static const GQuark type = g_quark_from_static_string ("template-match");
-  for (const cudaprep::Match & m : matches) {
+  static const GQuark type = g_quark_from_static_string("template-match");
+  for (const cudaprep::Match &m : matches) {
     GstAnalyticsODMtd od;
-    if (!gst_analytics_relation_meta_add_od_mtd (rmeta, type, m.x, m.y, m.width, m.height,
-            (gfloat) m.score, &od)) {
+    if (!gst_analytics_relation_meta_add_od_mtd(rmeta, type, m.x, m.y, m.width, m.height, (gfloat)m.score, &od)) {
       *error = "the GstAnalyticsRelationMeta refused an object-detection entry";
       return FALSE;
     }

@@ -12,5 +12,5 @@
 
 /* Adds @matches to @buffer's relation meta (made if absent). Without the analytics library
  * (GStreamer < 1.24 builds) it does nothing. FALSE, with @error set, when the meta refused one. */
-gboolean gst_cuda_prep_add_analytics_matches (GstBuffer * buffer,
-    const std::vector<cudaprep::Match> & matches, std::string * error);
+gboolean gst_cuda_prep_add_analytics_matches(GstBuffer* buffer, const std::vector<cudaprep::Match>& matches,
+                                             std::string* error);

@@ -8,13 +8,12 @@
 #include <string>
 #include <vector>
 
-struct GrayImage
-{
-  std::vector<uint8_t> pixels;  /* width * height, no padding */
+struct GrayImage {
+  std::vector<uint8_t> pixels; /* width * height, no padding */
   int width = 0, height = 0;
 };
 
 /* Returns an empty string on success, else a message saying what went wrong. The path is a
  * file name in the file system's encoding (any bytes). An image larger than @max_side on a
  * side is refused from its header, before it is decoded. */
-std::string gst_cuda_prep_load_gray_image (const std::string & path, int max_side, GrayImage * out);
+std::string gst_cuda_prep_load_gray_image(const std::string& path, int max_side, GrayImage* out);

@@ -16,19 +16,17 @@
 #include "status.h"
 #include "tensorize.h"
 
-struct TensorShape
-{
-  int width = cudaprep::TensorOutputSpec ().dst_width;
-  int height = cudaprep::TensorOutputSpec ().dst_height;
-  cudaprep::Layout layout = cudaprep::TensorOutputSpec ().layout;
-  cudaprep::DType dtype = cudaprep::TensorOutputSpec ().dtype;
-  int channels = cudaprep::TensorOutputSpec ().channels;       /* 3 (colour) or 1 (gray) */
-  int batch = 1;                /* never open: downstream must agree with it */
+struct TensorShape {
+  int width = cudaprep::TensorOutputSpec().dst_width;
+  int height = cudaprep::TensorOutputSpec().dst_height;
+  cudaprep::Layout layout = cudaprep::TensorOutputSpec().layout;
+  cudaprep::DType dtype = cudaprep::TensorOutputSpec().dtype;
+  int channels = cudaprep::TensorOutputSpec().channels; /* 3 (colour) or 1 (gray) */
+  int batch = 1;                                        /* never open: downstream must agree with it */
 };
 
 /* The properties' values, and which of them the user set (a property never set is open). */
-struct TensorShapeSettings
-{
+struct TensorShapeSettings {
   TensorShape value;
   bool width_set = false, height_set = false, layout_set = false, dtype_set = false;
   bool channels_set = false;
@@ -42,16 +40,15 @@ struct TensorShapeSettings
 
 /* Pad template caps: any other/tensors, in CUDA memory then in system memory (what is made is
  * negotiated; a downstream that takes none of it gets TensorRefusal's error). */
-GstCaps *gst_cuda_prep_tensor_template_caps (void);
+GstCaps *gst_cuda_prep_tensor_template_caps(void);
 /* other/tensors of any shape and every dtype, with @framerate (NULL: any): in CUDA memory and
  * in system memory, CUDA first when @cuda_first; system memory only when !@with_cuda. */
-GstCaps *gst_cuda_prep_tensor_open_caps (const GValue * framerate, gboolean with_cuda,
-    gboolean cuda_first);
+GstCaps *gst_cuda_prep_tensor_open_caps(const GValue *framerate, gboolean with_cuda, gboolean cuda_first);
 /* "W:H:C:B" for NCHW, "C:W:H:B" for NHWC. */
-gchar *gst_cuda_prep_tensor_dimensions (const TensorShape & shape);
+gchar *gst_cuda_prep_tensor_dimensions(const TensorShape &shape);
 /* The caps' name of a dtype (kDTypes), and back; FALSE for a name no row has. */
-const gchar *gst_cuda_prep_tensor_type_name (cudaprep::DType dtype);
-gboolean gst_cuda_prep_tensor_parse_type (const gchar * name, cudaprep::DType * dtype);
+const gchar *gst_cuda_prep_tensor_type_name(cudaprep::DType dtype);
+gboolean gst_cuda_prep_tensor_parse_type(const gchar *name, cudaprep::DType *dtype);
 
 /* ---- negotiation ------------------------------------------------------------------------- */
 
@@ -59,35 +56,33 @@ gboolean gst_cuda_prep_tensor_parse_type (const gchar * name, cudaprep::DType * 
  * "W:H:C[:B]" (nchw) or "C:W:H[:B]" (nhwc), B 1 when left out. Where several readings fit
  * ("3:64:3", "1:64:3"), the one with @preferred's channels and layout wins, then the one with its
  * channels, then its layout. */
-gboolean gst_cuda_prep_tensor_parse_dimensions (const gchar * dims, const TensorShape & preferred,
-    TensorShape * shape);
+gboolean gst_cuda_prep_tensor_parse_dimensions(const gchar *dims, const TensorShape &preferred, TensorShape *shape);
 
 /* Fixates "dimensions" and "types" of @s (other/tensors, after intersecting with downstream):
  * a field downstream left open takes the settings' value; of a list, the first entry that agrees
  * with what the user set is taken. */
-void gst_cuda_prep_tensor_fixate_shape (GstStructure * s, const TensorShapeSettings & settings);
+void gst_cuda_prep_tensor_fixate_shape(GstStructure *s, const TensorShapeSettings &settings);
 
 /* The shape in negotiated tensor caps. An error names both sides when a property the user set
  * differs from what downstream takes, or says why the caps are no tensor the element makes;
  * @element: the factory name the messages give. */
-cudaprep::Status gst_cuda_prep_tensor_shape_from_caps (GstCaps * caps,
-    const TensorShapeSettings & settings, const char *element, TensorShape * shape);
+cudaprep::Status gst_cuda_prep_tensor_shape_from_caps(GstCaps *caps, const TensorShapeSettings &settings,
+                                                      const char *element, TensorShape *shape);
 
 /* The one error of a downstream that takes no tensor the element makes, posted once until
  * forget() (new input caps, stop): GstBaseTransform and GstAggregator retry a failed
  * negotiation with every buffer. */
-class TensorRefusal
-{
-public:
+class TensorRefusal {
+ public:
   /* Downstream (@downstream, the peer's caps) accepts nothing of @produced: says what the
    * element makes, which properties set it, and what downstream asked for. */
-  void post_no_intersection (GstElement * element, GstCaps * produced, GstCaps * downstream);
+  void post_no_intersection(GstElement *element, GstCaps *produced, GstCaps *downstream);
   /* Downstream's fixed caps contradict a property or are no tensor the element makes
    * (@why: gst_cuda_prep_tensor_shape_from_caps's error). */
-  void post_contradiction (GstElement * element, const cudaprep::Status & why, GstCaps * downstream);
-  void forget () { posted_.clear (); }
+  void post_contradiction(GstElement *element, const cudaprep::Status &why, GstCaps *downstream);
+  void forget() { posted_.clear(); }
 
-private:
-  void post (GstElement * element, const std::string & summary, const std::string & details);
+ private:
+  void post(GstElement *element, const std::string &summary, const std::string &details);
   std::string posted_;
 };

@@ -10,131 +10,104 @@
 
 using namespace cudaprep;
 
-GType
-gst_cuda_prep_output_get_type (void)
-{
+GType gst_cuda_prep_output_get_type(void) {
   static GType type = 0;
   static const GEnumValue values[] = {
-    {GST_CUDA_PREP_OUTPUT_TENSOR, "The tensor as its own buffer (other/tensors caps)", "tensor"},
-    {GST_CUDA_PREP_OUTPUT_VIDEO_META, "The frame passes through with the tensor on it as a "
-        "GstTensorMeta (GStreamer >= 1.26)", "video-meta"},
-    {0, NULL, NULL}
-  };
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstCudaTensorizeOutput", values);
-    gst_type_mark_as_plugin_api (t, (GstPluginAPIFlags) 0);
-    g_once_init_leave (&type, t);
+      {GST_CUDA_PREP_OUTPUT_TENSOR, "The tensor as its own buffer (other/tensors caps)", "tensor"},
+      {GST_CUDA_PREP_OUTPUT_VIDEO_META,
+       "The frame passes through with the tensor on it as a "
+       "GstTensorMeta (GStreamer >= 1.26)",
+       "video-meta"},
+      {0, NULL, NULL}};
+  if (g_once_init_enter(&type)) {
+    GType t = g_enum_register_static("GstCudaTensorizeOutput", values);
+    gst_type_mark_as_plugin_api(t, (GstPluginAPIFlags)0);
+    g_once_init_leave(&type, t);
   }
   return type;
 }
 
-gboolean
-TensorMetaOutput::supported ()
-{
-  return CUDAPREP_HAVE_TENSOR_META;
-}
+gboolean TensorMetaOutput::supported() { return CUDAPREP_HAVE_TENSOR_META; }
 
-gboolean
-TensorMetaOutput::configure (CudaPrepDevice & device, gboolean output_cuda,
-    const TensorOutputPlan & output, std::string * error)
-{
-  reset ();
+gboolean TensorMetaOutput::configure(CudaPrepDevice &device, gboolean output_cuda, const TensorOutputPlan &output,
+                                     std::string *error) {
+  reset();
   const gsize h = output.dst_height, w = output.dst_width, c = output.channels;
   const gsize nchw[4] = {1, c, h, w}, nhwc[4] = {1, h, w, c};
-  for (int i = 0; i < 4; i++)
-    dims_[i] = output.layout == Layout::NCHW ? nchw[i] : nhwc[i];
+  for (int i = 0; i < 4; i++) dims_[i] = output.layout == Layout::NCHW ? nchw[i] : nhwc[i];
   dtype_ = output.dtype;
   guint size;
   /* No upper bound: downstream may hold many frames, each keeping its tensor. */
-  pool_ = gst_cuda_prep_tensor_pool_new (device, output_cuda, NULL, slot_bytes (output), 2, &size,
-      error);
-  if (!pool_)
-    return FALSE;
-  if (!gst_buffer_pool_set_active (pool_, TRUE)) {
+  pool_ = gst_cuda_prep_tensor_pool_new(device, output_cuda, NULL, slot_bytes(output), 2, &size, error);
+  if (!pool_) return FALSE;
+  if (!gst_buffer_pool_set_active(pool_, TRUE)) {
     *error = "could not activate the tensor pool";
-    reset ();
+    reset();
     return FALSE;
   }
   return TRUE;
 }
 
-void
-TensorMetaOutput::reset ()
-{
-  if (!pool_)
-    return;
+void TensorMetaOutput::reset() {
+  if (!pool_) return;
   /* Tensors still on frames downstream are freed when those frames go. */
-  gst_buffer_pool_set_active (pool_, FALSE);
-  gst_object_unref (pool_);
+  gst_buffer_pool_set_active(pool_, FALSE);
+  gst_object_unref(pool_);
   pool_ = nullptr;
 }
 
-GstFlowReturn
-TensorMetaOutput::acquire (GstBuffer ** tensor)
-{
-  if (!pool_)
-    return GST_FLOW_NOT_NEGOTIATED;
-  return gst_buffer_pool_acquire_buffer (pool_, tensor, NULL);
+GstFlowReturn TensorMetaOutput::acquire(GstBuffer **tensor) {
+  if (!pool_) return GST_FLOW_NOT_NEGOTIATED;
+  return gst_buffer_pool_acquire_buffer(pool_, tensor, NULL);
 }
 
 /* The transform meta of @from, copied onto @to through the meta's own transform function. */
-static gboolean
-copy_transform_meta (GstBuffer * to, GstBuffer * from)
-{
-  GstCustomMeta *meta = gst_buffer_get_custom_meta (from, GST_CUDAPREP_TRANSFORM_META_NAME);
-  if (!meta)
-    return FALSE;
-  GstMetaTransformCopy copy = {FALSE, 0, (gsize) - 1};
-  return ((GstMeta *) meta)->info->transform_func (to, (GstMeta *) meta, from,
-      _gst_meta_transform_copy, &copy);
+static gboolean copy_transform_meta(GstBuffer *to, GstBuffer *from) {
+  GstCustomMeta *meta = gst_buffer_get_custom_meta(from, GST_CUDAPREP_TRANSFORM_META_NAME);
+  if (!meta) return FALSE;
+  GstMetaTransformCopy copy = {FALSE, 0, (gsize)-1};
+  return ((GstMeta *)meta)->info->transform_func(to, (GstMeta *)meta, from, _gst_meta_transform_copy, &copy);
 }
 
 #if CUDAPREP_HAVE_TENSOR_META
 /* GStreamer's tensor type of each row of kDTypes, in DType order: a row missing here does not
  * compile. */
 static constexpr GstTensorDataType kTensorDataTypes[] = {
-  GST_TENSOR_DATA_TYPE_FLOAT32, GST_TENSOR_DATA_TYPE_FLOAT16, GST_TENSOR_DATA_TYPE_UINT8,
-  GST_TENSOR_DATA_TYPE_INT8,
+    GST_TENSOR_DATA_TYPE_FLOAT32,
+    GST_TENSOR_DATA_TYPE_FLOAT16,
+    GST_TENSOR_DATA_TYPE_UINT8,
+    GST_TENSOR_DATA_TYPE_INT8,
 };
-static_assert (G_N_ELEMENTS (kTensorDataTypes) == cudaprep::kDTypeCount,
-    "every dtype of kDTypes needs its GstTensorDataType");
+static_assert(G_N_ELEMENTS(kTensorDataTypes) == cudaprep::kDTypeCount,
+              "every dtype of kDTypes needs its GstTensorDataType");
 
-static GstTensorDataType
-tensor_data_type (DType dtype)
-{
-  return kTensorDataTypes[(int) dtype];
-}
+static GstTensorDataType tensor_data_type(DType dtype) { return kTensorDataTypes[(int)dtype]; }
 #endif
 
-gboolean
-TensorMetaOutput::attach (GstBuffer * video, GstBuffer * tensor, std::string * error)
-{
-  if (!copy_transform_meta (video, tensor)) {
-    gst_buffer_unref (tensor);
+gboolean TensorMetaOutput::attach(GstBuffer *video, GstBuffer *tensor, std::string *error) {
+  if (!copy_transform_meta(video, tensor)) {
+    gst_buffer_unref(tensor);
     *error = "the tensor carries no transform meta";
     return FALSE;
   }
 #if CUDAPREP_HAVE_TENSOR_META
-  static const GQuark id = g_quark_from_static_string (GST_CUDA_PREP_TENSOR_ID);
+  static const GQuark id = g_quark_from_static_string(GST_CUDA_PREP_TENSOR_ID);
   gsize dims[4] = {dims_[0], dims_[1], dims_[2], dims_[3]};
-  GstTensor *t = gst_tensor_new_simple (id, tensor_data_type (dtype_), tensor,
-      GST_TENSOR_DIM_ORDER_ROW_MAJOR, 4, dims);
+  GstTensor *t = gst_tensor_new_simple(id, tensor_data_type(dtype_), tensor, GST_TENSOR_DIM_ORDER_ROW_MAJOR, 4, dims);
   if (!t) {
     *error = "gst_tensor_new_simple refused the tensor (size does not match its dims)";
     return FALSE;
   }
   /* Upstream tensors already on the frame stay; ours is added after them. */
-  GstTensorMeta *meta = gst_buffer_get_tensor_meta (video);
-  if (!meta)
-    meta = gst_buffer_add_tensor_meta (video);
-  GstTensor **tensors = g_new (GstTensor *, meta->num_tensors + 1);
-  for (gsize i = 0; i < meta->num_tensors; i++)
-    tensors[i] = gst_tensor_copy (meta->tensors[i]);
+  GstTensorMeta *meta = gst_buffer_get_tensor_meta(video);
+  if (!meta) meta = gst_buffer_add_tensor_meta(video);
+  GstTensor **tensors = g_new(GstTensor *, meta->num_tensors + 1);
+  for (gsize i = 0; i < meta->num_tensors; i++) tensors[i] = gst_tensor_copy(meta->tensors[i]);
   tensors[meta->num_tensors] = t;
-  gst_tensor_meta_set (meta, (guint) meta->num_tensors + 1, tensors);
+  gst_tensor_meta_set(meta, (guint)meta->num_tensors + 1, tensors);
   return TRUE;
 #else
-  gst_buffer_unref (tensor);
+  gst_buffer_unref(tensor);
   *error = "this build has no GstTensorMeta (GStreamer < 1.26)";
   return FALSE;
 #endif

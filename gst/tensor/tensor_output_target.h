@@ -26,37 +26,36 @@
 #include "pinned_pool.h"
 #include "tensorize.h"
 
-class TensorOutputTarget
-{
-public:
-  TensorOutputTarget () = default;
-  ~TensorOutputTarget ();
-  TensorOutputTarget (const TensorOutputTarget &) = delete;
-  TensorOutputTarget & operator= (const TensorOutputTarget &) = delete;
+class TensorOutputTarget {
+ public:
+  TensorOutputTarget() = default;
+  ~TensorOutputTarget();
+  TensorOutputTarget(const TensorOutputTarget &) = delete;
+  TensorOutputTarget &operator=(const TensorOutputTarget &) = delete;
 
   /* Makes @outbuf writable where the tensor goes: @on_device, the GPU path; @output_cuda,
    * CUDA memory (else system memory). */
-  cudaprep::Status begin (CudaPrepDevice & device, gboolean on_device, gboolean output_cuda,
-      GstBuffer * outbuf, guint64 padding_key);
-  uint8_t *data () const { return data_; }
-  cudaprep::PaddingRows rows () const { return rows_; }
+  cudaprep::Status begin(CudaPrepDevice &device, gboolean on_device, gboolean output_cuda, GstBuffer *outbuf,
+                         guint64 padding_key);
+  uint8_t *data() const { return data_; }
+  cudaprep::PaddingRows rows() const { return rows_; }
 
   /* Completes the tensor after its writing ended with @written: a system-memory tensor of the
    * GPU path waited for as @download_wait says; a CUDA tensor left on the stream where
    * @lifetime's inputs may stay and its memory carries the stream, else synchronised; then
    * @lifetime.end_output(). Unmaps. Returns the first error (@written's, if any). */
-  cudaprep::Status finish (CudaPrepDevice & device, cudaprep::GpuWait download_wait,
-      FrameLifetime & lifetime, cudaprep::Status written);
+  cudaprep::Status finish(CudaPrepDevice &device, cudaprep::GpuWait download_wait, FrameLifetime &lifetime,
+                          cudaprep::Status written);
   /* After finish(): whether the tensor was left on the stream (not complete yet). */
-  gboolean left_on_stream () const { return left_on_stream_; }
+  gboolean left_on_stream() const { return left_on_stream_; }
 
-private:
-  void unmap ();
+ private:
+  void unmap();
 
   GstBuffer *outbuf_ = nullptr;
-  GstMapInfo map_ {};
+  GstMapInfo map_{};
   gboolean mapped_ = FALSE;
-  PinnedBlock *block_ = nullptr;        /* system-memory tensor of the GPU path */
+  PinnedBlock *block_ = nullptr; /* system-memory tensor of the GPU path */
   guint64 padding_key_ = 0;
   uint8_t *data_ = nullptr;
   cudaprep::PaddingRows rows_ = cudaprep::PaddingRows::Write;

@@ -15,11 +15,11 @@
  * (tensors downloaded into it go at DMA speed), pageable on the CPU path; @caps (may be NULL) go
  * into its config. *size: the buffer size the pool settled on (CUDA may round it up: trim
  * buffers to the tensor). NULL, with @error set, when the pool refuses the configuration. */
-GstBufferPool *gst_cuda_prep_tensor_pool_new (CudaPrepDevice & device, gboolean output_cuda,
-    GstCaps * caps, gsize bytes, guint min_buffers, guint * size, std::string * error);
+GstBufferPool *gst_cuda_prep_tensor_pool_new(CudaPrepDevice &device, gboolean output_cuda, GstCaps *caps, gsize bytes,
+                                             guint min_buffers, guint *size, std::string *error);
 
 /* Answers an ALLOCATION query for @bytes-byte tensors of its caps: sets (or adds) a pool from
  * gst_cuda_prep_tensor_pool_new() as the query's first one, with at least 2 buffers. Posts an
  * error on @element and returns FALSE when the pool refuses the configuration. */
-gboolean gst_cuda_prep_tensor_pool_decide (GstElement * element, GstQuery * query,
-    CudaPrepDevice & device, gboolean output_cuda, gsize bytes);
+gboolean gst_cuda_prep_tensor_pool_decide(GstElement *element, GstQuery *query, CudaPrepDevice &device,
+                                          gboolean output_cuda, gsize bytes);

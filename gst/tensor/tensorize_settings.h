@@ -21,12 +21,10 @@
 enum { GST_CUDA_PREP_YUV_MATRIX_AUTO = -1 };
 enum { GST_CUDA_PREP_YUV_RANGE_AUTO, GST_CUDA_PREP_YUV_RANGE_LIMITED, GST_CUDA_PREP_YUV_RANGE_FULL };
 
-
 /* The tensor properties. Their defaults are the kernels' (cudaprep::TensorOutputSpec): the one
  * declaration that the param specs, the plans and the negotiation all read. */
-struct TensorizeSettings
-{
-  static constexpr cudaprep::TensorOutputSpec kDefaults {};
+struct TensorizeSettings {
+  static constexpr cudaprep::TensorOutputSpec kDefaults{};
 
   int width = kDefaults.dst_width, height = kDefaults.dst_height;
   cudaprep::ResizeMode mode = kDefaults.mode;
@@ -35,11 +33,11 @@ struct TensorizeSettings
   cudaprep::Interpolation interpolation = kDefaults.interpolation;
   cudaprep::ChannelOrder channel_order = kDefaults.channel_order;
   double scale = kDefaults.scale;
-  std::vector<double> mean {kDefaults.mean, kDefaults.mean + 3};
-  std::vector<double> std {kDefaults.std, kDefaults.std + 3};
+  std::vector<double> mean{kDefaults.mean, kDefaults.mean + 3};
+  std::vector<double> std{kDefaults.std, kDefaults.std + 3};
   cudaprep::Layout layout = kDefaults.layout;
   cudaprep::DType dtype = kDefaults.dtype;
-  int channels = kDefaults.channels;    /* 3: colour; 1: gray (others are refused at start) */
+  int channels = kDefaults.channels; /* 3: colour; 1: gray (others are refused at start) */
   int yuv_matrix = GST_CUDA_PREP_YUV_MATRIX_AUTO;
   int yuv_range = GST_CUDA_PREP_YUV_RANGE_AUTO;
   int chroma_site = GST_CUDA_PREP_CHROMA_SITE_AUTO;
@@ -54,10 +52,9 @@ struct TensorizeSettings
   bool scale_set = false, mean_set = false, std_set = false;
 
   /* The shape properties and which of them were set, for negotiation with downstream. */
-  TensorShapeSettings shape_settings (int batch) const
-  {
+  TensorShapeSettings shape_settings(int batch) const {
     TensorShapeSettings t;
-    t.value = TensorShape {width, height, layout, dtype, channels, batch};
+    t.value = TensorShape{width, height, layout, dtype, channels, batch};
     t.width_set = width_set;
     t.height_set = height_set;
     t.layout_set = layout_set;
@@ -66,8 +63,7 @@ struct TensorizeSettings
     return t;
   }
   /* These settings with a negotiated shape in place of the properties' values. */
-  TensorizeSettings with_shape (const TensorShape & shape) const
-  {
+  TensorizeSettings with_shape(const TensorShape &shape) const {
     TensorizeSettings s = *this;
     s.width = shape.width;
     s.height = shape.height;
@@ -77,26 +73,23 @@ struct TensorizeSettings
     return s;
   }
   /* What the output caps say: a change renegotiates. */
-  bool same_shape (const TensorizeSettings & o) const
-  {
-    return width == o.width && height == o.height && layout == o.layout && dtype == o.dtype &&
-        channels == o.channels && width_set == o.width_set && height_set == o.height_set &&
-        layout_set == o.layout_set && dtype_set == o.dtype_set && channels_set == o.channels_set;
+  bool same_shape(const TensorizeSettings &o) const {
+    return width == o.width && height == o.height && layout == o.layout && dtype == o.dtype && channels == o.channels &&
+           width_set == o.width_set && height_set == o.height_set && layout_set == o.layout_set &&
+           dtype_set == o.dtype_set && channels_set == o.channels_set;
   }
-  bool operator== (const TensorizeSettings & o) const
-  {
-    return same_shape (o) && mode == o.mode && align == o.align && pad_value == o.pad_value &&
-        interpolation == o.interpolation && channel_order == o.channel_order &&
-        scale == o.scale && mean == o.mean && std == o.std && scale_set == o.scale_set &&
-        mean_set == o.mean_set && std_set == o.std_set && yuv_matrix == o.yuv_matrix &&
-        yuv_range == o.yuv_range && chroma_site == o.chroma_site && gpu_wait == o.gpu_wait;
+  bool operator==(const TensorizeSettings &o) const {
+    return same_shape(o) && mode == o.mode && align == o.align && pad_value == o.pad_value &&
+           interpolation == o.interpolation && channel_order == o.channel_order && scale == o.scale && mean == o.mean &&
+           std == o.std && scale_set == o.scale_set && mean_set == o.mean_set && std_set == o.std_set &&
+           yuv_matrix == o.yuv_matrix && yuv_range == o.yuv_range && chroma_site == o.chroma_site &&
+           gpu_wait == o.gpu_wait;
   }
-  bool operator!= (const TensorizeSettings & o) const { return !(*this == o); }
+  bool operator!=(const TensorizeSettings &o) const { return !(*this == o); }
 };
 
 /* Property ids relative to the first_id an element installs them at. */
-enum TensorProperty
-{
+enum TensorProperty {
   TENSOR_PROP_WIDTH,
   TENSOR_PROP_HEIGHT,
   TENSOR_PROP_RESIZE_MODE,
@@ -118,42 +111,40 @@ enum TensorProperty
 };
 
 /* Installs width .. gpu-wait (GST_PARAM_MUTABLE_PLAYING) at ids first_id + TensorProperty. */
-void gst_cuda_prep_tensor_properties_install (GObjectClass * klass, guint first_id);
+void gst_cuda_prep_tensor_properties_install(GObjectClass *klass, guint first_id);
 /* The "roi" property ("<x, y, width, height>", clipped to the frame), for elements and pads. */
-GParamSpec *gst_cuda_prep_param_spec_roi (const gchar * blurb);
+GParamSpec *gst_cuda_prep_param_spec_roi(const gchar *blurb);
 
 /* Call with the object lock held. @prop is relative to first_id; FALSE when it is not one of
  * these properties. *shape_changed tells whether the output caps must be renegotiated. scale,
  * mean and std never set read back as default_normalisation (dtype) of the dtype property. */
-gboolean gst_cuda_prep_tensor_property_set (TensorizeSettings & s, guint prop, const GValue * value,
-    gboolean * shape_changed);
-gboolean gst_cuda_prep_tensor_property_get (const TensorizeSettings & s, guint prop, GValue * value);
+gboolean gst_cuda_prep_tensor_property_set(TensorizeSettings &s, guint prop, const GValue *value,
+                                           gboolean *shape_changed);
+gboolean gst_cuda_prep_tensor_property_get(const TensorizeSettings &s, guint prop, GValue *value);
 
 /* The output-wide part of the settings, scale / mean / std never set taken from
  * default_normalisation (s.dtype). Errors name the property ("std needs 1 or 3 values"). */
-cudaprep::Status gst_cuda_prep_output_spec (const TensorizeSettings & s,
-    cudaprep::TensorOutputSpec * spec);
+cudaprep::Status gst_cuda_prep_output_spec(const TensorizeSettings &s, cudaprep::TensorOutputSpec *spec);
 /* " (WxH)" of the frame @info describes, for messages; "" without @info (checks before caps). */
-std::string gst_cuda_prep_frame_desc (const GstVideoInfo * info);
+std::string gst_cuda_prep_frame_desc(const GstVideoInfo *info);
 /* A region of a frame in 64 bits: a rectangle from the properties or metas, grown by a margin,
  * can leave the range of int before it is clipped to the frame. */
-struct Region64
-{
+struct Region64 {
   int64_t x = 0, y = 0, w = 0, h = 0;
 };
 /* @r grown by @margin of its width / height on each side, outward to whole pixels. */
-Region64 gst_cuda_prep_grow_region (const cudaprep::Rect & r, double margin);
+Region64 gst_cuda_prep_grow_region(const cudaprep::Rect &r, double margin);
 /* @r clipped to a frame_w x frame_h frame (documented for roi and rois); an empty @r, or a
  * result that is empty, is an error naming @r ("... entirely outside the frame" + @frame_desc). */
-cudaprep::Status gst_cuda_prep_clip_rect (const Region64 & r, int frame_w, int frame_h,
-    const std::string & frame_desc, cudaprep::Rect * out);
+cudaprep::Status gst_cuda_prep_clip_rect(const Region64 &r, int frame_w, int frame_h, const std::string &frame_desc,
+                                         cudaprep::Rect *out);
 /* The source of a slot: the frame @info describes (NULL: the largest frame the element takes,
  * for checks before caps), the @roi property (empty: whole frame; clipped to the frame; one
  * entirely outside is an error) and the colorimetry (caps, or the yuv-* overrides). */
-cudaprep::Status gst_cuda_prep_slot_source (const TensorizeSettings & s, const std::vector<int> &roi,
-    const GstVideoInfo * info, cudaprep::SlotSourceSpec * source);
+cudaprep::Status gst_cuda_prep_slot_source(const TensorizeSettings &s, const std::vector<int> &roi,
+                                           const GstVideoInfo *info, cudaprep::SlotSourceSpec *source);
 
 /* Posts "Invalid <element factory> settings: <message>" on @element, once: not again while
  * @posted (the element's record of the last one posted) holds the same message. */
-void gst_cuda_prep_post_settings_error (GstElement * element, std::string & posted,
-    const cudaprep::Status & st, const char *context);
+void gst_cuda_prep_post_settings_error(GstElement *element, std::string &posted, const cudaprep::Status &st,
+                                       const char *context);

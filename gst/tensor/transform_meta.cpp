@@ -8,38 +8,31 @@
 
 #include <gst/video/video.h>
 
-static void
-set_doubles (GstStructure * s, const char *field, const double *v, int n)
-{
+static void set_doubles(GstStructure *s, const char *field, const double *v, int n) {
   GValue arr = G_VALUE_INIT;
-  gst_value_array_init (&arr, n);
+  gst_value_array_init(&arr, n);
   for (int i = 0; i < n; i++) {
     GValue d = G_VALUE_INIT;
-    g_value_init (&d, G_TYPE_DOUBLE);
-    g_value_set_double (&d, v[i]);
-    gst_value_array_append_and_take_value (&arr, &d);
+    g_value_init(&d, G_TYPE_DOUBLE);
+    g_value_set_double(&d, v[i]);
+    gst_value_array_append_and_take_value(&arr, &d);
   }
-  gst_structure_take_value (s, field, &arr);
+  gst_structure_take_value(s, field, &arr);
 }
 
-static void
-write_transform (GstStructure * s, const GstCudaPrepTransform & t)
-{
-  gst_structure_set (s, "source-width", G_TYPE_INT, t.source_width, "source-height", G_TYPE_INT,
-      t.source_height, "tensor-width", G_TYPE_INT, t.tensor_width, "tensor-height", G_TYPE_INT,
-      t.tensor_height, NULL);
-  set_doubles (s, "src-to-tensor", t.src_to_tensor, 6);
-  set_doubles (s, "tensor-to-src", t.tensor_to_src, 6);
-  set_doubles (s, "active-rect", t.active_rect, 4);
-  set_doubles (s, "source-rect", t.source_rect, 4);
+static void write_transform(GstStructure *s, const GstCudaPrepTransform &t) {
+  gst_structure_set(s, "source-width", G_TYPE_INT, t.source_width, "source-height", G_TYPE_INT, t.source_height,
+                    "tensor-width", G_TYPE_INT, t.tensor_width, "tensor-height", G_TYPE_INT, t.tensor_height, NULL);
+  set_doubles(s, "src-to-tensor", t.src_to_tensor, 6);
+  set_doubles(s, "tensor-to-src", t.tensor_to_src, 6);
+  set_doubles(s, "active-rect", t.active_rect, 4);
+  set_doubles(s, "source-rect", t.source_rect, 4);
 }
 
 /* The frame went from in_w x in_h to out_w x out_h: pixel-centre coordinates map as
  * x' = (x + 0.5) * sx - 0.5. */
-static void
-scale_source (GstCudaPrepTransform * t, int out_w, int out_h)
-{
-  const double sx = (double) out_w / t->source_width, sy = (double) out_h / t->source_height;
+static void scale_source(GstCudaPrepTransform *t, int out_w, int out_h) {
+  const double sx = (double)out_w / t->source_width, sy = (double)out_h / t->source_height;
   double *m = t->tensor_to_src, *n = t->src_to_tensor;
   const double s[2] = {sx, sy};
   for (int r = 0; r < 2; r++) {
@@ -60,79 +53,71 @@ scale_source (GstCudaPrepTransform * t, int out_w, int out_h)
 }
 
 /* A copy of @in with its transform fields scaled to an out_w x out_h frame. */
-static GstStructure *
-scaled_copy (const GstStructure * in, int out_w, int out_h)
-{
-  GstStructure *out = gst_structure_copy (in);
+static GstStructure *scaled_copy(const GstStructure *in, int out_w, int out_h) {
+  GstStructure *out = gst_structure_copy(in);
   GstCudaPrepTransform t;
-  if (gst_cudaprep_structure_get_transform (in, &t)) {
-    scale_source (&t, out_w, out_h);
-    write_transform (out, t);
+  if (gst_cudaprep_structure_get_transform(in, &t)) {
+    scale_source(&t, out_w, out_h);
+    write_transform(out, t);
   }
   return out;
 }
 
-static gboolean
-transform_meta (GstBuffer * transbuf, GstCustomMeta * meta, GstBuffer * buffer, GQuark type,
-    gpointer data, gpointer user_data)
-{
-  const GstStructure *in = gst_custom_meta_get_structure (meta);
+static gboolean transform_meta(GstBuffer *transbuf, GstCustomMeta *meta, GstBuffer *buffer, GQuark type, gpointer data,
+                               gpointer user_data) {
+  const GstStructure *in = gst_custom_meta_get_structure(meta);
   GstCudaPrepTransform t;
-  if (!gst_cudaprep_structure_get_transform (in, &t))
-    return FALSE;
+  if (!gst_cudaprep_structure_get_transform(in, &t)) return FALSE;
   int out_w = t.source_width, out_h = t.source_height;
-  if (GST_VIDEO_META_TRANSFORM_IS_SCALE (type)) {
-    const GstVideoMetaTransform *scale = (const GstVideoMetaTransform *) data;
-    out_w = GST_VIDEO_INFO_WIDTH (scale->out_info);
-    out_h = GST_VIDEO_INFO_HEIGHT (scale->out_info);
-  } else if (!GST_META_TRANSFORM_IS_COPY (type)) {
-    return FALSE;               /* a transform we cannot follow: drop rather than mislead */
+  if (GST_VIDEO_META_TRANSFORM_IS_SCALE(type)) {
+    const GstVideoMetaTransform *scale = (const GstVideoMetaTransform *)data;
+    out_w = GST_VIDEO_INFO_WIDTH(scale->out_info);
+    out_h = GST_VIDEO_INFO_HEIGHT(scale->out_info);
+  } else if (!GST_META_TRANSFORM_IS_COPY(type)) {
+    return FALSE; /* a transform we cannot follow: drop rather than mislead */
   }
-  GstCustomMeta *copy = gst_buffer_add_custom_meta (transbuf, GST_CUDAPREP_TRANSFORM_META_NAME);
-  if (!copy)
-    return FALSE;
-  GstStructure *out = gst_custom_meta_get_structure (copy);
-  GstStructure *scaled = scaled_copy (in, out_w, out_h);
+  GstCustomMeta *copy = gst_buffer_add_custom_meta(transbuf, GST_CUDAPREP_TRANSFORM_META_NAME);
+  if (!copy) return FALSE;
+  GstStructure *out = gst_custom_meta_get_structure(copy);
+  GstStructure *scaled = scaled_copy(in, out_w, out_h);
   /* Every slot shows the same frame, so every slot scales with it. */
-  const GValue *slots = gst_structure_get_value (in, "slots");
-  if (slots && GST_VALUE_HOLDS_ARRAY (slots)) {
+  const GValue *slots = gst_structure_get_value(in, "slots");
+  if (slots && GST_VALUE_HOLDS_ARRAY(slots)) {
     GValue arr = G_VALUE_INIT;
-    gst_value_array_init (&arr, gst_value_array_get_size (slots));
-    for (guint i = 0; i < gst_value_array_get_size (slots); i++) {
-      const GValue *v = gst_value_array_get_value (slots, i);
-      if (!GST_VALUE_HOLDS_STRUCTURE (v))
-        continue;
+    gst_value_array_init(&arr, gst_value_array_get_size(slots));
+    for (guint i = 0; i < gst_value_array_get_size(slots); i++) {
+      const GValue *v = gst_value_array_get_value(slots, i);
+      if (!GST_VALUE_HOLDS_STRUCTURE(v)) continue;
       GValue sv = G_VALUE_INIT;
-      g_value_init (&sv, GST_TYPE_STRUCTURE);
-      g_value_take_boxed (&sv, scaled_copy (gst_value_get_structure (v), out_w, out_h));
-      gst_value_array_append_and_take_value (&arr, &sv);
+      g_value_init(&sv, GST_TYPE_STRUCTURE);
+      g_value_take_boxed(&sv, scaled_copy(gst_value_get_structure(v), out_w, out_h));
+      gst_value_array_append_and_take_value(&arr, &sv);
     }
-    gst_structure_take_value (scaled, "slots", &arr);
+    gst_structure_take_value(scaled, "slots", &arr);
   }
   /* The custom meta's structure belongs to the meta: copy the fields into it. */
-  gst_structure_foreach (scaled, [](GQuark field, const GValue * value, gpointer dst) -> gboolean {
-        gst_structure_id_set_value ((GstStructure *) dst, field, value);
+  gst_structure_foreach(
+      scaled,
+      [](GQuark field, const GValue *value, gpointer dst) -> gboolean {
+        gst_structure_id_set_value((GstStructure *)dst, field, value);
         return TRUE;
-      }, out);
-  gst_structure_free (scaled);
+      },
+      out);
+  gst_structure_free(scaled);
   return TRUE;
 }
 
-void
-gst_cuda_prep_transform_meta_register (void)
-{
+void gst_cuda_prep_transform_meta_register(void) {
   static gsize done = 0;
-  if (g_once_init_enter (&done)) {
+  if (g_once_init_enter(&done)) {
     static const gchar *tags[] = {GST_META_TAG_VIDEO_STR, GST_META_TAG_VIDEO_SIZE_STR, NULL};
-    if (!gst_meta_get_info (GST_CUDAPREP_TRANSFORM_META_NAME))
-      gst_meta_register_custom (GST_CUDAPREP_TRANSFORM_META_NAME, tags, transform_meta, NULL, NULL);
-    g_once_init_leave (&done, 1);
+    if (!gst_meta_get_info(GST_CUDAPREP_TRANSFORM_META_NAME))
+      gst_meta_register_custom(GST_CUDAPREP_TRANSFORM_META_NAME, tags, transform_meta, NULL, NULL);
+    g_once_init_leave(&done, 1);
   }
 }
 
-static GstCudaPrepTransform
-to_c_transform (const cudaprep::TensorTransform & tt, const cudaprep::Rect & roi)
-{
+static GstCudaPrepTransform to_c_transform(const cudaprep::TensorTransform &tt, const cudaprep::Rect &roi) {
   GstCudaPrepTransform t;
   t.source_width = tt.src_width;
   t.source_height = tt.src_height;
@@ -142,8 +127,7 @@ to_c_transform (const cudaprep::TensorTransform & tt, const cudaprep::Rect & roi
     t.src_to_tensor[i] = tt.src_to_dst[i];
     t.tensor_to_src[i] = tt.dst_to_src[i];
   }
-  for (int i = 0; i < 4; i++)
-    t.active_rect[i] = tt.active[i];
+  for (int i = 0; i < 4; i++) t.active_rect[i] = tt.active[i];
   t.source_rect[0] = roi.x;
   t.source_rect[1] = roi.y;
   t.source_rect[2] = roi.w;
@@ -151,126 +135,98 @@ to_c_transform (const cudaprep::TensorTransform & tt, const cudaprep::Rect & roi
   return t;
 }
 
-void
-gst_cuda_prep_buffer_add_batch_transform_meta (GstBuffer * buffer, const CudaPrepSlotMeta * slots,
-    int n)
-{
-  if (n < 1)
-    return;
-  GstCustomMeta *meta = gst_buffer_add_custom_meta (buffer, GST_CUDAPREP_TRANSFORM_META_NAME);
-  if (!meta)
-    return;
-  GstStructure *s = gst_custom_meta_get_structure (meta);
-  write_transform (s, to_c_transform (slots[0].transform, slots[0].source_rect));
+void gst_cuda_prep_buffer_add_batch_transform_meta(GstBuffer *buffer, const CudaPrepSlotMeta *slots, int n) {
+  if (n < 1) return;
+  GstCustomMeta *meta = gst_buffer_add_custom_meta(buffer, GST_CUDAPREP_TRANSFORM_META_NAME);
+  if (!meta) return;
+  GstStructure *s = gst_custom_meta_get_structure(meta);
+  write_transform(s, to_c_transform(slots[0].transform, slots[0].source_rect));
   GValue arr = G_VALUE_INIT;
-  gst_value_array_init (&arr, n);
+  gst_value_array_init(&arr, n);
   for (int i = 0; i < n; i++) {
     const CudaPrepSlotMeta &m = slots[i];
-    GstStructure *slot = gst_structure_new ("cudaprep/slot", "empty", G_TYPE_BOOLEAN, (gboolean) m.empty,
-        "region-index", G_TYPE_INT, m.region_index, "region-id", G_TYPE_INT, m.region_id,
-        "source-pts", G_TYPE_UINT64, (guint64) m.source_pts, NULL);
-    if (m.source_pad)
-      gst_structure_set (slot, "source-pad", G_TYPE_STRING, m.source_pad, NULL);
-    write_transform (slot, to_c_transform (m.transform, m.source_rect));
+    GstStructure *slot = gst_structure_new("cudaprep/slot", "empty", G_TYPE_BOOLEAN, (gboolean)m.empty, "region-index",
+                                           G_TYPE_INT, m.region_index, "region-id", G_TYPE_INT, m.region_id,
+                                           "source-pts", G_TYPE_UINT64, (guint64)m.source_pts, NULL);
+    if (m.source_pad) gst_structure_set(slot, "source-pad", G_TYPE_STRING, m.source_pad, NULL);
+    write_transform(slot, to_c_transform(m.transform, m.source_rect));
     GValue v = G_VALUE_INIT;
-    g_value_init (&v, GST_TYPE_STRUCTURE);
-    g_value_take_boxed (&v, slot);
-    gst_value_array_append_and_take_value (&arr, &v);
+    g_value_init(&v, GST_TYPE_STRUCTURE);
+    g_value_take_boxed(&v, slot);
+    gst_value_array_append_and_take_value(&arr, &v);
   }
-  gst_structure_take_value (s, "slots", &arr);
+  gst_structure_take_value(s, "slots", &arr);
 }
 
-void
-gst_cuda_prep_buffer_add_transform_meta (GstBuffer * buffer, const cudaprep::TensorTransform & tt,
-    const cudaprep::Rect & roi)
-{
+void gst_cuda_prep_buffer_add_transform_meta(GstBuffer *buffer, const cudaprep::TensorTransform &tt,
+                                             const cudaprep::Rect &roi) {
   CudaPrepSlotMeta slot;
   slot.transform = tt;
   slot.source_rect = roi;
-  gst_cuda_prep_buffer_add_batch_transform_meta (buffer, &slot, 1);
+  gst_cuda_prep_buffer_add_batch_transform_meta(buffer, &slot, 1);
 }
 
 /* ---- reuse on pool buffers ------------------------------------------------------------- */
 
-static bool
-same_transform (const cudaprep::TensorTransform & a, const cudaprep::TensorTransform & b)
-{
+static bool same_transform(const cudaprep::TensorTransform &a, const cudaprep::TensorTransform &b) {
   if (a.src_width != b.src_width || a.src_height != b.src_height || a.dst_width != b.dst_width ||
       a.dst_height != b.dst_height)
     return false;
   for (int i = 0; i < 6; i++)
-    if (a.src_to_dst[i] != b.src_to_dst[i] || a.dst_to_src[i] != b.dst_to_src[i])
-      return false;
+    if (a.src_to_dst[i] != b.src_to_dst[i] || a.dst_to_src[i] != b.dst_to_src[i]) return false;
   for (int i = 0; i < 4; i++)
-    if (a.active[i] != b.active[i])
-      return false;
+    if (a.active[i] != b.active[i]) return false;
   return true;
 }
 
 /* Everything the meta says of a slot but its source PTS. */
-static bool
-same_slot_but_pts (const CudaPrepSlotMeta & a, const CudaPrepSlotMeta & b)
-{
+static bool same_slot_but_pts(const CudaPrepSlotMeta &a, const CudaPrepSlotMeta &b) {
   return a.empty == b.empty && a.region_index == b.region_index && a.region_id == b.region_id &&
-      a.source_rect.x == b.source_rect.x && a.source_rect.y == b.source_rect.y &&
-      a.source_rect.w == b.source_rect.w && a.source_rect.h == b.source_rect.h &&
-      g_strcmp0 (a.source_pad, b.source_pad) == 0 && same_transform (a.transform, b.transform);
+         a.source_rect.x == b.source_rect.x && a.source_rect.y == b.source_rect.y &&
+         a.source_rect.w == b.source_rect.w && a.source_rect.h == b.source_rect.h &&
+         g_strcmp0(a.source_pad, b.source_pad) == 0 && same_transform(a.transform, b.transform);
 }
 
-static GQuark
-stamp_quark (void)
-{
-  static GQuark quark = g_quark_from_static_string ("cudaprep-transform-meta-stamp");
+static GQuark stamp_quark(void) {
+  static GQuark quark = g_quark_from_static_string("cudaprep-transform-meta-stamp");
   return quark;
 }
 
-static gpointer
-new_stamp (void)
-{
+static gpointer new_stamp(void) {
   static gint last = 0;
-  return GINT_TO_POINTER (g_atomic_int_add (&last, 1) + 1);
+  return GINT_TO_POINTER(g_atomic_int_add(&last, 1) + 1);
 }
 
 /* Writes each slot's source PTS into @s, the meta's structure (the buffer is writable). */
-static void
-write_source_pts (GstStructure * s, const CudaPrepSlotMeta * slots, int n)
-{
-  static const GQuark slots_quark = g_quark_from_static_string ("slots");
-  static const GQuark pts_quark = g_quark_from_static_string ("source-pts");
-  const GValue *array = gst_structure_id_get_value (s, slots_quark);
+static void write_source_pts(GstStructure *s, const CudaPrepSlotMeta *slots, int n) {
+  static const GQuark slots_quark = g_quark_from_static_string("slots");
+  static const GQuark pts_quark = g_quark_from_static_string("source-pts");
+  const GValue *array = gst_structure_id_get_value(s, slots_quark);
   for (int i = 0; i < n; i++) {
     /* The slot structures belong to the meta's structure, which this buffer's writer owns. */
-    GstStructure *slot = (GstStructure *)
-        gst_value_get_structure (gst_value_array_get_value (array, (guint) i));
-    g_value_set_uint64 ((GValue *) gst_structure_id_get_value (slot, pts_quark),
-        (guint64) slots[i].source_pts);
+    GstStructure *slot = (GstStructure *)gst_value_get_structure(gst_value_array_get_value(array, (guint)i));
+    g_value_set_uint64((GValue *)gst_structure_id_get_value(slot, pts_quark), (guint64)slots[i].source_pts);
   }
 }
 
-void
-CudaPrepTransformMetaWriter::attach (GstBuffer * buffer, const CudaPrepSlotMeta * slots, int n)
-{
-  if (n < 1)
-    return;
-  bool same = stamp_ && written_.size () == (size_t) n;
-  for (int i = 0; same && i < n; i++)
-    same = same_slot_but_pts (written_[i], slots[i]);
+void CudaPrepTransformMetaWriter::attach(GstBuffer *buffer, const CudaPrepSlotMeta *slots, int n) {
+  if (n < 1) return;
+  bool same = stamp_ && written_.size() == (size_t)n;
+  for (int i = 0; same && i < n; i++) same = same_slot_but_pts(written_[i], slots[i]);
   if (!same) {
-    written_.assign (slots, slots + n);
-    stamp_ = new_stamp ();
+    written_.assign(slots, slots + n);
+    stamp_ = new_stamp();
   }
-  GstCustomMeta *meta = gst_buffer_get_custom_meta (buffer, GST_CUDAPREP_TRANSFORM_META_NAME);
-  if (meta && gst_mini_object_get_qdata (GST_MINI_OBJECT (buffer), stamp_quark ()) == stamp_) {
-    write_source_pts (gst_custom_meta_get_structure (meta), slots, n);
+  GstCustomMeta *meta = gst_buffer_get_custom_meta(buffer, GST_CUDAPREP_TRANSFORM_META_NAME);
+  if (meta && gst_mini_object_get_qdata(GST_MINI_OBJECT(buffer), stamp_quark()) == stamp_) {
+    write_source_pts(gst_custom_meta_get_structure(meta), slots, n);
     return;
   }
-  if (meta)
-    gst_buffer_remove_meta (buffer, (GstMeta *) meta);
-  gst_cuda_prep_buffer_add_batch_transform_meta (buffer, slots, n);
-  meta = gst_buffer_get_custom_meta (buffer, GST_CUDAPREP_TRANSFORM_META_NAME);
-  if (!meta)
-    return;
-  GstMeta *base = (GstMeta *) meta;
-  base->flags = (GstMetaFlags) (base->flags | GST_META_FLAG_POOLED);   /* the macro is C-only */
-  gst_mini_object_set_qdata (GST_MINI_OBJECT (buffer), stamp_quark (), stamp_, NULL);
+  if (meta) gst_buffer_remove_meta(buffer, (GstMeta *)meta);
+  gst_cuda_prep_buffer_add_batch_transform_meta(buffer, slots, n);
+  meta = gst_buffer_get_custom_meta(buffer, GST_CUDAPREP_TRANSFORM_META_NAME);
+  if (!meta) return;
+  GstMeta *base = (GstMeta *)meta;
+  base->flags = (GstMetaFlags)(base->flags | GST_META_FLAG_POOLED); /* the macro is C-only */
+  gst_mini_object_set_qdata(GST_MINI_OBJECT(buffer), stamp_quark(), stamp_, NULL);
 }

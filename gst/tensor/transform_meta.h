@@ -10,27 +10,25 @@
 #include "tensorize.h"
 
 /* Registers the meta once per process (tags "video" and "size"). */
-void gst_cuda_prep_transform_meta_register (void);
+void gst_cuda_prep_transform_meta_register(void);
 
 /* What the meta says about one slot of a batch (gstcudaprepmeta.h, "cudaprep/slot"). */
-struct CudaPrepSlotMeta
-{
+struct CudaPrepSlotMeta {
   cudaprep::TensorTransform transform;
-  cudaprep::Rect source_rect;             /* the frame region the slot was made from */
-  bool empty = false;                     /* no source: the slot holds the pad value */
-  int region_index = -1;                  /* which region of the frame, -1: not a region */
-  int region_id = -1;                     /* upstream GstVideoRegionOfInterestMeta id, -1: none */
+  cudaprep::Rect source_rect; /* the frame region the slot was made from */
+  bool empty = false;         /* no source: the slot holds the pad value */
+  int region_index = -1;      /* which region of the frame, -1: not a region */
+  int region_id = -1;         /* upstream GstVideoRegionOfInterestMeta id, -1: none */
   GstClockTime source_pts = GST_CLOCK_TIME_NONE;
-  const char *source_pad = nullptr;       /* aggregator pad name, or none */
+  const char *source_pad = nullptr; /* aggregator pad name, or none */
 };
 
 /* Attaches the meta of a batch of @n slots to @buffer (top-level fields: slot 0). */
-void gst_cuda_prep_buffer_add_batch_transform_meta (GstBuffer * buffer,
-    const CudaPrepSlotMeta * slots, int n);
+void gst_cuda_prep_buffer_add_batch_transform_meta(GstBuffer *buffer, const CudaPrepSlotMeta *slots, int n);
 
 /* Attaches @t, made from the @roi of the frame, to @buffer: a batch of one. */
-void gst_cuda_prep_buffer_add_transform_meta (GstBuffer * buffer,
-    const cudaprep::TensorTransform & t, const cudaprep::Rect & roi);
+void gst_cuda_prep_buffer_add_transform_meta(GstBuffer *buffer, const cudaprep::TensorTransform &t,
+                                             const cudaprep::Rect &roi);
 
 /* Attaches a stream's transform metas at almost no cost per frame. The meta is flagged POOLED,
  * so it stays on a pool buffer when the buffer comes back, with a stamp in the buffer's qdata
@@ -38,12 +36,11 @@ void gst_cuda_prep_buffer_add_transform_meta (GstBuffer * buffer,
  * frame's then only rewrites each slot's source-pts; anything else (new slots, a buffer not seen
  * before, a meta that downstream removed) writes the whole meta again. One per element, used
  * from its streaming thread only. */
-class CudaPrepTransformMetaWriter
-{
-public:
-  void attach (GstBuffer * buffer, const CudaPrepSlotMeta * slots, int n);
+class CudaPrepTransformMetaWriter {
+ public:
+  void attach(GstBuffer *buffer, const CudaPrepSlotMeta *slots, int n);
 
-private:
-  std::vector<CudaPrepSlotMeta> written_;   /* the slots stamp_ stands for */
-  gpointer stamp_ = nullptr;                /* unique in the process; NULL: none yet */
+ private:
+  std::vector<CudaPrepSlotMeta> written_; /* the slots stamp_ stands for */
+  gpointer stamp_ = nullptr;              /* unique in the process; NULL: none yet */
 };

@@ -44,11 +44,11 @@ Status stream_sync(void* stream) {
   return cuda_status(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");
 }
 
-Status copy_2d_async(void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t width_bytes,
-                     size_t height, CopyKind kind, void* stream) {
+Status copy_2d_async(void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t width_bytes, size_t height,
+                     CopyKind kind, void* stream) {
   return cuda_status(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width_bytes, height, to_kind(kind),
-                                 static_cast<cudaStream_t>(stream)),
-               "cudaMemcpy2DAsync");
+                                       static_cast<cudaStream_t>(stream)),
+                     "cudaMemcpy2DAsync");
 }
 
 DeviceBuffer::~DeviceBuffer() { reset(); }

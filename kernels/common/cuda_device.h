@@ -22,8 +22,8 @@ Status stream_sync(void* stream);
 Status stream_query(void* stream, bool* done);
 
 enum class CopyKind { HostToDevice, DeviceToHost, DeviceToDevice };
-Status copy_2d_async(void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t width_bytes,
-                     size_t height, CopyKind kind, void* stream);
+Status copy_2d_async(void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t width_bytes, size_t height,
+                     CopyKind kind, void* stream);
 
 // Owns one device allocation; created per caps, never per frame.
 class DeviceBuffer {

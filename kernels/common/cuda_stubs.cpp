@@ -13,10 +13,16 @@ Status no_cuda() { return Status::error("gst-cudaprep was built without CUDA"); 
 namespace cuda {
 bool built_with_cuda() { return false; }
 int device_count() { return 0; }
-Status stream_create(void** stream) { *stream = nullptr; return no_cuda(); }
+Status stream_create(void** stream) {
+  *stream = nullptr;
+  return no_cuda();
+}
 void stream_destroy(void*) {}
 Status stream_sync(void*) { return no_cuda(); }
-Status stream_query(void*, bool* done) { *done = true; return no_cuda(); }
+Status stream_query(void*, bool* done) {
+  *done = true;
+  return no_cuda();
+}
 Status copy_2d_async(void*, size_t, const void*, size_t, size_t, size_t, CopyKind, void*) { return no_cuda(); }
 DeviceBuffer::~DeviceBuffer() = default;
 DeviceBuffer::DeviceBuffer(DeviceBuffer&&) noexcept {}
@@ -32,7 +38,10 @@ Status Event::create(bool) { return no_cuda(); }
 void Event::reset() {}
 Status Event::record(void*) { return no_cuda(); }
 Status Event::synchronize() { return no_cuda(); }
-Status Event::query(bool* done) { *done = true; return no_cuda(); }
+Status Event::query(bool* done) {
+  *done = true;
+  return no_cuda();
+}
 Status Event::make_stream_wait(void*) { return no_cuda(); }
 }  // namespace cuda
 

@@ -94,8 +94,12 @@ CUDAPREP_HD uint16_t float_to_half_rn(float f) {
 // Integer outputs: saturate, then round to nearest, ties to even (rintf in the default rounding
 // mode on the host; cvt.rni on the device). Saturating first gives the same integer as rounding
 // first (the bounds are integers) and keeps the conversion in range.
-CUDAPREP_HD uint8_t to_uint8(float v) { return static_cast<uint8_t>(static_cast<int>(rintf(fminf(fmaxf(v, 0.0f), 255.0f)))); }
-CUDAPREP_HD int8_t to_int8(float v) { return static_cast<int8_t>(static_cast<int>(rintf(fminf(fmaxf(v, -128.0f), 127.0f)))); }
+CUDAPREP_HD uint8_t to_uint8(float v) {
+  return static_cast<uint8_t>(static_cast<int>(rintf(fminf(fmaxf(v, 0.0f), 255.0f))));
+}
+CUDAPREP_HD int8_t to_int8(float v) {
+  return static_cast<int8_t>(static_cast<int>(rintf(fminf(fmaxf(v, -128.0f), 127.0f))));
+}
 
 // How the normalised float value becomes an element of type D: `Bits`, the element as stored,
 // and `from_float`. One specialisation per row of kDTypes; the primary template has no

@@ -48,8 +48,8 @@ constexpr PlaneLayout kNoPlane{1, 1, 0};
 constexpr PixelFormatInfo semi_planar420(PixelFormat f, const char* name, int sample_bytes, int depth, int u_byte,
                                          int v_byte) {
   const int s = sample_bytes;
-  return {f,  name, 2,     {{1, 1, s}, {2, 2, 2 * s}, kNoPlane}, true, 0, -1, -1, -1, -1, -1, s, depth, s, 0, 1,
-          u_byte, v_byte};
+  return {f, name,   2,     {{1, 1, s}, {2, 2, 2 * s}, kNoPlane}, true, 0, -1, -1, -1, -1, -1, s, depth, s, 0,
+          1, u_byte, v_byte};
 }
 
 constexpr PixelFormatInfo planar420(PixelFormat f, const char* name) {
@@ -58,8 +58,7 @@ constexpr PixelFormatInfo planar420(PixelFormat f, const char* name) {
 
 // 4:2:2 packed in one plane: each pair of pixels is 4 bytes holding Y0, U, Y1, V in some order.
 constexpr PixelFormatInfo packed422(PixelFormat f, const char* name, int y_byte, int u_byte, int v_byte) {
-  return {f, name, 1, {{2, 1, 4}, kNoPlane, kNoPlane}, true, 0, -1, -1, -1, -1, -1, 1, 8, 2, y_byte, 0,
-          u_byte, v_byte};
+  return {f, name, 1, {{2, 1, 4}, kNoPlane, kNoPlane}, true, 0, -1, -1, -1, -1, -1, 1, 8, 2, y_byte, 0, u_byte, v_byte};
 }
 
 constexpr PixelFormatInfo packed(PixelFormat f, const char* name, int bytes, int r, int g, int b, int alpha,
@@ -75,16 +74,16 @@ inline constexpr PixelFormatInfo kPixelFormats[] = {
     pixel_format_rows::semi_planar420(PixelFormat::NV12, "NV12", 1, 8, 0, 1),
     pixel_format_rows::planar420(PixelFormat::I420, "I420"),
     //                        format              name    bytes  R  G  B alpha padding
-    pixel_format_rows::packed(PixelFormat::BGR,   "BGR",   3,    2, 1, 0, -1, -1),
-    pixel_format_rows::packed(PixelFormat::RGB,   "RGB",   3,    0, 1, 2, -1, -1),
-    pixel_format_rows::packed(PixelFormat::BGRx,  "BGRx",  4,    2, 1, 0, -1, 3),
-    pixel_format_rows::packed(PixelFormat::RGBx,  "RGBx",  4,    0, 1, 2, -1, 3),
-    pixel_format_rows::packed(PixelFormat::BGRA,  "BGRA",  4,    2, 1, 0, 3, -1),
-    pixel_format_rows::packed(PixelFormat::RGBA,  "RGBA",  4,    0, 1, 2, 3, -1),
-    pixel_format_rows::packed(PixelFormat::GRAY8, "GRAY8", 1,    0, 0, 0, -1, -1),
+    pixel_format_rows::packed(PixelFormat::BGR, "BGR", 3, 2, 1, 0, -1, -1),
+    pixel_format_rows::packed(PixelFormat::RGB, "RGB", 3, 0, 1, 2, -1, -1),
+    pixel_format_rows::packed(PixelFormat::BGRx, "BGRx", 4, 2, 1, 0, -1, 3),
+    pixel_format_rows::packed(PixelFormat::RGBx, "RGBx", 4, 0, 1, 2, -1, 3),
+    pixel_format_rows::packed(PixelFormat::BGRA, "BGRA", 4, 2, 1, 0, 3, -1),
+    pixel_format_rows::packed(PixelFormat::RGBA, "RGBA", 4, 0, 1, 2, 3, -1),
+    pixel_format_rows::packed(PixelFormat::GRAY8, "GRAY8", 1, 0, 0, 0, -1, -1),
     //                           format             name    Y byte  U byte  V byte (of 4)
-    pixel_format_rows::packed422(PixelFormat::YUY2, "YUY2", 0,      1,      3),
-    pixel_format_rows::packed422(PixelFormat::UYVY, "UYVY", 1,      0,      2),
+    pixel_format_rows::packed422(PixelFormat::YUY2, "YUY2", 0, 1, 3),
+    pixel_format_rows::packed422(PixelFormat::UYVY, "UYVY", 1, 0, 2),
     pixel_format_rows::semi_planar420(PixelFormat::NV21, "NV21", 1, 8, 1, 0),
     // 10 bits in the top of 16 (HEVC Main10 decoders, HDR cameras).
     pixel_format_rows::semi_planar420(PixelFormat::P010_10LE, "P010_10LE", 2, 10, 0, 2),
@@ -123,9 +122,13 @@ constexpr int chroma_y_sub(PixelFormat f) {
   return pixel_format_info(f).plane[pixel_format_info(f).chroma_plane].y_sub;
 }
 // YUV: bytes from one chroma group to the next in its plane.
-constexpr int chroma_step(PixelFormat f) { return pixel_format_info(f).plane[pixel_format_info(f).chroma_plane].group_bytes; }
+constexpr int chroma_step(PixelFormat f) {
+  return pixel_format_info(f).plane[pixel_format_info(f).chroma_plane].group_bytes;
+}
 // YUV: the plane holding V (I420: its own; else with U).
-constexpr int v_plane(PixelFormat f) { return pixel_format_info(f).planes == 3 ? 2 : pixel_format_info(f).chroma_plane; }
+constexpr int v_plane(PixelFormat f) {
+  return pixel_format_info(f).planes == 3 ? 2 : pixel_format_info(f).chroma_plane;
+}
 
 // Bytes of pixel data in one row of plane `plane` of an image `width` pixels wide (a partly
 // covered sample group counts whole: NV12's UV row of a 5-pixel-wide image is 6 bytes).

@@ -8,7 +8,12 @@ namespace cudaprep {
 class Status {
  public:
   Status() = default;
-  static Status error(std::string message) { Status s; s.message_ = std::move(message); s.failed_ = true; return s; }
+  static Status error(std::string message) {
+    Status s;
+    s.message_ = std::move(message);
+    s.failed_ = true;
+    return s;
+  }
   bool ok() const { return !failed_; }
   explicit operator bool() const { return ok(); }
   const std::string& message() const { return message_; }

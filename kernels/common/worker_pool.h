@@ -34,7 +34,8 @@ class WorkerPool {
   // runs which i is not fixed.
   template <class Fn>
   void parallel_for(int n, const Fn& fn) {
-    run(n, [](const void* f, int i) { (*static_cast<const Fn*>(f))(i); }, &fn);
+    run(
+        n, [](const void* f, int i) { (*static_cast<const Fn*>(f))(i); }, &fn);
   }
 
   struct Stats {

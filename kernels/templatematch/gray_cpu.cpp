@@ -27,7 +27,8 @@ Status to_gray_cpu(const ImageView& src, uint8_t* dst, int64_t dst_stride) {
       std::memcpy(dst + y * dst_stride, src.planes[0].data + y * src.planes[0].stride, src.width);
     return Status();
   }
-  if (src.planes[0].stride < plane_row_bytes(src.format, 0, src.width)) return Status::error("to_gray: source stride too small");
+  if (src.planes[0].stride < plane_row_bytes(src.format, 0, src.width))
+    return Status::error("to_gray: source stride too small");
   if (is_yuv(src.format)) {  // luma interleaved with chroma, or 16-bit
     const PixelFormatInfo& f = pixel_format_info(src.format);
     for (int y = 0; y < src.height; ++y) {

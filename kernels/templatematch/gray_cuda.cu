@@ -30,8 +30,8 @@ __global__ void luma_kernel(const uint8_t* __restrict src, int64_t src_stride, u
 template <int BPP, int R, int G, int B>
 Status launch(const ImageView& s, uint8_t* dst, int64_t dst_stride, cudaStream_t st) {
   const dim3 block(256), grid((s.width + 255) / 256, s.height);
-  gray_kernel<BPP, R, G, B><<<grid, block, 0, st>>>(s.planes[0].data, s.planes[0].stride, dst, dst_stride, s.width,
-                                                    s.height);
+  gray_kernel<BPP, R, G, B>
+      <<<grid, block, 0, st>>>(s.planes[0].data, s.planes[0].stride, dst, dst_stride, s.width, s.height);
   return cuda_status(cudaGetLastError(), "to_gray_cuda launch");
 }
 

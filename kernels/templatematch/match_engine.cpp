@@ -91,8 +91,8 @@ class MatchEngineCuda final : public MatchEngineOver<TemplateMatcherCuda> {
   }
   std::string cache_summary() const override {
     const TemplateMatcherCuda::TextureCacheStats t = matcher_.texture_cache_stats();
-    return "texture objects: " + std::to_string(t.created) + " created, " + std::to_string(t.hits) +
-           " reused, " + std::to_string(t.entries) + " cached";
+    return "texture objects: " + std::to_string(t.created) + " created, " + std::to_string(t.hits) + " reused, " +
+           std::to_string(t.entries) + " cached";
   }
 
  private:

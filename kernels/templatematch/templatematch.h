@@ -28,14 +28,14 @@ struct Candidate;  // templatematch_internal.h
 }
 
 struct Match {
-  int x = 0, y = 0;           // top-left of the template in frame pixels
-  int width = 0, height = 0;  // template size
+  int x = 0, y = 0;             // top-left of the template in frame pixels
+  int width = 0, height = 0;    // template size
   double sub_x = 0, sub_y = 0;  // sub-pixel top-left
   double score = 0;
 };
 
 struct MatchSettings {
-  Rect search;              // empty = whole frame
+  Rect search;  // empty = whole frame
   double threshold = 0.8;
   int max_matches = 1;
 };
@@ -44,8 +44,7 @@ constexpr int kMaxTemplateSide = 256;  // keeps sum(T*I) within 32 bits
 constexpr int kMaxMatches = 64;
 
 // Resolves an empty search region to the frame and checks that the template fits in it.
-Status resolve_search_region(int frame_w, int frame_h, int templ_w, int templ_h, const Rect& requested,
-                             Rect* resolved);
+Status resolve_search_region(int frame_w, int frame_h, int templ_w, int templ_h, const Rect& requested, Rect* resolved);
 
 // cv::cvtColor(COLOR_BGR2GRAY / RGB2GRAY / ...) on 8-bit input, same fixed-point rounding.
 // YUV formats give their luma: NV12 / NV21 / I420 the Y plane as is, YUY2 / UYVY every Y byte,
@@ -56,7 +55,8 @@ Status to_gray_cuda(const ImageView& src, uint8_t* dst, int64_t dst_stride, void
 // True where a frame's gray image is its first plane as it is (a plane of 8-bit luma, GRAY8):
 // to_gray_* copy that plane, and a caller may read it in place instead.
 constexpr bool gray_is_first_plane(PixelFormat f) {
-  return is_valid_pixel_format(f) && ((is_yuv(f) && pixel_format_info(f).luma_step == 1) || packed_bytes_per_pixel(f) == 1);
+  return is_valid_pixel_format(f) &&
+         ((is_yuv(f) && pixel_format_info(f).luma_step == 1) || packed_bytes_per_pixel(f) == 1);
 }
 
 // CPU path. Allocation-free per frame once a frame of the same size was matched: the score map,
@@ -82,15 +82,14 @@ class TemplateMatcherCpu {
 
   // Scores of every position in the (resolved) search region, row-major,
   // (search.w - tw + 1) x (search.h - th + 1) entries.
-  Status score_map(const GrayView& frame, const Rect& search, std::vector<float>* scores, int* map_w,
-                   int* map_h);
+  Status score_map(const GrayView& frame, const Rect& search, std::vector<float>* scores, int* map_w, int* map_h);
 
  private:
   std::vector<uint8_t> pixels_;
   int width_ = 0, height_ = 0;
   int64_t sum_ = 0, sum_sq_ = 0;
-  std::vector<float> scratch_;           // match(): the score map
-  std::vector<uint32_t> row_sums_;       // column sums and correlation row, one slice per worker
+  std::vector<float> scratch_;      // match(): the score map
+  std::vector<uint32_t> row_sums_;  // column sums and correlation row, one slice per worker
   std::vector<tm::Candidate> candidates_;
 };
 
@@ -108,15 +107,15 @@ struct MatcherCudaOptions {
   // Launch shapes forced regardless of the planner's choice (0 / Auto: its choice). A forced
   // shape that the template or the GPU cannot take falls back to the nearest that it can.
   struct Tuning {
-    bool dp4a = false;                    // the pre-Ampere dp4a kernel even where tensor cores exist
-    int tile_width = 0;                   // positions per tile row: 64 or 128
-    int row_split = 0;                    // template rows split over 1, 2 or 4 warp groups of a block
-    int cluster_split = 0;                // template rows split over 1..8 blocks of a cluster (sm_90+)
-    Override solo = Override::Auto;       // cluster splits with one block per SM: never / where possible
-    bool prefix_sums = true;              // cluster-split blocks take window sums from row prefix sums
+    bool dp4a = false;                     // the pre-Ampere dp4a kernel even where tensor cores exist
+    int tile_width = 0;                    // positions per tile row: 64 or 128
+    int row_split = 0;                     // template rows split over 1, 2 or 4 warp groups of a block
+    int cluster_split = 0;                 // template rows split over 1..8 blocks of a cluster (sm_90+)
+    Override solo = Override::Auto;        // cluster splits with one block per SM: never / where possible
+    bool prefix_sums = true;               // cluster-split blocks take window sums from row prefix sums
     Override pipelining = Override::Auto;  // software-pipelined tensor-core loop
-    bool m16 = true;                      // cluster-split blocks run 8 warps of one 16-row M-group
-    bool graphs = true;                   // replay each frame's launch as a CUDA graph (own stream only)
+    bool m16 = true;                       // cluster-split blocks run 8 warps of one 16-row M-group
+    bool graphs = true;                    // replay each frame's launch as a CUDA graph (own stream only)
     // Candidate lists up to this long cross to the host whole and are suppressed there; longer
     // ones are suppressed in the kernel where it can hold them (0: every list it can hold). Up to
     // 64 the host is cheaper than the kernel's rounds (a barrier each); above, it costs ~30 ns each.

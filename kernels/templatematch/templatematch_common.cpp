@@ -34,23 +34,21 @@ Status resolve_search_region(int frame_w, int frame_h, int templ_w, int templ_h,
     return Status::error("search region " + rect_text(r) + " lies outside the frame " + dims(frame_w, frame_h));
   }
   if (templ_w > frame_w || templ_h > frame_h)
-    return Status::error("template " + dims(templ_w, templ_h) + " is larger than the frame " +
-                         dims(frame_w, frame_h));
+    return Status::error("template " + dims(templ_w, templ_h) + " is larger than the frame " + dims(frame_w, frame_h));
   if (templ_w > r.w || templ_h > r.h)
-    return Status::error("template " + dims(templ_w, templ_h) + " is larger than the search region " +
-                         rect_text(r));
+    return Status::error("template " + dims(templ_w, templ_h) + " is larger than the search region " + rect_text(r));
   *resolved = r;
   return Status();
 }
 
 namespace tm {
 
-const char* const kFlatTemplateMessage =
-    "template has no variance (flat): TM_CCOEFF_NORMED is undefined for it";
+const char* const kFlatTemplateMessage = "template has no variance (flat): TM_CCOEFF_NORMED is undefined for it";
 
 Status check_gray(const GrayView& g, const char* what) {
   if (!g.data) return Status::error(std::string(what) + ": no data");
-  if (g.width <= 0 || g.height <= 0) return Status::error(std::string(what) + ": invalid size " + dims(g.width, g.height));
+  if (g.width <= 0 || g.height <= 0)
+    return Status::error(std::string(what) + ": invalid size " + dims(g.width, g.height));
   if (g.stride < g.width) return Status::error(std::string(what) + ": stride smaller than the width");
   return Status();
 }

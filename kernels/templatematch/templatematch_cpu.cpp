@@ -133,8 +133,8 @@ Status TemplateMatcherCpu::set_template(const GrayView& templ) {
   return Status();
 }
 
-Status TemplateMatcherCpu::score_map(const GrayView& frame, const Rect& search, std::vector<float>* scores,
-                                     int* map_w, int* map_h) {
+Status TemplateMatcherCpu::score_map(const GrayView& frame, const Rect& search, std::vector<float>* scores, int* map_w,
+                                     int* map_h) {
   if (!has_template()) return Status::error("no template set");
   CUDAPREP_RETURN_IF_ERROR(tm::check_gray(frame, "frame"));
   Rect r;
@@ -183,8 +183,8 @@ Status TemplateMatcherCpu::match(const GrayView& frame, const MatchSettings& set
   CUDAPREP_RETURN_IF_ERROR(score_map(frame, r, &scratch_, &mw, &mh));
   // Cleared by collect_candidates, keeps its capacity from the previous frames.
   tm::collect_candidates(scratch_.data(), mw, mw, mh, width_, height_, settings.threshold, &candidates_);
-  tm::select_matches(candidates_.data(), static_cast<int>(candidates_.size()), r, width_, height_,
-                    settings.max_matches, matches);
+  tm::select_matches(candidates_.data(), static_cast<int>(candidates_.size()), r, width_, height_, settings.max_matches,
+                     matches);
   return Status();
 }
 

@@ -99,10 +99,10 @@ struct TemplateMatcherCuda::Impl {
   int tex_align = 512;
   tm::LaunchPlanner planner;  // per configure(); its occupancy tables per template
   GpuWait wait = GpuWait::Blocking;
-  cuda::Event done_event;  // GpuWait::Blocking: a blocking-sync event recorded after the kernel
-  PollingWait polling;     // GpuWait::Poll: learns the kernel's usual time
-  bool in_flight = false;        // a frame kernel may still be running (see settle())
-  unsigned nms_host_up_to = 0;   // tuning.nms_on_host_up_to (tests: 0 = always in the kernel)
+  cuda::Event done_event;       // GpuWait::Blocking: a blocking-sync event recorded after the kernel
+  PollingWait polling;          // GpuWait::Poll: learns the kernel's usual time
+  bool in_flight = false;       // a frame kernel may still be running (see settle())
+  unsigned nms_host_up_to = 0;  // tuning.nms_on_host_up_to (tests: 0 = always in the kernel)
   // Per caps.
   cuda::DeviceBuffer map, staging;
   int64_t spitch = 0;  // floats per row of map
@@ -111,8 +111,8 @@ struct TemplateMatcherCuda::Impl {
   int tw = 0, th = 0, kp = 0;
   int64_t n = 0, st = 0, var_t = 0;
   cuda::DeviceBuffer templ;
-  cuda::DeviceBuffer state;     // ticket, touched count, cell keys, touched cells: zero between frames
-  cuda::PinnedBuffer host_out;  // OutHeader, then the candidates; written by the kernel (mapped)
+  cuda::DeviceBuffer state;      // ticket, touched count, cell keys, touched cells: zero between frames
+  cuda::PinnedBuffer host_out;   // OutHeader, then the candidates; written by the kernel (mapped)
   OutHeader* out_dev = nullptr;  // host_out as the device sees it
   int capacity = 0;              // cells of the full frame >= cells of any search region
   // Safe to destroy a texture once no kernel of this matcher is still in flight; no graph may
@@ -245,8 +245,7 @@ struct TemplateMatcherCuda::Impl {
   // The frame's launch, from the graph cache on the caller's own stream. Only for textures that
   // were cached already (a buffer pool), so that a stream of new buffers never pays a capture per
   // frame. Falls back to plain launches where capture is not possible or fails.
-  Status enqueue_frame(cudaTextureObject_t tex, const Rect& r, double threshold, int max_matches,
-                       bool reused_texture) {
+  Status enqueue_frame(cudaTextureObject_t tex, const Rect& r, double threshold, int max_matches, bool reused_texture) {
     if (!use_graphs || profile || trace.data() || !reused_texture)
       return launch_frame(tex, r, true, threshold, max_matches);
     const tm::GraphCache::Key key{tex, r, threshold, max_matches};
@@ -518,7 +517,7 @@ Status TemplateMatcherCuda::match(const GrayView& f, const MatchSettings& settin
 }
 
 Status TemplateMatcherCuda::score_map(const GrayView& f, const Rect& search, std::vector<float>* scores, int* map_w,
-                                     int* map_h) {
+                                      int* map_h) {
   Impl& m = *impl_;
   CUDAPREP_RETURN_IF_ERROR(m.check_frame(f));
   Rect r;
@@ -528,10 +527,10 @@ Status TemplateMatcherCuda::score_map(const GrayView& f, const Rect& search, std
   CUDAPREP_RETURN_IF_ERROR(m.launch_frame(tex, r, false, 0.0, 0));
   const int mw = r.w - m.tw + 1, mh = r.h - m.th + 1;
   scores->resize(static_cast<size_t>(mw) * mh);
-  CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaMemcpy2DAsync(scores->data(), mw * sizeof(float), m.map.data(),
-                                                         m.spitch * sizeof(float), mw * sizeof(float), mh,
-                                                         cudaMemcpyDeviceToHost, m.stream),
-                                       "cudaMemcpy2DAsync (scores)"));
+  CUDAPREP_RETURN_IF_ERROR(
+      cuda_status(cudaMemcpy2DAsync(scores->data(), mw * sizeof(float), m.map.data(), m.spitch * sizeof(float),
+                                    mw * sizeof(float), mh, cudaMemcpyDeviceToHost, m.stream),
+                  "cudaMemcpy2DAsync (scores)"));
   CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaStreamSynchronize(m.stream), "cudaStreamSynchronize"));
   *map_w = mw;
   *map_h = mh;

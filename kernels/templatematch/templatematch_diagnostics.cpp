@@ -30,7 +30,8 @@ void print_trace(const unsigned long long* t, unsigned blocks, int smem_per_bloc
     gs = std::max(gs, r[kTrGtStart]);
     if (r[kTrSm] < per_sm.size()) max_per_sm = std::max(max_per_sm, ++per_sm[r[kTrSm]]);
   }
-  std::fprintf(stderr, "tm trace: %u blocks of %d B shared, <=%d per SM over the launch, span %.2f us, starts spread %.2f us |",
+  std::fprintf(stderr,
+               "tm trace: %u blocks of %d B shared, <=%d per SM over the launch, span %.2f us, starts spread %.2f us |",
                blocks, smem_per_block, max_per_sm, (g1 - g0) / 1000.0, (gs - g0) / 1000.0);
   const char* names[] = {"stage", "mma", "cluster", "box", "map", "cells", "tail"};
   for (int ph = 1; ph <= kTrEnd; ++ph) {
@@ -45,8 +46,8 @@ void print_trace(const unsigned long long* t, unsigned blocks, int smem_per_bloc
   for (unsigned b = 0; b < blocks; ++b) {
     const unsigned long long* r = &t[static_cast<size_t>(b) * kTraceSlots];
     if (r[kTrLast])
-      std::fprintf(stderr, " | last block: total %.2f, tail %.2f, ended at +%.2f us", (r[kTrEnd] - r[kTrStart]) / cyc_us,
-                   (r[kTrEnd] - r[kTrCells]) / cyc_us, (r[kTrGtEnd] - g0) / 1000.0);
+      std::fprintf(stderr, " | last block: total %.2f, tail %.2f, ended at +%.2f us",
+                   (r[kTrEnd] - r[kTrStart]) / cyc_us, (r[kTrEnd] - r[kTrCells]) / cyc_us, (r[kTrGtEnd] - g0) / 1000.0);
   }
   std::fprintf(stderr, "\n");
 }

@@ -35,8 +35,8 @@ class GraphCache {
   // none yet. The per-frame path: no allocation.
   bool replay(const Key& key, cudaStream_t stream, Status* launched);
   // Captures `launch` (which enqueues the frame of `key` on `capture_on`, a stream no other
-  // thread uses) into a graph, keeps it and launches it on `launch_on`. *capture_failed: capture is not available here (nothing was enqueued and the
-  // sticky error is cleared): the caller launches without graphs from now on.
+  // thread uses) into a graph, keeps it and launches it on `launch_on`. *capture_failed: capture is not available here
+  // (nothing was enqueued and the sticky error is cleared): the caller launches without graphs from now on.
   Status capture(const Key& key, cudaStream_t capture_on, cudaStream_t launch_on, const std::function<Status()>& launch,
                  bool* capture_failed);
   void drop_texture(cudaTextureObject_t tex);  // the graphs that read `tex`

@@ -57,8 +57,7 @@ struct Candidate {
 static_assert(sizeof(Candidate) == 32, "Candidate layout is shared with the device");
 
 // Sub-pixel offsets at (u, v) of a row-major map with the given row pitch (in floats).
-CUDAPREP_HD void subpixel_at(const float* map, int64_t pitch, int mw, int mh, int u, int v, double* dx,
-                             double* dy) {
+CUDAPREP_HD void subpixel_at(const float* map, int64_t pitch, int mw, int mh, int u, int v, double* dx, double* dy) {
   const float* row = map + static_cast<int64_t>(v) * pitch;
   *dx = (u > 0 && u < mw - 1) ? parabola_offset(row[u - 1], row[u], row[u + 1]) : 0.0;
   *dy = (v > 0 && v < mh - 1) ? parabola_offset(row[u - pitch], row[u], row[u + pitch]) : 0.0;
@@ -94,11 +93,16 @@ bool with_rgb_layout(PixelFormat format, Fn&& fn) {
   const PixelFormatInfo& f = pixel_format_info(format);
   if (f.yuv || f.g != 1) return false;
   const bool rgb = f.r == 0 && f.b == 2, bgr = f.r == 2 && f.b == 0;
-  if (f.packed_bytes == 3 && rgb) fn(RgbLayout<3, 0, 1, 2>());
-  else if (f.packed_bytes == 3 && bgr) fn(RgbLayout<3, 2, 1, 0>());
-  else if (f.packed_bytes == 4 && rgb) fn(RgbLayout<4, 0, 1, 2>());
-  else if (f.packed_bytes == 4 && bgr) fn(RgbLayout<4, 2, 1, 0>());
-  else return false;
+  if (f.packed_bytes == 3 && rgb)
+    fn(RgbLayout<3, 0, 1, 2>());
+  else if (f.packed_bytes == 3 && bgr)
+    fn(RgbLayout<3, 2, 1, 0>());
+  else if (f.packed_bytes == 4 && rgb)
+    fn(RgbLayout<4, 0, 1, 2>());
+  else if (f.packed_bytes == 4 && bgr)
+    fn(RgbLayout<4, 2, 1, 0>());
+  else
+    return false;
   return true;
 }
 
@@ -118,8 +122,8 @@ struct YuvDrawLayout {
 };
 constexpr YuvDrawLayout yuv_draw_layout(PixelFormat format) {
   const PixelFormatInfo& f = pixel_format_info(format);
-  return {f.luma_step, f.y_byte, f.sample_bytes, f.chroma_plane, v_plane(format), chroma_step(format), f.u_byte,
-          f.v_byte, chroma_x_sub(format), chroma_y_sub(format)};
+  return {f.luma_step,         f.y_byte, f.sample_bytes, f.chroma_plane,       v_plane(format),
+          chroma_step(format), f.u_byte, f.v_byte,       chroma_x_sub(format), chroma_y_sub(format)};
 }
 
 // Writes an 8-bit value as a sample: itself, or in the top byte of a 16-bit little-endian one.
@@ -133,8 +137,8 @@ CUDAPREP_HD void put_luma(uint8_t* const planes[3], const int64_t strides[3], co
   put_sample(planes[0] + y * strides[0] + static_cast<int64_t>(x) * l.luma_step + l.y_byte, l.sample_bytes, value);
 }
 
-CUDAPREP_HD void put_chroma(uint8_t* const planes[3], const int64_t strides[3], const YuvDrawLayout& l, int cx,
-                            int cy, uint8_t u, uint8_t v) {
+CUDAPREP_HD void put_chroma(uint8_t* const planes[3], const int64_t strides[3], const YuvDrawLayout& l, int cx, int cy,
+                            uint8_t u, uint8_t v) {
   const int64_t at = static_cast<int64_t>(cx) * l.chroma_step;
   put_sample(planes[l.u_plane] + cy * strides[l.u_plane] + at + l.u_byte, l.sample_bytes, u);
   put_sample(planes[l.v_plane] + cy * strides[l.v_plane] + at + l.v_byte, l.sample_bytes, v);

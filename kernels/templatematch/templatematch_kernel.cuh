@@ -26,8 +26,8 @@ namespace cudaprep {
 namespace {
 
 namespace cg = cooperative_groups;
-using tm::FrameLayout;
 using tm::frame_layout;
+using tm::FrameLayout;
 using tm::kChunk;
 using tm::kMaxKz;
 using tm::kRows;
@@ -75,9 +75,9 @@ __device__ __forceinline__ void mma_u8(uint32_t (&d)[4], const uint32_t (&a)[4],
 //      the next frame.
 // The host then synchronises once and runs the shared NMS: one launch, no copy.
 
-constexpr int kSeg = 8;      // consecutive positions per thread in the horizontal pass
+constexpr int kSeg = 8;                                 // consecutive positions per thread in the horizontal pass
 constexpr unsigned long long kTouchedOne = 1ull << 32;  // one listed cell in FrameParams::progress
-constexpr int kNmsKeysPerThread = 8;  // the kernel's suppression holds this many keys per thread
+constexpr int kNmsKeysPerThread = 8;                    // the kernel's suppression holds this many keys per thread
 
 struct alignas(32) OutHeader {
   unsigned done;  // 0 until the kernel has written the candidates, then their count + 1
@@ -99,13 +99,13 @@ struct FrameParams {
   int peaks;
   int cw, ch, ncx;
   double threshold;
-  unsigned long long* keys;  // per cell, 0 between frames
-  unsigned* touched;         // cells with a key, in no particular order
+  unsigned long long* keys;      // per cell, 0 between frames
+  unsigned* touched;             // cells with a key, in no particular order
   unsigned long long* progress;  // blocks done (low word), cells listed (high word); 0 between frames
-  OutHeader* out;            // pinned host memory: header, then the candidates
-  int max_matches;           // for the non-maximum suppression in the kernel
-  unsigned nms_host_up_to;   // candidate lists up to this long go to the host whole
-  unsigned long long* trace;  // diagnostics.trace: per block, tm::kTraceSlots clock/timer values; else null
+  OutHeader* out;                // pinned host memory: header, then the candidates
+  int max_matches;               // for the non-maximum suppression in the kernel
+  unsigned nms_host_up_to;       // candidate lists up to this long go to the host whole
+  unsigned long long* trace;     // diagnostics.trace: per block, tm::kTraceSlots clock/timer values; else null
 };
 
 // diagnostics.trace (templatematch_trace.h). (Marks inside the box phase were tried: they changed
@@ -172,8 +172,7 @@ __device__ tm::Candidate cell_candidate(const FrameParams& p, unsigned long long
   c.v = static_cast<int>(at / static_cast<uint32_t>(p.mw));
   c.score = key_score(key);
   const float* row = p.map + static_cast<int64_t>(c.v) * p.mpitch;
-  c.dx = (c.u > 0 && c.u < p.mw - 1) ? tm::parabola_offset(__ldcg(row + c.u - 1), c.score, __ldcg(row + c.u + 1))
-                                     : 0.0;
+  c.dx = (c.u > 0 && c.u < p.mw - 1) ? tm::parabola_offset(__ldcg(row + c.u - 1), c.score, __ldcg(row + c.u + 1)) : 0.0;
   c.dy = (c.v > 0 && c.v < p.mh - 1)
              ? tm::parabola_offset(__ldcg(row + c.u - p.mpitch), c.score, __ldcg(row + c.u + p.mpitch))
              : 0.0;
@@ -195,8 +194,8 @@ __device__ __forceinline__ unsigned long long warp_max(unsigned long long v) {
 // remaining key (one block-wide maximum, one barrier: the partial maxima alternate between two
 // buffers) and drops every remaining key whose box overlaps it. Keys stay in registers, up to
 // kNmsKeysPerThread per thread. Returns the number kept; their keys are in s_kept, best first.
-__device__ unsigned block_nms(const FrameParams& p, unsigned count, int tid, int nthreads,
-                              unsigned long long* s_kept, unsigned long long* s_partial /* 2 x 32 */) {
+__device__ unsigned block_nms(const FrameParams& p, unsigned count, int tid, int nthreads, unsigned long long* s_kept,
+                              unsigned long long* s_partial /* 2 x 32 */) {
   unsigned long long key[kNmsKeysPerThread];
   int ku[kNmsKeysPerThread], kv[kNmsKeysPerThread];
 #pragma unroll
@@ -306,7 +305,8 @@ struct BlockSync {
 // The score of a position from its window sums, written over its sum T * I in the tile (float
 // bits); positions outside the map keep their value.
 __host__ __device__ inline void score_into(const FrameParams& p, uint32_t* t, int u, int v, uint32_t s1, uint32_t s2) {
-  if (u >= 0 && u < p.mw && v < p.mh) *t = float_bits(static_cast<float>(tm::ccoeff_normed(p.n, p.st, p.var_t, s1, s2, *t)));
+  if (u >= 0 && u < p.mw && v < p.mh)
+    *t = float_bits(static_cast<float>(tm::ccoeff_normed(p.n, p.st, p.var_t, s1, s2, *t)));
 }
 
 #if defined(__CUDA_ARCH__)
@@ -358,7 +358,7 @@ __host__ __device__ inline void box_scores(const FrameParams& p, const uint8_t* 
                                            uint32_t* vbuf, int vp, int vh, int X0, int Y0, int r0, int nrows, int tid,
                                            int nthreads, Sync&& sync) {
   const int tw = p.tw, th = p.th;
-  const int ncols = TW - 1 + tw;  // window columns of the tile's positions
+  const int ncols = TW - 1 + tw;                                  // window columns of the tile's positions
   constexpr int kCols = (TW - 1 + kMaxTemplateSide + 127) / 128;  // columns per thread (>= 128 threads)
   uint32_t* v2 = vbuf;
   uint16_t* v1 = reinterpret_cast<uint16_t*>(vbuf + kChunk * vp);
@@ -371,7 +371,7 @@ __host__ __device__ inline void box_scores(const FrameParams& p, const uint8_t* 
     uint32_t s = 0, s2 = 0;
     if (c < ncols) {
       const uint8_t* col = region + r0 * rw + c;
-  TM_DEVICE_PRAGMA(unroll 4)
+      TM_DEVICE_PRAGMA(unroll 4)
       for (int j = 0; j < th; ++j) {
         const uint32_t v = col[j * rw];
         s += v;
@@ -387,23 +387,23 @@ __host__ __device__ inline void box_scores(const FrameParams& p, const uint8_t* 
   constexpr int kTasks = kChunk * (TW / kSeg);
   for (int rc = 0; rc < nrows; rc += kChunk) {
     const int rows = nrows - rc < kChunk ? nrows - rc : kChunk;
-  TM_DEVICE_PRAGMA(unroll)
+    TM_DEVICE_PRAGMA(unroll)
     for (int k = 0; k < kCols; ++k) {
       const int c = tid + k * nthreads;
       if (c >= ncols) continue;
       const uint8_t* col = region + (r0 + rc) * rw + c;
       // The bytes that leave and enter the window first (the stores below may alias them for the
       // compiler), then the chunk's rows; no slide past the last row (never past the staged rows).
-  TM_DEVICE_PRAGMA(unroll 1)
+      TM_DEVICE_PRAGMA(unroll 1)
       for (int i0 = 0; i0 < rows; i0 += 8) {
         uint32_t out_px[8], in_px[8];
-  TM_DEVICE_PRAGMA(unroll)
+        TM_DEVICE_PRAGMA(unroll)
         for (int i = 0; i < 8; ++i) {
           const bool slide = i0 + i < rows && rc + i0 + i + 1 < nrows;
           out_px[i] = slide ? col[(i0 + i) * rw] : 0u;
           in_px[i] = slide ? col[(i0 + i + th) * rw] : 0u;
         }
-  TM_DEVICE_PRAGMA(unroll)
+        TM_DEVICE_PRAGMA(unroll)
         for (int i = 0; i < 8; ++i) {
           if (i0 + i < rows) {
             if constexpr (kScan)
@@ -445,7 +445,7 @@ __host__ __device__ inline void box_scores(const FrameParams& p, const uint8_t* 
         const uint16_t* w1 = v1 + i * vh + x0;
         const uint32_t* w2 = v2 + i * vp + x0;
         uint32_t s1 = 0, s2 = 0;
-  TM_DEVICE_PRAGMA(unroll 4)
+        TM_DEVICE_PRAGMA(unroll 4)
         for (int x = 0; x < tw; ++x) {
           s1 += w1[x];
           s2 += w2[x];
@@ -453,7 +453,7 @@ __host__ __device__ inline void box_scores(const FrameParams& p, const uint8_t* 
         uint32_t S1[kSeg], S2[kSeg];
         S1[0] = s1;
         S2[0] = s2;
-  TM_DEVICE_PRAGMA(unroll)
+        TM_DEVICE_PRAGMA(unroll)
         for (int e = 1; e < kSeg; ++e) {
           s1 += static_cast<uint32_t>(w1[e - 1 + tw]) - w1[e - 1];
           s2 += w2[e - 1 + tw] - w2[e - 1];
@@ -463,7 +463,7 @@ __host__ __device__ inline void box_scores(const FrameParams& p, const uint8_t* 
         const int yy = r0 + rc + i;
         const int v = Y0 - p.sy + yy;
         uint32_t* trow = tile + yy * cp + x0;
-  TM_DEVICE_PRAGMA(unroll)
+        TM_DEVICE_PRAGMA(unroll)
         for (int e = 0; e < kSeg; ++e) score_into(p, trow + e, X0 - p.sx + x0 + e, v, S1[e], S2[e]);
       }
       sync();
@@ -578,9 +578,9 @@ __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameP
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nthreads = blockDim.x;
   const int X0 = p.x_first + blockIdx.x * TW, Y0 = p.sy + blockIdx.y * kRows;
   const int th = p.th, kp = p.kp, kz = p.kz, q = blockIdx.z;
-  const int JA = q * th / kz, JB = (q + 1) * th / kz, J = JB - JA;  // this block's template rows
+  const int JA = q * th / kz, JB = (q + 1) * th / kz, J = JB - JA;   // this block's template rows
   const int r0 = q * kRows / kz, nrows = (q + 1) * kRows / kz - r0;  // and tile rows of step 4
-  const int ks = kMma && !kM16 ? nthreads >> 7 : 1;                   // template-row segments
+  const int ks = kMma && !kM16 ? nthreads >> 7 : 1;                  // template-row segments
   const FrameLayout L = frame_layout(PP, p.tw, th, kp, J, ks, kScan);
   uint8_t* region = smem;
   uint8_t* tsm = smem + L.region;

@@ -28,10 +28,10 @@ struct FrameLayout {
 CUDAPREP_HD FrameLayout frame_layout(int pp, int tw, int th, int kp, int rows, int groups, bool scan = false) {
   FrameLayout l;
   l.rw = 64 * pp + kp;
-  l.tp = kp + 16;               // template row pitch (keeps ldmatrix conflict-free)
-  l.cp = 64 * pp + 1;           // odd: a warp's 16 rows x 2 segments hit distinct banks
+  l.tp = kp + 16;      // template row pitch (keeps ldmatrix conflict-free)
+  l.cp = 64 * pp + 1;  // odd: a warp's 16 rows x 2 segments hit distinct banks
   const int ncols = 64 * pp - 1 + tw;
-  l.vp = ncols | 1;             // odd, as cp
+  l.vp = ncols | 1;               // odd, as cp
   l.vh = ((ncols + 1) & ~3) + 2;  // 2 mod 4 half-words: 16 rows x 2 segments in distinct banks too
   l.region = round_up(l.rw * (th + kRows - 1), 128);
   const int tmpl = (rows + 16 * (groups + 1)) * l.tp;

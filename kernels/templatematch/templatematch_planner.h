@@ -22,7 +22,7 @@ namespace tm {
 
 // The GPU's figures that the launch shape depends on.
 struct GpuLimits {
-  int cc_major = 0;           // compute capability: tensor cores from 8, clusters from 9
+  int cc_major = 0;  // compute capability: tensor cores from 8, clusters from 9
   int sm_count = 1;
   int smem_optin = 48 << 10;  // shared memory a block may opt in to
   int smem_per_sm = 0;        // shared memory of an SM
@@ -87,10 +87,10 @@ class LaunchPlanner {
   bool use_mma_ = false;   // tensor cores (sm_80+); dp4a otherwise
   bool clusters_ = false;  // sm_90+: template rows split over a cluster where the grid is small
   // From MatcherCudaOptions::Tuning (0 / -1: chosen per template and grid).
-  int force_pp_ = 0;     // tile_width / 64: 1 (64 wide) or 2 (128 wide)
-  int force_ks_ = 0;     // row_split: 1, 2 or 4
-  int force_kz_ = 0;     // cluster_split: 1..8
-  int force_solo_ = -1;  // solo: 0 or 1 (one block per SM in cluster-split launches)
+  int force_pp_ = 0;        // tile_width / 64: 1 (64 wide) or 2 (128 wide)
+  int force_ks_ = 0;        // row_split: 1, 2 or 4
+  int force_kz_ = 0;        // cluster_split: 1..8
+  int force_solo_ = -1;     // solo: 0 or 1 (one block per SM in cluster-split launches)
   bool scan_split_ = true;  // prefix_sums = false: cluster-split blocks re-sum window columns
   int force_pipe_ = -1;     // pipelining: 0 or 1
   bool m16_split_ = true;   // m16 = false: cluster-split blocks keep 4 warps of two M-groups

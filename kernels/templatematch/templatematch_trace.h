@@ -8,8 +8,20 @@ namespace cudaprep {
 namespace tm {
 
 constexpr int kTraceSlots = 12;  // 64-bit words per block
-enum TraceSlot { kTrStart, kTrStaged, kTrMma, kTrCluster, kTrBox, kTrMap, kTrCells, kTrEnd, kTrGtStart, kTrGtEnd, kTrSm,
-                 kTrLast };
+enum TraceSlot {
+  kTrStart,
+  kTrStaged,
+  kTrMma,
+  kTrCluster,
+  kTrBox,
+  kTrMap,
+  kTrCells,
+  kTrEnd,
+  kTrGtStart,
+  kTrGtEnd,
+  kTrSm,
+  kTrLast
+};
 
 }  // namespace tm
 }  // namespace cudaprep

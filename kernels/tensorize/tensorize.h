@@ -12,8 +12,8 @@
 //  * YUV: luma and chroma are each interpolated at the mapped position, then converted with the
 //    matrix and range given, then clamped to [0, 255]. Along a subsampled axis, chroma sample c
 //    sits at luma position 2c + 0.5 when centre-sited (JPEG, the default), chroma index =
-//    (x_s + 0.5) / 2 - 0.5, and at 2c when co-sited (MPEG-2 horizontally), index = x_s / 2. RGB-like formats are read directly; GRAY8 is
-//    replicated to three channels.
+//    (x_s + 0.5) / 2 - 0.5, and at 2c when co-sited (MPEG-2 horizontally), index = x_s / 2. RGB-like formats are read
+//    directly; GRAY8 is replicated to three channels.
 //  * out[c] = (pixel[c] * scale - mean[c]) / std[c], evaluated as pixel * mul[c] + add[c].
 //  * channels = 1 (gray): pixel = BT.601 luma 0.299 R + 0.587 G + 0.114 B of RGB-like sources (as
 //    cv::cvtColor's RGB2GRAY, before its rounding), the source's Y of YUV sources with its range
@@ -95,7 +95,7 @@ struct TensorTransform {
   int dst_width = 0, dst_height = 0;
   double src_to_dst[6] = {1, 0, 0, 0, 1, 0};  // row-major 2x3, pixel-index coordinates
   double dst_to_src[6] = {1, 0, 0, 0, 1, 0};
-  double active[4] = {0, 0, 0, 0};            // x, y, w, h of the unpadded image in the tensor
+  double active[4] = {0, 0, 0, 0};  // x, y, w, h of the unpadded image in the tensor
 };
 
 // The output spec resolved once: what the per-pixel code needs of it. Plain data.
@@ -104,10 +104,10 @@ struct TensorOutputPlan {
   Interpolation interpolation;
   Layout layout;
   DType dtype;
-  int channels;                   // 3 or 1 (gray)
-  int out_channel_source[3];      // output channel c takes colour component (0=R, 1=G, 2=B)
-  float mul[3], add[3];           // per output channel: value = pixel * mul + add
-  float pad_out[3];               // normalised pad value per output channel
+  int channels;               // 3 or 1 (gray)
+  int out_channel_source[3];  // output channel c takes colour component (0=R, 1=G, 2=B)
+  float mul[3], add[3];       // per output channel: value = pixel * mul + add
+  float pad_out[3];           // normalised pad value per output channel
 };
 
 // One source's geometry and colour resolved against an output spec. Plain data.
@@ -115,17 +115,17 @@ struct SlotPlan {
   PixelFormat format;
   int src_width, src_height;
   Rect roi;
-  float inv[6];                   // tensor pixel -> source pixel (index coordinates)
-  int active_x0, active_y0;       // tensor pixels [x0, x1) x [y0, y1) sample the source
+  float inv[6];              // tensor pixel -> source pixel (index coordinates)
+  int active_x0, active_y0;  // tensor pixels [x0, x1) x [y0, y1) sample the source
   int active_x1, active_y1;
-  int src_bytes_per_pixel;        // packed formats
-  int src_channel_offset[3];      // byte offset of R, G, B inside a packed pixel
+  int src_bytes_per_pixel;    // packed formats
+  int src_channel_offset[3];  // byte offset of R, G, B inside a packed pixel
   // YUV -> RGB: y' = (Y - y_offset) * y_gain, u' = (U - 128) * c_gain, v' likewise;
   // R = y' + rv*v', G = y' + gu*u' + gv*v', B = y' + bu*u'
   float y_offset, y_gain, c_gain, rv, gu, gv, bu;
   // Chroma index = (luma + k) * 0.5 - k per axis: k = 0.5 centre-sited, 0 co-sited.
   float chroma_site_x, chroma_site_y;
-  TensorTransform transform;      // its dst size names the output spec the slot was made for
+  TensorTransform transform;  // its dst size names the output spec the slot was made for
 };
 
 // Everything the per-pixel code needs for one frame, resolved once per caps: the batch-of-one

@@ -12,7 +12,6 @@ Status slot_error(int i, const Status& s) {
   return Status::error("batch slot " + std::to_string(i) + ": " + s.message());
 }
 
-
 }  // namespace
 
 Status check_batch(const TensorizeBatch& b, const void* dst, size_t dst_bytes) {
@@ -29,9 +28,8 @@ Status check_batch(const TensorizeBatch& b, const void* dst, size_t dst_bytes) {
   if (dst_bytes < need)
     return Status::error("output of " + std::to_string(dst_bytes) + " bytes is smaller than the batch's " +
                          std::to_string(need) + " bytes (" + std::to_string(b.count) + " slots of " +
-                         std::to_string(o.channels) + "x" +
-                         std::to_string(o.dst_height) + "x" + std::to_string(o.dst_width) + " " +
-                         dtype_name(o.dtype) + ")");
+                         std::to_string(o.channels) + "x" + std::to_string(o.dst_height) + "x" +
+                         std::to_string(o.dst_width) + " " + dtype_name(o.dtype) + ")");
   for (int i = 0; i < b.count; ++i) {
     const BatchSlot& s = b.slots[i];
     if (s.empty) continue;

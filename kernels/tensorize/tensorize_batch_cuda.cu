@@ -22,14 +22,14 @@ namespace cudaprep {
 namespace {
 
 using tz::SourceFamily;
-using tzk::KernelArgs;
 using tzk::kBlockThreads;
+using tzk::KernelArgs;
 
 // One slot's entry of the table in device memory.
 struct alignas(16) SlotArgs {
   KernelArgs a;
-  int family;   // SourceFamily
-  int blocks;   // blocks that slot's tensor needs (the grid is as wide as the widest slot)
+  int family;  // SourceFamily
+  int blocks;  // blocks that slot's tensor needs (the grid is as wide as the widest slot)
 };
 
 // The most slots whose arguments travel as kernel parameters (32764 bytes at most, CUDA 12.1+ on
@@ -70,14 +70,16 @@ constexpr int kMinBlocksPerSm = 10;
 // broadcast), which is faster here than copying them to shared memory first as the table kernel
 // does.
 template <Interpolation I, Layout L, DType D, int C>
-__global__ void __launch_bounds__(kBlockThreads, kMinBlocksPerSm) tensorize_batch_param_kernel(const __grid_constant__ ParamSlots t) {
+__global__ void __launch_bounds__(kBlockThreads, kMinBlocksPerSm)
+    tensorize_batch_param_kernel(const __grid_constant__ ParamSlots t) {
   run_block<I, L, D, C>(t.slots[blockIdx.y]);
 }
 
 // The arguments are copied from the table into shared memory first, 16 bytes a thread: read in
 // place from global memory, every field would be a load on the way to the first source tap.
 template <Interpolation I, Layout L, DType D, int C>
-__global__ void __launch_bounds__(kBlockThreads, kMinBlocksPerSm) tensorize_batch_table_kernel(const SlotArgs* __restrict__ table) {
+__global__ void __launch_bounds__(kBlockThreads, kMinBlocksPerSm)
+    tensorize_batch_table_kernel(const SlotArgs* __restrict__ table) {
   __shared__ SlotArgs s;
   const int4* src = reinterpret_cast<const int4*>(&table[blockIdx.y]);
   int4* dst = reinterpret_cast<int4*>(&s);
@@ -100,15 +102,17 @@ constexpr DType dtype_of = static_cast<DType>(I % kDTypeCount);
 
 template <int... I>
 const ParamKernelFn* make_param_table(std::integer_sequence<int, I...>) {
-  static const ParamKernelFn table[] = {&tensorize_batch_param_kernel<
-      interpolation_of<I>, tzk::shape_layout(shape_of<I>), dtype_of<I>, tzk::shape_channels(shape_of<I>)>...};
+  static const ParamKernelFn table[] = {
+      &tensorize_batch_param_kernel<interpolation_of<I>, tzk::shape_layout(shape_of<I>), dtype_of<I>,
+                                    tzk::shape_channels(shape_of<I>)>...};
   return table;
 }
 
 template <int... I>
 const TableKernelFn* make_table_table(std::integer_sequence<int, I...>) {
-  static const TableKernelFn table[] = {&tensorize_batch_table_kernel<
-      interpolation_of<I>, tzk::shape_layout(shape_of<I>), dtype_of<I>, tzk::shape_channels(shape_of<I>)>...};
+  static const TableKernelFn table[] = {
+      &tensorize_batch_table_kernel<interpolation_of<I>, tzk::shape_layout(shape_of<I>), dtype_of<I>,
+                                    tzk::shape_channels(shape_of<I>)>...};
   return table;
 }
 
@@ -164,9 +168,10 @@ Status BatchSlotTable::reserve(int slots) {
         cuda_status(cudaEventCreateWithFlags(&t.uploaded, cudaEventDisableTiming), "batch slot table event"));
   t.release();
   const size_t bytes = sizeof(SlotArgs) * size_t(slots);
-  CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaMallocHost(reinterpret_cast<void**>(&t.host), bytes),
-                                       "batch slot table (pinned host memory)"));
-  const Status st = cuda_status(cudaMalloc(reinterpret_cast<void**>(&t.device), bytes), "batch slot table (device memory)");
+  CUDAPREP_RETURN_IF_ERROR(
+      cuda_status(cudaMallocHost(reinterpret_cast<void**>(&t.host), bytes), "batch slot table (pinned host memory)"));
+  const Status st =
+      cuda_status(cudaMalloc(reinterpret_cast<void**>(&t.device), bytes), "batch slot table (device memory)");
   if (!st.ok()) {
     t.release();
     return st;
@@ -201,8 +206,7 @@ Status tensorize_batch_cuda(const TensorizeBatch& batch, void* dst, size_t dst_b
       tzk::make_pad_kernel_args(batch.output, out, wpb, &s.a);
       s.family = static_cast<int>(SourceFamily::Gray);
     } else {
-      tzk::make_kernel_args(combine_plan(batch.output, slot.plan), slot.src, out, wpb, tuning.plane_routing,
-                            &s.a);
+      tzk::make_kernel_args(combine_plan(batch.output, slot.plan), slot.src, out, wpb, tuning.plane_routing, &s.a);
       s.family = static_cast<int>(tz::source_family(slot.plan.format));
     }
     s.blocks = (s.a.total_warps + wpb - 1) / wpb;

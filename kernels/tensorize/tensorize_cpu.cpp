@@ -125,14 +125,14 @@ Status check_plan(const TensorizePlan& plan) {
       plan.dst_height > kMaxTensorSide)
     return Status::error("tensorize plan is not initialised (bad tensor size)");
   if (static_cast<int>(plan.interpolation) < 0 || static_cast<int>(plan.interpolation) > 1 ||
-      static_cast<int>(plan.layout) < 0 || static_cast<int>(plan.layout) > 1 || !dtype_valid(plan.dtype) || (plan.channels != 1 && plan.channels != 3))
+      static_cast<int>(plan.layout) < 0 || static_cast<int>(plan.layout) > 1 || !dtype_valid(plan.dtype) ||
+      (plan.channels != 1 && plan.channels != 3))
     return Status::error("tensorize plan is not initialised (bad enum)");
   const Rect& r = plan.roi;
   if (r.w <= 0 || r.h <= 0 || r.x < 0 || r.y < 0 || int64_t(r.x) + r.w > plan.src_width ||
       int64_t(r.y) + r.h > plan.src_height)
     return Status::error("tensorize plan is not initialised (bad roi)");
-  if (plan.active_x0 < 0 || plan.active_x1 > plan.dst_width || plan.active_y0 < 0 ||
-      plan.active_y1 > plan.dst_height)
+  if (plan.active_x0 < 0 || plan.active_x1 > plan.dst_width || plan.active_y0 < 0 || plan.active_y1 > plan.dst_height)
     return Status::error("tensorize plan is not initialised (bad active range)");
   const bool packed = !is_yuv(plan.format);
   if (packed && plan.src_bytes_per_pixel != packed_bytes_per_pixel(plan.format))

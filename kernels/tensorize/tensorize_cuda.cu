@@ -19,8 +19,8 @@ namespace cudaprep {
 namespace {
 
 using tz::SourceFamily;
-using tzk::KernelArgs;
 using tzk::kBlockThreads;
+using tzk::KernelArgs;
 using namespace tzk;  // the shared device helpers: sample_group, store_group, kPixelsPerLane, ...
 
 template <SourceFamily F, Interpolation I, Layout L, DType D, int C>
@@ -50,7 +50,7 @@ __global__ void __launch_bounds__(kBlockThreads) tensorize_kernel(const __grid_c
   }
   w -= pad_warps;
   const int row = w / a.segs_per_row;
-  const int y = a.a0 + row;  // samples the source (tz::y_active)
+  const int y = a.a0 + row;                                         // samples the source (tz::y_active)
   const int x0 = (w - row * a.segs_per_row) * (32 * Q) + lane * Q;  // this lane's pixels: x0 .. x0 + Q - 1
   if (x0 >= p.W) return;
   const int x_last = x0 + Q - 1;
@@ -98,7 +98,6 @@ __global__ void __launch_bounds__(kBlockThreads) tensorize_kernel(const __grid_c
   }
   store_group<L, D, Q, C>(a, y, x0, min(Q, p.W - x0), v);
 }
-
 
 // ---- the dispatch table ------------------------------------------------------------------------
 

@@ -65,13 +65,13 @@ constexpr int kPixelsPerLane = 2;
 struct KernelArgs {
   PixelParams p;
   void* dst;
-  int segs_per_row;  // warp segments per tensor row
-  int a0, n_act;     // the rows that sample the source: [a0, a0 + n_act)
-  int pad_split;     // padding rows: warp k after the sampled ones takes row k (k < a0) or k + n_act
-  int total_warps;   // n_act * segs_per_row + (H - n_act)
-  int routed;         // values come in slot order (below); else in output channel order
-  int wpb;            // warps per block
-  char* base[3];      // NCHW: output plane of value slot k
+  int segs_per_row;                 // warp segments per tensor row
+  int a0, n_act;                    // the rows that sample the source: [a0, a0 + n_act)
+  int pad_split;                    // padding rows: warp k after the sampled ones takes row k (k < a0) or k + n_act
+  int total_warps;                  // n_act * segs_per_row + (H - n_act)
+  int routed;                       // values come in slot order (below); else in output channel order
+  int wpb;                          // warps per block
+  char* base[3];                    // NCHW: output plane of value slot k
   float kmul[3], kadd[3], kpad[3];  // normalisation and pad value of value slot k
 };
 
@@ -104,8 +104,8 @@ __device__ __forceinline__ float mlerp(float A, float B, float f) {
 // tap with weight fx == 0 is not loaded; Two == false (row weight 0) skips row 1. Both give the
 // same bits as the full bilerp (see the top of the file).
 template <bool Two, int SampleBytes = 1>
-__device__ __forceinline__ float taps4(const uint8_t* q00, const uint8_t* q01, const uint8_t* q10,
-                                       const uint8_t* q11, float fx, float fy) {
+__device__ __forceinline__ float taps4(const uint8_t* q00, const uint8_t* q01, const uint8_t* q10, const uint8_t* q11,
+                                       float fx, float fy) {
   const float A00 = mload_sample<SampleBytes>(q00);
   float A01 = A00;
   if (fx != 0.0f) A01 = mload_sample<SampleBytes>(q01);
@@ -211,7 +211,8 @@ __device__ __forceinline__ void sample_bytes(const KernelArgs& a, const RowCtx& 
     }
     // tz::finish_yuv, with the outputs in slot order when routed.
     float rgb[3];
-    tz::yuv_to_rgb(p, Y, U, V, [](float x) { return clamp255f(x); }, rgb);
+    tz::yuv_to_rgb(
+        p, Y, U, V, [](float x) { return clamp255f(x); }, rgb);
     if (a.routed) {
       out[0] = rgb[0] * a.kmul[0] + a.kadd[0];
       out[1] = rgb[1] * a.kmul[1] + a.kadd[1];
@@ -408,7 +409,7 @@ __device__ __forceinline__ void tensorize_block(const KernelArgs& a) {
     return;
   }
   const int row = w / a.segs_per_row;
-  const int y = a.a0 + row;  // samples the source (tz::y_active)
+  const int y = a.a0 + row;                                         // samples the source (tz::y_active)
   const int x0 = (w - row * a.segs_per_row) * (32 * Q) + lane * Q;  // this lane's pixels: x0 .. x0 + Q - 1
   if (x0 >= p.W) return;
   const int x_last = x0 + Q - 1;

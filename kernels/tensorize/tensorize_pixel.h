@@ -47,8 +47,8 @@ constexpr SourceFamily source_family(PixelFormat f) {
 // What the per-pixel code of a YUV family needs to know at compile time.
 template <SourceFamily F>
 struct YuvFamily {
-  static constexpr bool yuv = F == SourceFamily::NV12 || F == SourceFamily::I420 || F == SourceFamily::Packed422 ||
-                              F == SourceFamily::P010;
+  static constexpr bool yuv =
+      F == SourceFamily::NV12 || F == SourceFamily::I420 || F == SourceFamily::Packed422 || F == SourceFamily::P010;
   static constexpr int sample_bytes = F == SourceFamily::P010 ? 2 : 1;
   static constexpr int luma_step = F == SourceFamily::Packed422 || F == SourceFamily::P010 ? 2 : 1;
   // Bytes from one chroma group to the next (I420: one byte in each of its U and V planes).
@@ -237,7 +237,8 @@ CUDAPREP_HD void yuv_to_rgb(const PixelParams& p, float Y, float U, float V, Cla
 // YUV (interpolated samples) -> normalised output channels.
 CUDAPREP_HD void finish_yuv(const PixelParams& p, float Y, float U, float V, float out[3]) {
   float rgb[3];
-  yuv_to_rgb(p, Y, U, V, [](float x) { return clamp255(x); }, rgb);
+  yuv_to_rgb(
+      p, Y, U, V, [](float x) { return clamp255(x); }, rgb);
   for (int c = 0; c < 3; ++c) out[c] = select3(rgb[0], rgb[1], rgb[2], p.comp_of[c]) * p.mul[c] + p.add[c];
 }
 
@@ -313,11 +314,11 @@ CUDAPREP_HD float load_sample(const uint8_t* p) {
 
 // Per output row: the source rows and vertical weights.
 struct RowCtx {
-  const uint8_t* r0;   // luma / packed / gray row of tap 0 (nearest: the row)
-  const uint8_t* r1;   // row of tap 1
-  const uint8_t* a0;   // chroma row holding U (and V but for I420), tap 0 / nearest
+  const uint8_t* r0;  // luma / packed / gray row of tap 0 (nearest: the row)
+  const uint8_t* r1;  // row of tap 1
+  const uint8_t* a0;  // chroma row holding U (and V but for I420), tap 0 / nearest
   const uint8_t* a1;
-  const uint8_t* b0;   // I420's V row
+  const uint8_t* b0;  // I420's V row
   const uint8_t* b1;
   float fy, cfy;
 };
@@ -383,8 +384,8 @@ CUDAPREP_HD int v_offset(const PixelParams& p, int c) {
 // Bilinear value of the samples at offsets o0, o1 of rows q0, q1 (I420's V: rows b0, b1).
 template <int SampleBytes>
 CUDAPREP_HD float bilerp_at(const uint8_t* q0, const uint8_t* q1, int o0, int o1, float fx, float fy) {
-  return bilerp(load_sample<SampleBytes>(q0 + o0), load_sample<SampleBytes>(q0 + o1),
-                load_sample<SampleBytes>(q1 + o0), load_sample<SampleBytes>(q1 + o1), fx, fy);
+  return bilerp(load_sample<SampleBytes>(q0 + o0), load_sample<SampleBytes>(q0 + o1), load_sample<SampleBytes>(q1 + o0),
+                load_sample<SampleBytes>(q1 + o1), fx, fy);
 }
 
 // Evaluates tensor pixel x of the row described by r (the pixel must be active); out[c] are
@@ -397,16 +398,16 @@ CUDAPREP_HD void sample_pixel(const PixelParams& p, const RowCtx& r, int x, floa
   if (I == Interpolation::Bilinear) {
     const Taps t = bilinear_taps(xs, p.lx0, p.lx1);
     if (F == SourceFamily::Gray) {
-      finish_gray(p, bilerp(load_u8(r.r0 + t.i0), load_u8(r.r0 + t.i1), load_u8(r.r1 + t.i0),
-                            load_u8(r.r1 + t.i1), t.f, r.fy),
-                  out);
+      finish_gray(
+          p, bilerp(load_u8(r.r0 + t.i0), load_u8(r.r0 + t.i1), load_u8(r.r1 + t.i0), load_u8(r.r1 + t.i1), t.f, r.fy),
+          out);
     } else if (F == SourceFamily::Packed3 || F == SourceFamily::Packed4) {
       const int o0 = t.i0 * p.bpp, o1 = t.i1 * p.bpp;
       float v[3];
       for (int c = 0; c < 3; ++c) {
         const int b = p.byte_of[c];
-        v[c] = bilerp(load_u8(r.r0 + o0 + b), load_u8(r.r0 + o1 + b), load_u8(r.r1 + o0 + b),
-                      load_u8(r.r1 + o1 + b), t.f, r.fy);
+        v[c] = bilerp(load_u8(r.r0 + o0 + b), load_u8(r.r0 + o1 + b), load_u8(r.r1 + o0 + b), load_u8(r.r1 + o1 + b),
+                      t.f, r.fy);
       }
       finish_rgb(p, v[0], v[1], v[2], out);
     } else {
@@ -461,8 +462,8 @@ CUDAPREP_HD float sample_luma(const PixelParams& p, const RowCtx& r, int x) {
       for (int c = 0; c < 3; ++c) v[c] = bilerp_at<1>(r.r0, r.r1, o0 + p.byte_of[c], o1 + p.byte_of[c], t.f, r.fy);
       return luma_of_rgb(v[0], v[1], v[2]);
     }
-    return luma_of_y(p, bilerp_at<S>(r.r0, r.r1, luma_offset<F>(p, t.i0), luma_offset<F>(p, t.i1), t.f, r.fy) *
-                            YF::to_8bit);
+    return luma_of_y(
+        p, bilerp_at<S>(r.r0, r.r1, luma_offset<F>(p, t.i0), luma_offset<F>(p, t.i1), t.f, r.fy) * YF::to_8bit);
   }
   const int xi = nearest_tap(xs, p.lx0, p.lx1);
   if (F == SourceFamily::Gray) return load_u8(r.r0 + xi);

@@ -109,7 +109,8 @@ Geometry resolve_geometry(const TensorOutputSpec& c, const Rect& roi) {
 
 // Format and size of a source (first, as the single-frame plan always reported them first).
 Status check_source_size(const SlotSourceSpec& c) {
-  if (!is_valid_pixel_format(c.format)) return fail("unknown pixel format (" + std::to_string(static_cast<int>(c.format)) + ")");
+  if (!is_valid_pixel_format(c.format))
+    return fail("unknown pixel format (" + std::to_string(static_cast<int>(c.format)) + ")");
   if (c.src_width <= 0 || c.src_width > kMaxSourceSide)
     return fail("source width " + std::to_string(c.src_width) + " is out of range (1.." +
                 std::to_string(kMaxSourceSide) + ")");
@@ -126,8 +127,7 @@ Status check_output_spec(const TensorOutputSpec& c) {
   if (c.dst_height <= 0 || c.dst_height > kMaxTensorSide)
     return fail("tensor height " + std::to_string(c.dst_height) + " is out of range (1.." +
                 std::to_string(kMaxTensorSide) + ")");
-  if (!dtype_valid(c.dtype))
-    return fail("unknown dtype (" + std::to_string(static_cast<int>(c.dtype)) + ")");
+  if (!dtype_valid(c.dtype)) return fail("unknown dtype (" + std::to_string(static_cast<int>(c.dtype)) + ")");
   if (c.channels != 1 && c.channels != 3)
     return fail("channels " + std::to_string(c.channels) + " is not supported (1 = gray or 3 = colour)");
   if (Status st = check_buffer_bytes(c.dst_width, c.dst_height, c.channels, c.dtype, 1); !st.ok()) return st;
@@ -226,8 +226,8 @@ Status resolve_slot(const TensorOutputSpec& c, const SlotSourceSpec& s, SlotPlan
   // Samples reach the conversion on the 8-bit scale (an n-bit one divided by 2^(n-8)). Limited
   // range is defined that way for every depth (BT.2100: 16 * 2^(n-8) ...); full range spans
   // 2^n - 1 codes, so n > 8 bits need 255 * 2^(n-8) / (2^n - 1) more (1020 / 1023 for 10 bits).
-  const double full_gain = fmt.depth > 8 ? 255.0 * std::ldexp(1.0, fmt.depth - 8) / (std::ldexp(1.0, fmt.depth) - 1)
-                                         : 1.0;
+  const double full_gain =
+      fmt.depth > 8 ? 255.0 * std::ldexp(1.0, fmt.depth - 8) / (std::ldexp(1.0, fmt.depth) - 1) : 1.0;
   p.y_gain = static_cast<float>(s.yuv_full_range ? full_gain : 255.0 / 219.0);
   p.c_gain = static_cast<float>(s.yuv_full_range ? full_gain : 255.0 / 224.0);
   p.rv = static_cast<float>(2.0 * (1.0 - kr));
@@ -333,8 +333,8 @@ Normalisation default_normalisation(DType dtype) {
 Status warps_per_block_of(const TensorizeTuning& tuning, int launch_default, int* warps) {
   *warps = tuning.warps_per_block == 0 ? launch_default : tuning.warps_per_block;
   if (*warps >= 1 && *warps <= kMaxWarpsPerBlock) return Status();
-  return Status::error("tensorize: warps_per_block " + std::to_string(tuning.warps_per_block) + " is out of range (1.." +
-                       std::to_string(kMaxWarpsPerBlock) + ", or 0: the default)");
+  return Status::error("tensorize: warps_per_block " + std::to_string(tuning.warps_per_block) +
+                       " is out of range (1.." + std::to_string(kMaxWarpsPerBlock) + ", or 0: the default)");
 }
 
 Status check_source(const TensorizePlan& plan, const ImageView& src) {
@@ -344,8 +344,7 @@ Status check_source(const TensorizePlan& plan, const ImageView& src) {
                 pixel_format_name(plan.format));
   if (src.width != plan.src_width || src.height != plan.src_height)
     return fail("source size " + std::to_string(src.width) + "x" + std::to_string(src.height) +
-                " does not match the plan's " + std::to_string(plan.src_width) + "x" +
-                std::to_string(plan.src_height));
+                " does not match the plan's " + std::to_string(plan.src_width) + "x" + std::to_string(plan.src_height));
   const int n = plane_count(src.format);
   for (int i = 0; i < n; ++i) {
     const int64_t row_bytes = plane_row_bytes(src.format, i, src.width);
@@ -358,8 +357,7 @@ Status check_source(const TensorizePlan& plan, const ImageView& src) {
     const int s = sample_bytes(src.format);
     if (s > 1 && (reinterpret_cast<uintptr_t>(src.planes[i].data) % s != 0 || src.planes[i].stride % s != 0))
       return fail("source plane " + std::to_string(i) + " of " + pixel_format_name(src.format) + " is not " +
-                  std::to_string(s) + "-byte aligned (address or stride " + std::to_string(src.planes[i].stride) +
-                  ")");
+                  std::to_string(s) + "-byte aligned (address or stride " + std::to_string(src.planes[i].stride) + ")");
   }
   return Status();
 }

@@ -89,8 +89,8 @@ inline TestFrame make_frame(GstVideoFormat format, int width, int height, uint32
 }
 
 inline std::string video_caps(const char* format, int w, int h, const char* extra = "") {
-  return std::string("video/x-raw,format=") + format + ",width=" + std::to_string(w) +
-         ",height=" + std::to_string(h) + ",framerate=30/1" + extra;
+  return std::string("video/x-raw,format=") + format + ",width=" + std::to_string(w) + ",height=" + std::to_string(h) +
+         ",framerate=30/1" + extra;
 }
 
 // The element under test inside a harness made with gst_harness_new_parse (which wraps it in
@@ -132,8 +132,10 @@ class BusWatch {
     while (GstMessage* msg = gst_bus_pop_filtered(bus_, type)) {
       GError* err = nullptr;
       gchar* dbg = nullptr;
-      if (type == GST_MESSAGE_ERROR) gst_message_parse_error(msg, &err, &dbg);
-      else if (type == GST_MESSAGE_WARNING) gst_message_parse_warning(msg, &err, &dbg);
+      if (type == GST_MESSAGE_ERROR)
+        gst_message_parse_error(msg, &err, &dbg);
+      else if (type == GST_MESSAGE_WARNING)
+        gst_message_parse_warning(msg, &err, &dbg);
       out.push_back(err ? std::string(err->message) + " | " + (dbg ? dbg : "") : std::string());
       if (err) g_error_free(err);
       g_free(dbg);
@@ -182,8 +184,10 @@ inline StartResult start_with_props(const char* factory, const char* props) {
   while (GstMessage* m = gst_bus_pop_filtered(bus, (GstMessageType)(GST_MESSAGE_ERROR | GST_MESSAGE_WARNING))) {
     GError* ge = nullptr;
     gchar* dbg = nullptr;
-    if (GST_MESSAGE_TYPE(m) == GST_MESSAGE_ERROR) gst_message_parse_error(m, &ge, &dbg);
-    else gst_message_parse_warning(m, &ge, &dbg);
+    if (GST_MESSAGE_TYPE(m) == GST_MESSAGE_ERROR)
+      gst_message_parse_error(m, &ge, &dbg);
+    else
+      gst_message_parse_warning(m, &ge, &dbg);
     (GST_MESSAGE_TYPE(m) == GST_MESSAGE_ERROR ? r.errors : r.warnings)
         .push_back(std::string(ge->message) + " | " + (dbg ? dbg : ""));
     g_error_free(ge);

@@ -27,7 +27,9 @@ TEST(TensorVideoMeta, BatchesAndRegionsAreRefusedAtStart) {
     EXPECT_EQ(r.ret, GST_STATE_CHANGE_FAILURE) << props;
     ASSERT_EQ(r.errors.size(), 1u) << props;
     EXPECT_NE(r.errors[0].find("output=video-meta puts one single-frame tensor on each frame: it takes no "
-                               "batch-size > 1"), std::string::npos) << r.errors[0];
+                               "batch-size > 1"),
+              std::string::npos)
+        << r.errors[0];
   }
   test::StartResult r = test::start_with_props("cudatensorize backend=cpu", "output=video-meta batch-size=3");
   ASSERT_EQ(r.errors.size(), 1u);
@@ -103,17 +105,14 @@ TEST_P(TensorVideoMeta, FramePassesWithTheTensorOnIt) {
 
 INSTANTIATE_TEST_SUITE_P(
     Layouts, TensorVideoMeta,
-    ::testing::Values(MetaCase{"width=40 height=24", GST_TENSOR_DATA_TYPE_FLOAT32, {1, 3, 24, 40}},
-                      MetaCase{"width=40 height=24 layout=nhwc dtype=float16", GST_TENSOR_DATA_TYPE_FLOAT16,
-                               {1, 24, 40, 3}},
-                      // integer types and gray (issue 12 item 5): C = channels in the dims
-                      MetaCase{"width=40 height=24 dtype=uint8", GST_TENSOR_DATA_TYPE_UINT8, {1, 3, 24, 40}},
-                      MetaCase{"width=40 height=24 dtype=uint8 channels=1", GST_TENSOR_DATA_TYPE_UINT8,
-                               {1, 1, 24, 40}},
-                      MetaCase{"width=40 height=24 layout=nhwc dtype=uint8 channels=1", GST_TENSOR_DATA_TYPE_UINT8,
-                               {1, 24, 40, 1}},
-                      MetaCase{"width=40 height=24 layout=nhwc dtype=int8", GST_TENSOR_DATA_TYPE_INT8,
-                               {1, 24, 40, 3}}));
+    ::testing::Values(
+        MetaCase{"width=40 height=24", GST_TENSOR_DATA_TYPE_FLOAT32, {1, 3, 24, 40}},
+        MetaCase{"width=40 height=24 layout=nhwc dtype=float16", GST_TENSOR_DATA_TYPE_FLOAT16, {1, 24, 40, 3}},
+        // integer types and gray (issue 12 item 5): C = channels in the dims
+        MetaCase{"width=40 height=24 dtype=uint8", GST_TENSOR_DATA_TYPE_UINT8, {1, 3, 24, 40}},
+        MetaCase{"width=40 height=24 dtype=uint8 channels=1", GST_TENSOR_DATA_TYPE_UINT8, {1, 1, 24, 40}},
+        MetaCase{"width=40 height=24 layout=nhwc dtype=uint8 channels=1", GST_TENSOR_DATA_TYPE_UINT8, {1, 24, 40, 1}},
+        MetaCase{"width=40 height=24 layout=nhwc dtype=int8", GST_TENSOR_DATA_TYPE_INT8, {1, 24, 40, 3}}));
 
 // Tensors come from a pool: while frames are held each has its own, and a released frame's
 // tensor memory is reused rather than allocated anew.
@@ -241,7 +240,8 @@ TEST(TemplateMatchAnalytics, ObjectDetectionOverlayDrawsTheMatches) {
       for (int x = 46; x < 58; x++) n += reddish(b, x, y);
     return n;
   };
-  const std::string overlay_desc = " ! objectdetectionoverlay draw-labels=false object-detection-outline-color=0xffff0000";
+  const std::string overlay_desc =
+      " ! objectdetectionoverlay draw-labels=false object-detection-outline-color=0xffff0000";
   GstBuffer* drawn = run_one("cudatemplatematch backend=cpu template-rect=<40,30,24,24> draw=false" + overlay_desc,
                              "BGRx", frame_with_patch(40, 30, 24), W, H);
   ASSERT_NE(drawn, nullptr);

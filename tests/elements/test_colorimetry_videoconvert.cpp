@@ -69,8 +69,8 @@ TEST_P(ColorimetryVsVideoconvert, FlatColoursAgree) {
   GstBuffer* rgb = gst_harness_push_and_pull(vc, blocks_frame(c.format, c.colorimetry, c.full));
   ASSERT_NE(rgb, nullptr);
 
-  std::string props = "cudatensorize backend=cpu resize-mode=stretch scale=1 layout=nhwc width=" +
-                      std::to_string(W) + " height=" + std::to_string(H);
+  std::string props = "cudatensorize backend=cpu resize-mode=stretch scale=1 layout=nhwc width=" + std::to_string(W) +
+                      " height=" + std::to_string(H);
   GstHarness* tz = gst_harness_new_parse(props.c_str());
   gst_harness_set_src_caps_str(tz, caps.c_str());
   GstBuffer* tensor = gst_harness_push_and_pull(tz, blocks_frame(c.format, c.colorimetry, c.full));
@@ -122,9 +122,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"NV12", "1:4:0:0", true} /* BT.601 full range */,
                       Case{"NV12", "1:3:0:0", true} /* BT.709 full range */, Case{"I420", "bt709", false},
                       Case{"I420", "bt601", false}, Case{"YUY2", "bt601", false}, Case{"UYVY", "bt709", false},
-                      Case{"NV21", "bt709", false}, Case{"YUY2", "1:4:0:0", true},
-                      Case{"P010_10LE", "bt2020", false}, Case{"P010_10LE", "bt709", false},
-                      Case{"P010_10LE", "1:3:0:0", true}),
+                      Case{"NV21", "bt709", false}, Case{"YUY2", "1:4:0:0", true}, Case{"P010_10LE", "bt2020", false},
+                      Case{"P010_10LE", "bt709", false}, Case{"P010_10LE", "1:3:0:0", true}),
     [](const auto& i) {
       std::string n = std::string(i.param.format) + "_" + i.param.colorimetry + (i.param.full ? "_full" : "");
       for (auto& ch : n)

@@ -61,11 +61,11 @@ uint16_t half_bits(double v) {
   const double a = std::fabs(v);
   if (std::isnan(v)) return 0x7e00;
   int e;
-  std::frexp(a, &e);                          // a = m * 2^e, m in [0.5, 1): leading bit 2^(e-1)
-  const int binade = std::max(e - 1, -14);    // subnormals share the quantum of 2^-14
+  std::frexp(a, &e);                        // a = m * 2^e, m in [0.5, 1): leading bit 2^(e-1)
+  const int binade = std::max(e - 1, -14);  // subnormals share the quantum of 2^-14
   const double quantum = std::ldexp(1.0, binade - 10);
   const double r = round_half_even(a / quantum) * quantum;
-  if (r > 65504.0) return sign | 0x7c00;      // past the largest half: infinity
+  if (r > 65504.0) return sign | 0x7c00;                                           // past the largest half: infinity
   if (r < std::ldexp(1.0, -14)) return sign | uint16_t(r / std::ldexp(1.0, -24));  // subnormal, zero
   int re;
   std::frexp(r, &re);  // rounding may have carried into the next binade
@@ -116,8 +116,7 @@ const Reference kReferences[] = {
      }},
     {"uint8", 1, [](double v, uint8_t* out) { out[0] = uint8_t(round_half_even(saturate(v, 0, 255))); },
      [](const uint8_t* in) { return double(in[0]); }},
-    {"int8", 1,
-     [](double v, uint8_t* out) { out[0] = uint8_t(int8_t(round_half_even(saturate(v, -128, 127)))); },
+    {"int8", 1, [](double v, uint8_t* out) { out[0] = uint8_t(int8_t(round_half_even(saturate(v, -128, 127)))); },
      [](const uint8_t* in) { return double(int8_t(in[0])); }},
 };
 
@@ -173,12 +172,15 @@ Output run(Element e, const std::string& props, const char* dtype, const std::st
     GstCaps* c = gst_pad_get_current_caps(h->sinkpad);
     out.types = caps_types(c);
     if (c) gst_caps_unref(c);
-    if (b && keep_buffer) out.buffer = b;
-    else if (b) gst_buffer_unref(b);
+    if (b && keep_buffer)
+      out.buffer = b;
+    else if (b)
+      gst_buffer_unref(b);
     gst_harness_teardown(h);
     return out;
   }
-  const std::string line = "appsrc name=src format=time caps=\"" + caps + "\" ! " + desc + " ! appsink name=out sync=false";
+  const std::string line =
+      "appsrc name=src format=time caps=\"" + caps + "\" ! " + desc + " ! appsink name=out sync=false";
   GError* err = nullptr;
   GstElement* pipeline = gst_parse_launch(line.c_str(), &err);
   EXPECT_EQ(err, nullptr) << line;
@@ -237,8 +239,7 @@ const cv::Mat& photo() {
 // halves for the integer types: pixel * 0.5, pixel / 4, and values past both ends of int8/uint8).
 std::string normalisation_props(const DTypeInfo& row, bool explicit_norm) {
   char buf[200];
-  if (explicit_norm)
-    return "scale=0.5 mean=<10,20,30> std=<2,1,0.5>";
+  if (explicit_norm) return "scale=0.5 mean=<10,20,30> std=<2,1,0.5>";
   std::snprintf(buf, sizeof buf, "scale=%.17g mean=<%.17g,%.17g,%.17g> std=<1,1,1>", row.default_scale,
                 row.default_mean, row.default_mean, row.default_mean);
   return buf;
@@ -256,8 +257,8 @@ struct Case {
 
 const Case kCases[] = {
     {"photo letterboxed", GST_VIDEO_FORMAT_UNKNOWN, 161, 97, "width=64 height=48", 64, 48, 3, false},
-    {"photo at its own size", GST_VIDEO_FORMAT_UNKNOWN, 161, 97, "width=161 height=97 resize-mode=stretch", 161, 97,
-     3, true},
+    {"photo at its own size", GST_VIDEO_FORMAT_UNKNOWN, 161, 97, "width=161 height=97 resize-mode=stretch", 161, 97, 3,
+     true},
     {"photo gray nhwc", GST_VIDEO_FORMAT_UNKNOWN, 161, 97, "width=45 height=33 channels=1 layout=nhwc", 45, 33, 1,
      false},
     {"random NV12", GST_VIDEO_FORMAT_NV12, 37, 23, "width=29 height=31 layout=nhwc", 29, 31, 3, false},
@@ -324,11 +325,11 @@ TEST(DTypeReference, IntegersRoundHalfToEvenAndSaturate) {
     r->encode(v, &b);
     return r->decode(&b);
   };
-  const double u8_cases[][2] = {{0.5, 0}, {1.5, 2}, {2.5, 2}, {2.5000001, 3}, {254.5, 254}, {255.5, 255},
-                                {300, 255}, {-0.5, 0}, {-7, 0}};
+  const double u8_cases[][2] = {{0.5, 0},     {1.5, 2},   {2.5, 2},  {2.5000001, 3}, {254.5, 254},
+                                {255.5, 255}, {300, 255}, {-0.5, 0}, {-7, 0}};
   for (const auto& c : u8_cases) EXPECT_EQ(enc(u8, c[0]), c[1]) << "uint8 of " << c[0];
-  const double i8_cases[][2] = {{0.5, 0}, {-0.5, 0}, {-1.5, -2}, {-2.5, -2}, {126.5, 126}, {127.5, 127},
-                                {200, 127}, {-128.5, -128}, {-1000, -128}};
+  const double i8_cases[][2] = {{0.5, 0},     {-0.5, 0},  {-1.5, -2},     {-2.5, -2},   {126.5, 126},
+                                {127.5, 127}, {200, 127}, {-128.5, -128}, {-1000, -128}};
   for (const auto& c : i8_cases) EXPECT_EQ(enc(i8, c[0]), c[1]) << "int8 of " << c[0];
 }
 

@@ -78,8 +78,7 @@ void expect_tensors_close(const std::vector<uint8_t>& gpu, const std::vector<uin
   for (size_t i = 0; i < gpu.size(); i++)
     if (gpu[i] != cpu[i] && differing++ == 0) first = i;
   const auto value = [&](const std::vector<uint8_t>& v) { return is_signed ? (int)(int8_t)v[first] : (int)v[first]; };
-  EXPECT_EQ(differing, 0u) << what << ": first at element " << first << ", gpu " << value(gpu) << " cpu "
-                           << value(cpu);
+  EXPECT_EQ(differing, 0u) << what << ": first at element " << first << ", gpu " << value(gpu) << " cpu " << value(cpu);
 }
 
 struct Route {
@@ -139,7 +138,8 @@ TEST_P(TensorizeGpuElement, CudaPathEqualsCpuPathThroughEveryMemoryRoute) {
   const bool nv21 = f.format == GST_VIDEO_FORMAT_NV21;
   const bool even_width = nv21 || f.format == GST_VIDEO_FORMAT_YUY2 || f.format == GST_VIDEO_FORMAT_UYVY;
   const int w = even_width ? 318 : 317, h = nv21 ? 212 : 211;
-  const char* props[] = {"width=160 height=128", "width=96 height=96 resize-mode=crop interpolation=nearest layout=nhwc",
+  const char* props[] = {"width=160 height=128",
+                         "width=96 height=96 resize-mode=crop interpolation=nearest layout=nhwc",
                          "width=64 height=80 resize-mode=ultralytics dtype=float16 channel-order=bgr",
                          "width=50 height=50 resize-mode=stretch roi=<10,20,200,150> mean=<0.4> std=<0.2,0.3,0.4>",
                          // the batch kernel: the first of two tensors of 3 regions each (one clipped)
@@ -178,14 +178,14 @@ TEST_P(TensorizeGpuElement, CudaPathEqualsCpuPathThroughEveryMemoryRoute) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Formats, TensorizeGpuElement,
-                         ::testing::Values(GpuFormat{GST_VIDEO_FORMAT_NV12, "NV12"}, GpuFormat{GST_VIDEO_FORMAT_I420, "I420"},
-                                           GpuFormat{GST_VIDEO_FORMAT_BGR, "BGR"}, GpuFormat{GST_VIDEO_FORMAT_RGBA, "RGBA"},
-                                           GpuFormat{GST_VIDEO_FORMAT_BGRx, "BGRx"}, GpuFormat{GST_VIDEO_FORMAT_GRAY8, "GRAY8"},
-                                           GpuFormat{GST_VIDEO_FORMAT_YUY2, "YUY2"}, GpuFormat{GST_VIDEO_FORMAT_UYVY, "UYVY"},
-                                           GpuFormat{GST_VIDEO_FORMAT_NV21, "NV21"},
-                                           GpuFormat{GST_VIDEO_FORMAT_P010_10LE, "P010_10LE"}),
-                         [](const auto& i) { return std::string(i.param.name); });
+INSTANTIATE_TEST_SUITE_P(
+    Formats, TensorizeGpuElement,
+    ::testing::Values(GpuFormat{GST_VIDEO_FORMAT_NV12, "NV12"}, GpuFormat{GST_VIDEO_FORMAT_I420, "I420"},
+                      GpuFormat{GST_VIDEO_FORMAT_BGR, "BGR"}, GpuFormat{GST_VIDEO_FORMAT_RGBA, "RGBA"},
+                      GpuFormat{GST_VIDEO_FORMAT_BGRx, "BGRx"}, GpuFormat{GST_VIDEO_FORMAT_GRAY8, "GRAY8"},
+                      GpuFormat{GST_VIDEO_FORMAT_YUY2, "YUY2"}, GpuFormat{GST_VIDEO_FORMAT_UYVY, "UYVY"},
+                      GpuFormat{GST_VIDEO_FORMAT_NV21, "NV21"}, GpuFormat{GST_VIDEO_FORMAT_P010_10LE, "P010_10LE"}),
+    [](const auto& i) { return std::string(i.param.name); });
 
 // The element shares the upstream CUDA context (GstContext): its output memory belongs to the
 // same GstCudaContext as the frames cudaupload gave it.
@@ -197,11 +197,14 @@ TEST(ContextGpu, SharesUpstreamCudaContext) {
   GstElement* tz = test::element_of(h, "cudatensorize");
   GstPad* sink = gst_element_get_static_pad(tz, "sink");
   GstCudaContext* upstream_ctx = nullptr;
-  gst_pad_add_probe(sink, GST_PAD_PROBE_TYPE_BUFFER, [](GstPad*, GstPadProbeInfo* info, gpointer data) {
+  gst_pad_add_probe(
+      sink, GST_PAD_PROBE_TYPE_BUFFER,
+      [](GstPad*, GstPadProbeInfo* info, gpointer data) {
         GstMemory* mem = gst_buffer_peek_memory(GST_PAD_PROBE_INFO_BUFFER(info), 0);
         if (gst_is_cuda_memory(mem)) *static_cast<GstCudaContext**>(data) = GST_CUDA_MEMORY_CAST(mem)->context;
         return GST_PAD_PROBE_OK;
-      }, &upstream_ctx, nullptr);
+      },
+      &upstream_ctx, nullptr);
   auto f = make_frame(GST_VIDEO_FORMAT_NV12, 64, 48, 3);
   GstBuffer* out = gst_harness_push_and_pull(h, f.buffer);
   ASSERT_NE(out, nullptr);
@@ -246,7 +249,8 @@ std::vector<uint8_t> compact_planes(GstSample* sample, GstBuffer* buf) {
   for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(&frame); p++) {
     const size_t row = (size_t)GST_VIDEO_FRAME_COMP_WIDTH(&frame, p) * GST_VIDEO_FRAME_COMP_PSTRIDE(&frame, p);
     for (int y = 0; y < GST_VIDEO_FRAME_COMP_HEIGHT(&frame, p); y++) {
-      const uint8_t* src = (const uint8_t*)GST_VIDEO_FRAME_PLANE_DATA(&frame, p) + (size_t)y * GST_VIDEO_FRAME_PLANE_STRIDE(&frame, p);
+      const uint8_t* src =
+          (const uint8_t*)GST_VIDEO_FRAME_PLANE_DATA(&frame, p) + (size_t)y * GST_VIDEO_FRAME_PLANE_STRIDE(&frame, p);
       out.insert(out.end(), src, src + row);
     }
   }
@@ -275,7 +279,8 @@ Outputs run_pipeline(const std::string& desc) {
       } else {
         std::string m;
         gpointer state = nullptr;
-        while (GstMeta* meta = gst_buffer_iterate_meta_filtered(b, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)) {
+        while (GstMeta* meta =
+                   gst_buffer_iterate_meta_filtered(b, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)) {
           auto* roi = reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta);
           GstStructure* s2 = gst_video_region_of_interest_meta_get_param(roi, "template-match");
           double score = -2;  // shows up in the comparison if the param structure went missing
@@ -368,7 +373,7 @@ namespace {
 // What the element pushed, read by a pad probe at the moment of the push: a tensor that is not
 // yet complete then would be caught (a later read could find the GPU done by chance).
 struct PushedTensors {
-  std::vector<std::vector<uint8_t>> host;  // system-memory tensors, mapped at push time
+  std::vector<std::vector<uint8_t>> host;     // system-memory tensors, mapped at push time
   std::vector<std::vector<uint8_t>> ordered;  // CUDA tensors read on the memory's own stream
   int need_sync = 0, without_stream = 0;
 };
@@ -394,7 +399,8 @@ std::vector<uint8_t> read_on_memory_stream(GstMemory* mem, PushedTensors* seen) 
   EXPECT_TRUE(pinned.allocate(map.size).ok());
   EXPECT_TRUE(read.create(true).ok());
   EXPECT_TRUE(cudaprep::cuda::copy_2d_async(pinned.data(), map.size, map.data, map.size, map.size, 1,
-                                            cudaprep::cuda::CopyKind::DeviceToHost, handle).ok());
+                                            cudaprep::cuda::CopyKind::DeviceToHost, handle)
+                  .ok());
   EXPECT_TRUE(read.record(handle).ok());
   EXPECT_TRUE(read.synchronize().ok());
   out.assign(pinned.data(), pinned.data() + map.size);
@@ -436,8 +442,8 @@ void push_distinct_frames(const std::string& desc, const std::string& caps, cons
     auto frame = make_frame(GST_VIDEO_FORMAT_BGR, 1280, 720, 100 + i, 0, 0);
     auto cpu_frame = make_frame(GST_VIDEO_FORMAT_BGR, 1280, 720, 100 + i, 0, 0);
     ASSERT_EQ(gst_harness_push(h, frame.buffer), GST_FLOW_OK) << i;
-    cpu->push_back(run_tensorize("cudatensorize backend=cpu width=640 height=640", caps, nullptr, cpu_frame.buffer,
-                                 nullptr));
+    cpu->push_back(
+        run_tensorize("cudatensorize backend=cpu width=640 height=640", caps, nullptr, cpu_frame.buffer, nullptr));
   }
   gst_harness_teardown(h);
 }
@@ -482,8 +488,9 @@ TEST(HandoffGpu, PaddingRowsOfPinnedBuffersAreSentOnceUntilWrittenElsewhere) {
     if (i == 12) test::set_arg(h, "cudatensorize", "pad-value", pad);
     auto frame = make_frame(GST_VIDEO_FORMAT_BGR, 1280, 720, 300 + i, 0, 0);
     auto cpu_frame = make_frame(GST_VIDEO_FORMAT_BGR, 1280, 720, 300 + i, 0, 0);
-    std::vector<uint8_t> cpu = run_tensorize(std::string("cudatensorize backend=cpu width=640 height=640 pad-value=") + pad,
-                                             caps, nullptr, cpu_frame.buffer, nullptr);
+    std::vector<uint8_t> cpu =
+        run_tensorize(std::string("cudatensorize backend=cpu width=640 height=640 pad-value=") + pad, caps, nullptr,
+                      cpu_frame.buffer, nullptr);
     GstBuffer* out = gst_harness_push_and_pull(h, frame.buffer);
     ASSERT_TRUE(out);
     GstMapInfo map;
@@ -698,8 +705,8 @@ static std::vector<uint8_t> run_batch(const char* backend, bool cuda_in, const c
   const GstVideoFormat gst_formats[kBatchPads] = {GST_VIDEO_FORMAT_NV12, GST_VIDEO_FORMAT_BGR, GST_VIDEO_FORMAT_I420,
                                                   GST_VIDEO_FORMAT_YUY2, GST_VIDEO_FORMAT_P010_10LE};
   const int sizes[kBatchPads][2] = {{1921, 1081}, {641, 359}, {320, 241}, {1279, 721}, {641, 361}};
-  std::string desc = "cudatensorbatch name=b width=160 height=128 " + props + " backend=" + backend + " ! " +
-                     out_caps + " ! appsink name=out sync=false";
+  std::string desc = "cudatensorbatch name=b width=160 height=128 " + props + " backend=" + backend + " ! " + out_caps +
+                     " ! appsink name=out sync=false";
   for (int i = 0; i < kBatchPads; i++) {
     desc += " appsrc name=s" + std::to_string(i) + " format=time caps=\"" +
             video_caps(formats[i], sizes[i][0], sizes[i][1], caps_extra[i]) + "\" ! ";
@@ -741,8 +748,7 @@ TEST(TensorBatchGpu, MixedBatchEqualsCpuPath) {
   expect_floats_close(run_batch("cuda", false, "other/tensors"), cpu, false, "system in, system out");
   for (const char* wait : {"gpu-wait=blocking", "gpu-wait=spin"})
     expect_floats_close(run_batch("cuda", false, "other/tensors", std::string("mean=<0.4> std=<0.2,0.3,0.4> ") + wait),
-                        cpu, false,
-                        std::string("system in, system out, ") + wait);
+                        cpu, false, std::string("system in, system out, ") + wait);
 }
 
 // The same batch as uint8 gray and int8 NHWC colour (issue 12 item 5).

@@ -96,7 +96,8 @@ TEST(PixelFormatTable, YuvOffsetsMatchGStreamerUnpacking) {
     std::vector<uint8_t> frame(GST_VIDEO_INFO_SIZE(&info));
     for (size_t i = 0; i < frame.size(); ++i) frame[i] = uint8_t(i * 4 + 64);  // distinct, low 2 bits 0
     gpointer planes[GST_VIDEO_MAX_PLANES] = {};
-    for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES(&info); ++p) planes[p] = frame.data() + GST_VIDEO_INFO_PLANE_OFFSET(&info, p);
+    for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES(&info); ++p)
+      planes[p] = frame.data() + GST_VIDEO_INFO_PLANE_OFFSET(&info, p);
     // Row 0 unpacked to AYUV (8-bit formats) or AYUV64 (others), exact (no range extension).
     const bool wide = f.sample_bytes == 2;
     std::vector<uint16_t> unpacked16(4 * w);
@@ -104,7 +105,9 @@ TEST(PixelFormatTable, YuvOffsetsMatchGStreamerUnpacking) {
     info.finfo->unpack_func(info.finfo, GST_VIDEO_PACK_FLAG_TRUNCATE_RANGE,
                             wide ? static_cast<gpointer>(unpacked16.data()) : static_cast<gpointer>(unpacked8.data()),
                             planes, info.stride, 0, 0, w);
-    auto unpacked = [&](int x, int comp) { return wide ? int(unpacked16[4 * x + comp]) : int(unpacked8[4 * x + comp]); };
+    auto unpacked = [&](int x, int comp) {
+      return wide ? int(unpacked16[4 * x + comp]) : int(unpacked8[4 * x + comp]);
+    };
     auto sample = [&](int plane, int64_t byte) {
       const uint8_t* q = frame.data() + GST_VIDEO_INFO_PLANE_OFFSET(&info, plane) + byte;
       return wide ? int(q[0] | (q[1] << 8)) : int(q[0]);
@@ -171,8 +174,8 @@ TEST(PixelFormatTable, RowBytesAndRowsMatchGStreamerForOddSizes) {
         SCOPED_TRACE("size " + std::to_string(size) + " plane " + std::to_string(p));
         int64_t gst_row_bytes = 0;
         for (int c : components_in_plane(g, p))  // the widest component row of the plane
-          gst_row_bytes = std::max<int64_t>(
-              gst_row_bytes, int64_t(GST_VIDEO_FORMAT_INFO_SCALE_WIDTH(g, c, size)) * GST_VIDEO_FORMAT_INFO_PSTRIDE(g, c));
+          gst_row_bytes = std::max<int64_t>(gst_row_bytes, int64_t(GST_VIDEO_FORMAT_INFO_SCALE_WIDTH(g, c, size)) *
+                                                               GST_VIDEO_FORMAT_INFO_PSTRIDE(g, c));
         EXPECT_EQ(cudaprep::plane_row_bytes(f.format, p, size), gst_row_bytes);
         const int c = components_in_plane(g, p).front();
         EXPECT_EQ(cudaprep::plane_rows(f.format, p, size), GST_VIDEO_FORMAT_INFO_SCALE_HEIGHT(g, c, size));
@@ -197,7 +200,8 @@ TEST(PixelFormatTable, VideoInfoHelpersMatchGStreamer) {
           const int c = components_in_plane(info.finfo, static_cast<int>(p)).front();
           gsize row = 0, rows = 0, widest = 0;  // the widest component row of the plane
           for (int k : components_in_plane(info.finfo, static_cast<int>(p)))
-            widest = std::max(widest, gsize(GST_VIDEO_INFO_COMP_WIDTH(&info, k)) * GST_VIDEO_INFO_COMP_PSTRIDE(&info, k));
+            widest =
+                std::max(widest, gsize(GST_VIDEO_INFO_COMP_WIDTH(&info, k)) * GST_VIDEO_INFO_COMP_PSTRIDE(&info, k));
           ASSERT_TRUE(gst_cuda_prep_plane_size(&info, p, &row, &rows));
           EXPECT_EQ(row, widest);
           EXPECT_LE(row, gsize(GST_VIDEO_INFO_PLANE_STRIDE(&info, p)));
@@ -238,10 +242,11 @@ TEST(PixelFormatTable, EveryGStreamerFormatMapsByName) {
 
 // The caps built from the table: every format, CUDA memory first, sizes up to the source limit.
 TEST(PixelFormatTable, CapsHelpersListTheTable) {
-  const char* common = ", format=(string){ NV12, I420, BGR, RGB, BGRx, RGBx, BGRA, RGBA, GRAY8, YUY2, UYVY, NV21, P010_10LE }, "
-                       "width=(int)[ 1, 32768 ], height=(int)[ 1, 32768 ], framerate=(fraction)[ 0/1, 2147483647/1 ]";
-  GstCaps* expected = gst_caps_from_string((std::string("video/x-raw(memory:CUDAMemory)") + common +
-                                            "; video/x-raw" + common).c_str());
+  const char* common =
+      ", format=(string){ NV12, I420, BGR, RGB, BGRx, RGBx, BGRA, RGBA, GRAY8, YUY2, UYVY, NV21, P010_10LE }, "
+      "width=(int)[ 1, 32768 ], height=(int)[ 1, 32768 ], framerate=(fraction)[ 0/1, 2147483647/1 ]";
+  GstCaps* expected =
+      gst_caps_from_string((std::string("video/x-raw(memory:CUDAMemory)") + common + "; video/x-raw" + common).c_str());
   GstCaps* built = gst_cuda_prep_video_template_caps();
   EXPECT_TRUE(gst_caps_is_strictly_equal(expected, built)) << gst_caps_to_string(built);
   gst_caps_unref(expected);

@@ -28,8 +28,8 @@ ChildResult parse_in_child(const std::string& text, const char* mode = "--parse"
   gchar *out = nullptr, *err = nullptr;
   gint status = 0;
   GError* error = nullptr;
-  const gboolean ok = g_spawn_sync(nullptr, (gchar**)argv, nullptr, G_SPAWN_DEFAULT, nullptr, nullptr, &out, &err,
-                                   &status, &error);
+  const gboolean ok =
+      g_spawn_sync(nullptr, (gchar**)argv, nullptr, G_SPAWN_DEFAULT, nullptr, nullptr, &out, &err, &status, &error);
   g_free(self);
   EXPECT_TRUE(ok) << (error ? error->message : "");
   g_clear_error(&error);
@@ -119,7 +119,8 @@ TEST(PropertyArrays, BatchPadRoiOneLevelTooManyIsRefused) {
     EXPECT_TRUE(r.exited) << "the parser crashed (signal " << r.signal << ")\nstderr: " << r.err;
     if (!r.exited) continue;
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-    EXPECT_EQ(r.out.rfind("error: could not set property \"roi\"", 0), 0u) << "stdout: " << r.out << "\nstderr: " << r.err;
+    EXPECT_EQ(r.out.rfind("error: could not set property \"roi\"", 0), 0u)
+        << "stdout: " << r.out << "\nstderr: " << r.err;
     EXPECT_EQ(r.err.find("WARNING"), std::string::npos) << r.err;
     EXPECT_EQ(r.err.find("CRITICAL"), std::string::npos) << r.err;
   }
@@ -152,8 +153,9 @@ void read_array(const GValue* array, std::vector<double>* values, std::vector<GT
       continue;
     }
     types->push_back(G_VALUE_TYPE(item));
-    values->push_back(G_VALUE_HOLDS_INT(item) ? g_value_get_int(item)
-                                              : G_VALUE_HOLDS_DOUBLE(item) ? g_value_get_double(item) : -1e300);
+    values->push_back(G_VALUE_HOLDS_INT(item)      ? g_value_get_int(item)
+                      : G_VALUE_HOLDS_DOUBLE(item) ? g_value_get_double(item)
+                                                   : -1e300);
   }
 }
 
@@ -161,7 +163,7 @@ struct ValidValue {
   const char* description;  // the element, with the property set
   const char* property;
   std::vector<double> values;
-  GType type;               // of every number
+  GType type;  // of every number
 };
 
 TEST(PropertyArrays, ValidValuesParseToTheirNumbers) {

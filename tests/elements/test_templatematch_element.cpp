@@ -161,8 +161,8 @@ TEST(TemplateMatchElement, FindsTemplateFromFileAndReportsEverywhere) {
   const GstStructure* ms = gst_value_get_structure(gst_value_list_get_value(list, 0));
   int x = -1, y = -1, w = 0, hh = 0;
   double score = 0;
-  gst_structure_get(ms, "x", G_TYPE_INT, &x, "y", G_TYPE_INT, &y, "width", G_TYPE_INT, &w, "height", G_TYPE_INT,
-                    &hh, "score", G_TYPE_DOUBLE, &score, NULL);
+  gst_structure_get(ms, "x", G_TYPE_INT, &x, "y", G_TYPE_INT, &y, "width", G_TYPE_INT, &w, "height", G_TYPE_INT, &hh,
+                    "score", G_TYPE_DOUBLE, &score, NULL);
   EXPECT_EQ(x, 70);
   EXPECT_EQ(y, 40);
   EXPECT_EQ(w, 24);
@@ -244,7 +244,8 @@ TEST(TemplateMatchElement, CameraFormatsFindTheMatchOfBgr) {
     GstBuffer* b = gst_buffer_new_allocate(nullptr, bgr.size(), nullptr);
     gst_buffer_fill(b, 0, bgr.data(), bgr.size());
     if (strcmp(format, "BGR") == 0) return b;
-    GstHarness* conv = gst_harness_new_parse((std::string("videoconvert ! capsfilter caps=video/x-raw,format=") + format).c_str());
+    GstHarness* conv =
+        gst_harness_new_parse((std::string("videoconvert ! capsfilter caps=video/x-raw,format=") + format).c_str());
     gst_harness_set_src_caps_str(conv, video_caps("BGR", W, H).c_str());
     GstBuffer* out = gst_harness_push_and_pull(conv, b);
     gst_harness_teardown(conv);
@@ -597,8 +598,8 @@ TEST(TemplateMatchElement, SharedFrameIsCopiedOnlyToDraw) {
     GstBuffer* out = gst_harness_push_and_pull(h, in);
     ASSERT_NE(out, nullptr);
     EXPECT_EQ(rois(out).size(), drawn ? 1u : 0u);
-    EXPECT_EQ(gst_buffer_peek_memory(out, 0) == mem, !drawn) << (drawn ? "drawn into the shared memory"
-                                                                      : "memory copied without a box to draw");
+    EXPECT_EQ(gst_buffer_peek_memory(out, 0) == mem, !drawn)
+        << (drawn ? "drawn into the shared memory" : "memory copied without a box to draw");
     GstMapInfo after;
     ASSERT_TRUE(gst_buffer_map(other_branch, &after, GST_MAP_READ));
     EXPECT_TRUE(after.size == original.size() && std::memcmp(after.data, original.data(), after.size) == 0)

@@ -66,8 +66,8 @@ Output run(Element e, const std::string& props, const std::string& caps, GstBuff
     gst_harness_teardown(h);
     return out;
   }
-  const std::string desc = "appsrc name=src format=time caps=\"" + caps + "\" ! cudatensorbatch backend=cpu " +
-                           props + " ! appsink name=out sync=false";
+  const std::string desc = "appsrc name=src format=time caps=\"" + caps + "\" ! cudatensorbatch backend=cpu " + props +
+                           " ! appsink name=out sync=false";
   GError* err = nullptr;
   GstElement* pipeline = gst_parse_launch(desc.c_str(), &err);
   EXPECT_EQ(err, nullptr) << desc;
@@ -135,7 +135,7 @@ int at(const Bytes& t, bool is_signed, int w, int h, int x, int y, int c) {
 // ---- the element passes its settings through: equal to tensorize_cpu of the same plan ----
 
 struct Variant {
-  const char* props;   // besides width=40 height=32
+  const char* props;  // besides width=40 height=32
   DType dtype;
   int channels;
   Layout layout;
@@ -184,28 +184,27 @@ TEST_P(DTypeMatchesKernel, OnRandomFrames) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, DTypeMatchesKernel,
-    ::testing::Combine(
-        ::testing::Values(Element::Tensorize, Element::Batch),
-        ::testing::Values(Format{GST_VIDEO_FORMAT_BGR, PixelFormat::BGR, "BGR"},
-                          Format{GST_VIDEO_FORMAT_RGBA, PixelFormat::RGBA, "RGBA"},
-                          Format{GST_VIDEO_FORMAT_NV12, PixelFormat::NV12, "NV12"},
-                          Format{GST_VIDEO_FORMAT_I420, PixelFormat::I420, "I420"},
-                          Format{GST_VIDEO_FORMAT_YUY2, PixelFormat::YUY2, "YUY2"},
-                          Format{GST_VIDEO_FORMAT_GRAY8, PixelFormat::GRAY8, "GRAY8"}),
-        ::testing::Values(Variant{"dtype=uint8", DType::UInt8, 3, Layout::NCHW, false},
-                          Variant{"dtype=int8 layout=nhwc", DType::Int8, 3, Layout::NHWC, false},
-                          Variant{"dtype=uint8 channels=1", DType::UInt8, 1, Layout::NCHW, false},
-                          Variant{"dtype=int8 channels=1 scale=0.5 mean=<10,20,30> std=<2,1,0.5>", DType::Int8, 1,
-                                  Layout::NCHW, true},
-                          Variant{"channels=1 layout=nhwc", DType::Float32, 1, Layout::NHWC, false},
-                          Variant{"dtype=uint8 layout=nhwc scale=0.5 mean=<10,20,30> std=<2,1,0.5>", DType::UInt8,
-                                  3, Layout::NHWC, true})));
+    ::testing::Combine(::testing::Values(Element::Tensorize, Element::Batch),
+                       ::testing::Values(Format{GST_VIDEO_FORMAT_BGR, PixelFormat::BGR, "BGR"},
+                                         Format{GST_VIDEO_FORMAT_RGBA, PixelFormat::RGBA, "RGBA"},
+                                         Format{GST_VIDEO_FORMAT_NV12, PixelFormat::NV12, "NV12"},
+                                         Format{GST_VIDEO_FORMAT_I420, PixelFormat::I420, "I420"},
+                                         Format{GST_VIDEO_FORMAT_YUY2, PixelFormat::YUY2, "YUY2"},
+                                         Format{GST_VIDEO_FORMAT_GRAY8, PixelFormat::GRAY8, "GRAY8"}),
+                       ::testing::Values(Variant{"dtype=uint8", DType::UInt8, 3, Layout::NCHW, false},
+                                         Variant{"dtype=int8 layout=nhwc", DType::Int8, 3, Layout::NHWC, false},
+                                         Variant{"dtype=uint8 channels=1", DType::UInt8, 1, Layout::NCHW, false},
+                                         Variant{"dtype=int8 channels=1 scale=0.5 mean=<10,20,30> std=<2,1,0.5>",
+                                                 DType::Int8, 1, Layout::NCHW, true},
+                                         Variant{"channels=1 layout=nhwc", DType::Float32, 1, Layout::NHWC, false},
+                                         Variant{"dtype=uint8 layout=nhwc scale=0.5 mean=<10,20,30> std=<2,1,0.5>",
+                                                 DType::UInt8, 3, Layout::NHWC, true})));
 
 // ---- known values, computed by hand ----------------------------------------------------
 
 struct Known {
-  const char* props;      // besides width=8 height=8 (a 32x16 frame: rows 2..5 are the image)
-  bool nv12;              // else BGR
+  const char* props;       // besides width=8 height=8 (a 32x16 frame: rows 2..5 are the image)
+  bool nv12;               // else BGR
   std::vector<int> value;  // per output channel, every image pixel
   std::vector<int> pad;    // per output channel, every pad pixel
 };
@@ -235,27 +234,26 @@ TEST_P(DTypeKnownValues, SolidFrame) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, DTypeKnownValues,
-    ::testing::Combine(
-        ::testing::Values(Element::Tensorize, Element::Batch),
-        ::testing::Values(
-            // uint8 alone: the pixels (R, G, B), the pad value as it is
-            Known{"dtype=uint8", false, {201, 101, 31}, {114, 114, 114}},
-            Known{"dtype=uint8 channel-order=bgr pad-value=7", false, {31, 101, 201}, {7, 7, 7}},
-            // int8 alone: pixel - 128
-            Known{"dtype=int8", false, {73, -27, -97}, {-14, -14, -14}},
-            // explicit values win; halves go to the even neighbour: 100.5 -> 100, 50.5 -> 50, 15.5 -> 16
-            Known{"dtype=uint8 scale=0.5", false, {100, 50, 16}, {57, 57, 57}},
-            // saturation: int8 201 -> 127; uint8 201 - 250, 31 - 40 and 114 - 250 -> 0
-            Known{"dtype=int8 mean=<0>", false, {127, 101, 31}, {114, 114, 114}},
-            Known{"dtype=uint8 mean=<250,0,40>", false, {0, 101, 0}, {0, 114, 74}},
-            // gray: 0.299 * 201 + 0.587 * 101 + 0.114 * 31 = 122.92
-            Known{"dtype=uint8 channels=1", false, {123}, {114}},
-            Known{"dtype=int8 channels=1 channel-order=bgr", false, {-5}, {-14}},
-            Known{"dtype=uint8 channels=1 layout=nhwc", false, {123}, {114}},
-            // YUV: the range-expanded Y, or Y itself with full range
-            Known{"dtype=uint8 channels=1", true, {98}, {114}},
-            Known{"dtype=uint8 channels=1 yuv-range=full", true, {100}, {114}},
-            Known{"dtype=uint8", true, {98, 98, 98}, {114, 114, 114}})));
+    ::testing::Combine(::testing::Values(Element::Tensorize, Element::Batch),
+                       ::testing::Values(
+                           // uint8 alone: the pixels (R, G, B), the pad value as it is
+                           Known{"dtype=uint8", false, {201, 101, 31}, {114, 114, 114}},
+                           Known{"dtype=uint8 channel-order=bgr pad-value=7", false, {31, 101, 201}, {7, 7, 7}},
+                           // int8 alone: pixel - 128
+                           Known{"dtype=int8", false, {73, -27, -97}, {-14, -14, -14}},
+                           // explicit values win; halves go to the even neighbour: 100.5 -> 100, 50.5 -> 50, 15.5 -> 16
+                           Known{"dtype=uint8 scale=0.5", false, {100, 50, 16}, {57, 57, 57}},
+                           // saturation: int8 201 -> 127; uint8 201 - 250, 31 - 40 and 114 - 250 -> 0
+                           Known{"dtype=int8 mean=<0>", false, {127, 101, 31}, {114, 114, 114}},
+                           Known{"dtype=uint8 mean=<250,0,40>", false, {0, 101, 0}, {0, 114, 74}},
+                           // gray: 0.299 * 201 + 0.587 * 101 + 0.114 * 31 = 122.92
+                           Known{"dtype=uint8 channels=1", false, {123}, {114}},
+                           Known{"dtype=int8 channels=1 channel-order=bgr", false, {-5}, {-14}},
+                           Known{"dtype=uint8 channels=1 layout=nhwc", false, {123}, {114}},
+                           // YUV: the range-expanded Y, or Y itself with full range
+                           Known{"dtype=uint8 channels=1", true, {98}, {114}},
+                           Known{"dtype=uint8 channels=1 yuv-range=full", true, {100}, {114}},
+                           Known{"dtype=uint8", true, {98, 98, 98}, {114, 114, 114}})));
 
 // Gray of a photograph at its own size (no resampling) is OpenCV's BGR2GRAY: cvtColor rounds a
 // 14-bit fixed-point sum, the element the exact sum (nearest, ties to even), so they may differ by
@@ -270,15 +268,14 @@ TEST(DTypeGray, PhotographIsOpenCvLuma) {
   for (Element e : {Element::Tensorize, Element::Batch})
     for (const char* format : {"BGR", "RGB"}) {
       const cv::Mat& src = strcmp(format, "BGR") == 0 ? bgr : rgb;
-      GstBuffer* frame = frame_of(strcmp(format, "BGR") == 0 ? GST_VIDEO_FORMAT_BGR : GST_VIDEO_FORMAT_RGB, 64, 48,
-                                  [&](GstVideoFrame* f) {
-                                    for (int y = 0; y < 48; y++)
-                                      memcpy((uint8_t*)GST_VIDEO_FRAME_PLANE_DATA(f, 0) +
-                                                 y * GST_VIDEO_FRAME_PLANE_STRIDE(f, 0),
-                                             src.ptr(y), 64 * 3);
-                                  });
-      Output out = run(e, "width=64 height=48 resize-mode=stretch dtype=uint8 channels=1",
-                       video_caps(format, 64, 48), frame);
+      GstBuffer* frame = frame_of(
+          strcmp(format, "BGR") == 0 ? GST_VIDEO_FORMAT_BGR : GST_VIDEO_FORMAT_RGB, 64, 48, [&](GstVideoFrame* f) {
+            for (int y = 0; y < 48; y++)
+              memcpy((uint8_t*)GST_VIDEO_FRAME_PLANE_DATA(f, 0) + y * GST_VIDEO_FRAME_PLANE_STRIDE(f, 0), src.ptr(y),
+                     64 * 3);
+          });
+      Output out =
+          run(e, "width=64 height=48 resize-mode=stretch dtype=uint8 channels=1", video_caps(format, 64, 48), frame);
       ASSERT_EQ(out.tensor.size(), 64u * 48) << factory(e) << " " << format;
       int off_by_one = 0;
       for (int y = 0; y < 48; y++)

@@ -60,7 +60,7 @@ std::string refused(const std::string& props, const std::string& downstream) {
 // One frame (seed) through cudatensorize `props` ! capsfilter `downstream`: checks that the caps
 // say `dims` and that the tensor is the one cudatensorize makes with `same_as` set.
 static void expect_tensor(const std::string& props, const std::string& downstream, const char* dims,
-                   const std::string& same_as, uint32_t seed) {
+                          const std::string& same_as, uint32_t seed) {
   GstHarness* h = tensorize_into(props, downstream);
   GstBuffer* out = gst_harness_push_and_pull(h, make_frame(GST_VIDEO_FORMAT_BGR, 64, 48, seed).buffer);
   ASSERT_NE(out, nullptr);
@@ -179,18 +179,23 @@ TEST_P(TensorNegotiationConflicts, FailNamingBoth) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, TensorNegotiationConflicts,
     ::testing::Values(
-        Conflict{"width=320", "dimensions=(string)3:640:640:1", {"width=320 (set on cudatensorize)", "width 640", "3:640:640:1"}},
+        Conflict{"width=320",
+                 "dimensions=(string)3:640:640:1",
+                 {"width=320 (set on cudatensorize)", "width 640", "3:640:640:1"}},
         Conflict{"height=100 width=640 layout=nhwc", "dimensions=(string)3:640:640:1", {"height=100", "height 640"}},
         Conflict{"layout=nchw", "dimensions=(string)3:64:64:1", {"layout=nchw", "layout nhwc"}},
         Conflict{"dtype=float32", "types=float16", {"dtype=float32", "types=float16"}},
-        Conflict{"width=10 dtype=float16", "dimensions=(string)3:640:640:1,types=float32",
+        Conflict{"width=10 dtype=float16",
+                 "dimensions=(string)3:640:640:1,types=float32",
                  {"width=10", "dtype=float16", "types=float32"}},
-        Conflict{"", "dimensions=(string)4:64:64:1", {"dimensions=4:64:64:1", "not an image tensor",
-                                                       "C = 3 (colour) or 1 (gray)"}},
+        Conflict{"",
+                 "dimensions=(string)4:64:64:1",
+                 {"dimensions=4:64:64:1", "not an image tensor", "C = 3 (colour) or 1 (gray)"}},
         // channels and the integer types (issue 12 item 5)
         Conflict{"", "dimensions=(string)2:64:64:1", {"dimensions=2:64:64:1", "C = 3 (colour) or 1 (gray)"}},
-        Conflict{"channels=3", "dimensions=(string)1:64:64:1", {"channels=3 (set on cudatensorize)",
-                                                               "channels 1 in dimensions=1:64:64:1"}},
+        Conflict{"channels=3",
+                 "dimensions=(string)1:64:64:1",
+                 {"channels=3 (set on cudatensorize)", "channels 1 in dimensions=1:64:64:1"}},
         Conflict{"channels=1", "dimensions=(string)64:64:3:1", {"channels=1", "channels 3 in dimensions=64:64:3:1"}},
         Conflict{"dtype=uint8", "types=float32", {"dtype=uint8 (set on cudatensorize)", "types=float32"}},
         Conflict{"dtype=float32", "types=int8", {"dtype=float32", "types=int8"}},

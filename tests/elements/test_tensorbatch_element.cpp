@@ -317,9 +317,10 @@ TEST(TensorBatchElement, ShippedClipSlotsEqualCudatensorize) {
     GTEST_SKIP() << "avdec_h264 missing";
   const std::string props = "width=64 height=48 layout=nhwc dtype=float16 resize-mode=crop";
   const char* branches[] = {"NV12,width=320,height=240", "BGR,width=97,height=61", "I420,width=151,height=99"};
-  std::string desc = "filesrc location=" TEST_SOURCE_DIR "/data/vtest-h264.mp4 ! qtdemux ! h264parse ! "
-                     "avdec_h264 ! tee name=t cudatensorbatch name=b backend=cpu " + props +
-                     " ! appsink name=batch sync=false";
+  std::string desc = "filesrc location=" TEST_SOURCE_DIR
+                     "/data/vtest-h264.mp4 ! qtdemux ! h264parse ! "
+                     "avdec_h264 ! tee name=t cudatensorbatch name=b backend=cpu " +
+                     props + " ! appsink name=batch sync=false";
   for (int i = 0; i < 3; i++) {
     const std::string n = std::to_string(i);
     desc += " t. ! queue ! videoconvert ! videoscale ! video/x-raw,format=" + std::string(branches[i]) +
@@ -340,7 +341,8 @@ TEST(TensorBatchElement, ShippedClipSlotsEqualCudatensorize) {
     for (int i = 0; i < 3; i++) {
       GstSample* a = gst_app_sink_try_pull_sample(GST_APP_SINK(alone[i]), 10 * GST_SECOND);
       ASSERT_NE(a, nullptr);
-      EXPECT_TRUE(slot_bytes_of(s, i, slot) == buffer_bytes(gst_sample_get_buffer(a))) << "batch " << batches << " slot " << i;
+      EXPECT_TRUE(slot_bytes_of(s, i, slot) == buffer_bytes(gst_sample_get_buffer(a)))
+          << "batch " << batches << " slot " << i;
       EXPECT_EQ(slot_meta(gst_sample_get_buffer(s), i).pts, GST_BUFFER_PTS(gst_sample_get_buffer(a)));
       gst_sample_unref(a);
     }
@@ -434,7 +436,8 @@ TEST(TensorBatchElement, DifferentFrameratesPutEachFrameInOneBatch) {
   ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
   const GstClockTime d30 = GST_SECOND / 30, d15 = GST_SECOND / 15;
   for (int i = 0; i < 4; i++) b.push(0, timed(test::make_frame(GST_VIDEO_FORMAT_BGR, 8, 8, i).buffer, i * d30, d30));
-  for (int i = 0; i < 2; i++) b.push(1, timed(test::make_frame(GST_VIDEO_FORMAT_BGR, 8, 8, 9 + i).buffer, i * d15, d15));
+  for (int i = 0; i < 2; i++)
+    b.push(1, timed(test::make_frame(GST_VIDEO_FORMAT_BGR, 8, 8, 9 + i).buffer, i * d15, d15));
   b.eos(0);
   b.eos(1);
   for (int n = 0; n < 4; n++) {
@@ -581,7 +584,8 @@ TEST(TensorBatchElement, PropertyChangesWhilePlaying) {
   s = batch();
   ASSERT_NE(s, nullptr) << b.error();
   const size_t slot = 24 * 16 * 3 * 4;
-  EXPECT_TRUE(slot_bytes_of(s, 0, slot) == tensorize_alone("width=24 height=16 mean=<0.5>", video_caps("BGR", 40, 30), f0).tensor);
+  EXPECT_TRUE(slot_bytes_of(s, 0, slot) ==
+              tensorize_alone("width=24 height=16 mean=<0.5>", video_caps("BGR", 40, 30), f0).tensor);
   EXPECT_TRUE(slot_bytes_of(s, 1, slot) ==
               tensorize_alone("width=24 height=16 mean=<0.5> roi=<5,3,20,11>", video_caps("NV12", 33, 21), f1).tensor);
   gst_sample_unref(s);
@@ -590,7 +594,8 @@ TEST(TensorBatchElement, PropertyChangesWhilePlaying) {
   s = batch();
   ASSERT_NE(s, nullptr) << b.error();
   EXPECT_STREQ(dims_of(s), "12:16:3:2");
-  EXPECT_TRUE(slot_bytes_of(s, 0, slot / 2) == tensorize_alone("width=12 height=16 mean=<0.5>", video_caps("BGR", 40, 30), f0).tensor);
+  EXPECT_TRUE(slot_bytes_of(s, 0, slot / 2) ==
+              tensorize_alone("width=12 height=16 mean=<0.5>", video_caps("BGR", 40, 30), f0).tensor);
   gst_sample_unref(s);
   gst_buffer_unref(f0);
   gst_buffer_unref(f1);
@@ -684,7 +689,8 @@ TEST(TensorBatchElement, CudaCapsWithoutGpuIsANegotiationError) {
 TEST(TensorBatchElement, SinkPadsProposeAPool) {
   GstElement* pipeline = gst_parse_launch(
       "videotestsrc num-buffers=3 ! video/x-raw,format=BGR,width=64,height=48 ! "
-      "cudatensorbatch name=b backend=cpu width=16 height=16 ! fakesink", nullptr);
+      "cudatensorbatch name=b backend=cpu width=16 height=16 ! fakesink",
+      nullptr);
   ASSERT_NE(pipeline, nullptr);
   GstElement* b = gst_bin_get_by_name(GST_BIN(pipeline), "b");
   GstPad* sinkpad = gst_element_get_static_pad(b, "sink_0");
@@ -693,16 +699,17 @@ TEST(TensorBatchElement, SinkPadsProposeAPool) {
   static bool asked = false;
   pools_answered = 0;
   asked = false;
-  gst_pad_add_probe(sinkpad, GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM,
-                    [](GstPad*, GstPadProbeInfo* info, gpointer) -> GstPadProbeReturn {
-                      GstQuery* q = GST_PAD_PROBE_INFO_QUERY(info);
-                      if (GST_QUERY_TYPE(q) == GST_QUERY_ALLOCATION && (info->type & GST_PAD_PROBE_TYPE_PULL)) {
-                        asked = true;
-                        pools_answered = gst_query_get_n_allocation_pools(q);
-                      }
-                      return GST_PAD_PROBE_OK;
-                    },
-                    nullptr, nullptr);
+  gst_pad_add_probe(
+      sinkpad, GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM,
+      [](GstPad*, GstPadProbeInfo* info, gpointer) -> GstPadProbeReturn {
+        GstQuery* q = GST_PAD_PROBE_INFO_QUERY(info);
+        if (GST_QUERY_TYPE(q) == GST_QUERY_ALLOCATION && (info->type & GST_PAD_PROBE_TYPE_PULL)) {
+          asked = true;
+          pools_answered = gst_query_get_n_allocation_pools(q);
+        }
+        return GST_PAD_PROBE_OK;
+      },
+      nullptr, nullptr);
   gst_element_set_state(pipeline, GST_STATE_PLAYING);
   GstBus* bus = gst_element_get_bus(pipeline);
   GstMessage* m = gst_bus_timed_pop_filtered(bus, 10 * GST_SECOND, GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
@@ -734,9 +741,10 @@ TEST(TensorBatchElement, InspectDocsAreComplete) {
     }
     g_free(specs);
   }
-  const char* expected[] = {"width", "height", "resize-mode", "align", "pad-value", "interpolation",
-                            "channel-order", "scale", "mean", "std", "layout", "dtype", "channels", "device-id",
-                            "backend", "yuv-matrix", "yuv-range", "batch-size", "latency"};
+  const char* expected[] = {"width",         "height",        "resize-mode", "align",     "pad-value",
+                            "interpolation", "channel-order", "scale",       "mean",      "std",
+                            "layout",        "dtype",         "channels",    "device-id", "backend",
+                            "yuv-matrix",    "yuv-range",     "batch-size",  "latency"};
   for (const char* name : expected)
     EXPECT_NE(g_object_class_find_property(G_OBJECT_GET_CLASS(e), name), nullptr) << name;
   EXPECT_NE(g_object_class_find_property(G_OBJECT_GET_CLASS(pad), "roi"), nullptr);

@@ -241,16 +241,16 @@ TEST(TensorizeElement, MissingChromaSiteReadsAsGStreamerDoes) {
   const struct {
     int h;
     const char* caps_extra;
-  } cases[] = {{578, ""}, {576, ""}, {578, ",colorimetry=bt709"}, {576, ",chroma-site=mpeg2"},
-               {578, ",chroma-site=jpeg"}};
+  } cases[] = {
+      {578, ""}, {576, ""}, {578, ",colorimetry=bt709"}, {576, ",chroma-site=mpeg2"}, {578, ",chroma-site=jpeg"}};
   for (const auto& c : cases) {
     const std::string caps = video_caps("NV12", 64, c.h, c.caps_extra);
     SCOPED_TRACE(caps);
     GstVideoInfo info;
     ASSERT_TRUE(gst_video_info_from_caps(&info, gst_caps_from_string(caps.c_str())));
     const bool field = strstr(c.caps_extra, "chroma-site") != nullptr;
-    const bool h_cosited = field ? strstr(c.caps_extra, "mpeg2") != nullptr
-                                 : (info.chroma_site & GST_VIDEO_CHROMA_SITE_H_COSITED) != 0;
+    const bool h_cosited =
+        field ? strstr(c.caps_extra, "mpeg2") != nullptr : (info.chroma_site & GST_VIDEO_CHROMA_SITE_H_COSITED) != 0;
     std::printf("%s: GStreamer reads chroma site %d\n", caps.c_str(), int(info.chroma_site));
     GstHarness* h = new_tensorize("width=24 height=20");
     gst_harness_set_src_caps_str(h, caps.c_str());
@@ -387,8 +387,8 @@ TEST(TensorizeElement, ZeroSizedInputIsNotNegotiated) {
 
 // Sizes the property accepts are bounded: 0 and more than 16384 are refused by the param spec.
 TEST(TensorizeElement, SizePropertiesAreBounded) {
-  GParamSpec* w = g_object_class_find_property(
-      G_OBJECT_CLASS(g_type_class_peek(g_type_from_name("GstCudaTensorize"))), "width");
+  GParamSpec* w =
+      g_object_class_find_property(G_OBJECT_CLASS(g_type_class_peek(g_type_from_name("GstCudaTensorize"))), "width");
   ASSERT_NE(w, nullptr);
   EXPECT_EQ(G_PARAM_SPEC_UINT(w)->minimum, 1u);
   EXPECT_EQ(G_PARAM_SPEC_UINT(w)->maximum, 16384u);
@@ -434,9 +434,10 @@ TEST(TensorizeElement, InspectDocsAreComplete) {
     EXPECT_TRUE(blurb && strlen(blurb) > 8) << g_param_spec_get_name(specs[i]);
   }
   g_free(specs);
-  const char* expected[] = {"width", "height", "resize-mode", "align", "pad-value", "interpolation",
-                            "channel-order", "scale", "mean", "std", "layout", "dtype", "roi",
-                            "device-id", "backend", "yuv-matrix", "yuv-range", "chroma-site", "gpu-wait"};
+  const char* expected[] = {"width",         "height",        "resize-mode", "align",     "pad-value",
+                            "interpolation", "channel-order", "scale",       "mean",      "std",
+                            "layout",        "dtype",         "roi",         "device-id", "backend",
+                            "yuv-matrix",    "yuv-range",     "chroma-site", "gpu-wait"};
   for (const char* name : expected)
     EXPECT_NE(g_object_class_find_property(G_OBJECT_GET_CLASS(e), name), nullptr) << name;
   gst_object_unref(e);
@@ -480,8 +481,8 @@ TEST(TensorizeElement, GpuWaitIsSharedAndDefaultsToPoll) {
 
 // ---- found from outside (each failed before its fix) ------------------------------------------
 
-using test::StartResult;
 using test::start_with_props;
+using test::StartResult;
 
 // Invalid settings were posted 7 times, and only once caps were negotiated: now once, at start.
 TEST_P(TensorizeElementBadSettings, RefusedOnceAtStart) {
@@ -611,8 +612,8 @@ struct SetDuringRebuild {
   guint value;
   bool done;
 };
-static void set_during_rebuild(GstDebugCategory* category, GstDebugLevel, const gchar*, const gchar*, gint,
-                               GObject*, GstDebugMessage* message, gpointer data) {
+static void set_during_rebuild(GstDebugCategory* category, GstDebugLevel, const gchar*, const gchar*, gint, GObject*,
+                               GstDebugMessage* message, gpointer data) {
   auto* hook = static_cast<SetDuringRebuild*>(data);
   if (hook->done || strcmp(gst_debug_category_get_name(category), "cudatensorize") != 0) return;
   if (!strstr(gst_debug_message_get(message), "colour matrix")) return;

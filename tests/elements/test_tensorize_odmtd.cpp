@@ -45,7 +45,8 @@ std::vector<int> add_od_mtds(GstBuffer* buf, const std::vector<Box>& boxes) {
     GstAnalyticsClsMtd cls;
     EXPECT_TRUE(gst_analytics_relation_meta_add_one_cls_mtd(rmeta, 0.5f, g_quark_from_string("scene"), &cls));
     GstAnalyticsODMtd od;
-    EXPECT_TRUE(gst_analytics_relation_meta_add_od_mtd(rmeta, g_quark_from_string(b.type), b.x, b.y, b.w, b.h, 0.9f, &od));
+    EXPECT_TRUE(
+        gst_analytics_relation_meta_add_od_mtd(rmeta, g_quark_from_string(b.type), b.x, b.y, b.w, b.h, 0.9f, &od));
     ids.push_back((int)od.id);
   }
   return ids;
@@ -57,12 +58,12 @@ std::vector<int> add_od_mtds(GstBuffer* buf, const std::vector<Box>& boxes) {
 // included); class list and size filters; region-index counts the frame's ODMtds, region-id is
 // the ODMtd's id.
 TEST(TensorizeOdMtd, SlotsEqualRoisOfTheSameRegions) {
-  const std::vector<Box> boxes = {{"car", 10, 10, 20, 12},     // kept
-                                  {"person", 0, 0, 30, 30},    // class not listed
-                                  {"truck", 40, 5, 30, 20},    // kept
-                                  {"car", 50, 40, 4, 40},      // narrower than roi-min-size
-                                  {"car", 0, 0, 90, 20},       // wider than roi-max-size
-                                  {"car", -6, 44, 20, 30}};    // kept: partly outside, clipped
+  const std::vector<Box> boxes = {{"car", 10, 10, 20, 12},   // kept
+                                  {"person", 0, 0, 30, 30},  // class not listed
+                                  {"truck", 40, 5, 30, 20},  // kept
+                                  {"car", 50, 40, 4, 40},    // narrower than roi-min-size
+                                  {"car", 0, 0, 90, 20},     // wider than roi-max-size
+                                  {"car", -6, 44, 20, 30}};  // kept: partly outside, clipped
   const std::string filters = "roi-type=\"car, truck\" roi-min-size=8 roi-max-size=60 roi-margin=0.25";
   for (const char* format : {"NV12", "BGR"}) {
     const GstVideoFormat gf = gst_video_format_from_string(format);
@@ -114,8 +115,11 @@ TEST(TensorizeOdMtd, RoiSourcePicksWhichMetas) {
     GstBuffer* (*frame)();
     bool empty;
     int x;  // source-rect x of slot 0
-  } cases[] = {{"auto", both, false, 30},     {"auto", roi_only, false, 2},   {"roi-meta", both, false, 1},
-               {"analytics", both, false, 30}, {"analytics", roi_only, true, 0}};
+  } cases[] = {{"auto", both, false, 30},
+               {"auto", roi_only, false, 2},
+               {"roi-meta", both, false, 1},
+               {"analytics", both, false, 30},
+               {"analytics", roi_only, true, 0}};
   for (const Case& c : cases) {
     GstHarness* h = new_tensorize(std::string("batch-size=2 roi-meta=true roi-source=") + c.source);
     gst_harness_set_src_caps_str(h, video_caps("BGR", kW, kH).c_str());
@@ -147,8 +151,7 @@ TEST(TensorizeOdMtd, BoxesOutsideTheFrameAreSkippedWithOneWarning) {
   EXPECT_NE(warnings[0].find("object detection 0: roi <100,0,10,10> is entirely outside the frame (96x64)"),
             std::string::npos)
       << warnings[0];
-  EXPECT_NE(warnings[0].find("object detection 2: roi width and height must be positive, got -3x4"),
-            std::string::npos)
+  EXPECT_NE(warnings[0].find("object detection 2: roi width and height must be positive, got -3x4"), std::string::npos)
       << warnings[0];
 }
 
@@ -166,8 +169,8 @@ TEST(TensorizeOdMtd, RotatedBoxIsTakenAsTheUprightBoxAroundIt) {
   // 40x10 about its centre (30,25), turned 45 degrees: about 35.4 px a side
   EXPECT_LE(std::abs(x + w / 2.0 - 30), 1);
   EXPECT_LE(std::abs(w - 50 / std::sqrt(2.0)), 1);
-  const std::string upright = "<" + std::to_string(x) + "," + std::to_string(y) + "," + std::to_string(w) + "," +
-                              std::to_string(h) + ">";
+  const std::string upright =
+      "<" + std::to_string(x) + "," + std::to_string(y) + "," + std::to_string(w) + "," + std::to_string(h) + ">";
   const std::vector<uint8_t> expected = tensor_of("roi=" + upright, "BGR", gst_buffer_copy_deep(f.buffer));
   EXPECT_EQ(tensor_of("roi-meta=true", "BGR", f.buffer), expected);
 }
@@ -176,8 +179,7 @@ TEST(TensorizeOdMtd, RotatedBoxIsTakenAsTheUprightBoxAroundIt) {
 #else  // no analytics library
 
 TEST(TensorizeOdMtd, AnalyticsSourceIsRefusedWithoutTheLibrary) {
-  const test::StartResult r =
-      test::start_with_props("cudatensorize backend=cpu", "roi-meta=true roi-source=analytics");
+  const test::StartResult r = test::start_with_props("cudatensorize backend=cpu", "roi-meta=true roi-source=analytics");
   EXPECT_EQ(r.ret, GST_STATE_CHANGE_FAILURE);
   ASSERT_EQ(r.errors.size(), 1u);
   EXPECT_NE(r.errors[0].find("roi-source=analytics reads GstAnalyticsODMtd, and this build has no GStreamer "

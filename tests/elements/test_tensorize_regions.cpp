@@ -104,8 +104,8 @@ TEST(TensorizeRegions, MoreRegionsThanSlotsGiveSeveralTensorsForTheFrame) {
 
 TEST(TensorizeRegions, RegionsOutsideOrEmptyAreSkippedWithOneWarning) {
   const std::vector<std::string> warnings = test::warnings_skipping_regions_0_and_2(
-      "rois=<<200,0,10,10>,<5,5,20,20>,<1,1,0,4>>",
-      [] { return make_frame(GST_VIDEO_FORMAT_BGR, kW, kH, 33).buffer; }, 3);
+      "rois=<<200,0,10,10>,<5,5,20,20>,<1,1,0,4>>", [] { return make_frame(GST_VIDEO_FORMAT_BGR, kW, kH, 33).buffer; },
+      3);
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("rois item 0: roi <200,0,10,10> is entirely outside the frame (96x64)"), std::string::npos)
       << warnings[0];
@@ -138,19 +138,21 @@ TEST(TensorizeRegions, RoisPropertyRoundTripsAndBadItemIsRefused) {
 
 TEST(TensorizeRegions, RoiMetaFilteredByTypeAndSizeWithMargin) {
   const size_t slot = test::kRegionSlotBytes;
-  GstHarness* h = new_tensorize("batch-size=3 roi-meta=true roi-type=car roi-min-size=8 roi-max-size=60 roi-margin=0.25");
+  GstHarness* h =
+      new_tensorize("batch-size=3 roi-meta=true roi-type=car roi-min-size=8 roi-max-size=60 roi-margin=0.25");
   gst_harness_set_src_caps_str(h, video_caps("NV12", kW, kH).c_str());
   auto f = make_frame(GST_VIDEO_FORMAT_NV12, kW, kH, 35);
   struct {
     const char* type;
     guint x, y, w, h;
-  } boxes[] = {{"car", 10, 10, 20, 12},    // kept: grown by 5 / 3 px each side -> <5,7,30,18>
-               {"person", 0, 0, 30, 30},   // other type
-               {"car", 50, 40, 4, 40},     // narrower than roi-min-size
-               {"car", 0, 0, 90, 20},      // wider than roi-max-size
-               {"car", 80, 50, 16, 14}};   // kept: grown to <76,46,24,22>, clipped to <76,46,20,18>
+  } boxes[] = {{"car", 10, 10, 20, 12},   // kept: grown by 5 / 3 px each side -> <5,7,30,18>
+               {"person", 0, 0, 30, 30},  // other type
+               {"car", 50, 40, 4, 40},    // narrower than roi-min-size
+               {"car", 0, 0, 90, 20},     // wider than roi-max-size
+               {"car", 80, 50, 16, 14}};  // kept: grown to <76,46,24,22>, clipped to <76,46,20,18>
   for (const auto& b : boxes) {
-    GstVideoRegionOfInterestMeta* m = gst_buffer_add_video_region_of_interest_meta(f.buffer, b.type, b.x, b.y, b.w, b.h);
+    GstVideoRegionOfInterestMeta* m =
+        gst_buffer_add_video_region_of_interest_meta(f.buffer, b.type, b.x, b.y, b.w, b.h);
     m->id = 100 + int(b.x);
   }
   GstBuffer* out = gst_harness_push_and_pull(h, f.buffer);

@@ -15,9 +15,7 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-double since_us(Clock::time_point t0) {
-  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-}
+double since_us(Clock::time_point t0) { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); }
 
 // "GPU work" that ends @work_us after the wait begins; counts the checks.
 struct FakeWork {

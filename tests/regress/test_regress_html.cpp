@@ -34,15 +34,16 @@ Manifest tensor_manifest(int w, int h, const std::string& layout, const std::str
   Manifest m;
   const std::string dims = layout == "nhwc" ? "3:" + std::to_string(w) + ":" + std::to_string(h) + ":1"
                                             : std::to_string(w) + ":" + std::to_string(h) + ":3:1";
-  m.sinks.push_back({"tensor", "tensor", "other/tensors, format=(string)static, types=(string)float32, dimensions=(string)" + dims,
+  m.sinks.push_back({"tensor", "tensor",
+                     "other/tensors, format=(string)static, types=(string)float32, dimensions=(string)" + dims,
                      "system", "float32", 1});
   ElementInfo e;
   e.name = "cudatensorize0";
   e.factory = "cudatensorize";
   e.plugin = "cudaprep";
-  e.properties = {{"channel-order", order}, {"dtype", "float32"},     {"height", std::to_string(h)},
-                  {"layout", layout},       {"mean", mean},           {"scale", scale},
-                  {"std", std_},            {"width", std::to_string(w)}};
+  e.properties = {
+      {"channel-order", order}, {"dtype", "float32"}, {"height", std::to_string(h)}, {"layout", layout}, {"mean", mean},
+      {"scale", scale},         {"std", std_},        {"width", std::to_string(w)}};
   m.elements.push_back(e);
   return m;
 }
@@ -133,8 +134,8 @@ TEST(RegressPlot, OneBandPerRunOfFailingFrames) {
 }
 
 TEST(RegressRender, NchwDenormalisedWithMeanStdScale) {
-  Manifest m = tensor_manifest(2, 1, "nchw", "rgb", "< (double)0.5, (double)0.25, (double)0 >",
-                               "< (double)2 >", "0.0039215686274509803");
+  Manifest m = tensor_manifest(2, 1, "nchw", "rgb", "< (double)0.5, (double)0.25, (double)0 >", "< (double)2 >",
+                               "0.0039215686274509803");
   TensorPicture p;
   std::string why;
   ASSERT_TRUE(tensor_picture(m, m.sinks[0], &p, &why)) << why;

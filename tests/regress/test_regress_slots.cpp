@@ -241,8 +241,8 @@ TEST(RegressSlots, ReportHasARowPerSlotAndASummaryPerSlot) {
   Comparison cmp("compare", "A", "B", CompareOptions());
   for (uint64_t i = 0; i < 3; i++) {
     const Frame& other = i == 1 ? b : a;
-    cmp.add(i, compare_tensor("t", a.entry, a.data(), other.entry, other.data(), DType::F32, CompareOptions(), "A",
-                              "B"));
+    cmp.add(i,
+            compare_tensor("t", a.entry, a.data(), other.entry, other.data(), DType::F32, CompareOptions(), "A", "B"));
   }
   const std::string all = cmp.render(true, 0), failing = cmp.render(false, 20);
   EXPECT_TRUE(contains(all, "tensor 0 slot 0 (region 0)   ok    identical")) << all;

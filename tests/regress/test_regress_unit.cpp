@@ -64,10 +64,11 @@ Synth make_synth(int nframes, size_t n) {
   s.manifest.pipeline = "filesrc location={clip} ! fake";
   s.manifest.clip = "clip.mp4";
   s.manifest.gstreamer_version = "GStreamer 1.22.0";
-  SinkInfo m{"matches", "matches", "video/x-raw, format=(string)I420, width=(int)64, height=(int)48", "system", "",
-             (uint64_t)nframes};
-  SinkInfo t{"tensor", "tensor", "other/tensors, types=(string)float32, dimensions=(string)" + std::to_string(n) + ":1:1:1",
-             "system", "float32", (uint64_t)nframes};
+  SinkInfo m{"matches", "matches", "video/x-raw, format=(string)I420, width=(int)64, height=(int)48",
+             "system",  "",        (uint64_t)nframes};
+  SinkInfo t{
+      "tensor", "tensor",  "other/tensors, types=(string)float32, dimensions=(string)" + std::to_string(n) + ":1:1:1",
+      "system", "float32", (uint64_t)nframes};
   s.manifest.sinks = {m, t};
   ElementInfo e;
   e.name = "cudatensorize0";
@@ -259,14 +260,22 @@ TEST(RegressMath, ParseTolerance) {
 
 TEST(RegressMath, ParseDecimal) {
   double v = -1;
-  for (const auto& [text, want] : std::vector<std::pair<const char*, double>>{
-           {"0", 0}, {"60", 60}, {"0.5", 0.5}, {".5", 0.5}, {"5.", 5}, {"+2", 2}, {"-1.5", -1.5}, {"1e-5", 1e-5},
-           {"1E+3", 1000}, {"007", 7}}) {
+  for (const auto& [text, want] : std::vector<std::pair<const char*, double>>{{"0", 0},
+                                                                              {"60", 60},
+                                                                              {"0.5", 0.5},
+                                                                              {".5", 0.5},
+                                                                              {"5.", 5},
+                                                                              {"+2", 2},
+                                                                              {"-1.5", -1.5},
+                                                                              {"1e-5", 1e-5},
+                                                                              {"1E+3", 1000},
+                                                                              {"007", 7}}) {
     EXPECT_TRUE(parse_decimal(text, &v)) << text;
     EXPECT_DOUBLE_EQ(v, want) << text;
   }
-  for (const char* bad : {"", " ", "+", "-", ".", "e5", ".e5", "1e", "1e+", "0x10", "0x1p-3", "0X1P3", "inf", "-inf",
-                          "nan", "infinity", "1e999", " 1", "1 ", "1,5", "1.2.3", "1_000", "0b1", "1f", "\xd9\xa3"}) {
+  for (const char* bad :
+       {"",     " ",   "+",        "-",     ".",  "e5", ".e5", "1e",    "1e+",   "0x10", "0x1p-3", "0X1P3",   "inf",
+        "-inf", "nan", "infinity", "1e999", " 1", "1 ", "1,5", "1.2.3", "1_000", "0b1",  "1f",     "\xd9\xa3"}) {
     EXPECT_FALSE(parse_decimal(bad, &v)) << bad;
   }
 }
@@ -368,7 +377,7 @@ TEST(RegressJson, TextThatIsNotUtf8IsWrittenValid) {
   std::string err, clip;
   ASSERT_TRUE(Json::parse(text, &back, &err)) << err;
   ASSERT_TRUE(back["clip"].get_string(&clip));
-  EXPECT_EQ(clip, "clip_\xef\xbf\xbd.mp4");  // U+FFFD
+  EXPECT_EQ(clip, "clip_\xef\xbf\xbd.mp4");                  // U+FFFD
   EXPECT_EQ(json_escape("caf\xc3\xa9"), "\"caf\xc3\xa9\"");  // valid UTF-8 as it is
 }
 
@@ -456,8 +465,9 @@ TEST(RegressStore, LoadAndCorruption) {
 }
 
 TEST(RegressStore, CapsDtypeAndFrameBytes) {
-  const std::string golden = "other/tensors, format=(string)static, num_tensors=(int)1, types=(string)float32, "
-                             "dimensions=(string)64:64:3:1, framerate=(fraction)25/3";
+  const std::string golden =
+      "other/tensors, format=(string)static, num_tensors=(int)1, types=(string)float32, "
+      "dimensions=(string)64:64:3:1, framerate=(fraction)25/3";
   EXPECT_EQ(caps_dtype(golden), "float32");
   EXPECT_EQ(caps_frame_bytes(golden), 64u * 64 * 3 * 4);
   EXPECT_EQ(caps_dtype("other/tensors, types=(string)float16, dimensions=(string)3:8:8:1"), "float16");
@@ -472,7 +482,8 @@ TEST(RegressStore, CapsDtypeAndFrameBytes) {
   EXPECT_EQ(caps_dtype("video/x-raw, format=(string)I420, width=(int)64, height=(int)48"), "uint8");
   EXPECT_EQ(caps_frame_bytes("video/x-raw, format=(string)I420, width=(int)64, height=(int)48"), 0u);
   EXPECT_EQ(caps_frame_bytes("other/tensors, format=(string)flexible, types=(string)float32, "
-                             "dimensions=(string)4:4"), 0u);
+                             "dimensions=(string)4:4"),
+            0u);
   EXPECT_EQ(caps_frame_bytes("other/tensors, types=(string)float32, dimensions=(string)4:x"), 0u);
   EXPECT_EQ(caps_frame_bytes("other/tensors, num_tensors=(int)2, types=(string)float32, dimensions=(string)4:4"), 0u);
   EXPECT_EQ(caps_dtype(""), "uint8");
@@ -499,8 +510,9 @@ TEST(RegressStore, ARecordingThatContradictsItselfIsRefused) {
     s.manifest.sinks[1].caps = "other/tensors, types=(string)float64, dimensions=(string)100:1:1:1";
     write_synth(s, dir, true);
     EXPECT_FALSE(r.load(dir, &err));
-    EXPECT_TRUE(contains(err, "frames.jsonl line 1: corrupt: sink \"tensor\" field \"bytes\" is 400 but the "
-                              "manifest's field \"caps\""))
+    EXPECT_TRUE(contains(err,
+                         "frames.jsonl line 1: corrupt: sink \"tensor\" field \"bytes\" is 400 but the "
+                         "manifest's field \"caps\""))
         << err;
     EXPECT_TRUE(contains(err, "makes 800 bytes a frame")) << err;
   }
@@ -521,8 +533,9 @@ TEST(RegressStore, ARecordingThatContradictsItselfIsRefused) {
     s.tensors[1].push_back(0.5f);  // 404 bytes
     write_synth(s, dir, false);
     EXPECT_FALSE(r.load(dir, &err));
-    EXPECT_TRUE(contains(err, "line 2: corrupt: sink \"tensor\" field \"bytes\" is 404, not a whole number of "
-                              "float64 elements"))
+    EXPECT_TRUE(contains(err,
+                         "line 2: corrupt: sink \"tensor\" field \"bytes\" is 404, not a whole number of "
+                         "float64 elements"))
         << err;
   }
   // the synthetic recording as written is consistent
@@ -691,8 +704,9 @@ TEST(RegressCompare, SettingsAndCapsDifferencesAreNamed) {
   cmp.compare_manifests(a.manifest, b.manifest);
   const std::string rep = cmp.render(false, 20);
   EXPECT_EQ(cmp.exit_code(), 2) << rep;
-  EXPECT_TRUE(contains(rep, "element cudatensorize0 (cudatensorize) property 'mean': golden '< (double)0 >', "
-                            "this run '< (double)0.1 >'"))
+  EXPECT_TRUE(contains(rep,
+                       "element cudatensorize0 (cudatensorize) property 'mean': golden '< (double)0 >', "
+                       "this run '< (double)0.1 >'"))
       << rep;
   EXPECT_TRUE(contains(rep, "sink 'tensor' caps field 'dimensions': golden '8:1:1:1', this run '4:2:1:1'")) << rep;
   EXPECT_FALSE(contains(rep, "caps field 'format'")) << rep;

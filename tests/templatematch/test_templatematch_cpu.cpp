@@ -59,7 +59,8 @@ void window_stats(const cv::Mat& img, int tw, int th, cv::Mat* rms, cv::Mat* sd)
   const double n = double(tw) * th;
   for (int v = 0; v < mh; ++v)
     for (int u = 0; u < mw; ++u) {
-      double s = sum.at<double>(v + th, u + tw) - sum.at<double>(v, u + tw) - sum.at<double>(v + th, u) + sum.at<double>(v, u);
+      double s =
+          sum.at<double>(v + th, u + tw) - sum.at<double>(v, u + tw) - sum.at<double>(v + th, u) + sum.at<double>(v, u);
       double q = sqsum.at<double>(v + th, u + tw) - sqsum.at<double>(v, u + tw) - sqsum.at<double>(v + th, u) +
                  sqsum.at<double>(v, u);
       rms->at<double>(v, u) = std::sqrt(q / n);
@@ -74,7 +75,11 @@ double direct_score(const cv::Mat& img, const cv::Mat& templ, int u, int v) {
   for (int j = 0; j < templ.rows; ++j)
     for (int i = 0; i < templ.cols; ++i) {
       const double I = img.at<uint8_t>(v + j, u + i), T = templ.at<uint8_t>(j, i);
-      si += I; sii += I * I; st += T; stt += T * T; sti += T * I;
+      si += I;
+      sii += I * I;
+      st += T;
+      stt += T * T;
+      sti += T * I;
     }
   const double vi = sii - si * si / n, vt = stt - st * st / n;
   if (vi <= 1e-9) return 0;
@@ -82,7 +87,7 @@ double direct_score(const cv::Mat& img, const cv::Mat& templ, int u, int v) {
 }
 
 struct Comparison {
-  double max_diff = 0;      // over the windows where OpenCV is reliable
+  double max_diff = 0;         // over the windows where OpenCV is reliable
   double max_direct_diff = 0;  // against the double reference, on sampled windows
   int compared = 0, excluded = 0;
   cv::Point cv_peak, our_peak;
@@ -138,7 +143,8 @@ Comparison compare_with_opencv(const cv::Mat& frame, const cv::Mat& templ, std::
       }
       if ((u * 7 + v * 13) % 97 == 0)
         c.max_direct_diff = std::max(c.max_direct_diff, std::abs(ours - direct_score(frame, templ, u, v)));
-      const double est = k * FLT_EPSILON * t_rms * std::max(f_rms, rms.at<double>(v, u)) / (t_sd[0] * sd.at<double>(v, u));
+      const double est =
+          k * FLT_EPSILON * t_rms * std::max(f_rms, rms.at<double>(v, u)) / (t_sd[0] * sd.at<double>(v, u));
       if (!(est <= 1e-4)) {
         ++c.excluded;
         continue;
@@ -201,11 +207,9 @@ TEST(TemplateMatchCpu, PhotographsAgreeWithOpenCV) {
     const char* file;
     int x, y, w, h;
   } cases[] = {
-      {"messi5.jpg", 250, 140, 64, 64},
-      {"messi5.jpg", 100, 200, 37, 29},  // odd, non-square
-      {"baboon.jpg", 200, 100, 48, 48},  // fur: much texture
-      {"fruits.jpg", 300, 200, 32, 40},
-      {"baboon.jpg", 300, 50, 16, 16},   // small: OpenCV's error grows, see above
+      {"messi5.jpg", 250, 140, 64, 64}, {"messi5.jpg", 100, 200, 37, 29},  // odd, non-square
+      {"baboon.jpg", 200, 100, 48, 48},                                    // fur: much texture
+      {"fruits.jpg", 300, 200, 32, 40}, {"baboon.jpg", 300, 50, 16, 16},   // small: OpenCV's error grows, see above
   };
   for (const Case& k : cases) {
     cv::Mat img = load_gray(k.file);
@@ -343,7 +347,8 @@ TEST(TemplateMatchCpu, NmsFindsEveryCopyOnce) {
   ASSERT_EQ(out.size(), p.at.size());
   // All score 1: ties are ordered by position (y, then x).
   std::vector<std::pair<int, int>> expect = p.at;
-  std::sort(expect.begin(), expect.end(), [](auto a, auto b) { return a.second != b.second ? a.second < b.second : a.first < b.first; });
+  std::sort(expect.begin(), expect.end(),
+            [](auto a, auto b) { return a.second != b.second ? a.second < b.second : a.first < b.first; });
   for (size_t i = 0; i < out.size(); ++i) {
     EXPECT_EQ(out[i].x, expect[i].first);
     EXPECT_EQ(out[i].y, expect[i].second);
@@ -384,7 +389,8 @@ TEST(SelectMatches, EqualsSortThenGreedyOnRandomCandidates) {
     for (const tm::Candidate& c : sorted) {
       if (static_cast<int>(expect.size()) == std::min(max_matches, kMaxMatches)) break;
       bool overlaps = false;
-      for (const tm::Candidate& k : expect) overlaps = overlaps || (std::abs(k.u - c.u) < tw && std::abs(k.v - c.v) < th);
+      for (const tm::Candidate& k : expect)
+        overlaps = overlaps || (std::abs(k.u - c.u) < tw && std::abs(k.v - c.v) < th);
       if (!overlaps) expect.push_back(c);
     }
 
@@ -713,9 +719,12 @@ TEST(ToGrayCpu, PackedAndTenBitYuvGiveTheirLuma) {
       for (int x = 0; x < W; ++x) {
         const uint8_t* row = img.data() + y * stride;
         long want;
-        if (f == PixelFormat::YUY2) want = row[2 * x];
-        else if (f == PixelFormat::UYVY) want = row[2 * x + 1];
-        else want = std::min(255L, std::lround((row[2 * x] | (row[2 * x + 1] << 8)) / 256.0));
+        if (f == PixelFormat::YUY2)
+          want = row[2 * x];
+        else if (f == PixelFormat::UYVY)
+          want = row[2 * x + 1];
+        else
+          want = std::min(255L, std::lround((row[2 * x] | (row[2 * x + 1] << 8)) / 256.0));
         ASSERT_EQ(out[size_t(y) * W + x], want) << x << "," << y;
       }
   }
@@ -754,11 +763,18 @@ TEST(DrawBoxesCpu, PackedFormatsByHand) {
     draw_boxes_cpu(v, boxes, 3, style);
     uint8_t expect_px[4];
     switch (f) {
-      case PixelFormat::BGR: case PixelFormat::BGRx: case PixelFormat::BGRA:
-        expect_px[0] = 50; expect_px[1] = 100; expect_px[2] = 200; break;
-      case PixelFormat::GRAY8:
-        expect_px[0] = uint8_t((50 * 3735 + 100 * 19235 + 200 * 9798 + 16384) >> 15); break;
-      default: expect_px[0] = 200; expect_px[1] = 100; expect_px[2] = 50;
+      case PixelFormat::BGR:
+      case PixelFormat::BGRx:
+      case PixelFormat::BGRA:
+        expect_px[0] = 50;
+        expect_px[1] = 100;
+        expect_px[2] = 200;
+        break;
+      case PixelFormat::GRAY8: expect_px[0] = uint8_t((50 * 3735 + 100 * 19235 + 200 * 9798 + 16384) >> 15); break;
+      default:
+        expect_px[0] = 200;
+        expect_px[1] = 100;
+        expect_px[2] = 50;
     }
     expect_px[3] = 255;
     const int written = (f == PixelFormat::BGRA || f == PixelFormat::RGBA) ? 4 : std::min(bpp, 3);
@@ -857,8 +873,8 @@ TEST(DrawBoxesCpu, YuvFormatsByHand) {
   style.thickness = 3;
   // BT.601 limited range of (0, 255, 0): Y 144.55, Cb 53.80, Cr 34.21.
   const uint8_t Y = 145, U = 54, V = 34;
-  for (PixelFormat f : {PixelFormat::NV12, PixelFormat::I420, PixelFormat::NV21, PixelFormat::YUY2,
-                        PixelFormat::UYVY, PixelFormat::P010_10LE}) {
+  for (PixelFormat f : {PixelFormat::NV12, PixelFormat::I420, PixelFormat::NV21, PixelFormat::YUY2, PixelFormat::UYVY,
+                        PixelFormat::P010_10LE}) {
     SCOPED_TRACE(pixel_format_name(f));
     YuvFrame fr(f, W, H);
     const std::vector<uint8_t> before[3] = {fr.plane[0], fr.plane[1], fr.plane[2]};

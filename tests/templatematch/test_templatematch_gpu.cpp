@@ -20,9 +20,9 @@ using tmtest::Gray;
 
 namespace {
 
-#define CUDA_OK(expr)                                                  \
-  do {                                                                 \
-    cudaError_t e_ = (expr);                                           \
+#define CUDA_OK(expr)                                                      \
+  do {                                                                     \
+    cudaError_t e_ = (expr);                                               \
     ASSERT_EQ(e_, cudaSuccess) << #expr << ": " << cudaGetErrorString(e_); \
   } while (0)
 
@@ -131,9 +131,9 @@ void compare_paths(const Gray& frame, const Gray& templ, const MatcherCudaOption
         max_diff = std::max(max_diff, std::abs(double(a[i]) - double(b[i])));
       }
     }
-    EXPECT_EQ(diff, 0u) << "of " << a.size() << " scores; max difference " << max_diff << "; first at ("
-                        << (first % aw) << "," << (first / aw) << ") cpu " << (first < a.size() ? a[first] : 0)
-                        << " gpu " << (first < a.size() ? b[first] : 0);
+    EXPECT_EQ(diff, 0u) << "of " << a.size() << " scores; max difference " << max_diff << "; first at (" << (first % aw)
+                        << "," << (first / aw) << ") cpu " << (first < a.size() ? a[first] : 0) << " gpu "
+                        << (first < a.size() ? b[first] : 0);
 
     MatchSettings ms;
     ms.threshold = threshold;
@@ -186,14 +186,12 @@ TEST_P(GpuMatch, SquareTemplatesRandomAndStructured) {
 }
 
 TEST_P(GpuMatch, NonSquareTemplatesAndLargerFrames) {
-  const int dims[][4] = {{8, 31, 401, 233}, {37, 16, 389, 211}, {200, 9, 517, 97}, {5, 3, 129, 67},
-                         {64, 64, 643, 479}};
+  const int dims[][4] = {{8, 31, 401, 233}, {37, 16, 389, 211}, {200, 9, 517, 97}, {5, 3, 129, 67}, {64, 64, 643, 479}};
   uint32_t seed = 300;
   for (const auto& d : dims) {
     Gray f = tmtest::structured_gray(d[2], d[3], seed++);
     compare_paths(f, tmtest::crop(f, std::min(d[2] / 4, d[2] - d[0]), std::min(d[3] / 3, d[3] - d[1]), d[0], d[1]),
-                  options(),
-                  std::string(path_name(path())) + " " + std::to_string(d[0]) + "x" + std::to_string(d[1]));
+                  options(), std::string(path_name(path())) + " " + std::to_string(d[0]) + "x" + std::to_string(d[1]));
   }
 }
 
@@ -229,8 +227,8 @@ void compare_cluster_split(const MatcherCudaOptions& o, uint32_t seed, const std
     int w, h, tw, th, tx, ty;
     bool structured;
   };
-  const Case cases[] = {{256, 256, 64, 64, 90, 70, true}, {203, 171, 37, 61, 101, 57, false},
-                        {181, 150, 9, 64, 150, 40, true}};
+  const Case cases[] = {
+      {256, 256, 64, 64, 90, 70, true}, {203, 171, 37, 61, 101, 57, false}, {181, 150, 9, 64, 150, 40, true}};
   for (const Case& c : cases) {
     Gray f = c.structured ? tmtest::structured_gray(c.w, c.h, seed++) : tmtest::random_gray(c.w, c.h, seed++);
     compare_paths(f, tmtest::crop(f, c.tx, c.ty, c.tw, c.th), o,
@@ -255,8 +253,8 @@ TEST_P(GpuClusterSplit, EqualsCpu) {
       o.tuning.cluster_split = kz;
       o.tuning.solo = solo ? MatcherCudaOptions::Override::On : MatcherCudaOptions::Override::Off;
       o.tuning.prefix_sums = scan;
-      compare_cluster_split(o, seed, "kz " + std::to_string(kz) + " solo " + std::to_string(solo) + " scan " +
-                                         std::to_string(scan));
+      compare_cluster_split(
+          o, seed, "kz " + std::to_string(kz) + " solo " + std::to_string(solo) + " scan " + std::to_string(scan));
       seed += 3;
     }
 }
@@ -275,8 +273,8 @@ TEST(GpuClusterSplitVariants, NotPipelinedOrTwoMGroupsEqualsCpu) {
     o.tuning.pipelining = MatcherCudaOptions::Override::Off;
     for (bool scan : {false, true}) {
       o.tuning.prefix_sums = scan;
-      compare_cluster_split(o, 2000 + 10 * kz, "kz " + std::to_string(kz) + " not pipelined, scan " +
-                                                   std::to_string(scan));
+      compare_cluster_split(o, 2000 + 10 * kz,
+                            "kz " + std::to_string(kz) + " not pipelined, scan " + std::to_string(scan));
     }
     o = MatcherCudaOptions();
     o.tuning.cluster_split = kz;
@@ -561,8 +559,8 @@ TEST(GpuGray, EqualsCpuForEveryFormat) {
 }
 
 TEST(GpuDraw, EqualsCpuByteForByte) {
-  const Rect boxes[] = {{5, 6, 40, 30}, {300, 80, 50, 40} /* clipped */, {-10, -4, 30, 20}, {100, 50, 3, 2},
-                        {200, 10, 60, 60}};
+  const Rect boxes[] = {
+      {5, 6, 40, 30}, {300, 80, 50, 40} /* clipped */, {-10, -4, 30, 20}, {100, 50, 3, 2}, {200, 10, 60, 60}};
   for (PixelFormat f : kAllFormats) {
     for (int thickness : {1, 2, 5}) {
       DevImage img(f, 333, 97, 6);

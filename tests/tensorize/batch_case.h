@@ -85,7 +85,9 @@ struct BatchCase {
           }
           // Pad values are whole grey levels times the normalisation: round as the kernels do.
           case cudaprep::DType::UInt8: out[e] = uint8_t(std::lrint(std::min(255.0f, std::max(0.0f, v)))); break;
-          case cudaprep::DType::Int8: out[e] = uint8_t(int8_t(std::lrint(std::min(127.0f, std::max(-128.0f, v))))); break;
+          case cudaprep::DType::Int8:
+            out[e] = uint8_t(int8_t(std::lrint(std::min(127.0f, std::max(-128.0f, v)))));
+            break;
         }
       }
       return out;
@@ -106,8 +108,8 @@ struct BatchCase {
       const std::vector<uint8_t> want = expected_slot(i);
       const size_t first = first_difference(want.data(), got.data() + stride * i, stride);
       if (first != stride) {
-        ADD_FAILURE() << "slot " << i << (empty[i] ? " (empty)" : "") << " differs from its single-frame output at byte "
-                      << first << " of " << stride;
+        ADD_FAILURE() << "slot " << i << (empty[i] ? " (empty)" : "")
+                      << " differs from its single-frame output at byte " << first << " of " << stride;
         ok = false;
       }
     }

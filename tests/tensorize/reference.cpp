@@ -110,18 +110,47 @@ int clampi(int v, int lo, int hi) { return std::min(std::max(v, lo), hi); }
 // Byte position of R, G, B and bytes per pixel of packed formats (written out again here).
 void packed_layout(PixelFormat f, int* bpp, int pos[3]) {
   switch (f) {
-    case PixelFormat::BGR: *bpp = 3; pos[0] = 2; pos[1] = 1; pos[2] = 0; return;
-    case PixelFormat::RGB: *bpp = 3; pos[0] = 0; pos[1] = 1; pos[2] = 2; return;
-    case PixelFormat::BGRx: case PixelFormat::BGRA: *bpp = 4; pos[0] = 2; pos[1] = 1; pos[2] = 0; return;
-    case PixelFormat::RGBx: case PixelFormat::RGBA: *bpp = 4; pos[0] = 0; pos[1] = 1; pos[2] = 2; return;
-    default: *bpp = 1; pos[0] = pos[1] = pos[2] = 0; return;
+    case PixelFormat::BGR:
+      *bpp = 3;
+      pos[0] = 2;
+      pos[1] = 1;
+      pos[2] = 0;
+      return;
+    case PixelFormat::RGB:
+      *bpp = 3;
+      pos[0] = 0;
+      pos[1] = 1;
+      pos[2] = 2;
+      return;
+    case PixelFormat::BGRx:
+    case PixelFormat::BGRA:
+      *bpp = 4;
+      pos[0] = 2;
+      pos[1] = 1;
+      pos[2] = 0;
+      return;
+    case PixelFormat::RGBx:
+    case PixelFormat::RGBA:
+      *bpp = 4;
+      pos[0] = 0;
+      pos[1] = 1;
+      pos[2] = 2;
+      return;
+    default:
+      *bpp = 1;
+      pos[0] = pos[1] = pos[2] = 0;
+      return;
   }
 }
 
 bool is_yuv_format(PixelFormat f) {
   switch (f) {
-    case PixelFormat::NV12: case PixelFormat::NV21: case PixelFormat::I420: case PixelFormat::YUY2:
-    case PixelFormat::UYVY: case PixelFormat::P010_10LE: return true;
+    case PixelFormat::NV12:
+    case PixelFormat::NV21:
+    case PixelFormat::I420:
+    case PixelFormat::YUY2:
+    case PixelFormat::UYVY:
+    case PixelFormat::P010_10LE: return true;
     default: return false;
   }
 }
@@ -220,9 +249,18 @@ void yuv_to_rgb(const TensorizeConfig& c, PixelFormat f, const double yuv[3], do
   const int bits = f == PixelFormat::P010_10LE ? 10 : 8;
   double kr, kb;
   switch (c.yuv_matrix) {
-    case YuvMatrix::BT709: kr = 0.2126; kb = 0.0722; break;
-    case YuvMatrix::BT2020: kr = 0.2627; kb = 0.0593; break;
-    default: kr = 0.299; kb = 0.114; break;
+    case YuvMatrix::BT709:
+      kr = 0.2126;
+      kb = 0.0722;
+      break;
+    case YuvMatrix::BT2020:
+      kr = 0.2627;
+      kb = 0.0593;
+      break;
+    default:
+      kr = 0.299;
+      kb = 0.114;
+      break;
   }
   const double kg = 1 - kr - kb;
   // Codes -> E'y in [0, 1] and E'pb, E'pr in [-0.5, 0.5] (the quantisation of BT.601 / 709 /
@@ -373,10 +411,12 @@ Tensor tensorize(const TensorizeConfig& c, const ImageView& src, double position
         const double xs = (x + 0.5 - g.ox) / g.sx + g.rx - 0.5;
         const double ys = (y + 0.5 - g.oy) / g.sy + g.ry - 0.5;
         // Float position error: a few ulps of the terms of x * (1 / sx) + offset.
-        const double ex = position_slack >= 0 ? position_slack
-                                              : std::ldexp(std::fabs(x / g.sx) + std::fabs(xs - x / g.sx) + std::fabs(xs) + 1, -22);
-        const double ey = position_slack >= 0 ? position_slack
-                                              : std::ldexp(std::fabs(y / g.sy) + std::fabs(ys - y / g.sy) + std::fabs(ys) + 1, -22);
+        const double ex = position_slack >= 0
+                              ? position_slack
+                              : std::ldexp(std::fabs(x / g.sx) + std::fabs(xs - x / g.sx) + std::fabs(xs) + 1, -22);
+        const double ey = position_slack >= 0
+                              ? position_slack
+                              : std::ldexp(std::fabs(y / g.sy) + std::fabs(ys - y / g.sy) + std::fabs(ys) + 1, -22);
         if (C == 1) {
           sample_gray(c, g, src, xs, ys, ex, ey, &rgb[0], &lo[0], &hi[0]);
           const size_t i = index(x, y, 0);

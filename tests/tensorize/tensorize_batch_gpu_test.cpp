@@ -43,8 +43,9 @@ std::string describe_difference(const BatchCase& bc, int i, const uint8_t* cpu, 
   }
   std::ostringstream o;
   o << n << " of " << bytes / 4 << " values differ, worst by " << worst;
-  if (n) o << "; first at " << first << " (x " << first % bc.output.dst_width << ", y "
-           << (first / bc.output.dst_width) % bc.output.dst_height << "): cpu " << c[first] << ", gpu " << g[first];
+  if (n)
+    o << "; first at " << first << " (x " << first % bc.output.dst_width << ", y "
+      << (first / bc.output.dst_width) % bc.output.dst_height << "): cpu " << c[first] << ", gpu " << g[first];
   if (!bc.empty[i]) {
     const Rect& r = bc.sources[i].roi;
     o << "; source " << bc.sources[i].src_width << "x" << bc.sources[i].src_height << " roi " << r.x << "," << r.y

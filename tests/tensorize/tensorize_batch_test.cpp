@@ -66,9 +66,9 @@ TEST(TensorizeBatch, PhotosMixedFormatsAndSizesEqualSingleFrames) {
       const cv::Mat* photo;
       PixelFormat format;
       int row_pad, plane_gap;
-    } inputs[] = {{&baboon, PixelFormat::NV12, 0, 0},  {&fruits, PixelFormat::BGR, 13, 5},
-                  {&odd, PixelFormat::I420, 7, 3},      {&butterfly, PixelFormat::NV12, 64, 32},
-                  {&odd, PixelFormat::BGRx, 1, 0},      {&baboon, PixelFormat::GRAY8, 3, 9}};
+    } inputs[] = {{&baboon, PixelFormat::NV12, 0, 0}, {&fruits, PixelFormat::BGR, 13, 5},
+                  {&odd, PixelFormat::I420, 7, 3},    {&butterfly, PixelFormat::NV12, 64, 32},
+                  {&odd, PixelFormat::BGRx, 1, 0},    {&baboon, PixelFormat::GRAY8, 3, 9}};
     for (const auto& in : inputs) {
       HostImage im = tztest::from_bgr(*in.photo, in.format, in.row_pad, in.plane_gap, rng);
       SlotSourceSpec s = tztest::source_of(im);
@@ -155,7 +155,8 @@ TEST(TensorizeBatch, SplitPlansEqualTheSingleFramePlan) {
   ASSERT_TRUE(make_output_plan(c, &o).ok());
   ASSERT_TRUE(make_slot_plan(c, c, &s).ok());
   const TensorizePlan joined = combine_plan(o, s);
-  EXPECT_EQ(std::memcmp(joined.transform.dst_to_src, single.transform.dst_to_src, sizeof(single.transform.dst_to_src)), 0);
+  EXPECT_EQ(std::memcmp(joined.transform.dst_to_src, single.transform.dst_to_src, sizeof(single.transform.dst_to_src)),
+            0);
   EXPECT_EQ(std::memcmp(joined.inv, single.inv, sizeof(single.inv)), 0);
   EXPECT_EQ(std::memcmp(joined.pad_out, single.pad_out, sizeof(single.pad_out)), 0);
   EXPECT_EQ(joined.active_x1, single.active_x1);

@@ -70,13 +70,12 @@ std::string describe(const TensorizeConfig& c) {
   std::snprintf(buf, sizeof(buf),
                 "%s %dx%d roi(%d,%d %dx%d) -> %dx%d %s %s %s %s %s %s pad=%d scale=%g mean=(%g,%g,%g) "
                 "std=(%g,%g,%g) yuv=%d%s channels=%d",
-                pixel_format_name(c.format), c.src_width, c.src_height, c.roi.x, c.roi.y, c.roi.w, c.roi.h,
-                c.dst_width, c.dst_height, resize_mode_name(c.mode), c.align == Align::Center ? "center" : "top-left",
+                pixel_format_name(c.format), c.src_width, c.src_height, c.roi.x, c.roi.y, c.roi.w, c.roi.h, c.dst_width,
+                c.dst_height, resize_mode_name(c.mode), c.align == Align::Center ? "center" : "top-left",
                 c.interpolation == Interpolation::Bilinear ? "bilinear" : "nearest",
                 c.channel_order == ChannelOrder::RGB ? "rgb" : "bgr", c.layout == Layout::NCHW ? "nchw" : "nhwc",
-                dtype_name(c.dtype), c.pad_value, c.scale, c.mean[0], c.mean[1], c.mean[2],
-                c.std[0], c.std[1], c.std[2], static_cast<int>(c.yuv_matrix), c.yuv_full_range ? " full" : "",
-                c.channels);
+                dtype_name(c.dtype), c.pad_value, c.scale, c.mean[0], c.mean[1], c.mean[2], c.std[0], c.std[1],
+                c.std[2], static_cast<int>(c.yuv_matrix), c.yuv_full_range ? " full" : "", c.channels);
   return buf;
 }
 
@@ -114,7 +113,7 @@ std::string describe(const TensorizeConfig& c) {
 }
 
 struct Excess {
-  double worst_pixel = 0;  // largest distance outside [lo, hi], in grey levels (before normalisation)
+  double worst_pixel = 0;     // largest distance outside [lo, hi], in grey levels (before normalisation)
   double worst_vs_value = 0;  // largest |out - exact value| in grey levels (informational)
 };
 
@@ -132,7 +131,8 @@ struct Excess {
     const double mul = cfg.scale / cfg.std[ch], add = -cfg.mean[ch] / cfg.std[ch];
     double tol = eps_pixel * std::fabs(mul) +
                  std::ldexp(std::fabs(ref.value[i] * mul) + std::fabs(add) + std::fabs(out[i]) + 1e-30, -23) * 4;
-    if (cfg.dtype == DType::Float16) tol += std::max(std::fabs(ref.hi[i]), std::fabs(ref.lo[i])) * std::ldexp(1.0, -11) + std::ldexp(1.0, -24);
+    if (cfg.dtype == DType::Float16)
+      tol += std::max(std::fabs(ref.hi[i]), std::fabs(ref.lo[i])) * std::ldexp(1.0, -11) + std::ldexp(1.0, -24);
     const double o = out[i];
     double lo = ref.lo[i], hi = ref.hi[i];
     if (cfg.dtype == DType::UInt8 || cfg.dtype == DType::Int8) {
@@ -151,8 +151,9 @@ struct Excess {
       if (bad++ == 0) {
         size_t pix = cfg.layout == Layout::NCHW ? i % (size_t(W) * H) : i / cfg.channels;
         char buf[256];
-        std::snprintf(buf, sizeof(buf), "element %zu (x=%zu y=%zu c=%d, %s): got %.9g, reference %.9g in [%.9g, %.9g], tol %.3g",
-                      i, pix % W, pix / W, ch, ref.active[i] ? "sampled" : "pad", o, ref.value[i], lo, hi, tol);
+        std::snprintf(buf, sizeof(buf),
+                      "element %zu (x=%zu y=%zu c=%d, %s): got %.9g, reference %.9g in [%.9g, %.9g], tol %.3g", i,
+                      pix % W, pix / W, ch, ref.active[i] ? "sampled" : "pad", o, ref.value[i], lo, hi, tol);
         first = buf;
       }
     }
@@ -161,8 +162,9 @@ struct Excess {
     ex->worst_pixel = std::max(ex->worst_pixel, e.worst_pixel);
     ex->worst_vs_value = std::max(ex->worst_vs_value, e.worst_vs_value);
   }
-  if (bad) return ::testing::AssertionFailure() << bad << " of " << out.size() << " elements differ; first: " << first
-                                                << "\nconfig: " << describe(cfg);
+  if (bad)
+    return ::testing::AssertionFailure() << bad << " of " << out.size() << " elements differ; first: " << first
+                                         << "\nconfig: " << describe(cfg);
   return ::testing::AssertionSuccess();
 }
 
@@ -200,20 +202,25 @@ TEST(TensorizePlan, EveryBadSettingHasItsOwnMessage) {
       {"src w neg", [](TensorizeConfig& c) { c.src_width = -5; }, "source width -5 is out of range (1..32768)"},
       {"src w huge", [](TensorizeConfig& c) { c.src_width = 32769; }, "source width 32769 is out of range (1..32768)"},
       {"src h 0", [](TensorizeConfig& c) { c.src_height = 0; }, "source height 0 is out of range (1..32768)"},
-      {"src h huge", [](TensorizeConfig& c) { c.src_height = 1 << 20; }, "source height 1048576 is out of range (1..32768)"},
+      {"src h huge", [](TensorizeConfig& c) { c.src_height = 1 << 20; },
+       "source height 1048576 is out of range (1..32768)"},
       {"dst w 0", [](TensorizeConfig& c) { c.dst_width = 0; }, "tensor width 0 is out of range (1..16384)"},
       {"dst w neg", [](TensorizeConfig& c) { c.dst_width = -640; }, "tensor width -640 is out of range (1..16384)"},
       {"dst w huge", [](TensorizeConfig& c) { c.dst_width = 16385; }, "tensor width 16385 is out of range (1..16384)"},
       {"dst h 0", [](TensorizeConfig& c) { c.dst_height = 0; }, "tensor height 0 is out of range (1..16384)"},
-      {"dst h huge", [](TensorizeConfig& c) { c.dst_height = 100000; }, "tensor height 100000 is out of range (1..16384)"},
+      {"dst h huge", [](TensorizeConfig& c) { c.dst_height = 100000; },
+       "tensor height 100000 is out of range (1..16384)"},
       {"mode", [](TensorizeConfig& c) { c.mode = static_cast<ResizeMode>(7); }, "unknown resize mode (7)"},
       {"align", [](TensorizeConfig& c) { c.align = static_cast<Align>(-1); }, "unknown align (-1)"},
-      {"interp", [](TensorizeConfig& c) { c.interpolation = static_cast<Interpolation>(2); }, "unknown interpolation (2)"},
-      {"order", [](TensorizeConfig& c) { c.channel_order = static_cast<ChannelOrder>(3); }, "unknown channel order (3)"},
+      {"interp", [](TensorizeConfig& c) { c.interpolation = static_cast<Interpolation>(2); },
+       "unknown interpolation (2)"},
+      {"order", [](TensorizeConfig& c) { c.channel_order = static_cast<ChannelOrder>(3); },
+       "unknown channel order (3)"},
       {"layout", [](TensorizeConfig& c) { c.layout = static_cast<Layout>(9); }, "unknown layout (9)"},
       {"dtype", [](TensorizeConfig& c) { c.dtype = static_cast<DType>(4); }, "unknown dtype (4)"},
       {"channels", [](TensorizeConfig& c) { c.channels = 2; }, "channels 2 is not supported (1 = gray or 3 = colour)"},
-      {"channels 0", [](TensorizeConfig& c) { c.channels = 0; }, "channels 0 is not supported (1 = gray or 3 = colour)"},
+      {"channels 0", [](TensorizeConfig& c) { c.channels = 0; },
+       "channels 0 is not supported (1 = gray or 3 = colour)"},
       {"matrix", [](TensorizeConfig& c) { c.yuv_matrix = static_cast<YuvMatrix>(3); }, "unknown YUV matrix (3)"},
       {"pad low", [](TensorizeConfig& c) { c.pad_value = -1; }, "pad value -1 is out of range (0..255)"},
       {"pad high", [](TensorizeConfig& c) { c.pad_value = 256; }, "pad value 256 is out of range (0..255)"},
@@ -227,14 +234,45 @@ TEST(TensorizePlan, EveryBadSettingHasItsOwnMessage) {
       {"std nan", [nan](TensorizeConfig& c) { c.std[0] = nan; }, "std[0] is not finite"},
       {"overflow", [](TensorizeConfig& c) { c.std[1] = 1e-300; },
        "normalisation of channel 1 overflows float (scale 0.00392157, mean 0, std 1e-300)"},
-      {"roi neg w", [](TensorizeConfig& c) { c.roi = {10, 10, -4, 20}; }, "roi -4x20 at (10,10) has a negative size"},
-      {"roi neg h", [](TensorizeConfig& c) { c.roi = {0, 0, 5, -1}; }, "roi 5x-1 at (0,0) has a negative size"},
-      {"roi zero w", [](TensorizeConfig& c) { c.roi = {3, 4, 0, 20}; }, "roi 0x20 at (3,4) is empty"},
-      {"roi zero size moved", [](TensorizeConfig& c) { c.roi = {3, 4, 0, 0}; }, "roi 0x0 at (3,4) is empty"},
-      {"roi left", [](TensorizeConfig& c) { c.roi = {-1, 0, 10, 10}; }, "roi 10x10 at (-1,0) is outside the 333x201 frame"},
-      {"roi right", [](TensorizeConfig& c) { c.roi = {300, 0, 34, 10}; }, "roi 34x10 at (300,0) is outside the 333x201 frame"},
-      {"roi bottom", [](TensorizeConfig& c) { c.roi = {0, 200, 1, 2}; }, "roi 1x2 at (0,200) is outside the 333x201 frame"},
-      {"roi far", [](TensorizeConfig& c) { c.roi = {2000000000, 0, 2000000000, 5}; },
+      {"roi neg w",
+       [](TensorizeConfig& c) {
+         c.roi = {10, 10, -4, 20};
+       },
+       "roi -4x20 at (10,10) has a negative size"},
+      {"roi neg h",
+       [](TensorizeConfig& c) {
+         c.roi = {0, 0, 5, -1};
+       },
+       "roi 5x-1 at (0,0) has a negative size"},
+      {"roi zero w",
+       [](TensorizeConfig& c) {
+         c.roi = {3, 4, 0, 20};
+       },
+       "roi 0x20 at (3,4) is empty"},
+      {"roi zero size moved",
+       [](TensorizeConfig& c) {
+         c.roi = {3, 4, 0, 0};
+       },
+       "roi 0x0 at (3,4) is empty"},
+      {"roi left",
+       [](TensorizeConfig& c) {
+         c.roi = {-1, 0, 10, 10};
+       },
+       "roi 10x10 at (-1,0) is outside the 333x201 frame"},
+      {"roi right",
+       [](TensorizeConfig& c) {
+         c.roi = {300, 0, 34, 10};
+       },
+       "roi 34x10 at (300,0) is outside the 333x201 frame"},
+      {"roi bottom",
+       [](TensorizeConfig& c) {
+         c.roi = {0, 200, 1, 2};
+       },
+       "roi 1x2 at (0,200) is outside the 333x201 frame"},
+      {"roi far",
+       [](TensorizeConfig& c) {
+         c.roi = {2000000000, 0, 2000000000, 5};
+       },
        "roi 2000000000x5 at (2000000000,0) is outside the 333x201 frame"},
   };
   for (const BadCase& bc : cases) {
@@ -263,11 +301,12 @@ TEST(TensorizePlan, AcceptsEdgeValues) {
   // the largest tensor side in fp32 is over the one-buffer byte limit; in fp16 it fits
   Status too_big = make_tensorize_plan(c, &plan);
   EXPECT_FALSE(too_big.ok());
-  EXPECT_EQ(too_big.message(), "tensor 16384x16384x3 needs 3221225472 bytes, more than the 2147483648-byte limit of one buffer");
+  EXPECT_EQ(too_big.message(),
+            "tensor 16384x16384x3 needs 3221225472 bytes, more than the 2147483648-byte limit of one buffer");
   c.dtype = DType::Float16;
   EXPECT_TRUE(make_tensorize_plan(c, &plan).ok());
   c.pad_value = 0;
-  c.scale = 0;  // allowed: a constant tensor
+  c.scale = 0;    // allowed: a constant tensor
   c.std[0] = -2;  // negative std flips the sign; allowed
   EXPECT_TRUE(make_tensorize_plan(c, &plan).ok());
 }
@@ -529,8 +568,8 @@ TEST(Half, KnownBitPatterns) {
       {std::ldexp(1023.0f, -24), 0x03FF},
       {std::ldexp(1023.5f, -24), 0x0400},  // rounds up into the normals
       {-std::ldexp(1.0f, -24), 0x8001},
-      {1.0f + std::ldexp(1.0f, -11), 0x3C00},       // tie -> even
-      {1.0f + 3 * std::ldexp(1.0f, -11), 0x3C02},   // tie -> even (up)
+      {1.0f + std::ldexp(1.0f, -11), 0x3C00},      // tie -> even
+      {1.0f + 3 * std::ldexp(1.0f, -11), 0x3C02},  // tie -> even (up)
       {1.0f + std::ldexp(1.0f, -11) + std::ldexp(1.0f, -20), 0x3C01},
       {std::ldexp(1.0f, -30), 0x0000},
       {2.0f / 255, 0x2004},
@@ -641,8 +680,8 @@ TEST(CheckSource, RejectsMisalignedSixteenBitPlanes) {
   plan_and_image(PixelFormat::P010_10LE, 4, 6, &plan, &im);
   ImageView v = im.view;
   v.planes[1].stride += 1;
-  EXPECT_EQ(check_source(plan, v).message(),
-            "source plane 1 of P010_10LE is not 2-byte aligned (address or stride " + std::to_string(v.planes[1].stride) + ")");
+  EXPECT_EQ(check_source(plan, v).message(), "source plane 1 of P010_10LE is not 2-byte aligned (address or stride " +
+                                                 std::to_string(v.planes[1].stride) + ")");
   v = im.view;
   v.planes[0].data += 1;
   EXPECT_FALSE(check_source(plan, v).ok());
@@ -664,8 +703,8 @@ TEST(TensorizeCpu, PhotosEveryFormatLetterbox640) {
       EXPECT_TRUE(check_config(c, im.view, &ex)) << name;
     }
   }
-  std::printf("worst excess over the reference range: %.3g grey levels; worst |out - exact|: %.3g\n",
-              ex.worst_pixel, ex.worst_vs_value);
+  std::printf("worst excess over the reference range: %.3g grey levels; worst |out - exact|: %.3g\n", ex.worst_pixel,
+              ex.worst_vs_value);
 }
 
 TEST(TensorizeCpu, PhotoEveryModeAlignInterpolation) {
@@ -683,8 +722,12 @@ TEST(TensorizeCpu, PhotoEveryModeAlignInterpolation) {
           c.align = a;
           c.interpolation = ip;
           c.channel_order = ChannelOrder::BGR;
-          c.mean[0] = 0.485; c.mean[1] = 0.456; c.mean[2] = 0.406;
-          c.std[0] = 0.229; c.std[1] = 0.224; c.std[2] = 0.225;
+          c.mean[0] = 0.485;
+          c.mean[1] = 0.456;
+          c.mean[2] = 0.406;
+          c.std[0] = 0.229;
+          c.std[1] = 0.224;
+          c.std[2] = 0.225;
           EXPECT_TRUE(check_config(c, im.view, &ex));
           // Upscaling an ROI.
           c.roi = {401, 97, 123, 77};
@@ -693,8 +736,8 @@ TEST(TensorizeCpu, PhotoEveryModeAlignInterpolation) {
           EXPECT_TRUE(check_config(c, im.view, &ex));
         }
   }
-  std::printf("worst excess over the reference range: %.3g grey levels; worst |out - exact|: %.3g\n",
-              ex.worst_pixel, ex.worst_vs_value);
+  std::printf("worst excess over the reference range: %.3g grey levels; worst |out - exact|: %.3g\n", ex.worst_pixel,
+              ex.worst_vs_value);
 }
 
 // Every format x mode x align x interpolation x dtype x layout, random images of odd sizes with
@@ -731,8 +774,8 @@ TEST(TensorizeCpu, OddSizesEveryFormat) {
         c.mode = m;
         EXPECT_TRUE(check_config(c, im.view, &ex));
       }
-  std::printf("worst excess over the reference range: %.3g grey levels; worst |out - exact|: %.3g\n",
-              ex.worst_pixel, ex.worst_vs_value);
+  std::printf("worst excess over the reference range: %.3g grey levels; worst |out - exact|: %.3g\n", ex.worst_pixel,
+              ex.worst_vs_value);
 }
 
 // Chroma siting: every YUV format, co-sited or centred on each axis, against the reference (which
@@ -877,12 +920,12 @@ TEST(TensorizeVsOpenCV, LetterboxEqualsResizePlusBorder) {
   struct Case {
     const char* photo;
     int w, h, tw, th;
-  } cases[] = {{"baboon.jpg", 320, 240, 640, 640},   // 2x up, oy = 80
-               {"baboon.jpg", 512, 384, 640, 640},   // 1.25x up, oy = 80
-               {"fruits.jpg", 512, 256, 640, 640},   // 1.25x, oy = 160
-               {"fruits.jpg", 500, 400, 250, 250},   // 0.5x down, oy = 25
-               {"building.jpg", 864, 600, 288, 320}, // 1/3 down, oy = 60
-               {"butterfly.jpg", 480, 352, 240, 240}}; // 0.5x, oy = 32
+  } cases[] = {{"baboon.jpg", 320, 240, 640, 640},      // 2x up, oy = 80
+               {"baboon.jpg", 512, 384, 640, 640},      // 1.25x up, oy = 80
+               {"fruits.jpg", 512, 256, 640, 640},      // 1.25x, oy = 160
+               {"fruits.jpg", 500, 400, 250, 250},      // 0.5x down, oy = 25
+               {"building.jpg", 864, 600, 288, 320},    // 1/3 down, oy = 60
+               {"butterfly.jpg", 480, 352, 240, 240}};  // 0.5x, oy = 32
   for (const Case& cs : cases) {
     const cv::Mat photo = load_photo(cs.photo);
     ASSERT_FALSE(photo.empty());
@@ -903,7 +946,8 @@ TEST(TensorizeVsOpenCV, LetterboxEqualsResizePlusBorder) {
       TensorizeConfig c = base_config(f, cs.w, cs.h, cs.tw, cs.th);
       const std::vector<double> ours = run_pixels(c, im.view);
       size_t n = 0;
-      const double d = max_diff_vs_bgr(ours, expect, [](int, int) { return true; }, &n);
+      const double d = max_diff_vs_bgr(
+          ours, expect, [](int, int) { return true; }, &n);
       // cv::resize works in 8-bit fixed point (11-bit weights, rounded result): within 1 level.
       EXPECT_LE(d, 1.0) << cs.photo << " " << cs.w << "x" << cs.h << " -> " << cs.tw << "x" << cs.th << " "
                         << pixel_format_name(f);
@@ -920,10 +964,10 @@ TEST(TensorizeVsOpenCV, WarpAffineInterior) {
     ResizeMode mode;
     Rect roi;
     int tw, th;
-  } cases[] = {{ResizeMode::Stretch, {37, 51, 100, 80}, 200, 320},  // sx = 2, sy = 4
-               {ResizeMode::Crop, {101, 33, 128, 96}, 64, 64},      // s = 2/3 -> positions are thirds
-               {ResizeMode::Letterbox, {0, 0, 512, 480}, 256, 256}, // s = 0.5, oy = 8
-               {ResizeMode::Stretch, {250, 100, 64, 64}, 512, 256}}; // 8x, 4x
+  } cases[] = {{ResizeMode::Stretch, {37, 51, 100, 80}, 200, 320},    // sx = 2, sy = 4
+               {ResizeMode::Crop, {101, 33, 128, 96}, 64, 64},        // s = 2/3 -> positions are thirds
+               {ResizeMode::Letterbox, {0, 0, 512, 480}, 256, 256},   // s = 0.5, oy = 8
+               {ResizeMode::Stretch, {250, 100, 64, 64}, 512, 256}};  // 8x, 4x
   for (const Case& cs : cases) {
     TensorizeConfig c = base_config(PixelFormat::BGR, photo.cols, photo.rows, cs.tw, cs.th);
     c.mode = cs.mode;
@@ -1005,8 +1049,8 @@ TEST(TensorizeVsOpenCV, YuvEqualsCvtColor) {
       return out;
     };
 
-    for (PixelFormat f : {PixelFormat::I420, PixelFormat::NV12, PixelFormat::NV21, PixelFormat::YUY2,
-                          PixelFormat::UYVY}) {
+    for (PixelFormat f :
+         {PixelFormat::I420, PixelFormat::NV12, PixelFormat::NV21, PixelFormat::YUY2, PixelFormat::UYVY}) {
       HostImage im = tztest::make_image(f, w, h, 3, 5);
       tztest::put_yuv(im, f, Y.data(), w, U.data(), V.data(), w, h, cw, ch);
       const cv::Mat expected = opencv_bgr(f, im);
@@ -1038,7 +1082,7 @@ TEST(TensorizeVsOpenCV, UltralyticsEqualsResizePlusRoundedBorder) {
   ASSERT_FALSE(photo.empty());
   struct Case {
     int w, h, tw, th;
-  } cases[] = {{333, 201, 640, 640}, {505, 427, 640, 640}, {97, 160, 320, 320}, {401, 233, 320, 256},
+  } cases[] = {{333, 201, 640, 640}, {505, 427, 640, 640}, {97, 160, 320, 320},  {401, 233, 320, 256},
                {505, 509, 640, 480}, {250, 499, 320, 320}, {505, 301, 505, 640}, {301, 505, 640, 505}};
   int odd_rows = 0, odd_cols = 0;
   for (const Case& cs : cases) {
@@ -1066,9 +1110,8 @@ TEST(TensorizeVsOpenCV, UltralyticsEqualsResizePlusRoundedBorder) {
     const double d = max_diff_vs_bgr(ours, expect, [](int, int) { return true; });
     EXPECT_LE(d, 1.0) << cs.w << "x" << cs.h << " -> " << cs.tw << "x" << cs.th;
     // The padding itself is exact.
-    const double pd = max_diff_vs_bgr(ours, expect, [&](int x, int y) {
-      return x < left || x >= left + nw || y < top || y >= top + nh;
-    });
+    const double pd = max_diff_vs_bgr(
+        ours, expect, [&](int x, int y) { return x < left || x >= left + nw || y < top || y >= top + nh; });
     EXPECT_EQ(pd, 0.0);
   }
   // The cases do exercise the round(d -+ 0.1) split on both axes.
@@ -1085,8 +1128,8 @@ TEST(TensorizeVsOpenCV, NearestEqualsInterNearestExact) {
   ASSERT_FALSE(photo.empty());
   struct Case {
     int w, h, tw, th;
-  } cases[] = {{510, 510, 170, 170}, {255, 120, 85, 40}, {128, 128, 512, 256}, {200, 300, 400, 100},
-               {512, 512, 1024, 1536}};
+  } cases[] = {
+      {510, 510, 170, 170}, {255, 120, 85, 40}, {128, 128, 512, 256}, {200, 300, 400, 100}, {512, 512, 1024, 1536}};
   for (PixelFormat f : {PixelFormat::BGR, PixelFormat::BGRA, PixelFormat::GRAY8})
     for (const Case& cs : cases) {
       const cv::Mat src = photo(cv::Rect(0, 0, cs.w, cs.h)).clone();
@@ -1193,8 +1236,8 @@ TEST(TensorizeVsOpenCV, GrayEqualsCvtColor) {
         for (int y = 0; y < photo.rows; ++y)
           for (int x = 0; x < photo.cols; ++x) {
             const double o = out[size_t(y) * photo.cols + x];
-            const double diff = d == DType::Float32 ? std::fabs(o - grayf.at<float>(y, x))
-                                                    : std::fabs(o - gray8.at<uint8_t>(y, x));
+            const double diff =
+                d == DType::Float32 ? std::fabs(o - grayf.at<float>(y, x)) : std::fabs(o - gray8.at<uint8_t>(y, x));
             worst = std::max(worst, diff);
             off_by_one += diff != 0;
           }
@@ -1213,7 +1256,8 @@ TEST(TensorizeVsOpenCV, GrayEqualsCvtColor) {
 TEST(TensorizeVsOpenCV, GrayOfYuvIsTheYPlane) {
   std::mt19937 rng(14);
   const int w = 38, h = 22;  // OpenCV's 4:2:0 conversions need even sizes (odd ones: the reference tests)
-  for (PixelFormat f : {PixelFormat::NV12, PixelFormat::NV21, PixelFormat::I420, PixelFormat::YUY2, PixelFormat::UYVY}) {
+  for (PixelFormat f :
+       {PixelFormat::NV12, PixelFormat::NV21, PixelFormat::I420, PixelFormat::YUY2, PixelFormat::UYVY}) {
     HostImage im = tztest::make_image(f, w, h, 5, 3);
     tztest::fill_random(im, rng);
     // The source as one contiguous buffer in OpenCV's layout for its YUV2GRAY conversion.
@@ -1223,7 +1267,7 @@ TEST(TensorizeVsOpenCV, GrayOfYuvIsTheYPlane) {
     for (int y = 0; y < h; ++y)
       std::memcpy(yuv.ptr(y), im.view.planes[0].data + int64_t(y) * im.view.planes[0].stride, packed ? 2 * w : w);
     cv::Mat gray;
-    const int code = f == PixelFormat::YUY2 ? cv::COLOR_YUV2GRAY_YUY2
+    const int code = f == PixelFormat::YUY2   ? cv::COLOR_YUV2GRAY_YUY2
                      : f == PixelFormat::UYVY ? cv::COLOR_YUV2GRAY_UYVY
                                               : cv::COLOR_YUV2GRAY_420;
     if (packed) {
@@ -1270,7 +1314,8 @@ TEST(TensorizeCpu, IntegerRoundingAndSaturation) {
       {DType::Int8, 1, 128, [](int v) { return v - 128; }},
       // v / 2: odd v are ties (0.5, 1.5, ...), which go to the even neighbour.
       {DType::UInt8, 0.5, 0, [](int v) { return v % 2 == 0 ? v / 2 : ((v / 2) % 2 == 0 ? v / 2 : v / 2 + 1); }},
-      {DType::Int8, 0.5, 0, [](int v) { return std::min(127, v % 2 == 0 ? v / 2 : ((v / 2) % 2 == 0 ? v / 2 : v / 2 + 1)); }},
+      {DType::Int8, 0.5, 0,
+       [](int v) { return std::min(127, v % 2 == 0 ? v / 2 : ((v / 2) % 2 == 0 ? v / 2 : v / 2 + 1)); }},
       {DType::UInt8, 2, 100, [](int v) { return std::max(0, std::min(255, 2 * v - 100)); }},
       {DType::Int8, 1, 0, [](int v) { return std::min(127, v); }},
       {DType::Int8, -1, 0, [](int v) { return std::max(-128, -v); }},
@@ -1292,7 +1337,8 @@ TEST(TensorizeCpu, IntegerRoundingAndSaturation) {
     std::vector<float> out;
     ASSERT_TRUE(run_cpu(p, im.view, &out));
     for (int x = 0; x < w; ++x)
-      ASSERT_EQ(out[x], k.expect(x)) << dtype_name(k.dtype) << " scale " << k.scale << " mean " << k.mean << " pixel " << x;
+      ASSERT_EQ(out[x], k.expect(x)) << dtype_name(k.dtype) << " scale " << k.scale << " mean " << k.mean << " pixel "
+                                     << x;
   }
   EXPECT_STREQ(dtype_name(DType::UInt8), "uint8");
   EXPECT_STREQ(dtype_name(DType::Int8), "int8");

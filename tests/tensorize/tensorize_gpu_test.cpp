@@ -127,10 +127,11 @@ struct DeviceImage {
 
 std::string describe(const TensorizeConfig& c) {
   char buf[400];
-  std::snprintf(buf, sizeof(buf), "%s %dx%d roi(%d,%d %dx%d) -> %dx%d %s align=%d interp=%d order=%d layout=%d dtype=%d channels=%d",
-                pixel_format_name(c.format), c.src_width, c.src_height, c.roi.x, c.roi.y, c.roi.w, c.roi.h,
-                c.dst_width, c.dst_height, resize_mode_name(c.mode), int(c.align), int(c.interpolation),
-                int(c.channel_order), int(c.layout), int(c.dtype), c.channels);
+  std::snprintf(buf, sizeof(buf),
+                "%s %dx%d roi(%d,%d %dx%d) -> %dx%d %s align=%d interp=%d order=%d layout=%d dtype=%d channels=%d",
+                pixel_format_name(c.format), c.src_width, c.src_height, c.roi.x, c.roi.y, c.roi.w, c.roi.h, c.dst_width,
+                c.dst_height, resize_mode_name(c.mode), int(c.align), int(c.interpolation), int(c.channel_order),
+                int(c.layout), int(c.dtype), c.channels);
   return buf;
 }
 
@@ -195,7 +196,8 @@ std::string describe(const TensorizeConfig& c) {
     r = same_as_cpu(plan, cpu, gpu);
   }
   if (!r)
-    return r << "\n" << describe(cfg) << " input layout " << mode << " dst offset " << dst_offset << " warps per block "
+    return r << "\n"
+             << describe(cfg) << " input layout " << mode << " dst offset " << dst_offset << " warps per block "
              << tuning.warps_per_block << " plane routing " << tuning.plane_routing;
   return r;
 }
@@ -207,8 +209,7 @@ using tztest::base_config;
 // Whether each element must be written: the GPU output is read back over two poisons (0xFF, then
 // 0x00) and must equal the CPU bytes both times; an element left unwritten keeps a poison, which
 // differs from the CPU's byte under one of the two, whatever the type's encoding.
-::testing::AssertionResult equal_over_two_poisons(const std::vector<uint8_t>& cpu,
-                                                  const std::vector<uint8_t>* gpu_ff,
+::testing::AssertionResult equal_over_two_poisons(const std::vector<uint8_t>& cpu, const std::vector<uint8_t>* gpu_ff,
                                                   const std::vector<uint8_t>* gpu_00) {
   const std::vector<uint8_t>* runs[2] = {gpu_ff, gpu_00};
   for (int r = 0; r < 2; ++r) {
@@ -219,9 +220,10 @@ using tztest::base_config;
     for (size_t i = 0; i < cpu.size(); ++i)
       if (cpu[i] != g[i] && differ++ == 0) first = i;
     if (differ)
-      return ::testing::AssertionFailure() << differ << " of " << cpu.size() << " bytes differ from the CPU path over poison 0x"
-                                           << (r == 0 ? "ff" : "00") << " (first: byte " << first << ", cpu "
-                                           << int(cpu[first]) << ", gpu " << int(g[first]) << ")";
+      return ::testing::AssertionFailure()
+             << differ << " of " << cpu.size() << " bytes differ from the CPU path over poison 0x"
+             << (r == 0 ? "ff" : "00") << " (first: byte " << first << ", cpu " << int(cpu[first]) << ", gpu "
+             << int(g[first]) << ")";
   }
   return ::testing::AssertionSuccess();
 }
@@ -240,8 +242,10 @@ using tztest::base_config;
   if (r) r = run_gpu(plan, d.view, stream, dst_offset, TensorizeTuning(), &gpu_ff, 0xFF);
   if (r) r = run_gpu(plan, d.view, stream, dst_offset, TensorizeTuning(), &gpu_00, 0x00);
   if (r) r = equal_over_two_poisons(cpu, &gpu_ff, &gpu_00);
-  if (!r) return r << "\n" << describe(cfg) << " (" << dtype_name(cfg.dtype) << ") input layout " << mode
-                   << " dst offset " << dst_offset;
+  if (!r)
+    return r << "\n"
+             << describe(cfg) << " (" << dtype_name(cfg.dtype) << ") input layout " << mode << " dst offset "
+             << dst_offset;
   return r;
 }
 
@@ -269,7 +273,7 @@ const OutputShape kOutputShapes[] = {{Layout::NCHW, 3}, {Layout::NHWC, 3}, {Layo
 // single-frame kernel writes the CPU path's bytes.
 TEST_F(TensorizeGpu, EveryDTypeRowSingleFrameMatchesCpu) {
   std::mt19937 rng(27);
-  const PixelFormat formats[] = {PixelFormat::NV12, PixelFormat::BGR, PixelFormat::I420, PixelFormat::YUY2,
+  const PixelFormat formats[] = {PixelFormat::NV12, PixelFormat::BGR,   PixelFormat::I420,     PixelFormat::YUY2,
                                  PixelFormat::BGRx, PixelFormat::GRAY8, PixelFormat::P010_10LE};
   for (const DTypeInfo& row : kDTypes) {
     SCOPED_TRACE(std::string("dtype ") + row.name);
@@ -353,13 +357,16 @@ TEST_F(TensorizeGpu, EveryDTypeRowBatchMatchesCpu) {
           cuda::DeviceBuffer out;
           ASSERT_TRUE(out.allocate(host.size()).ok());
           ASSERT_TRUE(cuda::copy_2d_async(out.data(), host.size(), host.data(), host.size(), host.size(), 1,
-                                          cuda::CopyKind::HostToDevice, stream_).ok());
+                                          cuda::CopyKind::HostToDevice, stream_)
+                          .ok());
           const Status st = tensorize_batch_cuda(b, out.data(), bytes, stream_, &table);
           ASSERT_TRUE(st.ok()) << st.message();
           ASSERT_TRUE(cuda::copy_2d_async(host.data(), host.size(), out.data(), host.size(), host.size(), 1,
-                                          cuda::CopyKind::DeviceToHost, stream_).ok());
+                                          cuda::CopyKind::DeviceToHost, stream_)
+                          .ok());
           ASSERT_TRUE(cuda::stream_sync(stream_).ok());
-          for (size_t i = bytes; i < host.size(); ++i) ASSERT_EQ(host[i], poisons[p]) << "written past the end at " << i;
+          for (size_t i = bytes; i < host.size(); ++i)
+            ASSERT_EQ(host[i], poisons[p]) << "written past the end at " << i;
           host.resize(bytes);
           gpu[p] = std::move(host);
         }
@@ -413,7 +420,7 @@ TEST_F(TensorizeGpu, FullHdToSquareMatchesCpu) {
       for (int channels : {3, 1})
         for (Layout l : {Layout::NCHW, Layout::NHWC}) {
           if (channels == 3 && dtype_bytes(d) > 1) continue;  // above
-          if (channels == 1 && l == Layout::NHWC) continue;    // the same bytes as NCHW
+          if (channels == 1 && l == Layout::NHWC) continue;   // the same bytes as NCHW
           TensorizeConfig c = base_config(f, 1920, 1080, 640, 640);
           c.dtype = d;
           c.layout = l;
@@ -453,9 +460,14 @@ TEST_F(TensorizeGpu, OddShapesAndOffsetsMatchCpu) {
   struct Case {
     int w, h, tw, th;
     Rect roi;
-  } cases[] = {{1, 1, 640, 640, {}},        {4096, 2160, 16, 16, {}},          {333, 201, 641, 479, {}},
-               {641, 479, 333, 201, {}},    {1921, 1081, 640, 384, {1, 1, 1920, 1080}},
-               {999, 7, 13, 640, {}},       {7, 999, 640, 13, {}},             {640, 480, 640, 480, {637, 477, 3, 3}},
+  } cases[] = {{1, 1, 640, 640, {}},
+               {4096, 2160, 16, 16, {}},
+               {333, 201, 641, 479, {}},
+               {641, 479, 333, 201, {}},
+               {1921, 1081, 640, 384, {1, 1, 1920, 1080}},
+               {999, 7, 13, 640, {}},
+               {7, 999, 640, 13, {}},
+               {640, 480, 640, 480, {637, 477, 3, 3}},
                {1280, 720, 1023, 1023, {0, 0, 1, 720}}};
   int k = 0;
   for (const Case& cs : cases)
@@ -506,13 +518,15 @@ TEST_F(TensorizeGpu, InvalidInputsLaunchNothing) {
   std::vector<uint8_t> poison(bytes, 0xFF), back(bytes);
   auto expect_untouched = [&](const char* what) {
     ASSERT_TRUE(cuda::stream_sync(stream_).ok()) << what;
-    ASSERT_TRUE(cuda::copy_2d_async(back.data(), bytes, out.data(), bytes, bytes, 1, cuda::CopyKind::DeviceToHost,
-                                    stream_).ok());
+    ASSERT_TRUE(
+        cuda::copy_2d_async(back.data(), bytes, out.data(), bytes, bytes, 1, cuda::CopyKind::DeviceToHost, stream_)
+            .ok());
     ASSERT_TRUE(cuda::stream_sync(stream_).ok());
     EXPECT_EQ(back, poison) << what << ": the kernel ran";
   };
-  ASSERT_TRUE(cuda::copy_2d_async(out.data(), bytes, poison.data(), bytes, bytes, 1, cuda::CopyKind::HostToDevice,
-                                  stream_).ok());
+  ASSERT_TRUE(
+      cuda::copy_2d_async(out.data(), bytes, poison.data(), bytes, bytes, 1, cuda::CopyKind::HostToDevice, stream_)
+          .ok());
 
   TensorizePlan zero{};
   Status s = tensorize_cuda(zero, d.view, out.data(), stream_);
@@ -551,8 +565,8 @@ TEST_F(TensorizeGpu, InvalidInputsLaunchNothing) {
     TensorizeTuning tuning;
     tuning.warps_per_block = warps;
     s = tensorize_cuda(plan, d.view, out.data(), stream_, tuning);
-    EXPECT_EQ(s.message(), "tensorize: warps_per_block " + std::to_string(warps) +
-                               " is out of range (1..4, or 0: the default)");
+    EXPECT_EQ(s.message(),
+              "tensorize: warps_per_block " + std::to_string(warps) + " is out of range (1..4, or 0: the default)");
     expect_untouched("bad tuning");
   }
 
@@ -624,8 +638,8 @@ TEST_F(TensorizeGpu, KeptPaddingRowsAreLeftAsTheBufferHeldThem) {
         const size_t at = (k * H + y) * row_bytes;
         if (padding) {
           const auto held = std::count(kept.begin() + at, kept.begin() + at + row_bytes, kHeld);
-          ASSERT_EQ(size_t(held), row_bytes) << describe(c) << ": padding row " << y << " of plane " << k
-                                             << " was written";
+          ASSERT_EQ(size_t(held), row_bytes)
+              << describe(c) << ": padding row " << y << " of plane " << k << " was written";
         } else {
           ASSERT_TRUE(std::equal(cpu.begin() + at, cpu.begin() + at + row_bytes, kept.begin() + at))
               << describe(c) << ": row " << y << " of plane " << k << " differs from the CPU path";
@@ -654,10 +668,12 @@ TEST_F(TensorizeGpu, ManyFramesOnOneStream) {
     tztest::fill_random(ims.back(), rng);
     ASSERT_TRUE(upload_same_layout(ims.back(), stream_, &devs[i]));
   }
-  for (int i = 0; i < frames; ++i) ASSERT_TRUE(tensorize_cuda(plan, devs[i].view, out.data() + i * bytes, stream_).ok());
+  for (int i = 0; i < frames; ++i)
+    ASSERT_TRUE(tensorize_cuda(plan, devs[i].view, out.data() + i * bytes, stream_).ok());
   std::vector<uint8_t> all(bytes * frames);
   ASSERT_TRUE(cuda::copy_2d_async(all.data(), all.size(), out.data(), all.size(), all.size(), 1,
-                                  cuda::CopyKind::DeviceToHost, stream_).ok());
+                                  cuda::CopyKind::DeviceToHost, stream_)
+                  .ok());
   ASSERT_TRUE(cuda::stream_sync(stream_).ok());
   for (int i = 0; i < frames; ++i) {
     std::vector<uint8_t> cpu;

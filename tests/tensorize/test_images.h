@@ -133,21 +133,42 @@ inline void put_yuv(HostImage& im, cudaprep::PixelFormat f, const uint8_t* Y, si
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
       const uint8_t v = Y[size_t(y) * y_stride + x];
-      if (f == PixelFormat::P010_10LE) put16(0, y, 2 * x, v);
-      else if (packed422) im.at_byte(0, y, 2 * x + y_byte) = v;
-      else im.at_byte(0, y, x) = v;
+      if (f == PixelFormat::P010_10LE)
+        put16(0, y, 2 * x, v);
+      else if (packed422)
+        im.at_byte(0, y, 2 * x + y_byte) = v;
+      else
+        im.at_byte(0, y, x) = v;
     }
   const int rows = packed422 ? h : ch;
   for (int y = 0; y < rows; ++y)
     for (int x = 0; x < cw; ++x) {
       const int src = (packed422 ? y / 2 : y) * cw + x;
       switch (f) {
-        case PixelFormat::NV12: im.at_byte(1, y, 2 * x) = U[src]; im.at_byte(1, y, 2 * x + 1) = V[src]; break;
-        case PixelFormat::NV21: im.at_byte(1, y, 2 * x) = V[src]; im.at_byte(1, y, 2 * x + 1) = U[src]; break;
-        case PixelFormat::I420: im.at_byte(1, y, x) = U[src]; im.at_byte(2, y, x) = V[src]; break;
-        case PixelFormat::YUY2: im.at_byte(0, y, 4 * x + 1) = U[src]; im.at_byte(0, y, 4 * x + 3) = V[src]; break;
-        case PixelFormat::UYVY: im.at_byte(0, y, 4 * x) = U[src]; im.at_byte(0, y, 4 * x + 2) = V[src]; break;
-        case PixelFormat::P010_10LE: put16(1, y, 4 * x, U[src]); put16(1, y, 4 * x + 2, V[src]); break;
+        case PixelFormat::NV12:
+          im.at_byte(1, y, 2 * x) = U[src];
+          im.at_byte(1, y, 2 * x + 1) = V[src];
+          break;
+        case PixelFormat::NV21:
+          im.at_byte(1, y, 2 * x) = V[src];
+          im.at_byte(1, y, 2 * x + 1) = U[src];
+          break;
+        case PixelFormat::I420:
+          im.at_byte(1, y, x) = U[src];
+          im.at_byte(2, y, x) = V[src];
+          break;
+        case PixelFormat::YUY2:
+          im.at_byte(0, y, 4 * x + 1) = U[src];
+          im.at_byte(0, y, 4 * x + 3) = V[src];
+          break;
+        case PixelFormat::UYVY:
+          im.at_byte(0, y, 4 * x) = U[src];
+          im.at_byte(0, y, 4 * x + 2) = V[src];
+          break;
+        case PixelFormat::P010_10LE:
+          put16(1, y, 4 * x, U[src]);
+          put16(1, y, 4 * x + 2, V[src]);
+          break;
         default: break;
       }
     }

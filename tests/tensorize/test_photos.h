@@ -20,7 +20,8 @@ inline cv::Mat load_photo(const std::string& name) {
 }
 
 // A BGR photo converted to `f`, with padded rows and offset planes. Alpha/x bytes are random.
-inline tztest::HostImage from_bgr(const cv::Mat& bgr, cudaprep::PixelFormat f, int row_pad, int plane_gap, std::mt19937& rng) {
+inline tztest::HostImage from_bgr(const cv::Mat& bgr, cudaprep::PixelFormat f, int row_pad, int plane_gap,
+                                  std::mt19937& rng) {
   const int w = bgr.cols, h = bgr.rows;
   tztest::HostImage im = tztest::make_image(f, w, h, row_pad, plane_gap);
   std::uniform_int_distribution<int> byte(0, 255);
@@ -43,12 +44,30 @@ inline tztest::HostImage from_bgr(const cv::Mat& bgr, cudaprep::PixelFormat f, i
       const cv::Vec3b p = bgr.at<cv::Vec3b>(y, x);  // B, G, R
       uint8_t* d = im.plane(0) + y * im.stride(0);
       switch (f) {
-        case cudaprep::PixelFormat::BGR: d[3 * x] = p[0]; d[3 * x + 1] = p[1]; d[3 * x + 2] = p[2]; break;
-        case cudaprep::PixelFormat::RGB: d[3 * x] = p[2]; d[3 * x + 1] = p[1]; d[3 * x + 2] = p[0]; break;
-        case cudaprep::PixelFormat::BGRx: case cudaprep::PixelFormat::BGRA:
-          d[4 * x] = p[0]; d[4 * x + 1] = p[1]; d[4 * x + 2] = p[2]; d[4 * x + 3] = uint8_t(byte(rng)); break;
-        case cudaprep::PixelFormat::RGBx: case cudaprep::PixelFormat::RGBA:
-          d[4 * x] = p[2]; d[4 * x + 1] = p[1]; d[4 * x + 2] = p[0]; d[4 * x + 3] = uint8_t(byte(rng)); break;
+        case cudaprep::PixelFormat::BGR:
+          d[3 * x] = p[0];
+          d[3 * x + 1] = p[1];
+          d[3 * x + 2] = p[2];
+          break;
+        case cudaprep::PixelFormat::RGB:
+          d[3 * x] = p[2];
+          d[3 * x + 1] = p[1];
+          d[3 * x + 2] = p[0];
+          break;
+        case cudaprep::PixelFormat::BGRx:
+        case cudaprep::PixelFormat::BGRA:
+          d[4 * x] = p[0];
+          d[4 * x + 1] = p[1];
+          d[4 * x + 2] = p[2];
+          d[4 * x + 3] = uint8_t(byte(rng));
+          break;
+        case cudaprep::PixelFormat::RGBx:
+        case cudaprep::PixelFormat::RGBA:
+          d[4 * x] = p[2];
+          d[4 * x + 1] = p[1];
+          d[4 * x + 2] = p[0];
+          d[4 * x + 3] = uint8_t(byte(rng));
+          break;
         case cudaprep::PixelFormat::GRAY8: d[x] = gray.at<uint8_t>(y, x); break;
         default: break;
       }

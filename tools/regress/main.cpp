@@ -121,8 +121,7 @@ bool tolerance_options(const Args& a, CompareOptions* opt, std::string* error) {
   if (a.flag("tensor-tol") && !parse_tensor_tolerance(a.get("tensor-tol"), &opt->tensor_tol, error)) return false;
   if (a.flag("match-pos-tol") && !parse_nonneg(a.get("match-pos-tol"), "--match-pos-tol", &opt->pos_tol, error))
     return false;
-  if (a.flag("match-score-tol") &&
-      !parse_nonneg(a.get("match-score-tol"), "--match-score-tol", &opt->score_tol, error))
+  if (a.flag("match-score-tol") && !parse_nonneg(a.get("match-score-tol"), "--match-score-tol", &opt->score_tol, error))
     return false;
   opt->allow_setting_changes = a.flag("allow-setting-changes");
   return true;
@@ -505,8 +504,9 @@ int cmd_check(int argc, char** argv) {
       report.header("golden", describe_recording(golden));
       report.header("pipeline", desc);
       for (const auto& e : early.errors()) report.error(e);
-      report.hint("The golden was recorded with other settings: re-record it if the change is intended "
-                  "(tools/regress/README.md), or pass --allow-setting-changes to compare the frames anyway.");
+      report.hint(
+          "The golden was recorded with other settings: re-record it if the change is intended "
+          "(tools/regress/README.md), or pass --allow-setting-changes to compare the frames anyway.");
       html.run = &pre;
       html.run_where = "this run (not played)";
       html.played = false;
@@ -522,8 +522,10 @@ int cmd_check(int argc, char** argv) {
   cmp.header("pipeline", desc);
   cmp.header("frames", "golden " + std::to_string(golden.manifest.frames) + ", this run " + std::to_string(m.frames));
   if (cmp.note_digest_only(golden.manifest, m, golden.dir, ""))
-    fprintf(stderr, "cudaprep-regress: warning: the golden stores tensor digests only: --tensor-tol %s cannot be "
-            "applied, tensors are compared exactly\n", opt.tensor_tol.text().c_str());
+    fprintf(stderr,
+            "cudaprep-regress: warning: the golden stores tensor digests only: --tensor-tol %s cannot be "
+            "applied, tensors are compared exactly\n",
+            opt.tensor_tol.text().c_str());
   gchar* base = g_filename_display_basename(clip.c_str());
   if (golden.manifest.clip != base)
     cmp.note("the golden was recorded from a clip named " + golden.manifest.clip + ", this run plays " + base);
@@ -567,8 +569,10 @@ int cmd_compare(int argc, char** argv) {
   if (ra.manifest.clip != rb.manifest.clip)
     cmp.note("A was recorded from a clip named " + ra.manifest.clip + ", B from " + rb.manifest.clip);
   if (cmp.note_digest_only(ra.manifest, rb.manifest, ra.dir, rb.dir))
-    fprintf(stderr, "cudaprep-regress: warning: a recording stores tensor digests only: --tensor-tol %s cannot be "
-            "applied, tensors are compared exactly\n", opt.tensor_tol.text().c_str());
+    fprintf(stderr,
+            "cudaprep-regress: warning: a recording stores tensor digests only: --tensor-tol %s cannot be "
+            "applied, tensors are compared exactly\n",
+            opt.tensor_tol.text().c_str());
   cmp.compare_manifests(ra.manifest, rb.manifest);
   cmp.compare_frame_counts(ra.manifest, rb.manifest);
 

@@ -188,8 +188,8 @@ bool take_caps(SinkState* s, GstCaps* caps, uint64_t index) {
       return false;
     }
   } else if (text != s->caps && s->error.empty()) {
-    s->error = "sink '" + s->name + "': caps changed at frame " + std::to_string(index) + " from " + s->caps +
-               " to " + text + " (a recording holds one caps per sink)";
+    s->error = "sink '" + s->name + "': caps changed at frame " + std::to_string(index) + " from " + s->caps + " to " +
+               text + " (a recording holds one caps per sink)";
   }
   return true;
 }

@@ -86,8 +86,7 @@ SinkResult compare_tensor(const std::string& sink, const TensorEntry& ref, const
     fail(&r, std::string("transform meta only in ") + (ref.transform.present ? rl : ul));
   } else if (ref.transform.present) {
     r.transform_delta = transform_delta(ref.transform, run.transform);
-    if (r.transform_delta > kTransformTolerance)
-      fail(&r, "transform meta differs by " + fmt(r.transform_delta));
+    if (r.transform_delta > kTransformTolerance) fail(&r, "transform meta differs by " + fmt(r.transform_delta));
   }
   compare_pts(&r, ref.pts, run.pts, rl, ul);
   return r;
@@ -176,8 +175,8 @@ void Comparison::compare_manifests(const Manifest& ref, const Manifest& run) {
       const GstStructure* sa = gst_caps_get_structure(a, 0);
       const GstStructure* sb = gst_caps_get_structure(b, 0);
       if (!gst_structure_has_name(sb, gst_structure_get_name(sa))) {
-        setting("sink '" + s.name + "' caps media type: " + rl + " '" + gst_structure_get_name(sa) + "', " + ul +
-                " '" + gst_structure_get_name(sb) + "'");
+        setting("sink '" + s.name + "' caps media type: " + rl + " '" + gst_structure_get_name(sa) + "', " + ul + " '" +
+                gst_structure_get_name(sb) + "'");
       } else {
         std::set<std::string> fields;
         if (s.kind == "tensor") {
@@ -191,7 +190,8 @@ void Comparison::compare_manifests(const Manifest& ref, const Manifest& run) {
           const std::string va = field_text(sa, f.c_str()), vb = field_text(sb, f.c_str());
           if (va == vb) continue;
           if (s.kind == "matches" && f == "format" && luma_class(va) == luma_class(vb)) {
-            note("sink '" + s.name + "' frame format: " + rl + " " + va + ", " + ul + " " + vb + " (same luma for the matcher)");
+            note("sink '" + s.name + "' frame format: " + rl + " " + va + ", " + ul + " " + vb +
+                 " (same luma for the matcher)");
             continue;
           }
           setting("sink '" + s.name + "' caps field '" + f + "': " + rl + " '" + va + "', " + ul + " '" + vb + "'");
@@ -293,8 +293,10 @@ bool Comparison::note_digest_only(const Manifest& ref, const Manifest& run, cons
   if (ref.store == "digest") who = ref_label_ + " (" + ref_dir + ")";
   if (run.store == "digest") who += (who.empty() ? "" : " and ") + run_label_ + " (" + run_dir + ")";
   if (who.empty()) return false;
-  note("TOLERANCE NOT APPLIED: " + who + " stores tensor digests only (--store digest), so tensors can only be "
-       "compared exactly (SHA-256); --tensor-tol " + opt_.tensor_tol.text() +
+  note("TOLERANCE NOT APPLIED: " + who +
+       " stores tensor digests only (--store digest), so tensors can only be "
+       "compared exactly (SHA-256); --tensor-tol " +
+       opt_.tensor_tol.text() +
        " cannot be applied and any difference in a tensor counts as a regression. Record with --store full "
        "to compare within a tolerance.");
   return true;
@@ -389,8 +391,10 @@ std::string Comparison::render(bool all_frames, size_t max_frame_lines) const {
     for (const auto& kv : f.sinks) {
       const SinkResult& r = kv.second;
       const int this_side = (r.ref_present && r.run_present) ? 0 : (r.ref_present ? 1 : 2);
-      if (side == -1) side = this_side;
-      else if (side != this_side) return 0;
+      if (side == -1)
+        side = this_side;
+      else if (side != this_side)
+        return 0;
     }
     return side < 0 ? 0 : side;
   };
@@ -499,8 +503,8 @@ void Comparison::summary_to(std::ostringstream& o) const {
       if (figures) {
         o << "; max abs diff " << fmt(max_abs);
         if (max_abs > 0) o << " (frame " << worst << ")";
-        o << ", PSNR " << (sum_sq == 0 ? std::string("inf") : fmt(psnr_db(sum_sq, count ? count : 1, psnr_peak(lo, hi))))
-          << " dB";
+        o << ", PSNR "
+          << (sum_sq == 0 ? std::string("inf") : fmt(psnr_db(sum_sq, count ? count : 1, psnr_peak(lo, hi)))) << " dB";
       } else {
         o << "; per-value figures n/a (digest-only recording)";
       }
@@ -527,8 +531,8 @@ void Comparison::summary_to(std::ostringstream& o) const {
           wscore = idx[i];
         }
       }
-      o << "  sink '" << name << "' (matches): " << both << " frames compared, " << failing << " failing" << only << "; matches "
-        << ref_label_ << " " << n_ref << ", " << run_label_ << " " << n_run;
+      o << "  sink '" << name << "' (matches): " << both << " frames compared, " << failing << " failing" << only
+        << "; matches " << ref_label_ << " " << n_ref << ", " << run_label_ << " " << n_run;
       if (count_mismatch) o << " (" << count_mismatch << " frames with a different count)";
       o << "; max position delta " << fmt(max_dpos) << " px";
       if (max_dpos > 0) o << " (frame " << wpos << ")";
@@ -575,8 +579,9 @@ void Comparison::summary_to(std::ostringstream& o) const {
         if (kv.second.ref_present && kv.second.run_present && !kv.second.pass) bad = true;
       if (bad) failing_compared++;
     }
-    if (failing_compared) o << "; besides, " << failing_compared << (failing_compared == 1 ? " frame" : " frames")
-                           << " that both sides have " << (failing_compared == 1 ? "fails" : "fail");
+    if (failing_compared)
+      o << "; besides, " << failing_compared << (failing_compared == 1 ? " frame" : " frames")
+        << " that both sides have " << (failing_compared == 1 ? "fails" : "fail");
   }
   o << " (exit " << code << ")\n";
 }
@@ -643,8 +648,8 @@ void compare_recordings(const Recording& ra, const Recording& rb, Comparison* cm
         auto ia = fa.matches.find(s.name), ib = fb.matches.find(s.name);
         const bool ha = ia != fa.matches.end(), hb = ib != fb.matches.end();
         if (ha && hb) {
-          cmp->add(i, compare_matches(s.name, ia->second, ib->second, cmp->options(), cmp->ref_label(),
-                                      cmp->run_label()));
+          cmp->add(i,
+                   compare_matches(s.name, ia->second, ib->second, cmp->options(), cmp->ref_label(), cmp->run_label()));
           continue;
         }
         add_one_sided_frame(cmp, i, s, ha ? &ia->second.pts : nullptr, hb ? &ib->second.pts : nullptr);

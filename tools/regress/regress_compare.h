@@ -17,8 +17,8 @@ namespace regress {
 
 struct CompareOptions {
   TensorTolerance tensor_tol;
-  double pos_tol = 0;    // match position, pixels (Euclidean distance of the sub-pixel positions)
-  double score_tol = 0;  // match score
+  double pos_tol = 0;                  // match position, pixels (Euclidean distance of the sub-pixel positions)
+  double score_tol = 0;                // match score
   bool allow_setting_changes = false;  // differing caps / properties: warn and compare anyway
 };
 

@@ -102,8 +102,7 @@ bool serialize_value(const GValue* v, std::string* out) {
 
 // Writable properties as strings: every one for the cudaprep elements, the non-default ones
 // for the others; the clip path is replaced by {clip}.
-std::vector<std::pair<std::string, std::string>> element_properties(GstElement* e, const std::string& clip,
-                                                                    bool all) {
+std::vector<std::pair<std::string, std::string>> element_properties(GstElement* e, const std::string& clip, bool all) {
   std::vector<std::pair<std::string, std::string>> out;
   guint n = 0;
   GParamSpec** specs = g_object_class_list_properties(G_OBJECT_GET_CLASS(e), &n);

@@ -107,7 +107,8 @@ std::string sides_html(const HtmlReportInput& in) {
   for (const auto& e : a.elements) names.insert(e.name);
   for (const auto& e : b.elements) names.insert(e.name);
   o += "<details><summary>every element and its plugin version</summary><table class=\"sides\"><tr><th>element</th>"
-       "<th>" + esc(in.cmp->ref_label()) + "</th><th>" + esc(in.cmp->run_label()) + "</th></tr>\n";
+       "<th>" +
+       esc(in.cmp->ref_label()) + "</th><th>" + esc(in.cmp->run_label()) + "</th></tr>\n";
   for (const auto& n : names) o += row(n, plugin(a.element(n)), plugin(b.element(n)));
   return o + "</table></details>\n";
 }
@@ -237,15 +238,17 @@ bool write_html_report(const std::string& dir, const HtmlReportInput& in, std::s
   std::vector<std::pair<std::string, std::string>> nav = {{"#summary", "summary"}, {"#settings", "settings"}};
   std::string body;
   body += "<section id=\"summary\"><h2>Summary</h2>\n<table class=\"headers\">";
-  for (const auto& h : in.cmp->headers()) body += "<tr><th>" + esc(h.first) + "</th><td>" + esc(h.second) + "</td></tr>";
+  for (const auto& h : in.cmp->headers())
+    body += "<tr><th>" + esc(h.first) + "</th><td>" + esc(h.second) + "</td></tr>";
   body += "</table>\n<pre class=\"summary\">" + esc(summary) + "</pre>\n";
   body += list_html(in.cmp->errors(), "error");
   for (const auto& h : in.cmp->hints()) body += "<p>" + esc(h) + "</p>\n";
   body += list_html(in.cmp->notes(), "notes");
   body += "</section>\n<section id=\"settings\"><h2>Settings</h2>\n" + settings_html(in) + "</section>\n";
   if (!in.played) {
-    body += "<p class=\"note\">The clip was not played: the settings differ (see above), so there is nothing to plot "
-            "or picture. --allow-setting-changes compares the frames anyway.</p>\n";
+    body +=
+        "<p class=\"note\">The clip was not played: the settings differ (see above), so there is nothing to plot "
+        "or picture. --allow-setting-changes compares the frames anyway.</p>\n";
   } else {
     nav.emplace_back("#plots", "plots");
     body += "<section id=\"plots\"><h2>Over the frames</h2>\n" + plots_html(report_plots(frames, in)) + "</section>\n";
@@ -261,11 +264,15 @@ bool write_html_report(const std::string& dir, const HtmlReportInput& in, std::s
   nav.emplace_back("#sides", "devices and versions");
   body += "<section id=\"sides\"><h2>Devices and versions</h2>\n" + sides_html(in) + "</section>\n";
   nav.emplace_back("#text", "text report");
-  body += "<section id=\"text\"><h2>Text report</h2>\n<details><summary>the full text report (as --report writes "
-          "it)</summary><pre>" + esc(in.text_report) + "</pre></details></section>\n";
+  body +=
+      "<section id=\"text\"><h2>Text report</h2>\n<details><summary>the full text report (as --report writes "
+      "it)</summary><pre>" +
+      esc(in.text_report) + "</pre></details></section>\n";
 
-  std::string page = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width\">\n<title>cudaprep-regress " +
-                     esc(in.cmp->command()) + ": " + state + "</title>\n<style>" + kStyle + "</style></head>\n<body>\n";
+  std::string page =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<meta name=\"viewport\" "
+      "content=\"width=device-width\">\n<title>cudaprep-regress " +
+      esc(in.cmp->command()) + ": " + state + "</title>\n<style>" + kStyle + "</style></head>\n<body>\n";
   page += std::string("<header class=\"result ") + state + "\"><h1>cudaprep-regress " + esc(in.cmp->command()) +
           "</h1><div class=\"line\">" + esc(result_line) + "</div></header>\n<nav>";
   for (const auto& n : nav) page += "<a href=\"" + n.first + "\">" + esc(n.second) + "</a>";

@@ -15,12 +15,12 @@ namespace regress {
 
 struct HtmlReportInput {
   const Comparison* cmp = nullptr;
-  const Manifest* ref = nullptr;  // the golden / A
-  const Manifest* run = nullptr;  // this run / B
+  const Manifest* ref = nullptr;     // the golden / A
+  const Manifest* run = nullptr;     // this run / B
   std::string ref_where, run_where;  // where each side comes from (a directory, "this run")
   const SideData* ref_data = nullptr;
   const SideData* run_data = nullptr;
-  std::string clip;         // the clip, to draw the matches over its frames ("" = not at hand)
+  std::string clip;          // the clip, to draw the matches over its frames ("" = not at hand)
   std::string clip_missing;  // why there is no clip ("compare was not given --clip")
   bool played = true;        // false: check stopped at the settings, no frames were compared
   std::string text_report;   // the full text report

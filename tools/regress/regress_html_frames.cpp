@@ -45,9 +45,9 @@ std::vector<FramePick> pick_frames(const std::vector<FrameResult>& frames) {
       w.rank = rank;
       w.frame = f.index;
       w.why = "the worst of sink '" + name + "': " +
-              (tensor ? "largest max abs diff, " + num(rank.first)
-                      : rank.first > 0 ? "largest match position delta, " + num(rank.first) + " px"
-                                       : "largest match score delta, " + num(rank.second));
+              (tensor           ? "largest max abs diff, " + num(rank.first)
+               : rank.first > 0 ? "largest match position delta, " + num(rank.first) + " px"
+                                : "largest match score delta, " + num(rank.second));
     }
   for (const auto& [name, w] : worst) {
     if (w.rank == std::make_pair(0.0, 0.0)) continue;

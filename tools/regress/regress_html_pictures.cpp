@@ -12,7 +12,6 @@ namespace regress {
 
 namespace {
 
-
 std::string num(double v) { return format_short(v, 6); }
 
 // An image (or, without one, a dark canvas) of img_w x img_h units, showing the view
@@ -62,12 +61,12 @@ struct Annotation {
 
 // Writes the heat map of |ref - run| to png_path; a ring round the single worst pixel.
 Annotation heat_map_figure(const std::vector<uint8_t>& ref, const std::vector<uint8_t>& run, const TensorPicture& p,
-                            bool identical, const std::string& rl, const std::string& ul, const std::string& png_path,
-                            std::string* error) {
+                           bool identical, const std::string& rl, const std::string& ul, const std::string& png_path,
+                           std::string* error) {
   const HeatMap h = diff_heat_map(ref.data(), run.data(), ref.size(), p);
   if (!write_png(png_path, h.image, error)) return {};
-  std::string ring, where = "; " + std::to_string(h.differing) + " of " +
-                           std::to_string((uint64_t)p.width * p.height) + " pixels differ";
+  std::string ring, where = "; " + std::to_string(h.differing) + " of " + std::to_string((uint64_t)p.width * p.height) +
+                            " pixels differ";
   if (h.worst_x >= 0 && h.at_max == 1) {  // a ring only where one pixel is the worst
     ring = "<circle class=\"worst\" cx=\"" + num(h.worst_x + 0.5) + "\" cy=\"" + num(h.worst_y + 0.5) + "\" r=\"" +
            num(std::max(2.5, p.width / 24.0)) + "\"/>";
@@ -110,7 +109,8 @@ std::string tensor_pictures(uint64_t frame, const SinkInfo& sink, const SinkResu
   std::string why;
   if (!run_sink || !tensor_picture(*in.ref, sink, &pref, &why) || !tensor_picture(*in.run, *run_sink, &prun, &why))
     return no_pictures(why.empty() ? "the sink is not in " + ul : why);
-  for (const auto& [label, where, m] : {std::make_tuple(rl, in.ref_where, in.ref), std::make_tuple(ul, in.run_where, in.run)})
+  for (const auto& [label, where, m] :
+       {std::make_tuple(rl, in.ref_where, in.ref), std::make_tuple(ul, in.run_where, in.run)})
     if (m->store != "full")
       return no_pictures("they need the tensors of both sides, and " + label + " (" + where +
                          ") stores tensor digests only (--store digest); record with --store full to see them");
@@ -140,17 +140,16 @@ std::string tensor_pictures(uint64_t frame, const SinkInfo& sink, const SinkResu
   const int dw = tensor_display_width(pref.width);
   auto norm = [](const TensorPicture& p) {
     return "de-normalised with " + p.element + "'s scale " + num(p.scale) + ", mean " + num(p.mean[0]) + "/" +
-           num(p.mean[1]) + "/" + num(p.mean[2]) + ", std " + num(p.std[0]) + "/" + num(p.std[1]) + "/" +
-           num(p.std[2]);
+           num(p.mean[1]) + "/" + num(p.mean[2]) + ", std " + num(p.std[0]) + "/" + num(p.std[1]) + "/" + num(p.std[2]);
   };
   o += "<div class=\"row\">\n";
   o += figure(picture(fr, pref.width, pref.height, 0, 0, pref.width, pref.height, dw, "", rl),
               "<b>" + markup_escape(rl) + "</b> " + std::to_string(pref.width) + "x" + std::to_string(pref.height) +
                   slot_caption + "; " + stats_caption(ref_stats) + "<br>" + markup_escape(norm(pref)));
-  o += figure(picture(fu, prun.width, prun.height, 0, 0, prun.width, prun.height, tensor_display_width(prun.width),
-                      "", ul),
-              "<b>" + markup_escape(ul) + "</b> " + std::to_string(prun.width) + "x" + std::to_string(prun.height) +
-                  slot_caption + "; " + stats_caption(run_stats) + "<br>" + markup_escape(norm(prun)));
+  o += figure(
+      picture(fu, prun.width, prun.height, 0, 0, prun.width, prun.height, tensor_display_width(prun.width), "", ul),
+      "<b>" + markup_escape(ul) + "</b> " + std::to_string(prun.width) + "x" + std::to_string(prun.height) +
+          slot_caption + "; " + stats_caption(run_stats) + "<br>" + markup_escape(norm(prun)));
   if (ref_bytes.size() != run_bytes.size() || pref.width != prun.width || pref.height != prun.height ||
       pref.type != prun.type || pref.nhwc != prun.nhwc) {
     o += "</div>\n<p class=\"note\">No difference map: the two tensors differ in size or layout.</p>\n";
@@ -173,8 +172,7 @@ namespace {
 // The matcher's frame size, from a match sink's caps.
 bool frame_size(const SinkInfo& sink, int* w, int* h) {
   GstCaps* caps = gst_caps_from_string(sink.caps.c_str());
-  bool ok = caps && gst_caps_get_size(caps) &&
-            gst_structure_get_int(gst_caps_get_structure(caps, 0), "width", w) &&
+  bool ok = caps && gst_caps_get_size(caps) && gst_structure_get_int(gst_caps_get_structure(caps, 0), "width", w) &&
             gst_structure_get_int(gst_caps_get_structure(caps, 0), "height", h);
   if (caps) gst_caps_unref(caps);
   return ok && *w > 0 && *h > 0;
@@ -234,9 +232,9 @@ std::string close_up(const MatchesEntry& a, const MatchesEntry& b, const MatchDi
   const double x1 = std::max(m1->sub_x + m1->w, m2->sub_x + m2->w) + margin;
   const double y1 = std::max(m1->sub_y + m1->h, m2->sub_y + m2->h) + margin;
   const int zw = (int)std::lround(std::min(320.0, 320.0 * (x1 - x0) / (y1 - y0)));
-  return figure(picture(frame_png, w, h, x0, y0, x1 - x0, y1 - y0, zw, overlay, "close-up"),
-                "close-up, " + format_short(zw / (x1 - x0), 2) + "x" +
-                    (most > 0 ? ", position delta " + num(most) + " px" : ""));
+  return figure(
+      picture(frame_png, w, h, x0, y0, x1 - x0, y1 - y0, zw, overlay, "close-up"),
+      "close-up, " + format_short(zw / (x1 - x0), 2) + "x" + (most > 0 ? ", position delta " + num(most) + " px" : ""));
 }
 
 }  // namespace
@@ -262,6 +260,5 @@ std::string match_pictures(uint64_t frame, const SinkInfo& sink, const HtmlRepor
   o += "</div>\n" + match_table(ea->items, eb->items, d, rl, ul);
   return o;
 }
-
 
 }  // namespace regress

@@ -53,9 +53,11 @@ std::vector<SinkPlots> report_plots(const std::vector<FrameResult>& frames, cons
         b = make_plot(sink.name, "l2-delta", "L2 difference", n);
         set_tolerance(&a, 0, "exact (digest-only): any difference fails");
         set_tolerance(&b, 0, "exact (digest-only): any difference fails");
-        sp.note = "A recording stores tensor digests only (--store digest): per-value figures (max abs diff, "
-                  "PSNR) are not available. Plotted: " + in.cmp->run_label() + "'s mean and L2 minus " +
-                  in.cmp->ref_label() + "'s, per frame, as in the text report.";
+        sp.note =
+            "A recording stores tensor digests only (--store digest): per-value figures (max abs diff, "
+            "PSNR) are not available. Plotted: " +
+            in.cmp->run_label() + "'s mean and L2 minus " + in.cmp->ref_label() +
+            "'s, per frame, as in the text report.";
       }
       for (const auto& f : frames) {
         auto it = f.sinks.find(sink.name);

@@ -27,7 +27,8 @@ size_t picture_slot(const SinkResult& r) {
 std::string slot_table_html(uint64_t frame, const SinkResult& r, size_t pictured, const std::string& rl,
                             const std::string& ul) {
   std::string o = "<table class=\"slots\"><tr><th>slot</th><th>empty (" + markup_escape(rl) + " / " +
-                  markup_escape(ul) + ")</th><th>max abs diff</th><th>PSNR (dB)</th><th>values differing</th>"
+                  markup_escape(ul) +
+                  ")</th><th>max abs diff</th><th>PSNR (dB)</th><th>values differing</th>"
                   "<th>transform delta</th><th>result</th></tr>\n";
   for (size_t i = 0; i < r.slots.size(); i++) {
     const SlotResult& s = r.slots[i];
@@ -37,13 +38,17 @@ std::string slot_table_html(uint64_t frame, const SinkResult& r, size_t pictured
     const std::string max_abs = figures ? format_double(s.diff.max_abs) : s.identical ? "0" : "";
     o += std::string("<tr") + (s.pass ? "" : " class=\"fail\"") + " data-frame=\"" + std::to_string(frame) +
          "\" data-sink=\"" + markup_escape(r.sink) + "\" data-slot=\"" + std::to_string(i) + "\" data-max-abs=\"" +
-         max_abs + "\"><td>" +
-         markup_escape(s.name) + (i == pictured ? " (pictured)" : "") + "</td><td>" +
+         max_abs + "\"><td>" + markup_escape(s.name) + (i == pictured ? " (pictured)" : "") + "</td><td>" +
          yes_no(s.ref_present, s.ref_empty) + " / " + yes_no(s.run_present, s.run_empty) + "</td><td>" +
-         (figures ? num(s.diff.max_abs) : s.identical ? "0" : "-") + "</td><td>" +
-         (figures ? num(s.diff.psnr) : s.identical ? "inf" : "-") + "</td><td>" +
-         (figures ? std::to_string(s.diff.differing) + " of " + std::to_string(s.diff.count) : "-") + "</td><td>" +
-         num(s.transform_delta) + "</td><td>" +
+         (figures       ? num(s.diff.max_abs)
+          : s.identical ? "0"
+                        : "-") +
+         "</td><td>" +
+         (figures       ? num(s.diff.psnr)
+          : s.identical ? "inf"
+                        : "-") +
+         "</td><td>" + (figures ? std::to_string(s.diff.differing) + " of " + std::to_string(s.diff.count) : "-") +
+         "</td><td>" + num(s.transform_delta) + "</td><td>" +
          (s.pass ? std::string("ok") : "FAIL: " + markup_escape(s.problem)) + "</td></tr>\n";
   }
   return o + "</table>\n";

@@ -20,8 +20,7 @@ GstSample* rgb_sample(const RgbImage& image) {
   GstMapInfo map;
   gst_buffer_map(buf, &map, GST_MAP_WRITE);
   const size_t row = (size_t)image.width * 3;
-  for (int y = 0; y < image.height; y++)
-    memcpy(map.data + (size_t)y * info.stride[0], image.rgb.data() + y * row, row);
+  for (int y = 0; y < image.height; y++) memcpy(map.data + (size_t)y * info.stride[0], image.rgb.data() + y * row, row);
   gst_buffer_unmap(buf, &map);
   GstCaps* caps = gst_video_info_to_caps(&info);
   GstSample* sample = gst_sample_new(buf, caps, nullptr, nullptr);

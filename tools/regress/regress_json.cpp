@@ -95,10 +95,14 @@ bool Json::get_double(double* out) const {
     case Int: *out = (double)i_; return true;
     case Double: *out = d_; return true;
     case String:
-      if (s_ == "nan") *out = NAN;
-      else if (s_ == "inf") *out = INFINITY;
-      else if (s_ == "-inf") *out = -INFINITY;
-      else return false;
+      if (s_ == "nan")
+        *out = NAN;
+      else if (s_ == "inf")
+        *out = INFINITY;
+      else if (s_ == "-inf")
+        *out = -INFINITY;
+      else
+        return false;
       return true;
     default: return false;
   }

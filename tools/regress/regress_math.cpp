@@ -264,7 +264,8 @@ bool tensor_diff_passes(const TensorDiff& d, const TensorTolerance& tol) {
 std::string tensor_diff_failure(const TensorDiff& d, const TensorTolerance& tol) {
   if (tensor_diff_passes(d, tol)) return "";
   switch (tol.kind) {
-    case TensorTolerance::Exact: return "tensor differs (max abs diff " + format_short(d.max_abs) + ", tolerance exact)";
+    case TensorTolerance::Exact:
+      return "tensor differs (max abs diff " + format_short(d.max_abs) + ", tolerance exact)";
     case TensorTolerance::MaxAbs:
       return "max abs diff " + format_short(d.max_abs) + " > tolerance " + format_short(tol.value);
     case TensorTolerance::Psnr:

@@ -72,7 +72,7 @@ std::string tensor_diff_failure(const TensorDiff& d, const TensorTolerance& tol)
 struct MatchRec {
   int x = 0, y = 0, w = 0, h = 0;  // integer box of the ROI meta
   double score = 0;
-  double sub_x = 0, sub_y = 0;     // sub-pixel top-left ("template-match" param x, y)
+  double sub_x = 0, sub_y = 0;  // sub-pixel top-left ("template-match" param x, y)
 };
 
 struct MatchPair {

@@ -207,8 +207,9 @@ bool PipelineRun::find_sinks(std::string* error) {
   }
   std::sort(appsinks.begin(), appsinks.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   if (appsinks.empty()) {
-    *error = "the pipeline has no appsink: end each branch in an appsink named after what it carries "
-             "(... ! cudatensorize ! appsink name=tensor, ... ! cudatemplatematch ! appsink name=matches)";
+    *error =
+        "the pipeline has no appsink: end each branch in an appsink named after what it carries "
+        "(... ! cudatensorize ! appsink name=tensor, ... ! cudatemplatematch ! appsink name=matches)";
     return false;
   }
   for (auto& [name, sink] : appsinks) {
@@ -217,9 +218,11 @@ bool PipelineRun::find_sinks(std::string* error) {
       return false;
     }
     if (sink_kind(name) == "matches" && !upstream_has_factory(sink, "cudatemplatematch")) {
-      *error = "appsink '" + name + "' is a matches sink (its name starts with match or roi) but no cudatemplatematch "
+      *error = "appsink '" + name +
+               "' is a matches sink (its name starts with match or roi) but no cudatemplatematch "
                "is upstream of it: it would record no match in any frame. Put it right after cudatemplatematch "
-               "(... ! cudatemplatematch ! appsink name=" + name + "), or name a tensor sink otherwise";
+               "(... ! cudatemplatematch ! appsink name=" +
+               name + "), or name a tensor sink otherwise";
       return false;
     }
     auto s = std::make_unique<SinkState>();

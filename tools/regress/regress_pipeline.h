@@ -31,8 +31,8 @@ struct RunConfig {
   std::string clip;         // path as given
   std::string description;  // gst-launch syntax with {clip}
   std::string label = "run";
-  bool progress = false;          // print progress on stderr (also when not a tty)
-  uint64_t expected_frames = 0;   // for the progress display; 0 = unknown
+  bool progress = false;         // print progress on stderr (also when not a tty)
+  uint64_t expected_frames = 0;  // for the progress display; 0 = unknown
 };
 
 // The clip path never goes through gst-launch's quoting and escaping (which cannot carry every
@@ -69,9 +69,9 @@ int interrupted();
 // "SIGINT", "SIGTERM"
 std::string signal_name(int sig);
 
-struct SinkState;     // regress_capture.h
-struct RunEnd;        // regress_run.cpp
-class ProgressLine;   // regress_run.cpp
+struct SinkState;    // regress_capture.h
+struct RunEnd;       // regress_run.cpp
+class ProgressLine;  // regress_run.cpp
 
 class PipelineRun {
  public:

@@ -14,7 +14,7 @@ namespace {
 
 constexpr double kWidth = 960, kHeight = 210;
 constexpr double kLeft = 74, kRight = 16, kTop = 26, kBottom = 34;  // plot area margins
-constexpr double kBand = 12;                                          // band of non-finite values
+constexpr double kBand = 12;                                        // band of non-finite values
 
 std::string num(double v) { return format_short(v, 6); }
 
@@ -89,7 +89,8 @@ std::string plot_svg(const Plot& p) {
   o.precision(6);
   o << "<svg class=\"plot\" id=\"" << p.id << "\" data-series=\"" << p.id << "\" viewBox=\"0 0 " << kWidth << " "
     << kHeight << "\" width=\"" << kWidth << "\" height=\"" << kHeight
-    << "\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" aria-label=\"" << markup_escape(p.y_label) << " per frame\">\n";
+    << "\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" aria-label=\"" << markup_escape(p.y_label)
+    << " per frame\">\n";
   o << "<rect class=\"area\" x=\"" << x0 << "\" y=\"" << y0 << "\" width=\"" << x1 - x0 << "\" height=\"" << y1 - y0
     << "\"/>\n";
   // failing frames: a band behind the data, one per run of consecutive failing frames
@@ -99,8 +100,8 @@ std::string plot_svg(const Plot& p) {
     size_t j = i;
     while (j + 1 < p.points.size() && p.points[j + 1].failing && p.points[j + 1].frame == p.points[j].frame + 1) j++;
     const double left = X((double)p.points[i].frame) - half, right = X((double)p.points[j].frame) + half;
-    o << "<rect class=\"failband\" x=\"" << left << "\" y=\"" << kTop << "\" width=\"" << right - left
-      << "\" height=\"" << y1 - kTop << "\"/>\n";
+    o << "<rect class=\"failband\" x=\"" << left << "\" y=\"" << kTop << "\" width=\"" << right - left << "\" height=\""
+      << y1 - kTop << "\"/>\n";
     i = j;
   }
   for (double t : ticks) {
@@ -114,14 +115,14 @@ std::string plot_svg(const Plot& p) {
   o << "<text class=\"xlabel\" x=\"" << x1 << "\" y=\"" << kHeight - 2 << "\">frame</text>\n";
   o << "<text class=\"ylabel\" x=\"" << 4 << "\" y=\"" << kTop - 10 << "\">" << markup_escape(p.y_label) << "</text>\n";
   if (nonfinite)
-    o << "<text class=\"bandlabel\" x=\"" << x0 + 4 << "\" y=\"" << kTop + kBand / 2 - 8 << "\">" << markup_escape(p.nonfinite_label)
-      << "</text>\n";
+    o << "<text class=\"bandlabel\" x=\"" << x0 + 4 << "\" y=\"" << kTop + kBand / 2 - 8 << "\">"
+      << markup_escape(p.nonfinite_label) << "</text>\n";
   if (p.has_tolerance) {
     const double ty = Y(p.tolerance);
     const double label_y = ty - y0 < 16 ? ty + 14 : ty - 5;  // below the line at the top of the area
     o << "<line class=\"tolerance\" x1=\"" << x0 << "\" x2=\"" << x1 << "\" y1=\"" << ty << "\" y2=\"" << ty
-      << "\"/><text class=\"tollabel\" x=\"" << x1 - 4 << "\" y=\"" << label_y << "\">" << markup_escape(p.tolerance_label)
-      << "</text>\n";
+      << "\"/><text class=\"tollabel\" x=\"" << x1 - 4 << "\" y=\"" << label_y << "\">"
+      << markup_escape(p.tolerance_label) << "</text>\n";
   }
   // the line joins consecutive finite values
   std::string path;
@@ -141,8 +142,8 @@ std::string plot_svg(const Plot& p) {
     const auto [x, y] = XY(pt);
     o << "<circle class=\"pt" << (pt.failing ? " fail" : "") << (std::isfinite(pt.value) ? "" : " nonfinite")
       << "\" cx=\"" << x << "\" cy=\"" << y << "\" r=\"" << r << "\" data-frame=\"" << pt.frame << "\" data-value=\""
-      << format_double(pt.value) << "\"><title>frame " << pt.frame << ": " << markup_escape(p.y_label) << " " << num(pt.value)
-      << (pt.failing ? " (fails)" : "") << "</title></circle>\n";
+      << format_double(pt.value) << "\"><title>frame " << pt.frame << ": " << markup_escape(p.y_label) << " "
+      << num(pt.value) << (pt.failing ? " (fails)" : "") << "</title></circle>\n";
   }
   o << "</svg>\n";
   return o.str();

@@ -43,8 +43,8 @@ std::vector<int> caps_dimensions(const std::string& caps_text) {
   std::vector<int> dims;
   GstCaps* caps = gst_caps_from_string(caps_text.c_str());
   if (!caps) return dims;
-  const gchar* d = gst_caps_get_size(caps) ? gst_structure_get_string(gst_caps_get_structure(caps, 0), "dimensions")
-                                           : nullptr;
+  const gchar* d =
+      gst_caps_get_size(caps) ? gst_structure_get_string(gst_caps_get_structure(caps, 0), "dimensions") : nullptr;
   if (d) {
     gchar** tensors = g_strsplit(d, ",", 2);
     gchar** parts = g_strsplit(tensors[0], ":", -1);
@@ -72,8 +72,8 @@ bool tensor_picture(const Manifest& m, const SinkInfo& sink, TensorPicture* out,
     // recordings made before the channels property are colour
     const std::string channels_text = property(e, "channels");
     const int c = channels_text.empty() ? 3 : atoi(channels_text.c_str());
-    const bool size_fits = nhwc ? (dims[0] == c && dims[1] == w && dims[2] == h)
-                                : (dims[0] == w && dims[1] == h && dims[2] == c);
+    const bool size_fits =
+        nhwc ? (dims[0] == c && dims[1] == w && dims[2] == h) : (dims[0] == w && dims[1] == h && dims[2] == c);
     if (!size_fits || property(e, "dtype") != sink.dtype) continue;
     if (fits++) continue;  // the first that fits (named in the report)
     TensorPicture p;
@@ -157,7 +157,7 @@ HeatMap diff_heat_map(const uint8_t* ref, const uint8_t* run, size_t bytes, cons
         const double a = element_value(ref, p.type, i), b = element_value(run, p.type, i);
         // the same rule as the comparison: NaN meets NaN is equal, NaN meets a number is not
         const double e = (std::isnan(a) || std::isnan(b)) ? ((std::isnan(a) && std::isnan(b)) ? 0 : INFINITY)
-                                                           : (a == b ? 0 : std::fabs(a - b));
+                                                          : (a == b ? 0 : std::fabs(a - b));
         d = std::max(d, e);
       }
       if (d != 0) h.differing++;

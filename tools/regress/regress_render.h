@@ -37,11 +37,11 @@ RgbImage tensor_to_image(const uint8_t* data, size_t bytes, const TensorPicture&
 
 struct HeatMap {
   RgbImage image;
-  double max = 0;           // of the finite differences: the top of the colour scale
+  double max = 0;                  // of the finite differences: the top of the colour scale
   int worst_x = -1, worst_y = -1;  // pixel of the largest difference (-1 when none differ)
-  uint64_t nonfinite = 0;   // pixels where NaN meets a number (drawn in kNonFiniteColour)
-  uint64_t differing = 0;   // pixels with any difference
-  uint64_t at_max = 0;      // pixels whose difference is the largest
+  uint64_t nonfinite = 0;          // pixels where NaN meets a number (drawn in kNonFiniteColour)
+  uint64_t differing = 0;          // pixels with any difference
+  uint64_t at_max = 0;             // pixels whose difference is the largest
 };
 // Per pixel, the largest |ref - run| over the channels, on a black-red-yellow scale.
 HeatMap diff_heat_map(const uint8_t* ref, const uint8_t* run, size_t bytes, const TensorPicture& p);

@@ -30,8 +30,7 @@ struct RunEnd {
 // config.progress asks for it, a line every 2 s once frames come.
 class ProgressLine {
  public:
-  ProgressLine(const RunConfig& config, GstElement* pipeline, SampleHandler* handler,
-               std::function<uint64_t()> frames)
+  ProgressLine(const RunConfig& config, GstElement* pipeline, SampleHandler* handler, std::function<uint64_t()> frames)
       : config_(config), pipeline_(pipeline), handler_(handler), frames_(std::move(frames)) {}
 
   void update(bool final) {
@@ -89,8 +88,8 @@ bool is_decode_error(GstMessage* msg, const GError* err) {
   if (GST_IS_ELEMENT(GST_MESSAGE_SRC(msg))) {
     GstElementFactory* f = gst_element_get_factory(GST_ELEMENT(GST_MESSAGE_SRC(msg)));
     const gchar* klass = f ? gst_element_factory_get_metadata(f, GST_ELEMENT_METADATA_KLASS) : nullptr;
-    if (klass && (strstr(klass, "Demux") || strstr(klass, "Decoder") || strstr(klass, "Parser") ||
-                  strstr(klass, "Source")))
+    if (klass &&
+        (strstr(klass, "Demux") || strstr(klass, "Decoder") || strstr(klass, "Parser") || strstr(klass, "Source")))
       return true;
   }
   return err && (err->domain == GST_STREAM_ERROR &&
@@ -170,8 +169,8 @@ RunEnd PipelineRun::play_to_end(ProgressLine* progress) {
     }
   }
   while (end.failure.empty() && !end.eos && !end.sig && !sink_abort()) {
-    GstMessage* msg = gst_bus_timed_pop_filtered(bus, 100 * GST_MSECOND,
-                                                 (GstMessageType)(GST_MESSAGE_ERROR | GST_MESSAGE_EOS));
+    GstMessage* msg =
+        gst_bus_timed_pop_filtered(bus, 100 * GST_MSECOND, (GstMessageType)(GST_MESSAGE_ERROR | GST_MESSAGE_EOS));
     if (msg) {
       if (GST_MESSAGE_TYPE(msg) == GST_MESSAGE_ERROR)
         take_error(msg, &end);
@@ -239,8 +238,8 @@ bool PipelineRun::report(const RunEnd& end, std::string* error) {
     return false;
   }
   if (!end.failure.empty()) {
-    *error = "the pipeline failed on the clip " + config_.clip + " after " + std::to_string(frames_done()) +
-             " frames" + (end.decode_error ? " (the clip does not decode?)" : "") + ": " + end.failure;
+    *error = "the pipeline failed on the clip " + config_.clip + " after " + std::to_string(frames_done()) + " frames" +
+             (end.decode_error ? " (the clip does not decode?)" : "") + ": " + end.failure;
     return false;
   }
   if (frames_done() == 0) {

@@ -70,7 +70,8 @@ bool RunKeeper::tensor_bytes(const std::string& sink, uint64_t frame, std::vecto
         return true;
       }
   }
-  *why = "this run's tensor of frame " + std::to_string(frame) + " was not kept (only a sink's first differing, "
+  *why = "this run's tensor of frame " + std::to_string(frame) +
+         " was not kept (only a sink's first differing, "
          "first failing and worst frames are)";
   return false;
 }

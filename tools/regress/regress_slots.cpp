@@ -91,7 +91,8 @@ bool slots_from_json(const Json& j, std::vector<SlotEntry>* slots, std::string* 
     if (ok && o.has("source_pad")) ok = o["source_pad"].get_string(&s.source_pad);
     if (ok && o["transform"].is_object()) ok = transform_from_json(o["transform"], &s.transform);
     if (!ok) {
-      *error = "slots[" + std::to_string(i) + "] is malformed (tensor, slot, empty, region_index, region_id, "
+      *error = "slots[" + std::to_string(i) +
+               "] is malformed (tensor, slot, empty, region_index, region_id, "
                "source_pts, source_rect, sha256, transform)";
       return false;
     }
@@ -115,9 +116,9 @@ bool check_frame_tensors(const TensorEntry& t, uint64_t tensor_bytes, uint64_t b
   if (tensor_bytes && t.bytes != t.tensors * tensor_bytes) {
     *why = "field \"bytes\" is " + std::to_string(t.bytes) + " but the manifest's field \"caps\" makes " +
            std::to_string(tensor_bytes) +
-           (t.tensors == 1 ? std::string(" bytes a frame")
-                           : " bytes a tensor, and the frame has " + std::to_string(t.tensors) +
-                                 " tensors (field \"tensors\")");
+           (t.tensors == 1
+                ? std::string(" bytes a frame")
+                : " bytes a tensor, and the frame has " + std::to_string(t.tensors) + " tensors (field \"tensors\")");
     return false;
   }
   if (t.slots.empty()) {
@@ -214,9 +215,9 @@ std::vector<SlotResult> compare_slots(const TensorEntry& ref, const uint8_t* ref
     } else {
       s.transform_delta = a.transform.present ? transform_delta(a.transform, b.transform) : 0;
       for (int k = 0; k < 4; k++)
-        s.transform_delta = std::max(s.transform_delta, a.source_rect[k] == b.source_rect[k]
-                                                            ? 0.0
-                                                            : std::fabs(a.source_rect[k] - b.source_rect[k]));
+        s.transform_delta =
+            std::max(s.transform_delta,
+                     a.source_rect[k] == b.source_rect[k] ? 0.0 : std::fabs(a.source_rect[k] - b.source_rect[k]));
       if (!(s.transform_delta <= kTransformTolerance))
         fail(&s, "slot transform / source rect differs by " + fmt(s.transform_delta));
     }

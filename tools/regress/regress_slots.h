@@ -49,13 +49,13 @@ void digest_slots(const uint8_t* data, uint64_t bytes, std::vector<SlotEntry>* s
 std::string slot_name(const SlotEntry& s, bool several_tensors);
 
 struct SlotResult {
-  std::string name;                  // slot_name() of the reference's slot (else the other's)
+  std::string name;  // slot_name() of the reference's slot (else the other's)
   bool ref_present = false, run_present = false;
   bool ref_empty = false, run_empty = false;
   bool pass = true;
-  std::string problem;               // every reason, "; "-joined
-  bool data_compared = false;        // element-wise figures (both sides have the bytes)
-  bool identical = false;            // bitwise
+  std::string problem;         // every reason, "; "-joined
+  bool data_compared = false;  // element-wise figures (both sides have the bytes)
+  bool identical = false;      // bitwise
   TensorDiff diff;
   double transform_delta = 0;
 };
@@ -72,6 +72,7 @@ std::string slot_line(const SlotResult& s, const std::string& ref_label, const s
 // A sink's per-slot summary lines: for each slot position, frames compared, failing, empty,
 // the largest max abs diff (and its frame) and the PSNR over the frames. `frames` pairs each
 // frame's index with its slot results.
-void slot_summary_to(std::ostringstream& o, const std::vector<std::pair<uint64_t, const std::vector<SlotResult>*>>& frames);
+void slot_summary_to(std::ostringstream& o,
+                     const std::vector<std::pair<uint64_t, const std::vector<SlotResult>*>>& frames);
 
 }  // namespace regress

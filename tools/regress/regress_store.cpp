@@ -78,8 +78,8 @@ bool static_tensor_caps(const std::string& text, TensorCapsText* out) {
     const gchar* format = gst_structure_get_string(s, "format");
     const gchar* types = gst_structure_get_string(s, plural ? "types" : "type");
     const gchar* dims = gst_structure_get_string(s, plural ? "dimensions" : "dimension");
-    ok = (plural || gst_structure_has_name(s, "other/tensor")) && (!format || g_str_equal(format, "static")) &&
-         types && dims;
+    ok = (plural || gst_structure_has_name(s, "other/tensor")) && (!format || g_str_equal(format, "static")) && types &&
+         dims;
     if (ok) {
       out->types = split_trim(types, ",");
       out->dimensions = split_trim(dims, ",");

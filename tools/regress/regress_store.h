@@ -30,10 +30,10 @@ struct SinkInfo {
 };
 
 struct ElementInfo {
-  std::string name;     // canonical: auto names renumbered by creation order (cudatensorize0)
+  std::string name;  // canonical: auto names renumbered by creation order (cudatensorize0)
   std::string factory;
   std::string plugin, plugin_version;
-  std::string device;   // cudaprep elements: "cuda" or "cpu"; empty otherwise
+  std::string device;                                           // cudaprep elements: "cuda" or "cpu"; empty otherwise
   std::vector<std::pair<std::string, std::string>> properties;  // serialized, in name order
 };
 
@@ -48,10 +48,10 @@ struct DeviceInfo {
 struct Manifest {
   int layout = kLayoutVersion;
   std::string tool_version;
-  std::string date;           // ISO 8601, UTC
-  std::string pipeline;       // with "{clip}" for the clip path
-  std::string clip;           // the clip's file name (no directory)
-  std::string store = "full"; // "full" or "digest"
+  std::string date;            // ISO 8601, UTC
+  std::string pipeline;        // with "{clip}" for the clip path
+  std::string clip;            // the clip's file name (no directory)
+  std::string store = "full";  // "full" or "digest"
   std::string gstreamer_version;
   DeviceInfo device;
   std::vector<SinkInfo> sinks;        // in name order
@@ -78,7 +78,7 @@ struct SlotEntry {
   int64_t source_pts = -1;  // ns; -1 = none
   std::string source_pad;   // cudatensorbatch's sink pad; empty otherwise
   double source_rect[4] = {0};
-  std::string sha256;       // of the slot's bytes
+  std::string sha256;  // of the slot's bytes
   Transform transform;
 };
 
@@ -89,10 +89,10 @@ struct TensorEntry {
   uint64_t bytes = 0;               // all the frame's tensors
   std::string sha256;
   TensorStats stats;
-  std::string file;  // relative to the recording's directory; empty for digest-only
-  Transform transform;  // the first tensor's (slot 0's)
-  uint32_t tensors = 1;           // tensors the frame gave, all of the sink's caps
-  std::vector<SlotEntry> slots;   // tensors x batch, in order; empty for an unbatched tensor
+  std::string file;              // relative to the recording's directory; empty for digest-only
+  Transform transform;           // the first tensor's (slot 0's)
+  uint32_t tensors = 1;          // tensors the frame gave, all of the sink's caps
+  std::vector<SlotEntry> slots;  // tensors x batch, in order; empty for an unbatched tensor
 };
 
 struct MatchesEntry {
