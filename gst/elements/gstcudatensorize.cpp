@@ -298,11 +298,19 @@ static GstCaps *gst_cuda_tensorize_transform_caps(GstBaseTransform *trans, GstPa
   }
 
   GstCaps *result = gst_caps_new_empty();
+  /* From downstream's caps: only the tensors the element makes lead to video it takes. */
+  GstCaps *made = direction == GST_PAD_SRC ? gst_cuda_prep_tensor_open_caps(NULL, TRUE, TRUE) : NULL;
 
   for (guint i = 0; i < gst_caps_get_size(caps); i++) {
     const GstStructure *in = gst_caps_get_structure(caps, i);
     gboolean in_cuda = gst_cuda_prep_caps_has_cuda_feature(caps, i);
     const GValue *fr = gst_structure_get_value(in, "framerate");
+    if (made) {
+      GstCaps *one = gst_caps_copy_nth(caps, i);
+      const gboolean takes_ours = gst_caps_can_intersect(one, made);
+      gst_caps_unref(one);
+      if (!takes_ours) continue;
+    }
 
     if (direction == GST_PAD_SINK) {
       /* Any shape: downstream may fix it (fixate_caps fills in what it leaves open), and
@@ -331,6 +339,16 @@ static GstCaps *gst_cuda_tensorize_transform_caps(GstBaseTransform *trans, GstPa
     result = gst_caps_merge(result, gst_cuda_prep_caps_order_memory(both, gpu, in_cuda));
   }
 
+  /* A downstream that takes none of them gets its one error here, where a source asks before it
+   * sends caps (videotestsrc would otherwise report only not-negotiated). */
+  if (made && gst_caps_is_empty(result)) {
+    /* (@caps may be empty already: basetransform filtered downstream's answer by what we make) */
+    GstCaps *peer = gst_pad_peer_query_caps(trans->srcpad, NULL);
+    if (!gst_caps_is_any(peer) && !gst_caps_can_intersect(peer, made))
+      self->impl->state.refusal.post_no_intersection(GST_ELEMENT(self), made, peer);
+    gst_caps_unref(peer);
+  }
+  if (made) gst_caps_unref(made);
   if (filter) {
     GstCaps *tmp = gst_caps_intersect_full(filter, result, GST_CAPS_INTERSECT_FIRST);
     gst_caps_unref(result);

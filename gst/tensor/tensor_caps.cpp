@@ -100,14 +100,22 @@ static gboolean reaches_a_bus(GstElement *element) {
 
 void TensorRefusal::post(GstElement *element, const std::string &summary, const std::string &details) {
   init_debug();
-  if (posted_ == summary) {
-    GST_DEBUG_OBJECT(element, "refusal already posted: %s", summary.c_str());
-    return;
+  {
+    std::lock_guard<std::mutex> hold(lock_);
+    if (posted_ == summary) {
+      GST_DEBUG_OBJECT(element, "refusal already posted: %s", summary.c_str());
+      return;
+    }
+    /* Posted means delivered: where the outermost bin has no bus yet (negotiation before the
+     * application watches) the message is dropped, and the next refusal posts it. */
+    if (reaches_a_bus(element)) posted_ = summary;
   }
-  /* Posted means delivered: where the outermost bin has no bus yet (negotiation before the
-   * application watches) the message is dropped, and the next refusal posts it. */
-  if (reaches_a_bus(element)) posted_ = summary;
   GST_ELEMENT_ERROR(element, CORE, NEGOTIATION, ("%s", summary.c_str()), ("%s", details.c_str()));
+}
+
+void TensorRefusal::forget() {
+  std::lock_guard<std::mutex> hold(lock_);
+  posted_.clear();
 }
 
 void TensorRefusal::post_no_intersection(GstElement *element, GstCaps *produced, GstCaps *downstream) {

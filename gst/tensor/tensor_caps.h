@@ -11,6 +11,7 @@
 
 #include <gst/gst.h>
 
+#include <mutex>
 #include <string>
 
 #include "status.h"
@@ -80,9 +81,10 @@ class TensorRefusal {
   /* Downstream's fixed caps contradict a property or are no tensor the element makes
    * (@why: gst_cuda_prep_tensor_shape_from_caps's error). */
   void post_contradiction(GstElement *element, const cudaprep::Status &why, GstCaps *downstream);
-  void forget() { posted_.clear(); }
+  void forget();
 
  private:
   void post(GstElement *element, const std::string &summary, const std::string &details);
+  std::mutex lock_;  // caps queries (any thread) and the streaming thread both post
   std::string posted_;
 };
