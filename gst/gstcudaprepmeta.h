@@ -22,8 +22,8 @@
  *   region-id     (gint)     the id of the upstream GstVideoRegionOfInterestMeta, -1 if none
  *   source-pts    (guint64)  PTS of the source buffer (GST_CLOCK_TIME_NONE if unknown)
  *   source-pad    (gchararray, optional) the aggregator pad the slot came from
- * From C: gst_cudaprep_buffer_get_slot_count, gst_cudaprep_buffer_get_slot_transform and
- * gst_cudaprep_buffer_get_slot_info below. From Python:
+ * From C: gst_cuda_prep_buffer_get_slot_count, gst_cuda_prep_buffer_get_slot_transform and
+ * gst_cuda_prep_buffer_get_slot_info below. From Python:
  *   s = buf.get_custom_meta("GstCudaPrepTransformMeta").get_structure()
  *   ok, slots = s.get_array("slots")
  *   slot = slots.get_nth(i)                  # a Gst.Structure
@@ -37,14 +37,14 @@
  * This header is self-contained (inline functions only): include it from an application
  * to map detector boxes back to the frame without linking the plugin.
  */
-#ifndef GST_CUDAPREP_META_H
-#define GST_CUDAPREP_META_H
+#ifndef GST_CUDA_PREP_META_H
+#define GST_CUDA_PREP_META_H
 
 #include <gst/gst.h>
 
 G_BEGIN_DECLS
 
-#define GST_CUDAPREP_TRANSFORM_META_NAME "GstCudaPrepTransformMeta"
+#define GST_CUDA_PREP_TRANSFORM_META_NAME "GstCudaPrepTransformMeta"
 
 typedef struct {
   gint source_width, source_height;
@@ -55,7 +55,7 @@ typedef struct {
   gdouble source_rect[4];
 } GstCudaPrepTransform;
 
-static inline gboolean gst_cudaprep_read_doubles_(const GstStructure *s, const gchar *field, gdouble *out, guint n) {
+static inline gboolean gst_cuda_prep_read_doubles_(const GstStructure *s, const gchar *field, gdouble *out, guint n) {
   const GValue *arr = gst_structure_get_value(s, field);
   guint i;
   if (!arr || !GST_VALUE_HOLDS_ARRAY(arr) || gst_value_array_get_size(arr) != n) return FALSE;
@@ -79,27 +79,27 @@ typedef struct {
 } GstCudaPrepSlotInfo;
 
 /* Reads the transform fields of a "cudaprep/transform" or "cudaprep/slot" structure. */
-static inline gboolean gst_cudaprep_structure_get_transform(const GstStructure *s, GstCudaPrepTransform *t) {
+static inline gboolean gst_cuda_prep_structure_get_transform(const GstStructure *s, GstCudaPrepTransform *t) {
   return gst_structure_get_int(s, "source-width", &t->source_width) &&
          gst_structure_get_int(s, "source-height", &t->source_height) &&
          gst_structure_get_int(s, "tensor-width", &t->tensor_width) &&
          gst_structure_get_int(s, "tensor-height", &t->tensor_height) &&
-         gst_cudaprep_read_doubles_(s, "src-to-tensor", t->src_to_tensor, 6) &&
-         gst_cudaprep_read_doubles_(s, "tensor-to-src", t->tensor_to_src, 6) &&
-         gst_cudaprep_read_doubles_(s, "active-rect", t->active_rect, 4) &&
-         gst_cudaprep_read_doubles_(s, "source-rect", t->source_rect, 4);
+         gst_cuda_prep_read_doubles_(s, "src-to-tensor", t->src_to_tensor, 6) &&
+         gst_cuda_prep_read_doubles_(s, "tensor-to-src", t->tensor_to_src, 6) &&
+         gst_cuda_prep_read_doubles_(s, "active-rect", t->active_rect, 4) &&
+         gst_cuda_prep_read_doubles_(s, "source-rect", t->source_rect, 4);
 }
 
 /* Reads the transform attached to @buffer (slot 0 of a batch). Returns FALSE if there is none. */
-static inline gboolean gst_cudaprep_buffer_get_transform(GstBuffer *buffer, GstCudaPrepTransform *t) {
-  GstCustomMeta *meta = gst_buffer_get_custom_meta(buffer, GST_CUDAPREP_TRANSFORM_META_NAME);
+static inline gboolean gst_cuda_prep_buffer_get_transform(GstBuffer *buffer, GstCudaPrepTransform *t) {
+  GstCustomMeta *meta = gst_buffer_get_custom_meta(buffer, GST_CUDA_PREP_TRANSFORM_META_NAME);
   if (!meta) return FALSE;
-  return gst_cudaprep_structure_get_transform(gst_custom_meta_get_structure(meta), t);
+  return gst_cuda_prep_structure_get_transform(gst_custom_meta_get_structure(meta), t);
 }
 
 /* The "slots" array of @buffer's transform meta, or NULL. */
-static inline const GValue *gst_cudaprep_slots_(GstBuffer *buffer) {
-  GstCustomMeta *meta = gst_buffer_get_custom_meta(buffer, GST_CUDAPREP_TRANSFORM_META_NAME);
+static inline const GValue *gst_cuda_prep_slots_(GstBuffer *buffer) {
+  GstCustomMeta *meta = gst_buffer_get_custom_meta(buffer, GST_CUDA_PREP_TRANSFORM_META_NAME);
   const GValue *slots;
   if (!meta) return NULL;
   slots = gst_structure_get_value(gst_custom_meta_get_structure(meta), "slots");
@@ -107,8 +107,8 @@ static inline const GValue *gst_cudaprep_slots_(GstBuffer *buffer) {
 }
 
 /* The "cudaprep/slot" structure of slot @i, or NULL. */
-static inline const GstStructure *gst_cudaprep_slot_structure_(GstBuffer *buffer, guint i) {
-  const GValue *slots = gst_cudaprep_slots_(buffer);
+static inline const GstStructure *gst_cuda_prep_slot_structure_(GstBuffer *buffer, guint i) {
+  const GValue *slots = gst_cuda_prep_slots_(buffer);
   const GValue *v;
   if (!slots || i >= gst_value_array_get_size(slots)) return NULL;
   v = gst_value_array_get_value(slots, i);
@@ -116,20 +116,20 @@ static inline const GstStructure *gst_cudaprep_slot_structure_(GstBuffer *buffer
 }
 
 /* Number of slots described by @buffer's transform meta (0 if there is none). */
-static inline guint gst_cudaprep_buffer_get_slot_count(GstBuffer *buffer) {
-  const GValue *slots = gst_cudaprep_slots_(buffer);
+static inline guint gst_cuda_prep_buffer_get_slot_count(GstBuffer *buffer) {
+  const GValue *slots = gst_cuda_prep_slots_(buffer);
   return slots ? gst_value_array_get_size(slots) : 0;
 }
 
 /* Reads the transform of slot @i. Returns FALSE if there is no such slot. */
-static inline gboolean gst_cudaprep_buffer_get_slot_transform(GstBuffer *buffer, guint i, GstCudaPrepTransform *t) {
-  const GstStructure *s = gst_cudaprep_slot_structure_(buffer, i);
-  return s && gst_cudaprep_structure_get_transform(s, t);
+static inline gboolean gst_cuda_prep_buffer_get_slot_transform(GstBuffer *buffer, guint i, GstCudaPrepTransform *t) {
+  const GstStructure *s = gst_cuda_prep_slot_structure_(buffer, i);
+  return s && gst_cuda_prep_structure_get_transform(s, t);
 }
 
 /* Reads what slot @i holds (empty, region, source). Returns FALSE if there is no such slot. */
-static inline gboolean gst_cudaprep_buffer_get_slot_info(GstBuffer *buffer, guint i, GstCudaPrepSlotInfo *info) {
-  const GstStructure *s = gst_cudaprep_slot_structure_(buffer, i);
+static inline gboolean gst_cuda_prep_buffer_get_slot_info(GstBuffer *buffer, guint i, GstCudaPrepSlotInfo *info) {
+  const GstStructure *s = gst_cuda_prep_slot_structure_(buffer, i);
   guint64 pts = GST_CLOCK_TIME_NONE;
   if (!s || !gst_structure_get_boolean(s, "empty", &info->empty) ||
       !gst_structure_get_int(s, "region-index", &info->region_index) ||
@@ -143,7 +143,7 @@ static inline gboolean gst_cudaprep_buffer_get_slot_info(GstBuffer *buffer, guin
 
 /* Maps an axis-aligned box (x, y, w, h) given in tensor pixels back into frame pixels,
  * clipped to the frame. Box edges are pixel edges (a box of width w covers w pixels). */
-static inline void gst_cudaprep_transform_box_to_frame(const GstCudaPrepTransform *t, const gdouble box[4],
+static inline void gst_cuda_prep_transform_box_to_frame(const GstCudaPrepTransform *t, const gdouble box[4],
                                                        gdouble out[4]) {
   const gdouble *m = t->tensor_to_src;
   /* edges -> centre coordinates of the first / last covered pixel, mapped, back to edges */
@@ -163,6 +163,16 @@ static inline void gst_cudaprep_transform_box_to_frame(const GstCudaPrepTransfor
   out[3] = fy1 - fy0;
 }
 
+/* The names of these functions before every C symbol of the plugin took the gst_cuda_prep_
+ * prefix of its types (GstCudaPrep...): kept for applications written against them. */
+#define GST_CUDAPREP_TRANSFORM_META_NAME GST_CUDA_PREP_TRANSFORM_META_NAME
+#define gst_cudaprep_buffer_get_transform gst_cuda_prep_buffer_get_transform
+#define gst_cudaprep_structure_get_transform gst_cuda_prep_structure_get_transform
+#define gst_cudaprep_buffer_get_slot_count gst_cuda_prep_buffer_get_slot_count
+#define gst_cudaprep_buffer_get_slot_transform gst_cuda_prep_buffer_get_slot_transform
+#define gst_cudaprep_buffer_get_slot_info gst_cuda_prep_buffer_get_slot_info
+#define gst_cudaprep_transform_box_to_frame gst_cuda_prep_transform_box_to_frame
+
 G_END_DECLS
 
-#endif /* GST_CUDAPREP_META_H */
+#endif /* GST_CUDA_PREP_META_H */

@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < slots; i++) {
       GstCudaPrepSlotInfo info;
       GstCudaPrepTransform t;
-      if (!gst_cudaprep_buffer_get_slot_info(buf, i, &info) || !gst_cudaprep_buffer_get_slot_transform(buf, i, &t)) {
+      if (!gst_cuda_prep_buffer_get_slot_info(buf, i, &info) || !gst_cuda_prep_buffer_get_slot_transform(buf, i, &t)) {
         std::fprintf(stderr, "batch %d: no meta for slot %d\n", batches, i);
         continue;
       }
@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
       if (batches != 0 || info.empty) continue;
       // A detection in slot i (tensor pixels), mapped back to that camera's frame.
       double box[4] = {t.active_rect[0] + 10, t.active_rect[1] + 10, 100, 50}, out[4];
-      gst_cudaprep_transform_box_to_frame(&t, box, out);
+      gst_cuda_prep_transform_box_to_frame(&t, box, out);
       std::string from = info.source_pad ? info.source_pad : "";
       if (from.empty() && info.region_index >= 0)
         from = "region " + std::to_string(info.region_index) + " (id " + std::to_string(info.region_id) + ")";

@@ -174,7 +174,7 @@ int main(int argc, char** argv) {
     int w = nchw ? d[0] : d[1], h = nchw ? d[1] : d[2];
 
     GstCudaPrepTransform t;
-    bool have_meta = gst_cudaprep_buffer_get_transform(buf, &t);
+    bool have_meta = gst_cuda_prep_buffer_get_transform(buf, &t);
     if (frames == 0) {
       std::printf("tensor %s %s, %d channel%s, in %s memory (%zu bytes)\n", dims, type, channels,
                   channels == 1 ? " (gray)" : "s", in_cuda ? "CUDA" : "system", (size_t)gst_buffer_get_size(buf));
@@ -194,7 +194,7 @@ int main(int argc, char** argv) {
                     t.source_height, t.tensor_width, t.tensor_height, t.active_rect[0], t.active_rect[1],
                     t.active_rect[2], t.active_rect[3]);
         double box[4] = {t.active_rect[0] + 10, t.active_rect[1] + 10, 100, 50}, out[4];
-        gst_cudaprep_transform_box_to_frame(&t, box, out);
+        gst_cuda_prep_transform_box_to_frame(&t, box, out);
         std::printf("tensor box (%.1f, %.1f, %.1f x %.1f) -> frame box (%.1f, %.1f, %.1f x %.1f)\n", box[0], box[1],
                     box[2], box[3], out[0], out[1], out[2], out[3]);
       } else {

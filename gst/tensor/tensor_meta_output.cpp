@@ -63,7 +63,7 @@ GstFlowReturn TensorMetaOutput::acquire(GstBuffer **tensor) {
 
 /* The transform meta of @from, copied onto @to through the meta's own transform function. */
 static gboolean copy_transform_meta(GstBuffer *to, GstBuffer *from) {
-  GstCustomMeta *meta = gst_buffer_get_custom_meta(from, GST_CUDAPREP_TRANSFORM_META_NAME);
+  GstCustomMeta *meta = gst_buffer_get_custom_meta(from, GST_CUDA_PREP_TRANSFORM_META_NAME);
   if (!meta) return FALSE;
   GstMetaTransformCopy copy = {FALSE, 0, (gsize)-1};
   return ((GstMeta *)meta)->info->transform_func(to, (GstMeta *)meta, from, _gst_meta_transform_copy, &copy);

@@ -56,7 +56,7 @@ static void scale_source(GstCudaPrepTransform *t, int out_w, int out_h) {
 static GstStructure *scaled_copy(const GstStructure *in, int out_w, int out_h) {
   GstStructure *out = gst_structure_copy(in);
   GstCudaPrepTransform t;
-  if (gst_cudaprep_structure_get_transform(in, &t)) {
+  if (gst_cuda_prep_structure_get_transform(in, &t)) {
     scale_source(&t, out_w, out_h);
     write_transform(out, t);
   }
@@ -67,7 +67,7 @@ static gboolean transform_meta(GstBuffer *transbuf, GstCustomMeta *meta, GstBuff
                                gpointer user_data) {
   const GstStructure *in = gst_custom_meta_get_structure(meta);
   GstCudaPrepTransform t;
-  if (!gst_cudaprep_structure_get_transform(in, &t)) return FALSE;
+  if (!gst_cuda_prep_structure_get_transform(in, &t)) return FALSE;
   int out_w = t.source_width, out_h = t.source_height;
   if (GST_VIDEO_META_TRANSFORM_IS_SCALE(type)) {
     const GstVideoMetaTransform *scale = (const GstVideoMetaTransform *)data;
@@ -76,7 +76,7 @@ static gboolean transform_meta(GstBuffer *transbuf, GstCustomMeta *meta, GstBuff
   } else if (!GST_META_TRANSFORM_IS_COPY(type)) {
     return FALSE; /* a transform we cannot follow: drop rather than mislead */
   }
-  GstCustomMeta *copy = gst_buffer_add_custom_meta(transbuf, GST_CUDAPREP_TRANSFORM_META_NAME);
+  GstCustomMeta *copy = gst_buffer_add_custom_meta(transbuf, GST_CUDA_PREP_TRANSFORM_META_NAME);
   if (!copy) return FALSE;
   GstStructure *out = gst_custom_meta_get_structure(copy);
   GstStructure *scaled = scaled_copy(in, out_w, out_h);
@@ -111,8 +111,8 @@ void gst_cuda_prep_transform_meta_register(void) {
   static gsize done = 0;
   if (g_once_init_enter(&done)) {
     static const gchar *tags[] = {GST_META_TAG_VIDEO_STR, GST_META_TAG_VIDEO_SIZE_STR, NULL};
-    if (!gst_meta_get_info(GST_CUDAPREP_TRANSFORM_META_NAME))
-      gst_meta_register_custom(GST_CUDAPREP_TRANSFORM_META_NAME, tags, transform_meta, NULL, NULL);
+    if (!gst_meta_get_info(GST_CUDA_PREP_TRANSFORM_META_NAME))
+      gst_meta_register_custom(GST_CUDA_PREP_TRANSFORM_META_NAME, tags, transform_meta, NULL, NULL);
     g_once_init_leave(&done, 1);
   }
 }
@@ -137,7 +137,7 @@ static GstCudaPrepTransform to_c_transform(const cudaprep::TensorTransform &tt, 
 
 void gst_cuda_prep_buffer_add_batch_transform_meta(GstBuffer *buffer, const CudaPrepSlotMeta *slots, int n) {
   if (n < 1) return;
-  GstCustomMeta *meta = gst_buffer_add_custom_meta(buffer, GST_CUDAPREP_TRANSFORM_META_NAME);
+  GstCustomMeta *meta = gst_buffer_add_custom_meta(buffer, GST_CUDA_PREP_TRANSFORM_META_NAME);
   if (!meta) return;
   GstStructure *s = gst_custom_meta_get_structure(meta);
   write_transform(s, to_c_transform(slots[0].transform, slots[0].source_rect));
@@ -217,14 +217,14 @@ void CudaPrepTransformMetaWriter::attach(GstBuffer *buffer, const CudaPrepSlotMe
     written_.assign(slots, slots + n);
     stamp_ = new_stamp();
   }
-  GstCustomMeta *meta = gst_buffer_get_custom_meta(buffer, GST_CUDAPREP_TRANSFORM_META_NAME);
+  GstCustomMeta *meta = gst_buffer_get_custom_meta(buffer, GST_CUDA_PREP_TRANSFORM_META_NAME);
   if (meta && gst_mini_object_get_qdata(GST_MINI_OBJECT(buffer), stamp_quark()) == stamp_) {
     write_source_pts(gst_custom_meta_get_structure(meta), slots, n);
     return;
   }
   if (meta) gst_buffer_remove_meta(buffer, (GstMeta *)meta);
   gst_cuda_prep_buffer_add_batch_transform_meta(buffer, slots, n);
-  meta = gst_buffer_get_custom_meta(buffer, GST_CUDAPREP_TRANSFORM_META_NAME);
+  meta = gst_buffer_get_custom_meta(buffer, GST_CUDA_PREP_TRANSFORM_META_NAME);
   if (!meta) return;
   GstMeta *base = (GstMeta *)meta;
   base->flags = (GstMetaFlags)(base->flags | GST_META_FLAG_POOLED); /* the macro is C-only */

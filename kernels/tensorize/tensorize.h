@@ -178,7 +178,7 @@ enum class PaddingRows : int { Write, Keep };
 Status tensorize_cuda(const TensorizePlan& plan, const ImageView& src, void* dst, void* stream,
                       const TensorizeTuning& tuning = TensorizeTuning(), PaddingRows rows = PaddingRows::Write);
 
-// Boxes map back to the frame with gst_cudaprep_transform_box_to_frame (gst/gstcudaprepmeta.h,
+// Boxes map back to the frame with gst_cuda_prep_transform_box_to_frame (gst/gstcudaprepmeta.h,
 // header-only, for applications): the one implementation of that mapping.
 
 // IEEE binary16 conversion with round-to-nearest-even, as __float2half_rn does.

@@ -50,7 +50,7 @@ inline std::vector<uint8_t> single_roi_tensor(const char* format, GstVideoFormat
 
 inline GstCudaPrepSlotInfo slot_info(GstBuffer* out, guint i) {
   GstCudaPrepSlotInfo info = {};
-  EXPECT_TRUE(gst_cudaprep_buffer_get_slot_info(out, i, &info));
+  EXPECT_TRUE(gst_cuda_prep_buffer_get_slot_info(out, i, &info));
   return info;
 }
 

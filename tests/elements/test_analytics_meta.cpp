@@ -94,8 +94,8 @@ TEST_P(TensorVideoMeta, FramePassesWithTheTensorOnIt) {
   EXPECT_EQ(test::buffer_bytes(t->data), test::buffer_bytes(tensor_out));
 
   GstCudaPrepTransform on_frame, on_tensor;
-  ASSERT_TRUE(gst_cudaprep_buffer_get_transform(out, &on_frame));
-  ASSERT_TRUE(gst_cudaprep_buffer_get_transform(tensor_out, &on_tensor));
+  ASSERT_TRUE(gst_cuda_prep_buffer_get_transform(out, &on_frame));
+  ASSERT_TRUE(gst_cuda_prep_buffer_get_transform(tensor_out, &on_tensor));
   EXPECT_EQ(memcmp(on_frame.tensor_to_src, on_tensor.tensor_to_src, sizeof on_frame.tensor_to_src), 0);
   EXPECT_EQ(on_frame.source_width, 64);
   gst_buffer_unref(out);

@@ -90,7 +90,7 @@ TEST(TensorNegotiation, TransformMetaHasTheNegotiatedSize) {
   ASSERT_NE(out, nullptr);
   EXPECT_EQ(negotiated(h, "types"), "float16");
   GstCudaPrepTransform t;
-  ASSERT_TRUE(gst_cudaprep_buffer_get_transform(out, &t));
+  ASSERT_TRUE(gst_cuda_prep_buffer_get_transform(out, &t));
   EXPECT_EQ(t.tensor_width, 96);
   EXPECT_EQ(t.tensor_height, 64);
   gst_buffer_unref(out);

@@ -43,7 +43,7 @@ Alone tensorize_alone(const std::string& props, const std::string& caps, GstBuff
   EXPECT_NE(out, nullptr);
   if (out) {
     a.tensor = buffer_bytes(out);
-    EXPECT_TRUE(gst_cudaprep_buffer_get_transform(out, &a.transform));
+    EXPECT_TRUE(gst_cuda_prep_buffer_get_transform(out, &a.transform));
     gst_buffer_unref(out);
   }
   gst_harness_teardown(h);
@@ -60,8 +60,8 @@ struct SlotMeta {
 SlotMeta slot_meta(GstBuffer* buf, guint i) {
   SlotMeta m;
   GstCudaPrepSlotInfo info;
-  EXPECT_TRUE(gst_cudaprep_buffer_get_slot_info(buf, i, &info)) << "slot " << i;
-  EXPECT_TRUE(gst_cudaprep_buffer_get_slot_transform(buf, i, &m.transform)) << "slot " << i;
+  EXPECT_TRUE(gst_cuda_prep_buffer_get_slot_info(buf, i, &info)) << "slot " << i;
+  EXPECT_TRUE(gst_cuda_prep_buffer_get_slot_transform(buf, i, &m.transform)) << "slot " << i;
   EXPECT_EQ(info.region_index, -1);
   EXPECT_EQ(info.region_id, -1);
   m.empty = info.empty;

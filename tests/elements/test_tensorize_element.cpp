@@ -275,7 +275,7 @@ TEST(TensorizeElement, TransformMetaMapsBoxesBack) {
   GstBuffer* out = gst_harness_push_and_pull(h, f.buffer);
   ASSERT_NE(out, nullptr);
   GstCudaPrepTransform t;
-  ASSERT_TRUE(gst_cudaprep_buffer_get_transform(out, &t));
+  ASSERT_TRUE(gst_cuda_prep_buffer_get_transform(out, &t));
   EXPECT_EQ(t.source_width, 1280);
   EXPECT_EQ(t.source_height, 720);
   EXPECT_EQ(t.tensor_width, 640);
@@ -289,13 +289,13 @@ TEST(TensorizeElement, TransformMetaMapsBoxesBack) {
   // the whole active rectangle maps to the whole frame; a box inside maps by scale 2 offset 140
   const double active[4] = {0, 140, 640, 360};
   double frame_box[4];
-  gst_cudaprep_transform_box_to_frame(&t, active, frame_box);
+  gst_cuda_prep_transform_box_to_frame(&t, active, frame_box);
   EXPECT_NEAR(frame_box[0], 0, 1e-9);
   EXPECT_NEAR(frame_box[1], 0, 1e-9);
   EXPECT_NEAR(frame_box[2], 1280, 1e-9);
   EXPECT_NEAR(frame_box[3], 720, 1e-9);
   const double det[4] = {100, 200, 50, 25};
-  gst_cudaprep_transform_box_to_frame(&t, det, frame_box);
+  gst_cuda_prep_transform_box_to_frame(&t, det, frame_box);
   EXPECT_NEAR(frame_box[0], 200, 1e-9);
   EXPECT_NEAR(frame_box[1], 120, 1e-9);
   EXPECT_NEAR(frame_box[2], 100, 1e-9);
@@ -318,7 +318,7 @@ TEST(TensorizeElement, RenegotiatesMidStream) {
   out = gst_harness_push_and_pull(h, b.buffer);
   ASSERT_NE(out, nullptr);
   GstCudaPrepTransform t;
-  ASSERT_TRUE(gst_cudaprep_buffer_get_transform(out, &t));
+  ASSERT_TRUE(gst_cuda_prep_buffer_get_transform(out, &t));
   EXPECT_EQ(t.source_width, 99);
   EXPECT_EQ(t.source_height, 31);
   TensorizeConfig cfg;
@@ -509,7 +509,7 @@ TEST(TensorizeFound, RoiPartlyOutsideIsClipped) {
   cfg.roi = Rect{40, 0, 24, 32};
   EXPECT_EQ(read_floats(out), expected_cpu(cfg, f.view));
   GstCudaPrepTransform t;
-  ASSERT_TRUE(gst_cudaprep_buffer_get_transform(out, &t));
+  ASSERT_TRUE(gst_cuda_prep_buffer_get_transform(out, &t));
   EXPECT_DOUBLE_EQ(t.source_rect[0], 40);
   EXPECT_DOUBLE_EQ(t.source_rect[1], 0);
   EXPECT_DOUBLE_EQ(t.source_rect[2], 24);
@@ -580,7 +580,7 @@ TEST(TensorizeFound, TransformMetaFollowsAScaler) {
   GstBuffer* tensor = gst_harness_push_and_pull(tz, f.buffer);
   ASSERT_NE(tensor, nullptr);
   GstCudaPrepTransform before;
-  ASSERT_TRUE(gst_cudaprep_buffer_get_transform(tensor, &before));
+  ASSERT_TRUE(gst_cuda_prep_buffer_get_transform(tensor, &before));
   GstBuffer* frame = gst_buffer_new_allocate(nullptr, 320 * 240, nullptr);
   gst_buffer_copy_into(frame, tensor, GST_BUFFER_COPY_META, 0, -1);
   gst_buffer_unref(tensor);
@@ -591,13 +591,13 @@ TEST(TensorizeFound, TransformMetaFollowsAScaler) {
   GstBuffer* out = gst_harness_push_and_pull(scale, frame);
   ASSERT_NE(out, nullptr);
   GstCudaPrepTransform after;
-  ASSERT_TRUE(gst_cudaprep_buffer_get_transform(out, &after)) << "videoscale dropped the meta";
+  ASSERT_TRUE(gst_cuda_prep_buffer_get_transform(out, &after)) << "videoscale dropped the meta";
   EXPECT_EQ(after.source_width, 160);
   EXPECT_EQ(after.source_height, 120);
   const double box[4] = {10, 20, 30, 12};
   double in_big[4], in_small[4];
-  gst_cudaprep_transform_box_to_frame(&before, box, in_big);
-  gst_cudaprep_transform_box_to_frame(&after, box, in_small);
+  gst_cuda_prep_transform_box_to_frame(&before, box, in_big);
+  gst_cuda_prep_transform_box_to_frame(&after, box, in_small);
   for (int i = 0; i < 4; i++) EXPECT_NEAR(in_small[i], in_big[i] / 2, 1e-9) << i;
   gst_buffer_unref(out);
   gst_harness_teardown(scale);
@@ -689,6 +689,15 @@ TEST(BackendMessage, EveryElementSaysWhichPathRuns) {
         EXPECT_GE(device_id, 0) << desc;
       }
     }
+}
+
+// The public header's names from before the one gst_cuda_prep_ prefix still compile, to the
+// same functions.
+TEST(TensorizeElement, PublicHeaderKeepsItsOldNames) {
+  EXPECT_EQ(&gst_cudaprep_transform_box_to_frame, &gst_cuda_prep_transform_box_to_frame);
+  EXPECT_EQ(&gst_cudaprep_buffer_get_transform, &gst_cuda_prep_buffer_get_transform);
+  EXPECT_EQ(&gst_cudaprep_buffer_get_slot_info, &gst_cuda_prep_buffer_get_slot_info);
+  EXPECT_STREQ(GST_CUDAPREP_TRANSFORM_META_NAME, GST_CUDA_PREP_TRANSFORM_META_NAME);
 }
 
 int main(int argc, char** argv) {

@@ -88,7 +88,7 @@ TEST(TensorizeOdMtd, SlotsEqualRoisOfTheSameRegions) {
     }
     EXPECT_TRUE(slot_info(out, 3).empty);
     GstCudaPrepTransform t;
-    ASSERT_TRUE(gst_cudaprep_buffer_get_slot_transform(out, 2, &t));
+    ASSERT_TRUE(gst_cuda_prep_buffer_get_slot_transform(out, 2, &t));
     EXPECT_DOUBLE_EQ(t.source_rect[0], 0);  // <-6,44,20,30> grown to <-11,36,30,46>, clipped
     EXPECT_DOUBLE_EQ(t.source_rect[2], 19);
     gst_buffer_unref(out);
@@ -128,7 +128,7 @@ TEST(TensorizeOdMtd, RoiSourcePicksWhichMetas) {
     EXPECT_EQ(slot_info(out, 0).empty, c.empty) << c.source << " " << c.x;
     EXPECT_TRUE(slot_info(out, 1).empty) << c.source << " " << c.x;  // never both kinds
     GstCudaPrepTransform t;
-    ASSERT_TRUE(gst_cudaprep_buffer_get_slot_transform(out, 0, &t));
+    ASSERT_TRUE(gst_cuda_prep_buffer_get_slot_transform(out, 0, &t));
     if (!c.empty) {
       EXPECT_DOUBLE_EQ(t.source_rect[0], c.x) << c.source;
     }

@@ -48,25 +48,25 @@ TEST(TensorizeRegions, SlotsEqualSingleRoiTensorsAndMetaSaysWhichRegion) {
     EXPECT_EQ(bytes_of(out, slot, slot), single_roi_tensor(format, gf, "<33,7,21,51>", 31)) << format;
     // partly outside: clipped, as roi is
     EXPECT_EQ(bytes_of(out, 2 * slot, slot), single_roi_tensor(format, gf, "<90,60,6,4>", 31)) << format;
-    ASSERT_EQ(gst_cudaprep_buffer_get_slot_count(out), 4u);
+    ASSERT_EQ(gst_cuda_prep_buffer_get_slot_count(out), 4u);
     GstCudaPrepSlotInfo info;
     GstCudaPrepTransform t;
-    ASSERT_TRUE(gst_cudaprep_buffer_get_slot_info(out, 1, &info));
+    ASSERT_TRUE(gst_cuda_prep_buffer_get_slot_info(out, 1, &info));
     EXPECT_FALSE(info.empty);
     EXPECT_EQ(info.region_index, 1);
     EXPECT_EQ(info.region_id, -1);
-    ASSERT_TRUE(gst_cudaprep_buffer_get_slot_transform(out, 2, &t));
+    ASSERT_TRUE(gst_cuda_prep_buffer_get_slot_transform(out, 2, &t));
     EXPECT_DOUBLE_EQ(t.source_rect[0], 90);
     EXPECT_DOUBLE_EQ(t.source_rect[2], 6);
     // slot 3 has no region: pad value, marked empty
-    ASSERT_TRUE(gst_cudaprep_buffer_get_slot_info(out, 3, &info));
+    ASSERT_TRUE(gst_cuda_prep_buffer_get_slot_info(out, 3, &info));
     EXPECT_TRUE(info.empty);
     std::vector<uint8_t> pad = bytes_of(out, 3 * slot, slot);
     float v;
     std::memcpy(&v, pad.data(), 4);
     EXPECT_FLOAT_EQ(v, 114.0f / 255.0f);
     // the top-level fields are slot 0's
-    ASSERT_TRUE(gst_cudaprep_buffer_get_transform(out, &t));
+    ASSERT_TRUE(gst_cuda_prep_buffer_get_transform(out, &t));
     EXPECT_DOUBLE_EQ(t.source_rect[2], 40);
     gst_buffer_unref(out);
     gst_harness_teardown(h);
@@ -86,7 +86,7 @@ TEST(TensorizeRegions, MoreRegionsThanSlotsGiveSeveralTensorsForTheFrame) {
     EXPECT_EQ(GST_BUFFER_PTS(out), 5 * GST_SECOND);
     for (guint i = 0; i < 2; i++) {
       GstCudaPrepSlotInfo info;
-      ASSERT_TRUE(gst_cudaprep_buffer_get_slot_info(out, i, &info));
+      ASSERT_TRUE(gst_cuda_prep_buffer_get_slot_info(out, i, &info));
       EXPECT_EQ(info.source_pad, nullptr) << "regions of one frame come from no aggregator pad";
       if (region < 5) {
         EXPECT_FALSE(info.empty);
@@ -160,20 +160,20 @@ TEST(TensorizeRegions, RoiMetaFilteredByTypeAndSizeWithMargin) {
   EXPECT_EQ(bytes_of(out, 0, slot), single_roi_tensor("NV12", GST_VIDEO_FORMAT_NV12, "<5,7,30,18>", 35));
   EXPECT_EQ(bytes_of(out, slot, slot), single_roi_tensor("NV12", GST_VIDEO_FORMAT_NV12, "<76,46,20,18>", 35));
   GstCudaPrepSlotInfo info;
-  ASSERT_TRUE(gst_cudaprep_buffer_get_slot_info(out, 0, &info));
+  ASSERT_TRUE(gst_cuda_prep_buffer_get_slot_info(out, 0, &info));
   EXPECT_EQ(info.region_index, 0);
   EXPECT_EQ(info.region_id, 110);
-  ASSERT_TRUE(gst_cudaprep_buffer_get_slot_info(out, 1, &info));
+  ASSERT_TRUE(gst_cuda_prep_buffer_get_slot_info(out, 1, &info));
   EXPECT_EQ(info.region_index, 4);
   EXPECT_EQ(info.region_id, 180);
-  ASSERT_TRUE(gst_cudaprep_buffer_get_slot_info(out, 2, &info));
+  ASSERT_TRUE(gst_cuda_prep_buffer_get_slot_info(out, 2, &info));
   EXPECT_TRUE(info.empty);
   gst_buffer_unref(out);
   // A frame without regions still gives one tensor, every slot empty.
   auto g = make_frame(GST_VIDEO_FORMAT_NV12, kW, kH, 36);
   out = gst_harness_push_and_pull(h, g.buffer);
   ASSERT_NE(out, nullptr);
-  ASSERT_TRUE(gst_cudaprep_buffer_get_slot_info(out, 0, &info));
+  ASSERT_TRUE(gst_cuda_prep_buffer_get_slot_info(out, 0, &info));
   EXPECT_TRUE(info.empty);
   gst_buffer_unref(out);
   gst_harness_teardown(h);
@@ -234,26 +234,26 @@ TEST(TensorizeRegions, TransformMetaStaysTrueOnReusedPoolBuffers) {
     GST_BUFFER_PTS(f.buffer) = i * GST_SECOND;
     GstBuffer* out = gst_harness_push_and_pull(h, f.buffer);
     ASSERT_NE(out, nullptr) << i;
-    info = info ? info : gst_meta_get_info(GST_CUDAPREP_TRANSFORM_META_NAME);
+    info = info ? info : gst_meta_get_info(GST_CUDA_PREP_TRANSFORM_META_NAME);
     int metas = 0;
     gpointer state = nullptr;
     while (GstMeta* m = gst_buffer_iterate_meta(out, &state)) metas += m->info == info;
     EXPECT_EQ(metas, 1) << "frame " << i;
     GstCudaPrepTransform t;
-    ASSERT_TRUE(gst_cudaprep_buffer_get_slot_transform(out, 0, &t)) << i;
+    ASSERT_TRUE(gst_cuda_prep_buffer_get_slot_transform(out, 0, &t)) << i;
     EXPECT_DOUBLE_EQ(t.source_rect[0], i < 5 ? 0 : 10) << i;
     EXPECT_DOUBLE_EQ(t.source_rect[3], i < 5 ? 30 : 22) << i;
     EXPECT_EQ(slot_info(out, 0).source_pts, i * GST_SECOND) << i;
     EXPECT_EQ(slot_info(out, 1).source_pts, i * GST_SECOND) << i;
     EXPECT_EQ(slot_info(out, 1).empty, i >= 5) << i;
     EXPECT_EQ(slot_info(out, 1).region_index, i < 5 ? 1 : -1) << i;
-    ASSERT_TRUE(gst_cudaprep_buffer_get_transform(out, &t)) << i;  // the top level: slot 0's
+    ASSERT_TRUE(gst_cuda_prep_buffer_get_transform(out, &t)) << i;  // the top level: slot 0's
     EXPECT_DOUBLE_EQ(t.source_rect[0], i < 5 ? 0 : 10) << i;
     for (GstBuffer* b : seen) reused = reused || b == out;
     seen.push_back(out);
     if (i == 8) {  // downstream takes the meta off
       GstBuffer* w = out;
-      gst_buffer_remove_meta(w, (GstMeta*)gst_buffer_get_custom_meta(w, GST_CUDAPREP_TRANSFORM_META_NAME));
+      gst_buffer_remove_meta(w, (GstMeta*)gst_buffer_get_custom_meta(w, GST_CUDA_PREP_TRANSFORM_META_NAME));
     }
     gst_buffer_unref(out);  // back to the pool
   }

@@ -48,7 +48,7 @@ using tztest::kAllFormats;
 namespace {
 
 // A box given by its corners (x1, y1, x2, y2) in tensor pixels, mapped back into the frame by the
-// public header's gst_cudaprep_transform_box_to_frame (the one implementation of the mapping).
+// public header's gst_cuda_prep_transform_box_to_frame (the one implementation of the mapping).
 void tensor_box_to_frame(const TensorTransform& t, const double corners_in[4], double corners_out[4]) {
   GstCudaPrepTransform g{};
   g.source_width = t.src_width;
@@ -56,7 +56,7 @@ void tensor_box_to_frame(const TensorTransform& t, const double corners_in[4], d
   for (int i = 0; i < 6; i++) g.tensor_to_src[i] = t.dst_to_src[i];
   const double box[4] = {corners_in[0], corners_in[1], corners_in[2] - corners_in[0], corners_in[3] - corners_in[1]};
   double out[4];
-  gst_cudaprep_transform_box_to_frame(&g, box, out);
+  gst_cuda_prep_transform_box_to_frame(&g, box, out);
   corners_out[0] = out[0];
   corners_out[1] = out[1];
   corners_out[2] = out[0] + out[2];

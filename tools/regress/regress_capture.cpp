@@ -41,21 +41,21 @@ void copy_transform(const GstCudaPrepTransform& t, Transform* out) {
 }
 
 void read_transform(GstBuffer* buf, Transform* out) {
-  if (!gst_meta_get_info(GST_CUDAPREP_TRANSFORM_META_NAME)) return;  // plugin not loaded
+  if (!gst_meta_get_info(GST_CUDA_PREP_TRANSFORM_META_NAME)) return;  // plugin not loaded
   GstCudaPrepTransform t;
-  if (gst_cudaprep_buffer_get_transform(buf, &t)) copy_transform(t, out);
+  if (gst_cuda_prep_buffer_get_transform(buf, &t)) copy_transform(t, out);
 }
 
 // The transform meta's slots (every tensor has at least one), numbered as tensor 0.
 void read_slots(GstBuffer* buf, std::vector<SlotEntry>* out) {
   out->clear();
-  if (!gst_meta_get_info(GST_CUDAPREP_TRANSFORM_META_NAME)) return;
-  const guint n = gst_cudaprep_buffer_get_slot_count(buf);
+  if (!gst_meta_get_info(GST_CUDA_PREP_TRANSFORM_META_NAME)) return;
+  const guint n = gst_cuda_prep_buffer_get_slot_count(buf);
   for (guint i = 0; i < n; i++) {
     SlotEntry e;
     e.slot = i;
     GstCudaPrepSlotInfo info;
-    if (gst_cudaprep_buffer_get_slot_info(buf, i, &info)) {
+    if (gst_cuda_prep_buffer_get_slot_info(buf, i, &info)) {
       e.empty = info.empty;
       e.region_index = info.region_index;
       e.region_id = info.region_id;
@@ -63,7 +63,7 @@ void read_slots(GstBuffer* buf, std::vector<SlotEntry>* out) {
       if (info.source_pad) e.source_pad = info.source_pad;
     }
     GstCudaPrepTransform t;
-    if (gst_cudaprep_buffer_get_slot_transform(buf, i, &t)) {
+    if (gst_cuda_prep_buffer_get_slot_transform(buf, i, &t)) {
       copy_transform(t, &e.transform);
       memcpy(e.source_rect, t.source_rect, sizeof t.source_rect);
     }
