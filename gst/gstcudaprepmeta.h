@@ -144,7 +144,7 @@ static inline gboolean gst_cuda_prep_buffer_get_slot_info(GstBuffer *buffer, gui
 /* Maps an axis-aligned box (x, y, w, h) given in tensor pixels back into frame pixels,
  * clipped to the frame. Box edges are pixel edges (a box of width w covers w pixels). */
 static inline void gst_cuda_prep_transform_box_to_frame(const GstCudaPrepTransform *t, const gdouble box[4],
-                                                       gdouble out[4]) {
+                                                        gdouble out[4]) {
   const gdouble *m = t->tensor_to_src;
   /* edges -> centre coordinates of the first / last covered pixel, mapped, back to edges */
   gdouble x0 = box[0] - 0.5, y0 = box[1] - 0.5;
