@@ -1,4 +1,5 @@
 /* The chroma-site property and the chroma siting of a frame. */
+#include "enum_types.h"
 #include "chroma_site.h"
 
 using cudaprep::SlotSourceSpec;
@@ -13,12 +14,7 @@ GType gst_cuda_prep_chroma_site_get_type(void) {
        "mpeg2"},
       {GST_CUDA_PREP_CHROMA_SITE_COSITED, "Co-sited with the even luma columns and rows", "cosited"},
       {0, NULL, NULL}};
-  if (g_once_init_enter(&type)) {
-    GType t = g_enum_register_static("GstCudaPrepChromaSite", values);
-    gst_type_mark_as_plugin_api(t, (GstPluginAPIFlags)0);
-    g_once_init_leave(&type, t);
-  }
-  return type;
+  return gst_cuda_prep_register_enum(&type, "GstCudaPrepChromaSite", values);
 }
 
 GParamSpec *gst_cuda_prep_param_spec_chroma_site(void) {

@@ -1,4 +1,5 @@
 /* CudaPrepDevice: backend choice, CUDA context and stream of one element. */
+#include "enum_types.h"
 #include "cudaprep_device.h"
 
 #if CUDAPREP_HAVE_CUDA
@@ -66,12 +67,7 @@ GType gst_cuda_prep_gpu_wait_get_type(void) {
        "poll"},
       {0, NULL, NULL},
   };
-  if (g_once_init_enter(&type)) {
-    GType t = g_enum_register_static("GstCudaPrepGpuWait", values);
-    gst_type_mark_as_plugin_api(t, (GstPluginAPIFlags)0);
-    g_once_init_leave(&type, t);
-  }
-  return type;
+  return gst_cuda_prep_register_enum(&type, "GstCudaPrepGpuWait", values);
 }
 
 CudaPrepDevice::~CudaPrepDevice() { close(); }

@@ -1,4 +1,5 @@
 /* cudatensorize roi-meta: a frame's regions from GstVideoRegionOfInterestMeta and GstAnalyticsODMtd. */
+#include "enum_types.h"
 #include "meta_regions.h"
 
 #include <gst/video/video.h>
@@ -21,12 +22,7 @@ GType gst_cuda_prep_roi_source_get_type(void) {
       {GST_CUDA_PREP_ROI_SOURCE_ROI_META, "GstVideoRegionOfInterestMeta only", "roi-meta"},
       {GST_CUDA_PREP_ROI_SOURCE_ANALYTICS, "GstAnalyticsODMtd only (GStreamer 1.24+)", "analytics"},
       {0, NULL, NULL}};
-  if (g_once_init_enter(&type)) {
-    GType t = g_enum_register_static("GstCudaTensorizeRoiSource", values);
-    gst_type_mark_as_plugin_api(t, (GstPluginAPIFlags)0);
-    g_once_init_leave(&type, t);
-  }
-  return type;
+  return gst_cuda_prep_register_enum(&type, "GstCudaTensorizeRoiSource", values);
 }
 
 gboolean gst_cuda_prep_have_analytics_od(void) { return CUDAPREP_HAVE_ANALYTICS_OD ? TRUE : FALSE; }

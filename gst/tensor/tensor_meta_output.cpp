@@ -1,3 +1,4 @@
+#include "enum_types.h"
 #include "tensor_meta_output.h"
 
 #include "config.h"
@@ -19,12 +20,7 @@ GType gst_cuda_prep_output_get_type(void) {
        "GstTensorMeta (GStreamer >= 1.26)",
        "video-meta"},
       {0, NULL, NULL}};
-  if (g_once_init_enter(&type)) {
-    GType t = g_enum_register_static("GstCudaTensorizeOutput", values);
-    gst_type_mark_as_plugin_api(t, (GstPluginAPIFlags)0);
-    g_once_init_leave(&type, t);
-  }
-  return type;
+  return gst_cuda_prep_register_enum(&type, "GstCudaTensorizeOutput", values);
 }
 
 gboolean TensorMetaOutput::supported() { return CUDAPREP_HAVE_TENSOR_META; }

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "cudaprep_device.h"
+#include "enum_types.h"
 #include "pixel_format.h"
 #include "property_arrays.h"
 
@@ -15,12 +16,7 @@ using namespace cudaprep;
   static GType func(void) {                                            \
     static GType type = 0;                                             \
     static const GEnumValue values[] = {__VA_ARGS__, {0, NULL, NULL}}; \
-    if (g_once_init_enter(&type)) {                                    \
-      GType t = g_enum_register_static(name, values);                  \
-      gst_type_mark_as_plugin_api(t, (GstPluginAPIFlags)0);            \
-      g_once_init_leave(&type, t);                                     \
-    }                                                                  \
-    return type;                                                       \
+    return gst_cuda_prep_register_enum(&type, name, values);           \
   }
 
 DEFINE_ENUM_TYPE(resize_mode_get_type, "GstCudaPrepResizeMode",
@@ -45,16 +41,14 @@ DEFINE_ENUM_TYPE(layout_get_type, "GstCudaPrepLayout",
 /* "dtype": one value per row of kDTypes (dtypes.h), its name the caps' and GstTensorMeta's. */
 static GType dtype_get_type(void) {
   static GType type = 0;
-  static GEnumValue values[kDTypeCount + 1];
-  if (g_once_init_enter(&type)) {
+  static const GEnumValue *values = [] {
+    static GEnumValue v[kDTypeCount + 1];
     for (int i = 0; i < kDTypeCount; i++)
-      values[i] = GEnumValue{(gint)kDTypes[i].dtype, kDTypes[i].description, kDTypes[i].name};
-    values[kDTypeCount] = GEnumValue{0, NULL, NULL};
-    GType t = g_enum_register_static("GstCudaPrepDType", values);
-    gst_type_mark_as_plugin_api(t, (GstPluginAPIFlags)0);
-    g_once_init_leave(&type, t);
-  }
-  return type;
+      v[i] = GEnumValue{(gint)kDTypes[i].dtype, kDTypes[i].description, kDTypes[i].name};
+    v[kDTypeCount] = GEnumValue{0, NULL, NULL};
+    return v;
+  }();
+  return gst_cuda_prep_register_enum(&type, "GstCudaPrepDType", values);
 }
 DEFINE_ENUM_TYPE(yuv_matrix_get_type, "GstCudaPrepYuvMatrix",
                  {GST_CUDA_PREP_YUV_MATRIX_AUTO, "From the caps colorimetry", "auto"},
