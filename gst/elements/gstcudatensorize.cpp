@@ -822,6 +822,7 @@ static void gst_cuda_tensorize_class_init(GstCudaTensorizeClass *klass) {
   GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
   GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS(klass);
   GstCudaPrepBaseClass *base_class = GST_CUDA_PREP_BASE_CLASS(klass);
+  const CudaTensorizeSettings d; /* the defaults the param specs declare */
   const GParamFlags rw = (GParamFlags)(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
 
   gobject_class->set_property = gst_cuda_tensorize_set_property;
@@ -848,7 +849,7 @@ static void gst_cuda_tensorize_class_init(GstCudaTensorizeClass *klass) {
       g_param_spec_int("batch-size", "Batch size",
                        "Slots per tensor (the last dimension of the caps, fixed so that caps stay static); "
                        "slots without a region hold the pad value and are marked empty in the meta",
-                       1, kMaxBatchSlots, 1, rw));
+                       1, kMaxBatchSlots, d.batch_size, rw));
   g_object_class_install_property(
       gobject_class, PROP_ROI_META,
       g_param_spec_boolean(
@@ -856,7 +857,7 @@ static void gst_cuda_tensorize_class_init(GstCudaTensorizeClass *klass) {
           "Take the regions from each frame's metas (a detector's boxes: GstVideoRegionOfInterestMeta, "
           "or GstAnalyticsODMtd on GStreamer 1.24+; roi-source says which), one slot each, instead "
           "of rois / roi; the meta's slots give each one's index and id",
-          FALSE, rw));
+          d.roi_meta, rw));
   g_object_class_install_property(
       gobject_class, PROP_ROI_SOURCE,
       g_param_spec_enum("roi-source", "Region source",
@@ -864,36 +865,36 @@ static void gst_cuda_tensorize_class_init(GstCudaTensorizeClass *klass) {
                         "any (rotated boxes as the upright box around them), else its "
                         "GstVideoRegionOfInterestMetas, never both (a detector that writes both describes the "
                         "same objects twice); analytics needs a build with GStreamer's analytics library (1.24+)",
-                        gst_cuda_prep_roi_source_get_type(), GST_CUDA_PREP_ROI_SOURCE_AUTO, rw));
+                        gst_cuda_prep_roi_source_get_type(), d.roi_source, rw));
   g_object_class_install_property(
       gobject_class, PROP_ROI_TYPE,
       g_param_spec_string("roi-type", "Region type",
                           "roi-meta: only regions of these classes, comma-separated (e.g. \"car,truck\"): the "
                           "ROI meta's roi-type, the ODMtd's object type; empty (default) = any",
-                          "", rw));
+                          d.roi_type.c_str(), rw));
   g_object_class_install_property(
       gobject_class, PROP_ROI_MIN_SIZE,
       g_param_spec_int("roi-min-size", "Region minimum size",
-                       "roi-meta: only regions at least this wide and high (before roi-margin)", 0, kMaxSourceSide, 0,
-                       rw));
+                       "roi-meta: only regions at least this wide and high (before roi-margin)", 0, kMaxSourceSide,
+                       d.roi_min_size, rw));
   g_object_class_install_property(
       gobject_class, PROP_ROI_MAX_SIZE,
       g_param_spec_int("roi-max-size", "Region maximum size",
                        "roi-meta: only regions at most this wide and high (before roi-margin); 0 = no limit", 0,
-                       kMaxSourceSide, 0, rw));
+                       kMaxSourceSide, d.roi_max_size, rw));
   g_object_class_install_property(
       gobject_class, PROP_ROI_MARGIN,
       g_param_spec_double("roi-margin", "Region margin",
                           "Fraction of a region's width / height added on each side (rois and roi-meta), rounded "
                           "outward to whole pixels, then clipped to the frame; e.g. 0.1 grows a 100-px box to 120 px",
-                          0.0, 10.0, 0.0, rw));
+                          0.0, 10.0, d.roi_margin, rw));
   g_object_class_install_property(
       gobject_class, PROP_OUTPUT,
       g_param_spec_enum("output", "Output",
                         "tensor: the tensor as its own buffer; video-meta: the frame passes through with the "
                         "tensor on it as a GstTensorMeta (GStreamer >= 1.26 builds, batch-size 1, no rois or "
                         "roi-meta; refused at start otherwise)",
-                        gst_cuda_prep_output_get_type(), GST_CUDA_PREP_OUTPUT_TENSOR,
+                        gst_cuda_prep_output_get_type(), d.output,
                         (GParamFlags)(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY)));
   gst_element_class_set_static_metadata(
       element_class, "CUDA tensorize", "Filter/Converter/Video/Scaler/Hardware",
