@@ -796,7 +796,7 @@ static void gst_cuda_tensor_batch_class_init(GstCudaTensorBatchClass *klass) {
                         "at the next batch when pads are requested or released. A fixed size keeps the caps "
                         "static: slots without a pad are empty, and no more pads than slots can be "
                         "requested. NULL/READY only",
-                        0, kMaxBatchSlots, 0, ready_only));
+                        0, kMaxBatchSlots, BatchSettings().batch_size, ready_only));
   CudaPrepElementCore::install_properties(gobject_class, PROP_CORE_FIRST);
   gst_cuda_prep_tensor_properties_install(gobject_class, PROP_TENSOR_FIRST);
 
