@@ -40,6 +40,8 @@ def inspect(plugin_dir, element):
     start = lines.index("Element Properties:") + 1
     props, name = {}, None
     for line in lines[start:]:
+        if not line.strip():
+            continue  # (1.26 prints a blank line after the heading)
         if not line.startswith("  "):
             break
         m = re.match(r"^  ([a-z][a-z0-9-]*)\s*:", line)
