@@ -23,6 +23,11 @@ import sys
 
 ELEMENTS = ["cudatensorize", "cudatensorbatch", "cudatemplatematch"]
 SKIP = {"name", "parent"}  # every GstObject's
+# The base classes' own (GstBaseTransform, GstAggregator): GStreamer documents them, and their
+# set changes between versions (force-live since 1.24): a page may list them, and rows that
+# exist are not compared.
+BASE_CLASS = {"qos", "latency", "min-upstream-latency", "start-time", "start-time-selection", "emit-signals",
+              "force-live"}
 NUMBER_TYPES = {"Integer": "int", "Unsigned Integer": "uint", "Integer64": "int64",
                 "Unsigned Integer64": "uint64", "Double": "double", "Float": "float"}
 
@@ -113,6 +118,8 @@ def main():
             failures += 1
             continue
         for name, want in sorted(props.items()):
+            if name in BASE_CLASS:
+                continue
             got = rows.get(name)
             if got is None:
                 print("FAIL: %s: property %s is not documented (gst-inspect-1.0: %s)" % (page, name, " | ".join(want)))
@@ -120,7 +127,7 @@ def main():
             elif got != want:
                 print("FAIL: %s: property %s says %s, gst-inspect-1.0 %s" % (page, name, " | ".join(got), " | ".join(want)))
                 failures += 1
-        for name in sorted(set(rows) - set(props)):
+        for name in sorted(set(rows) - set(props) - BASE_CLASS):
             print("FAIL: %s: documents %s, which %s does not have" % (page, name, element))
             failures += 1
         print("%s: %s: %d properties checked" % ("ok" if not failures else "checked", page, len(props)))
