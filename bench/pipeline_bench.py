@@ -136,8 +136,8 @@ def run(a, description, tracer=False, program="gst-launch-1.0 -q"):
     else:
         env.pop("GST_TRACERS", None)
     t0 = time.monotonic()
-    # exec: the shell becomes the program, so wait4's rusage is its own. Its own session, so that a
-    # hung pipeline's whole process group can be killed.
+    # exec: the shell becomes the program, so wait4's rusage is its own. In a process group of its
+    # own, so that a hung pipeline's whole group can be killed.
     p = subprocess.Popen(f"exec {program} {description}", shell=True, env=env, start_new_session=True,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     hung = threading.Event()
