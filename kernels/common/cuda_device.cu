@@ -93,6 +93,23 @@ void DeviceBuffer::reset() {
 
 PinnedBuffer::~PinnedBuffer() { reset(); }
 
+PinnedBuffer::PinnedBuffer(PinnedBuffer&& o) noexcept : ptr_(o.ptr_), device_ptr_(o.device_ptr_), bytes_(o.bytes_) {
+  o.ptr_ = o.device_ptr_ = nullptr;
+  o.bytes_ = 0;
+}
+
+PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& o) noexcept {
+  if (this != &o) {
+    reset();
+    ptr_ = o.ptr_;
+    device_ptr_ = o.device_ptr_;
+    bytes_ = o.bytes_;
+    o.ptr_ = o.device_ptr_ = nullptr;
+    o.bytes_ = 0;
+  }
+  return *this;
+}
+
 Status PinnedBuffer::allocate(size_t bytes) {
   reset();
   CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaMallocHost(&ptr_, bytes), "cudaMallocHost"));

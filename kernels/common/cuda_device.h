@@ -55,6 +55,8 @@ class PinnedBuffer {
   ~PinnedBuffer();
   PinnedBuffer(const PinnedBuffer&) = delete;
   PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  PinnedBuffer(PinnedBuffer&& o) noexcept;
+  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept;
   Status allocate(size_t bytes);
   void reset();
   uint8_t* data() const { return static_cast<uint8_t*>(ptr_); }

@@ -1,5 +1,6 @@
 // Built instead of the .cu files when the project is configured without CUDA:
 // every GPU entry point reports that clearly, and device_count() is 0 so callers pick the CPU path.
+#include "bank_match.h"
 #include "cuda_device.h"
 #include "templatematch.h"
 #include "tensorize.h"
@@ -31,6 +32,8 @@ Status DeviceBuffer::allocate(size_t) { return no_cuda(); }
 Status DeviceBuffer::allocate_pitched(size_t, size_t) { return no_cuda(); }
 void DeviceBuffer::reset() {}
 PinnedBuffer::~PinnedBuffer() = default;
+PinnedBuffer::PinnedBuffer(PinnedBuffer&&) noexcept {}
+PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&&) noexcept { return *this; }
 Status PinnedBuffer::allocate(size_t) { return no_cuda(); }
 void PinnedBuffer::reset() {}
 Event::~Event() = default;
@@ -73,5 +76,22 @@ Status TemplateMatcherCuda::score_map(const GrayView&, const Rect&, std::vector<
 }
 void TemplateMatcherCuda::release() {}
 TemplateMatcherCuda::TextureCacheStats TemplateMatcherCuda::texture_cache_stats() const { return {}; }
+
+struct BankMatcherCuda::Impl {
+  TemplateBank bank;
+  std::vector<BankCandidate> candidates;
+};
+BankMatcherCuda::BankMatcherCuda() : impl_(new Impl) {}
+BankMatcherCuda::~BankMatcherCuda() = default;
+Status BankMatcherCuda::configure(int, int, void*) { return no_cuda(); }
+Status BankMatcherCuda::set_bank(const TemplateBank&) { return no_cuda(); }
+const TemplateBank& BankMatcherCuda::bank() const { return impl_->bank; }
+bool BankMatcherCuda::has_bank() const { return false; }
+Status BankMatcherCuda::match(const GrayView&, const BankSearch&, bool, std::vector<Match>*) { return no_cuda(); }
+Status BankMatcherCuda::score_map(const GrayView&, int, const Rect&, std::vector<float>*, int*, int*) {
+  return no_cuda();
+}
+const std::vector<BankCandidate>& BankMatcherCuda::last_candidates() const { return impl_->candidates; }
+void BankMatcherCuda::release() {}
 
 }  // namespace cudaprep

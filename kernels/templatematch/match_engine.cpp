@@ -19,23 +19,47 @@ bool view_gray_in_place(const ImageView& frame, GrayView* gray) {
 
 Status not_configured() { return Status::error("match engine not configured for this frame format and size"); }
 
-// What both engines hand straight to their matcher.
-template <class Matcher>
+// What both engines hand to their matchers: a bank of one unmasked template goes to the
+// single-template matcher (the fastest path), any other bank to the bank matcher.
+template <class Single, class Bank>
 class MatchEngineOver : public MatchEngine {
  public:
-  Status set_template(const GrayView& t) override { return matcher_.set_template(t); }
-  bool has_template() const override { return matcher_.has_template(); }
-  int template_width() const override { return matcher_.template_width(); }
-  int template_height() const override { return matcher_.template_height(); }
-  Status match(const GrayView& gray, const MatchSettings& s, std::vector<Match>* matches) override {
-    return matcher_.match(gray, s, matches);
+  Status set_bank(const TemplateBank& bank) override {
+    std::vector<MemberStats> stats;
+    CUDAPREP_RETURN_IF_ERROR(check_bank(bank, &stats));
+    const bool single = bank.members.size() == 1 && !bank.members[0].image.masked();
+    if (single) {
+      const MaskedGray& g = bank.members[0].image;
+      CUDAPREP_RETURN_IF_ERROR(single_.set_template(GrayView{g.pixels.data(), g.width, g.width, g.height}));
+    } else {
+      CUDAPREP_RETURN_IF_ERROR(bank_.set_bank(bank));
+    }
+    single_bank_ = single;
+    bank_of_one_ = single ? bank : TemplateBank();
+    return Status();
+  }
+  bool has_bank() const override { return single_bank_ ? single_.has_template() : bank_.has_bank(); }
+  const TemplateBank& bank() const override { return single_bank_ ? bank_of_one_ : bank_.bank(); }
+  Status match(const GrayView& gray, const BankSearch& search, bool across, std::vector<Match>* matches) override {
+    if (!single_bank_) return bank_.match(gray, search, across, matches);
+    matches->clear();
+    CUDAPREP_RETURN_IF_ERROR(check_bank_search(bank_of_one_, search));
+    if (search.regions[0].empty()) return Status();
+    MatchSettings settings;
+    settings.search = search.regions[0];
+    settings.threshold = search.thresholds[0];
+    settings.max_matches = search.max_matches[0];
+    return single_.match(gray, settings, matches);
   }
 
  protected:
-  Matcher matcher_;
+  Single single_;
+  Bank bank_;
+  bool single_bank_ = false;
+  TemplateBank bank_of_one_;
 };
 
-class MatchEngineCpu final : public MatchEngineOver<TemplateMatcherCpu> {
+class MatchEngineCpu final : public MatchEngineOver<TemplateMatcherCpu, BankMatcherCpu> {
  public:
   bool on_device() const override { return false; }
   Status configure(PixelFormat format, int width, int height) override {
@@ -63,12 +87,13 @@ class MatchEngineCpu final : public MatchEngineOver<TemplateMatcherCpu> {
   std::vector<uint8_t> gray_;  // converted frames
 };
 
-class MatchEngineCuda final : public MatchEngineOver<TemplateMatcherCuda> {
+class MatchEngineCuda final : public MatchEngineOver<TemplateMatcherCuda, BankMatcherCuda> {
  public:
   MatchEngineCuda(void* stream, GpuWait wait) : stream_(stream) { options_.wait = wait; }
   bool on_device() const override { return true; }
   Status configure(PixelFormat format, int width, int height) override {
-    CUDAPREP_RETURN_IF_ERROR(matcher_.configure(width, height, stream_, options_));
+    CUDAPREP_RETURN_IF_ERROR(single_.configure(width, height, stream_, options_));
+    CUDAPREP_RETURN_IF_ERROR(bank_.configure(width, height, stream_));
     gray_.reset();
     if (!gray_is_first_plane(format)) return gray_.allocate_pitched(size_t(width), size_t(height));
     return Status();
@@ -90,7 +115,7 @@ class MatchEngineCuda final : public MatchEngineOver<TemplateMatcherCuda> {
     return draw_boxes_cuda(frame, boxes, count, style, stream_);
   }
   std::string cache_summary() const override {
-    const TemplateMatcherCuda::TextureCacheStats t = matcher_.texture_cache_stats();
+    const TemplateMatcherCuda::TextureCacheStats t = single_.texture_cache_stats();
     return "texture objects: " + std::to_string(t.created) + " created, " + std::to_string(t.hits) + " reused, " +
            std::to_string(t.entries) + " cached";
   }

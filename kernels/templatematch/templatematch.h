@@ -32,6 +32,7 @@ struct Match {
   int width = 0, height = 0;    // template size
   double sub_x = 0, sub_y = 0;  // sub-pixel top-left
   double score = 0;
+  int member = 0;  // the bank member that matched (0 for a single template)
 };
 
 struct MatchSettings {

@@ -9,18 +9,17 @@
 
 namespace cudaprep {
 
-namespace {
-
-// acc[u] += t * src[u] for n values. The product of two bytes fits 16 bits, which lets the
-// vectoriser multiply 16-bit lanes before widening. Built for AVX2 and for the baseline; the
-// loader picks one at start.
+// The product of two bytes fits 16 bits, which lets the vectoriser multiply 16-bit lanes before
+// widening. Built for AVX2 and for the baseline; the loader picks one at start.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 __attribute__((target_clones("avx2", "default")))
 #endif
-void mac_row(uint32_t* __restrict acc, const uint8_t* __restrict src, uint32_t t, int n) {
+void tm::mac_row(uint32_t* __restrict acc, const uint8_t* __restrict src, uint32_t t, int n) {
   const uint16_t t16 = static_cast<uint16_t>(t);
   for (int u = 0; u < n; ++u) acc[u] += static_cast<uint16_t>(t16 * src[u]);
 }
+
+namespace {
 
 struct MapJob {
   const uint8_t* frame;  // first byte of the search region
@@ -73,7 +72,7 @@ void map_rows(const MapJob& job, int worker, int v0, int v1) {
       const uint8_t* row = job.frame + (v + j) * job.stride;
       const uint8_t* trow = job.templ + static_cast<int64_t>(j) * tw;
       for (int i = 0; i < tw; ++i) {
-        if (trow[i]) mac_row(acc, row + i, trow[i], mw);
+        if (trow[i]) tm::mac_row(acc, row + i, trow[i], mw);
       }
     }
     // Window sums by sliding along the row, then the score.

@@ -30,6 +30,17 @@ CUDAPREP_HD double ccoeff_normed(int64_t n, int64_t st, int64_t var_t, int64_t s
   return r;
 }
 
+// The score of a bank member (template_bank.h): a masked member's window with no variance under
+// the mask has no score (NaN, never a match); an unmasked member's flat window scores 0.
+CUDAPREP_HD float bank_ccoeff_normed(int64_t n, int64_t st, int64_t var_t, int64_t si, int64_t sii, int64_t sti,
+                                     bool masked) {
+  if (masked && n * sii - si * si <= 0) return NAN;
+  return static_cast<float>(ccoeff_normed(n, st, var_t, si, sii, sti));
+}
+
+// acc[u] += t * src[u] for n values (the CPU matchers' correlation row).
+void mac_row(uint32_t* __restrict acc, const uint8_t* __restrict src, uint32_t t, int n);
+
 // Vertex of the parabola through (-1, l), (0, c), (1, r), as an offset from the centre,
 // clamped to +-0.5; 0 where the three values do not form a maximum. No a * b + c patterns,
 // so neither compiler can contract anything into an FMA.
