@@ -37,6 +37,8 @@
 
 #include <gst/video/gstvideometa.h>
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,7 +49,7 @@
 #include "frame_pool.h"
 #include "pixel_format.h"
 #include "property_arrays.h"
-#include "template_loader.h"
+#include "bank_request.h"
 #include "match_engine.h"
 #include "templatematch.h"
 #include "versioned_settings.h"
@@ -69,16 +71,32 @@ enum {
   PROP_THICKNESS,
   PROP_POST_MESSAGES,
   PROP_GPU_WAIT,
+  PROP_TEMPLATE_MASK,
+  PROP_TEMPLATES,
+  PROP_TEMPLATE_BANK,
+  PROP_SCALES,
+  PROP_ANGLES,
+  PROP_SUPPRESS_ACROSS_TEMPLATES,
+  PROP_TRACK,
+  PROP_TRACK_MARGIN,
+  PROP_FULL_SEARCH_INTERVAL,
 };
 
 /* Properties, behind the object lock (versioned_settings.h); their defaults here are the ones
- * the param specs declare. Setting template-location or template-rect asks for a new template
- * (template_request counts the requests, so re-setting the same rectangle cuts the template
- * again). */
+ * the param specs declare. Setting any of the template properties asks for a new bank
+ * (template_request counts the requests: re-setting the same rectangle cuts the template again);
+ * the one set last says where the bank comes from. */
+/* A file-based bank as loaded for one request (or why it could not be). */
+struct LoadedBank {
+  guint64 request = 0;
+  TemplateBank bank;
+  std::string error;
+};
+
 struct MatchProps {
-  std::string template_location;
+  BankRequest bank;                         /* source, files, scales, angles (threshold and max-matches below) */
+  std::shared_ptr<const LoadedBank> loaded; /* the file-based bank, loaded when set (or at start) */
   std::vector<int> template_rect;
-  gboolean template_from_rect = FALSE; /* the newest template source is template-rect */
   guint64 template_request = 0;
   std::vector<int> search_region;
   double threshold = 0.8;
@@ -88,14 +106,27 @@ struct MatchProps {
   int thickness = 2;
   gboolean post_messages = TRUE;
   GpuWait gpu_wait = GpuWait::Blocking; /* taken when the engine is made (start / caps) */
+  gboolean suppress_across_templates = FALSE;
+  gboolean track = FALSE;
+  double track_margin = 2.0;
+  guint full_search_interval = 30;
 
   bool operator==(const MatchProps &o) const {
-    return template_location == o.template_location && template_rect == o.template_rect &&
-           template_from_rect == o.template_from_rect && template_request == o.template_request &&
-           search_region == o.search_region && threshold == o.threshold && max_matches == o.max_matches &&
-           draw == o.draw && color == o.color && thickness == o.thickness && post_messages == o.post_messages &&
-           gpu_wait == o.gpu_wait;
+    return bank == o.bank && loaded == o.loaded && template_rect == o.template_rect &&
+           template_request == o.template_request && search_region == o.search_region && threshold == o.threshold &&
+           max_matches == o.max_matches && draw == o.draw && color == o.color && thickness == o.thickness &&
+           post_messages == o.post_messages && gpu_wait == o.gpu_wait &&
+           suppress_across_templates == o.suppress_across_templates && track == o.track &&
+           track_margin == o.track_margin && full_search_interval == o.full_search_interval;
   }
+};
+
+/* Where the search of one template goes next frame (tracking). */
+struct TemplateTrack {
+  gboolean found = FALSE; /* matched last frame: search around box */
+  Rect box;               /* the union of its last matches */
+  guint since_full = 0;   /* frames since its last full search */
+  gboolean full = TRUE;   /* this frame's search of it is a full search */
 };
 
 /* Streaming state: built in start / set_caps / on template requests, dropped in stop. */
@@ -103,12 +134,17 @@ struct MatchState {
   MatchProps props; /* the snapshot the state follows */
   gint props_version = -1;
   std::unique_ptr<MatchEngine> engine;
-  guint64 template_request = 0; /* the request the loaded template answers */
-  gboolean have_template = FALSE;
+  guint64 template_request = 0;    /* the newest request acted on (installed, cut or refused) */
+  guint64 installed_request = 0;   /* the request the installed bank answers */
+  TemplateBank bank;               /* the installed bank (host copy: labels, sizes, scales, angles) */
+  gboolean have_bank = FALSE;      /* bank holds the templates to match */
+  gboolean bank_on_engine = FALSE; /* ... and the engine has them (set_bank since its configure) */
   gboolean warned_no_template = FALSE;
-  std::vector<int> search_region; /* the region last checked against the template */
+  std::vector<int> search_region; /* the region last checked against the bank */
   gboolean search_region_ok = FALSE;
-  MatchSettings settings; /* per frame, from the properties */
+  Rect search;             /* the resolved search region */
+  BankSearch frame_search; /* per frame: each member's region, each template's limits */
+  std::vector<TemplateTrack> tracks;
   std::vector<Match> matches;
   std::vector<Rect> boxes;
   FrameLifetime lifetime; /* when the frame may leave (frame_lifetime.h) */
@@ -130,6 +166,7 @@ G_DEFINE_TYPE(GstCudaTemplateMatch, gst_cuda_template_match, GST_TYPE_CUDA_PREP_
 GST_ELEMENT_REGISTER_DEFINE(cudatemplatematch, "cudatemplatematch", GST_RANK_NONE, GST_TYPE_CUDA_TEMPLATE_MATCH);
 
 static_assert(kMaxTemplateSide == 256, "the template-location docs state the limit");
+static_assert(kMaxBankTemplates == 64 && kMaxBankMembers == 256, "the templates docs state the limits");
 
 /* ---- caps ----------------------------------------------------------------------------- */
 
@@ -158,11 +195,6 @@ static gboolean gst_cuda_template_match_configure(GstCudaPrepBase *base, GstCaps
   PixelFormat fmt = PixelFormat::GRAY8;
   gst_cuda_prep_pixel_format_from_video(GST_VIDEO_INFO_FORMAT(info), &fmt);
 
-  /* A new frame size invalidates the checks made against the old one: reload the template. */
-  state.template_request = 0;
-  state.have_template = FALSE;
-  state.search_region_ok = FALSE;
-
   CudaPrepScopedContext ctx(device, GST_ELEMENT(self));
   if (!ctx.ok()) return FALSE;
   if (!state.engine) {
@@ -174,12 +206,20 @@ static gboolean gst_cuda_template_match_configure(GstCudaPrepBase *base, GstCaps
     GST_ELEMENT_ERROR(self, RESOURCE, FAILED, ("Could not set up template matching"), ("%s", st.message().c_str()));
     return FALSE;
   }
-  state.matches.reserve(kMaxMatches);
-  state.boxes.reserve(kMaxMatches);
+  state.matches.reserve(kMaxMatches * kMaxBankTemplates);
+  state.boxes.reserve(kMaxMatches * kMaxBankTemplates);
+  /* A new frame size invalidates the checks made against the old one: a template-rect is cut
+   * again from the next frame, a loaded bank installed again. */
+  state.search_region_ok = FALSE;
+  if (state.props.bank.source == BankRequest::Source::Rect) {
+    state.template_request = 0;
+    state.have_bank = FALSE;
+  }
+  state.bank_on_engine = FALSE;
   return TRUE;
 }
 
-/* ---- template and search region ------------------------------------------------------- */
+/* ---- templates and search region ------------------------------------------------------ */
 
 static std::string rect_text(const std::vector<int> &r) {
   std::string out = "<";
@@ -187,22 +227,26 @@ static std::string rect_text(const std::vector<int> &r) {
   return out + ">";
 }
 
-/* The search-region property as a rectangle of the frame that the template fits in. */
-static Status resolve_region(const std::vector<int> &region, const GrayView &frame, int tw, int th, Rect *out) {
-  Rect requested;
-  if (!region.empty()) {
-    if (region.size() != 4)
-      return Status::error("search-region needs 4 values <x, y, width, height>, got " + std::to_string(region.size()));
-    requested = Rect{region[0], region[1], region[2], region[3]};
-    if (requested.empty())
-      return Status::error("search-region " + rect_text(region) + ": width and height must be positive");
+/* The search-region property as a rectangle of the frame. */
+static Status resolve_region(const std::vector<int> &region, const GrayView &frame, Rect *out) {
+  if (region.empty()) {
+    *out = Rect{0, 0, frame.width, frame.height};
+    return Status();
   }
-  return resolve_search_region(frame.width, frame.height, tw, th, requested, out);
+  if (region.size() != 4)
+    return Status::error("search-region needs 4 values <x, y, width, height>, got " + std::to_string(region.size()));
+  const Rect r{region[0], region[1], region[2], region[3]};
+  if (r.empty()) return Status::error("search-region " + rect_text(region) + ": width and height must be positive");
+  if (r.x < 0 || r.y < 0 || (int64_t)r.x + r.w > frame.width || (int64_t)r.y + r.h > frame.height)
+    return Status::error("search-region " + rect_text(region) + " lies outside the " + std::to_string(frame.width) +
+                         "x" + std::to_string(frame.height) + " frame");
+  *out = r;
+  return Status();
 }
 
 /* Cuts the template-rect from the frame (wherever the engine keeps its gray image). */
 static std::string cut_template(MatchEngine &engine, const std::vector<int> &rect, const GrayView &frame,
-                                GrayImage *img) {
+                                MaskedGray *img) {
   if (rect.size() != 4) return "template-rect needs 4 values <x, y, width, height>, got " + std::to_string(rect.size());
   const Rect r{rect[0], rect[1], rect[2], rect[3]};
   if (r.empty()) return "template-rect " + rect_text(rect) + " is empty: width and height must be positive";
@@ -225,53 +269,154 @@ static const MatchProps &take_props(GstCudaTemplateMatch *self) {
   return state.props;
 }
 
-/* Loads the template a property asked for since the last frame (or since new caps). */
-static gboolean refresh_template(GstCudaTemplateMatch *self, const MatchProps &props, const GrayView &frame) {
-  MatchState &state = self->impl->state;
-  if (props.template_request == state.template_request) return TRUE;
-  const gboolean from_rect = props.template_from_rect;
-  const std::string &location = props.template_location;
-  const std::vector<int> &rect = props.template_rect;
-  state.template_request = props.template_request;
-  state.have_template = FALSE;
-  state.search_region_ok = FALSE;
-
-  GrayImage img;
-  std::string error;
-  if (from_rect)
-    error = cut_template(*state.engine, rect, frame, &img);
-  else if (!location.empty())
-    error = gst_cuda_prep_load_gray_image(location, kMaxTemplateSide, &img);
-  else
-    return TRUE; /* no template (yet): frames pass through */
-
-  if (error.empty()) {
-    Rect fits;
-    Status st = resolve_search_region(frame.width, frame.height, img.width, img.height, Rect{}, &fits);
-    if (st.ok()) st = state.engine->set_template(GrayView{img.pixels.data(), img.width, img.width, img.height});
-    if (!st.ok()) error = st.message();
+static std::string source_text(const MatchProps &p) {
+  switch (p.bank.source) {
+    case BankRequest::Source::Location: return "template-location=" + p.bank.location;
+    case BankRequest::Source::Rect: return "template-rect=" + rect_text(p.template_rect);
+    case BankRequest::Source::List: return "templates=" + p.bank.list;
+    case BankRequest::Source::KeyFile: return "template-bank=" + p.bank.keyfile;
+    default: return "no template";
   }
-  if (!error.empty()) {
-    GST_ELEMENT_ERROR(
-        self, RESOURCE, SETTINGS, ("Cannot use the template: %s", error.c_str()),
-        ("template-%s", from_rect ? ("rect=" + rect_text(rect)).c_str() : ("location=" + location).c_str()));
+}
+
+/* Makes @bank the one matched from the next frame on (its device copy included). */
+static gboolean install_bank(GstCudaTemplateMatch *self, TemplateBank bank, guint64 request, const GrayView &frame,
+                             const char *source) {
+  MatchState &state = self->impl->state;
+  Status st = check_bank(bank, nullptr);
+  for (size_t m = 0; st.ok() && m < bank.members.size(); ++m)
+    st = check_member_region(bank, (int)m, frame.width, frame.height, Rect{0, 0, frame.width, frame.height});
+  if (st.ok()) st = state.engine->set_bank(bank);
+  if (!st.ok()) {
+    state.have_bank = state.bank_on_engine = FALSE;
+    GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("Cannot use the template: %s", st.message().c_str()), ("%s", source));
     return FALSE;
   }
-  state.have_template = TRUE;
-  GST_INFO_OBJECT(self, "template %dx%d from %s", img.width, img.height,
-                  from_rect ? "template-rect" : location.c_str());
+  state.bank = std::move(bank);
+  state.installed_request = request;
+  state.have_bank = TRUE;
+  state.bank_on_engine = TRUE;
+  state.search_region_ok = FALSE;
+  state.tracks.assign(state.bank.templates.size(), TemplateTrack());
+  GST_INFO_OBJECT(self, "%zu templates (%zu with their scales and angles) from %s", state.bank.templates.size(),
+                  state.bank.members.size(), source);
   return TRUE;
 }
 
-/* Takes the per-frame settings of the snapshot; re-checks the search region against the
- * template when it or the template changed. No allocation unless the region changed. */
+static BankRequest request_of(const MatchProps &props) {
+  BankRequest request = props.bank;
+  request.threshold = props.threshold;
+  request.max_matches = props.max_matches;
+  return request;
+}
+
+static bool file_based(const MatchProps &props) {
+  return props.bank.source != BankRequest::Source::None && props.bank.source != BankRequest::Source::Rect;
+}
+
+/* Loads the file-based bank the properties ask for, in the calling thread (the application's, in
+ * set_property or start: never the streaming thread), unless it is loaded already; keeps the
+ * result unless a newer request came meanwhile. Returns the result for the newest request. */
+static std::shared_ptr<const LoadedBank> load_requested_bank(GstCudaTemplateMatch *self) {
+  BankRequest request;
+  guint64 id = 0;
+  std::shared_ptr<const LoadedBank> have;
+  bool needed = false;
+  self->impl->props.read(self, [&](const MatchProps &p) {
+    id = p.template_request;
+    have = p.loaded;
+    needed = file_based(p) && !(have && have->request == id);
+    request = request_of(p);
+    return 0;
+  });
+  if (!needed) return have;
+  auto loaded = std::make_shared<LoadedBank>();
+  loaded->request = id;
+  loaded->error = gst_cuda_prep_load_bank(request, &loaded->bank);
+  std::shared_ptr<const LoadedBank> result = loaded;
+  self->impl->props.write(self, [&](MatchProps &p) {
+    if (p.template_request == id) p.loaded = loaded;
+    result = p.loaded;
+  });
+  return result;
+}
+
+/* Acts on what a template property asked for since the last frame: installs the bank it loaded
+ * (or reports why it could not), cuts a template-rect from this frame. */
+static gboolean refresh_bank(GstCudaTemplateMatch *self, const MatchProps &props, const GrayView &frame) {
+  MatchState &state = self->impl->state;
+  if (props.template_request != state.template_request) {
+    switch (props.bank.source) {
+      case BankRequest::Source::None:
+        state.template_request = props.template_request;
+        state.have_bank = state.bank_on_engine = FALSE;
+        break;
+      case BankRequest::Source::Rect: {
+        state.template_request = props.template_request;
+        TemplateBank bank;
+        bank.templates.resize(1);
+        bank.templates[0].label = kSingleTemplateLabel;
+        bank.members.resize(1);
+        std::string error = cut_template(*state.engine, props.template_rect, frame, &bank.members[0].image);
+        if (!error.empty()) {
+          GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("Cannot use the template: %s", error.c_str()),
+                            ("%s", source_text(props).c_str()));
+          return FALSE;
+        }
+        if (!install_bank(self, std::move(bank), props.template_request, frame, source_text(props).c_str()))
+          return FALSE;
+        break;
+      }
+      default:
+        /* Loaded by the setter before it returned; not yet while it is still loading. */
+        if (!props.loaded || props.loaded->request != props.template_request) break;
+        state.template_request = props.template_request;
+        if (!props.loaded->error.empty()) {
+          GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("Cannot use the template: %s", props.loaded->error.c_str()),
+                            ("%s", source_text(props).c_str()));
+          return FALSE;
+        }
+        if (!install_bank(self, props.loaded->bank, props.template_request, frame, source_text(props).c_str()))
+          return FALSE;
+        break;
+    }
+  }
+  /* Kept over new caps: onto the engine again. */
+  if (state.have_bank && !state.bank_on_engine) {
+    TemplateBank bank = std::move(state.bank);
+    if (!install_bank(self, std::move(bank), state.installed_request, frame, source_text(props).c_str())) return FALSE;
+  }
+  return TRUE;
+}
+
+/* The window a tracked template is searched in next: its last matches' box grown by the margin
+ * (in template sizes) on every side, at least a member's size, inside the search region. */
+static Rect tracking_window(const Rect &box, double margin, const MaskedGray &member, const Rect &search) {
+  const int mx = (int)std::ceil(margin * member.width), my = (int)std::ceil(margin * member.height);
+  int x0 = box.x - mx, y0 = box.y - my, x1 = box.x + box.w + mx, y1 = box.y + box.h + my;
+  x0 = std::max(x0, search.x);
+  y0 = std::max(y0, search.y);
+  x1 = std::min(x1, search.x + search.w);
+  y1 = std::min(y1, search.y + search.h);
+  /* At least the member's size: grow towards the side with room. */
+  if (x1 - x0 < member.width) {
+    x0 = std::max(search.x, std::min(x0, x1 - member.width));
+    x1 = x0 + member.width;
+  }
+  if (y1 - y0 < member.height) {
+    y0 = std::max(search.y, std::min(y0, y1 - member.height));
+    y1 = y0 + member.height;
+  }
+  return Rect{x0, y0, x1 - x0, y1 - y0};
+}
+
+/* Takes the per-frame settings of the snapshot; re-checks the search region against the bank
+ * when it or the bank changed, and chooses each member's region (full search or tracking). No
+ * allocation unless the region or the bank changed. */
 static gboolean refresh_settings(GstCudaTemplateMatch *self, const GrayView &frame, gboolean *draw, gboolean *post,
                                  BoxStyle *style) {
   MatchState &state = self->impl->state;
   const MatchProps &props = state.props;
-
-  state.settings.threshold = props.threshold;
-  state.settings.max_matches = props.max_matches;
   *draw = props.draw;
   *post = props.post_messages;
   style->r = (props.color >> 16) & 0xff;
@@ -282,18 +427,59 @@ static gboolean refresh_settings(GstCudaTemplateMatch *self, const GrayView &fra
     state.search_region = props.search_region;
     state.search_region_ok = FALSE;
   }
-
-  if (state.search_region_ok || !state.have_template) return TRUE;
-  Status st = resolve_region(state.search_region, frame, state.engine->template_width(),
-                             state.engine->template_height(), &state.settings.search);
-  if (!st.ok()) {
-    GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("Invalid search-region: %s", st.message().c_str()),
-                      ("search-region=%s, template %dx%d, frame %dx%d", rect_text(state.search_region).c_str(),
-                       state.engine->template_width(), state.engine->template_height(), frame.width, frame.height));
-    return FALSE;
+  if (!state.bank_on_engine) return TRUE;
+  const TemplateBank &bank = state.bank;
+  if (!state.search_region_ok) {
+    Status st = resolve_region(state.search_region, frame, &state.search);
+    for (size_t m = 0; st.ok() && m < bank.members.size(); ++m)
+      st = check_member_region(bank, (int)m, frame.width, frame.height, state.search);
+    if (!st.ok()) {
+      GST_ELEMENT_ERROR(
+          self, RESOURCE, SETTINGS, ("Invalid search-region: %s", st.message().c_str()),
+          ("search-region=%s, frame %dx%d", rect_text(state.search_region).c_str(), frame.width, frame.height));
+      return FALSE;
+    }
+    state.search_region_ok = TRUE;
+    state.frame_search = BankSearch::over(bank, state.search);
   }
-  state.search_region_ok = TRUE;
+  BankSearch &search = state.frame_search;
+  for (size_t t = 0; t < bank.templates.size(); ++t) {
+    const BankTemplate &bt = bank.templates[t];
+    search.thresholds[t] = bt.own_threshold ? bt.threshold : props.threshold;
+    search.max_matches[t] = bt.own_max_matches ? bt.max_matches : props.max_matches;
+    TemplateTrack &track = state.tracks[t];
+    track.full = !props.track || !track.found ||
+                 (props.full_search_interval > 0 && track.since_full >= props.full_search_interval);
+  }
+  for (size_t m = 0; m < bank.members.size(); ++m) {
+    const TemplateTrack &track = state.tracks[bank.members[m].template_index];
+    search.regions[m] =
+        track.full ? state.search : tracking_window(track.box, props.track_margin, bank.members[m].image, state.search);
+  }
   return TRUE;
+}
+
+/* After a frame: each template's next search (tracking). */
+static void update_tracks(MatchState &state) {
+  for (TemplateTrack &track : state.tracks) {
+    track.since_full = track.full ? 1 : track.since_full + 1;
+    track.found = FALSE;
+  }
+  for (const Match &m : state.matches) {
+    TemplateTrack &track = state.tracks[state.bank.members[m.member].template_index];
+    const Rect box{m.x, m.y, m.width, m.height};
+    if (!track.found) {
+      track.box = box;
+      track.found = TRUE;
+      continue;
+    }
+    const int x1 = std::max(track.box.x + track.box.w, box.x + box.w);
+    const int y1 = std::max(track.box.y + track.box.h, box.y + box.h);
+    track.box.x = std::min(track.box.x, box.x);
+    track.box.y = std::min(track.box.y, box.y);
+    track.box.w = x1 - track.box.x;
+    track.box.h = y1 - track.box.y;
+  }
 }
 
 /* ---- per frame ------------------------------------------------------------------------ */
@@ -308,6 +494,10 @@ struct ResultQuarks {
   GQuark height = g_quark_from_static_string("height");
   GQuark sub_x = g_quark_from_static_string("sub-x");
   GQuark sub_y = g_quark_from_static_string("sub-y");
+  GQuark templ = g_quark_from_static_string("template");
+  GQuark scale = g_quark_from_static_string("scale");
+  GQuark angle = g_quark_from_static_string("angle");
+  GQuark full_search = g_quark_from_static_string("full-search");
   GQuark timestamp = g_quark_from_static_string("timestamp");
   GQuark stream_time = g_quark_from_static_string("stream-time");
   GQuark running_time = g_quark_from_static_string("running-time");
@@ -324,27 +514,35 @@ static const ResultQuarks &result_quarks(void) {
 static void attach_results(GstCudaTemplateMatch *self, GstBuffer *buf, const std::vector<Match> &matches,
                            gboolean post) {
   const ResultQuarks &q = result_quarks();
+  const MatchState &state = self->impl->state;
   GValue list = G_VALUE_INIT;
   if (post) g_value_init(&list, GST_TYPE_LIST);
 
   for (const Match &m : matches) {
+    const BankMember &member = state.bank.members[m.member];
+    const char *label = state.bank.templates[member.template_index].label.c_str();
+    const gboolean full = state.tracks[member.template_index].full;
     GstVideoRegionOfInterestMeta *roi =
-        gst_buffer_add_video_region_of_interest_meta_id(buf, q.template_match, m.x, m.y, m.width, m.height);
+        gst_buffer_add_video_region_of_interest_meta(buf, label, m.x, m.y, m.width, m.height);
     gst_video_region_of_interest_meta_add_param(
         roi, gst_structure_new_id(q.template_match, q.score, G_TYPE_DOUBLE, m.score, q.x, G_TYPE_DOUBLE, m.sub_x, q.y,
-                                  G_TYPE_DOUBLE, m.sub_y, NULL));
+                                  G_TYPE_DOUBLE, m.sub_y, q.templ, G_TYPE_STRING, label, q.scale, G_TYPE_DOUBLE,
+                                  member.scale, q.angle, G_TYPE_DOUBLE, member.angle, q.full_search, G_TYPE_BOOLEAN,
+                                  full, NULL));
     if (post) {
       GValue v = G_VALUE_INIT;
       g_value_init(&v, GST_TYPE_STRUCTURE);
       g_value_take_boxed(
           &v, gst_structure_new_id(q.match, q.x, G_TYPE_INT, m.x, q.y, G_TYPE_INT, m.y, q.width, G_TYPE_INT, m.width,
                                    q.height, G_TYPE_INT, m.height, q.score, G_TYPE_DOUBLE, m.score, q.sub_x,
-                                   G_TYPE_DOUBLE, m.sub_x, q.sub_y, G_TYPE_DOUBLE, m.sub_y, NULL));
+                                   G_TYPE_DOUBLE, m.sub_x, q.sub_y, G_TYPE_DOUBLE, m.sub_y, q.templ, G_TYPE_STRING,
+                                   label, q.scale, G_TYPE_DOUBLE, member.scale, q.angle, G_TYPE_DOUBLE, member.angle,
+                                   q.full_search, G_TYPE_BOOLEAN, full, NULL));
       gst_value_list_append_and_take_value(&list, &v);
     }
   }
   std::string analytics_error;
-  if (!gst_cuda_prep_add_analytics_matches(buf, matches, &analytics_error))
+  if (!gst_cuda_prep_add_analytics_matches(buf, matches, state.bank, &analytics_error))
     GST_ELEMENT_WARNING(self, STREAM, FAILED, ("Matches not added as analytics metadata"),
                         ("%s", analytics_error.c_str()));
   if (!post) return;
@@ -384,11 +582,11 @@ static GstFlowReturn gst_cuda_template_match_transform_ip(GstBaseTransform *tran
   if (!st.ok()) {
     GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Gray conversion failed"), ("%s", st.message().c_str()));
     ret = GST_FLOW_ERROR;
-  } else if (!refresh_template(self, take_props(self), gray) || !refresh_settings(self, gray, &draw, &post, &style)) {
+  } else if (!refresh_bank(self, take_props(self), gray) || !refresh_settings(self, gray, &draw, &post, &style)) {
     ret = GST_FLOW_ERROR;
-  } else if (state.have_template) {
+  } else if (state.bank_on_engine) {
     phases.mark("gray+settings");
-    st = state.engine->match(gray, state.settings, &state.matches);
+    st = state.engine->match(gray, state.frame_search, state.props.suppress_across_templates, &state.matches);
     phases.mark("match");
     if (!st.ok()) {
       GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Template matching failed: %s", st.message().c_str()), (NULL));
@@ -407,7 +605,8 @@ static GstFlowReturn gst_cuda_template_match_transform_ip(GstBaseTransform *tran
     }
   } else if (!state.warned_no_template) {
     GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS,
-                        ("No template set (template-location or template-rect): frames pass through unmatched"),
+                        ("No template set (template-location, template-rect, templates or template-bank): frames "
+                         "pass through unmatched"),
                         (NULL));
     state.warned_no_template = TRUE;
   }
@@ -424,7 +623,10 @@ static GstFlowReturn gst_cuda_template_match_transform_ip(GstBaseTransform *tran
   phases.mark("draw+sync");
   if (!input.unmap(GST_ELEMENT(self), device, &frame, modified)) ret = GST_FLOW_ERROR;
   phases.mark("unmap");
-  if (ret == GST_FLOW_OK && state.have_template) attach_results(self, buf, state.matches, post);
+  if (ret == GST_FLOW_OK && state.bank_on_engine) {
+    attach_results(self, buf, state.matches, post);
+    update_tracks(state);
+  }
   phases.mark("results");
   return ret;
 }
@@ -440,6 +642,23 @@ static gboolean gst_cuda_template_match_propose_allocation(GstBaseTransform *tra
   return gst_cuda_prep_propose_frame_pool(gst_cuda_prep_base_device(GST_CUDA_PREP_BASE(trans)), query, 0);
 }
 
+/* A file-based bank is loaded before the first frame: a bad template file fails the start,
+ * naming the file. */
+static gboolean gst_cuda_template_match_start(GstBaseTransform *trans) {
+  GstCudaTemplateMatch *self = GST_CUDA_TEMPLATE_MATCH(trans);
+  MatchState &state = self->impl->state;
+  if (!GST_BASE_TRANSFORM_CLASS(parent_class)->start(trans)) return FALSE;
+  const std::shared_ptr<const LoadedBank> loaded = load_requested_bank(self);
+  const MatchProps &props = take_props(self);
+  state.template_request = 0; /* the first frame installs the bank (or cuts the template-rect) */
+  if (loaded && loaded->request == props.template_request && !loaded->error.empty()) {
+    GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("Cannot use the template: %s", loaded->error.c_str()),
+                      ("%s", source_text(props).c_str()));
+    return FALSE;
+  }
+  return TRUE;
+}
+
 static gboolean gst_cuda_template_match_stop(GstBaseTransform *trans) {
   GstCudaTemplateMatch *self = GST_CUDA_TEMPLATE_MATCH(trans);
   CudaPrepDevice &device = gst_cuda_prep_base_device(GST_CUDA_PREP_BASE(trans));
@@ -450,11 +669,13 @@ static gboolean gst_cuda_template_match_stop(GstBaseTransform *trans) {
     if (state.engine) GST_INFO_OBJECT(self, "%s", state.engine->cache_summary().c_str());
     state.engine.reset(); /* frees device memory: context current */
   }
-  state.have_template = FALSE;
-  state.template_request = 0;
+  state.have_bank = state.bank_on_engine = FALSE;
+  state.bank = TemplateBank();
+  state.template_request = state.installed_request = 0;
   state.warned_no_template = FALSE;
   state.search_region.clear();
   state.search_region_ok = FALSE;
+  state.tracks.clear();
   return GST_BASE_TRANSFORM_CLASS(parent_class)->stop(trans);
 }
 
@@ -469,15 +690,41 @@ static void gst_cuda_template_match_set_property(GObject *object, guint prop_id,
   self->impl->props.write(self, [&](MatchProps &s) {
     switch (prop_id) {
       case PROP_TEMPLATE_LOCATION:
-        s.template_location = g_value_get_string(value) ? g_value_get_string(value) : "";
-        s.template_from_rect = FALSE;
+        s.bank.location = g_value_get_string(value) ? g_value_get_string(value) : "";
+        s.bank.source = s.bank.location.empty() ? BankRequest::Source::None : BankRequest::Source::Location;
         s.template_request++;
         break;
       case PROP_TEMPLATE_RECT:
         s.template_rect = gst_cuda_prep_vector_from_array<int>(value);
-        s.template_from_rect = !s.template_rect.empty();
+        s.bank.source = s.template_rect.empty() ? BankRequest::Source::None : BankRequest::Source::Rect;
         s.template_request++;
         break;
+      case PROP_TEMPLATES:
+        s.bank.list = g_value_get_string(value) ? g_value_get_string(value) : "";
+        s.bank.source = s.bank.list.empty() ? BankRequest::Source::None : BankRequest::Source::List;
+        s.template_request++;
+        break;
+      case PROP_TEMPLATE_BANK:
+        s.bank.keyfile = g_value_get_string(value) ? g_value_get_string(value) : "";
+        s.bank.source = s.bank.keyfile.empty() ? BankRequest::Source::None : BankRequest::Source::KeyFile;
+        s.template_request++;
+        break;
+      case PROP_TEMPLATE_MASK:
+        s.bank.mask = g_value_get_string(value) ? g_value_get_string(value) : "";
+        if (s.bank.source != BankRequest::Source::None) s.template_request++;
+        break;
+      case PROP_SCALES:
+        s.bank.scales = gst_cuda_prep_vector_from_array<double>(value);
+        if (s.bank.source != BankRequest::Source::None) s.template_request++;
+        break;
+      case PROP_ANGLES:
+        s.bank.angles = gst_cuda_prep_vector_from_array<double>(value);
+        if (s.bank.source != BankRequest::Source::None) s.template_request++;
+        break;
+      case PROP_SUPPRESS_ACROSS_TEMPLATES: s.suppress_across_templates = g_value_get_boolean(value); break;
+      case PROP_TRACK: s.track = g_value_get_boolean(value); break;
+      case PROP_TRACK_MARGIN: s.track_margin = g_value_get_double(value); break;
+      case PROP_FULL_SEARCH_INTERVAL: s.full_search_interval = g_value_get_uint(value); break;
       case PROP_SEARCH_REGION: s.search_region = gst_cuda_prep_vector_from_array<int>(value); break;
       case PROP_THRESHOLD: s.threshold = g_value_get_double(value); break;
       case PROP_MAX_MATCHES: s.max_matches = g_value_get_uint(value); break;
@@ -490,14 +737,29 @@ static void gst_cuda_template_match_set_property(GObject *object, guint prop_id,
     }
   });
   if (!known) G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+  /* While streaming, a new file-based bank is loaded here, in the caller's thread, so the next
+   * frame uses it and the streaming thread never decodes; before, start loads it. */
+  const bool template_property = prop_id == PROP_TEMPLATE_LOCATION || prop_id == PROP_TEMPLATES ||
+                                 prop_id == PROP_TEMPLATE_BANK || prop_id == PROP_TEMPLATE_MASK ||
+                                 prop_id == PROP_SCALES || prop_id == PROP_ANGLES;
+  if (template_property && GST_STATE(self) >= GST_STATE_PAUSED) load_requested_bank(self);
 }
 
 static void gst_cuda_template_match_get_property(GObject *object, guint prop_id, GValue *value, GParamSpec *pspec) {
   GstCudaTemplateMatch *self = GST_CUDA_TEMPLATE_MATCH(object);
   const gboolean known = self->impl->props.read(self, [&](const MatchProps &s) -> gboolean {
     switch (prop_id) {
-      case PROP_TEMPLATE_LOCATION: g_value_set_string(value, s.template_location.c_str()); break;
+      case PROP_TEMPLATE_LOCATION: g_value_set_string(value, s.bank.location.c_str()); break;
       case PROP_TEMPLATE_RECT: gst_cuda_prep_vector_to_array(s.template_rect, value); break;
+      case PROP_TEMPLATES: g_value_set_string(value, s.bank.list.c_str()); break;
+      case PROP_TEMPLATE_BANK: g_value_set_string(value, s.bank.keyfile.c_str()); break;
+      case PROP_TEMPLATE_MASK: g_value_set_string(value, s.bank.mask.c_str()); break;
+      case PROP_SCALES: gst_cuda_prep_vector_to_array(s.bank.scales, value); break;
+      case PROP_ANGLES: gst_cuda_prep_vector_to_array(s.bank.angles, value); break;
+      case PROP_SUPPRESS_ACROSS_TEMPLATES: g_value_set_boolean(value, s.suppress_across_templates); break;
+      case PROP_TRACK: g_value_set_boolean(value, s.track); break;
+      case PROP_TRACK_MARGIN: g_value_set_double(value, s.track_margin); break;
+      case PROP_FULL_SEARCH_INTERVAL: g_value_set_uint(value, s.full_search_interval); break;
       case PROP_SEARCH_REGION: gst_cuda_prep_vector_to_array(s.search_region, value); break;
       case PROP_THRESHOLD: g_value_set_double(value, s.threshold); break;
       case PROP_MAX_MATCHES: g_value_set_uint(value, s.max_matches); break;
@@ -543,20 +805,83 @@ static void gst_cuda_template_match_class_init(GstCudaTemplateMatchClass *klass)
                                     "template-location when set last)",
                                     rw));
   g_object_class_install_property(
+      gobject_class, PROP_TEMPLATE_MASK,
+      g_param_spec_string("template-mask", "Template mask",
+                          "Gray image of template-location's size: the score counts only the template's pixels where "
+                          "the mask is not 0 (OpenCV's masked TM_CCOEFF_NORMED). A PNG template's alpha channel is "
+                          "its mask without this property",
+                          NULL, rw));
+  g_object_class_install_property(
+      gobject_class, PROP_TEMPLATES,
+      g_param_spec_string("templates", "Templates",
+                          "Several template files matched together, separated by ';' (\"logo.png;sign.png\"), at "
+                          "most 64: each match's label is its file's name without the extension. Each is matched at "
+                          "every scale and angle of the scales and angles properties. Wins over the other template "
+                          "properties when set last",
+                          NULL, rw));
+  g_object_class_install_property(
+      gobject_class, PROP_TEMPLATE_BANK,
+      g_param_spec_string("template-bank", "Template bank",
+                          "Key file describing the templates: one group per template, named by its label, with its "
+                          "file, and optionally its mask, threshold, max-matches, scales, angles and tracking margin "
+                          "(docs/template-bank.md). Wins over the other template properties when set last",
+                          NULL, rw));
+  g_object_class_install_property(
+      gobject_class, PROP_SCALES,
+      gst_cuda_prep_param_spec_doubles("scales", "Scales",
+                                       "\"<0.8, 1, 1.25>\": the scales every template of template-location, "
+                                       "templates or template-rect is also matched at (resized once when it loads); "
+                                       "empty (default) = 1 only",
+                                       rw));
+  g_object_class_install_property(
+      gobject_class, PROP_ANGLES,
+      gst_cuda_prep_param_spec_doubles("angles", "Angles",
+                                       "\"<-10, 0, 10>\": the angles in degrees, counter-clockwise, every template is "
+                                       "also matched at (rotated once when it loads; the corners a rotation uncovers "
+                                       "are masked out); empty (default) = 0 only",
+                                       rw));
+  g_object_class_install_property(
+      gobject_class, PROP_SUPPRESS_ACROSS_TEMPLATES,
+      g_param_spec_boolean("suppress-across-templates", "Suppress across templates",
+                           "Drop a match whose box overlaps a better match of another template (matches of one "
+                           "template, at any scale or angle, always suppress each other)",
+                           d.suppress_across_templates, rw));
+  g_object_class_install_property(
+      gobject_class, PROP_TRACK,
+      g_param_spec_boolean("track", "Track",
+                           "After a template matched, search only a window around its matches in the next frame "
+                           "(track-margin); search the whole region again when it is lost and every "
+                           "full-search-interval frames. The metas' full-search field says which search found a match",
+                           d.track, rw));
+  g_object_class_install_property(
+      gobject_class, PROP_TRACK_MARGIN,
+      g_param_spec_double("track-margin", "Tracking margin",
+                          "With track=true: how far around its last matches a template is searched, in template "
+                          "sizes (its width to the left and right, its height above and below)",
+                          0.0, 64.0, d.track_margin, rw));
+  g_object_class_install_property(
+      gobject_class, PROP_FULL_SEARCH_INTERVAL,
+      g_param_spec_uint("full-search-interval", "Full search interval",
+                        "With track=true: search the whole region at least every this many frames (0: only when "
+                        "the target is lost)",
+                        0, G_MAXUINT, d.full_search_interval, rw));
+  g_object_class_install_property(
       gobject_class, PROP_SEARCH_REGION,
       gst_cuda_prep_param_spec_ints("search-region", "Search region",
                                     "\"<x, y, width, height>\" of the frame to search (inside the frame, at least the "
                                     "template's size); empty (default) = whole frame. Changing it keeps the template",
                                     rw));
-  g_object_class_install_property(
-      gobject_class, PROP_THRESHOLD,
-      g_param_spec_double("threshold", "Threshold", "Minimum TM_CCOEFF_NORMED score (-1..1) of a reported match", -1.0,
-                          1.0, d.threshold, rw));
+  g_object_class_install_property(gobject_class, PROP_THRESHOLD,
+                                  g_param_spec_double("threshold", "Threshold",
+                                                      "Minimum TM_CCOEFF_NORMED score (-1..1) of a reported match (of "
+                                                      "each template without a threshold of its own)",
+                                                      -1.0, 1.0, d.threshold, rw));
   g_object_class_install_property(
       gobject_class, PROP_MAX_MATCHES,
       g_param_spec_uint("max-matches", "Maximum matches",
-                        "Most matches reported per frame, best first, none overlapping another", 1, kMaxMatches,
-                        (guint)d.max_matches, rw));
+                        "Most matches reported per frame and template (without a max-matches of its own), best first, "
+                        "none overlapping another of the same template",
+                        1, kMaxMatches, (guint)d.max_matches, rw));
   g_object_class_install_property(
       gobject_class, PROP_DRAW,
       g_param_spec_boolean("draw", "Draw", "Draw rectangle outlines around matches into the frame", d.draw, rw));
@@ -605,6 +930,7 @@ static void gst_cuda_template_match_class_init(GstCudaTemplateMatchClass *klass)
   trans_class->transform_caps = GST_DEBUG_FUNCPTR(gst_cuda_template_match_transform_caps);
   trans_class->transform_ip = GST_DEBUG_FUNCPTR(gst_cuda_template_match_transform_ip);
   trans_class->propose_allocation = GST_DEBUG_FUNCPTR(gst_cuda_template_match_propose_allocation);
+  trans_class->start = GST_DEBUG_FUNCPTR(gst_cuda_template_match_start);
   trans_class->stop = GST_DEBUG_FUNCPTR(gst_cuda_template_match_stop);
   base_class->configure = GST_DEBUG_FUNCPTR(gst_cuda_template_match_configure);
 

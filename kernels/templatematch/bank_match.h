@@ -103,8 +103,8 @@ class BankMatcherCuda {
   // frame: device memory.
   Status match(const GrayView& device_frame, const BankSearch& search, bool suppress_across_templates,
                std::vector<Match>* matches);
-  Status score_map(const GrayView& device_frame, int member, const Rect& region, std::vector<float>* scores,
-                   int* map_w, int* map_h);
+  Status score_map(const GrayView& device_frame, int member, const Rect& region, std::vector<float>* scores, int* map_w,
+                   int* map_h);
   const std::vector<BankCandidate>& last_candidates() const;
   void release();
 

@@ -148,7 +148,8 @@ Status BankMatcherCpu::score_map(const GrayView& frame, int member, const Rect& 
                 prefix + pitch * r.h};
   // Below ~8M multiply-adds a thread costs more than it saves.
   const int64_t work = static_cast<int64_t>(mw) * mh * g.width * g.height;
-  const int workers = static_cast<int>(std::min<int64_t>({static_cast<int64_t>(workers_max), work / (8ll << 20) + 1, mh}));
+  const int workers =
+      static_cast<int>(std::min<int64_t>({static_cast<int64_t>(workers_max), work / (8ll << 20) + 1, mh}));
   WorkerPool::shared().parallel_for(workers, [&job, mh, workers](int w) {
     member_rows(job, w, static_cast<int>(static_cast<int64_t>(mh) * w / workers),
                 static_cast<int>(static_cast<int64_t>(mh) * (w + 1) / workers));

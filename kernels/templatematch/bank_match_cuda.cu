@@ -27,7 +27,7 @@ namespace cudaprep {
 namespace {
 
 constexpr int kTileX = 32, kTileY = 16, kThreads = 128;  // a thread: 4 consecutive positions of one row
-constexpr int kLocalCells = 64;  // cells of >= 4 x 4 positions a tile can touch: at most 9 x 5
+constexpr int kLocalCells = 64;                          // cells of >= 4 x 4 positions a tile can touch: at most 9 x 5
 constexpr int kMaxCandidates = 1 << 18;
 
 struct MemberDev {
@@ -54,7 +54,7 @@ struct BankParams {
   const MemberDev* members;
   const MemberRegion* regions;
   int count;
-  int bx, by;  // first position of the tiles (the regions' union)
+  int bx, by;       // first position of the tiles (the regions' union)
   int rows, pitch;  // staged tile: rows x pitch bytes
   BankCandidate* out;
   unsigned* out_count;
@@ -351,7 +351,8 @@ Status BankMatcherCuda::set_bank(const TemplateBank& bank) {
     templ_bytes += 2 * static_cast<size_t>(md.kp) * md.th;
     keys_at[m] = key_count;
     if (g.width <= impl_->fw && g.height <= impl_->fh)
-      key_count += static_cast<size_t>((impl_->fw - g.width + md.cw) / md.cw) * ((impl_->fh - g.height + md.ch) / md.ch);
+      key_count +=
+          static_cast<size_t>((impl_->fw - g.width + md.cw) / md.cw) * ((impl_->fh - g.height + md.ch) / md.ch);
     max_kp = std::max(max_kp, md.kp);
     max_th = std::max(max_th, md.th);
   }
@@ -383,15 +384,17 @@ Status BankMatcherCuda::set_bank(const TemplateBank& bank) {
     members[m].keys = reinterpret_cast<unsigned long long*>(keys.data()) + keys_at[m];
   }
   cudaStream_t s = static_cast<cudaStream_t>(d.stream);
-  CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaMemcpyAsync(templates.data(), host.data(), templ_bytes,
-                                                       cudaMemcpyHostToDevice, s), "cudaMemcpyAsync (bank)"));
-  CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaMemcpyAsync(members_dev.data(), members.data(), sizeof(MemberDev) * count,
-                                                       cudaMemcpyHostToDevice, s), "cudaMemcpyAsync (bank)"));
+  CUDAPREP_RETURN_IF_ERROR(
+      cuda_status(cudaMemcpyAsync(templates.data(), host.data(), templ_bytes, cudaMemcpyHostToDevice, s),
+                  "cudaMemcpyAsync (bank)"));
+  CUDAPREP_RETURN_IF_ERROR(cuda_status(
+      cudaMemcpyAsync(members_dev.data(), members.data(), sizeof(MemberDev) * count, cudaMemcpyHostToDevice, s),
+      "cudaMemcpyAsync (bank)"));
   CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaMemsetAsync(keys.data(), 0, keys.bytes(), s), "cudaMemsetAsync (cells)"));
   const int smem = (kTileY + max_th - 1) * (kTileX + max_kp + 4);
-  CUDAPREP_RETURN_IF_ERROR(cuda_status(
-      cudaFuncSetAttribute(bank_scores_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
-      "cudaFuncSetAttribute (bank tile)"));
+  CUDAPREP_RETURN_IF_ERROR(
+      cuda_status(cudaFuncSetAttribute(bank_scores_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
+                  "cudaFuncSetAttribute (bank tile)"));
   CUDAPREP_RETURN_IF_ERROR(cuda::stream_sync(d.stream));  // the host copies stay alive until here
   d.templates = std::move(templates);
   d.keys = std::move(keys);
@@ -438,8 +441,9 @@ Status BankMatcherCuda::score_map(const GrayView& device_frame, int member, cons
   CUDAPREP_RETURN_IF_ERROR(impl_->enqueue(device_frame, one, reinterpret_cast<float*>(map.data()), member));
   CUDAPREP_RETURN_IF_ERROR(impl_->collect());
   scores->resize(static_cast<size_t>(mw) * mh);
-  CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaMemcpy(scores->data(), map.data(), sizeof(float) * mw * mh,
-                                                  cudaMemcpyDeviceToHost), "cudaMemcpy (score map)"));
+  CUDAPREP_RETURN_IF_ERROR(
+      cuda_status(cudaMemcpy(scores->data(), map.data(), sizeof(float) * mw * mh, cudaMemcpyDeviceToHost),
+                  "cudaMemcpy (score map)"));
   *map_w = mw;
   *map_h = mh;
   return Status();

@@ -56,8 +56,9 @@ Status check_bank(const TemplateBank& bank, std::vector<MemberStats>* stats) {
     const std::string name = "template " + member_name(bank, i);
     if (g.width < kMinTemplateSide || g.height < kMinTemplateSide || g.width > kMaxTemplateSide ||
         g.height > kMaxTemplateSide)
-      return Status::error(name + " is " + dims(g.width, g.height) + ": a template is " + std::to_string(kMinTemplateSide) +
-                           " to " + std::to_string(kMaxTemplateSide) + " pixels on a side");
+      return Status::error(name + " is " + dims(g.width, g.height) + ": a template is " +
+                           std::to_string(kMinTemplateSide) + " to " + std::to_string(kMaxTemplateSide) +
+                           " pixels on a side");
     const size_t px = static_cast<size_t>(g.width) * g.height;
     if (g.pixels.size() != px)
       return Status::error(name + ": " + std::to_string(g.pixels.size()) + " pixels for " + dims(g.width, g.height));

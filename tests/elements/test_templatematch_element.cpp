@@ -382,14 +382,39 @@ static std::string expect_error(const std::string& props, const char* caps_forma
   return err;
 }
 
+// A template file is loaded at start: a bad one fails the state change with one error.
+static std::string expect_start_error(const std::string& props) {
+  GstElement* e = gst_parse_launch(("cudatemplatematch backend=cpu " + props).c_str(), NULL);
+  GstElement* pipeline = gst_pipeline_new(NULL);
+  gst_bin_add(GST_BIN(pipeline), e);
+  EXPECT_EQ(gst_element_set_state(pipeline, GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
+  GstBus* bus = gst_element_get_bus(pipeline);
+  GstMessage* msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+  std::string err;
+  if (msg) {
+    GError* gerr = NULL;
+    gchar* dbg = NULL;
+    gst_message_parse_error(msg, &gerr, &dbg);
+    err = std::string(gerr->message) + " | " + (dbg ? dbg : "");
+    g_error_free(gerr);
+    g_free(dbg);
+    gst_message_unref(msg);
+    EXPECT_EQ(gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR), nullptr) << "one error only";
+  }
+  gst_object_unref(bus);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(pipeline);
+  return err;
+}
+
 TEST(TemplateMatchElementErrors, MissingFile) {
-  EXPECT_NE(expect_error("template-location=/nonexistent/t.png").find("does not exist"), std::string::npos);
+  EXPECT_NE(expect_start_error("template-location=/nonexistent/t.png").find("does not exist"), std::string::npos);
 }
 
 TEST(TemplateMatchElementErrors, CorruptFile) {
   std::string path = std::string(g_get_tmp_dir()) + "/cudaprep-corrupt-" + std::to_string(getpid()) + ".png";
   std::ofstream(path) << "\x89PNG\r\n\x1a\n this is not a png";
-  std::string err = expect_error("template-location=" + path);
+  std::string err = expect_start_error("template-location=" + path);
   EXPECT_NE(err.find("could not decode template file"), std::string::npos) << err;
   remove(path.c_str());
 }
@@ -416,7 +441,7 @@ TEST(TemplateMatchElementErrors, SearchRegionOutsideFrame) {
 TEST(TemplateMatchElementErrors, FlatTemplate) {
   std::vector<uint8_t> flat(20 * 20, 77);
   std::string pgm = write_pgm(flat, 20, 20, "flat.pgm");
-  std::string err = expect_error("template-location=" + pgm);
+  std::string err = expect_start_error("template-location=" + pgm);
   EXPECT_NE(err.find("variance"), std::string::npos) << err;
   remove(pgm.c_str());
 }
@@ -522,7 +547,7 @@ TEST(TemplateMatchFound, NonAsciiTemplatePath) {
 TEST(TemplateMatchFound, OversizeTemplateFileNamesItsSize) {
   auto t = texture(300, 20, 13);
   std::string png = write_png(t, 300, 20, "wide.png");
-  std::string err = expect_error("template-location=" + png);
+  std::string err = expect_start_error("template-location=" + png);
   EXPECT_NE(err.find("300x20"), std::string::npos) << err;
   EXPECT_NE(err.find("256x256"), std::string::npos) << err;
   remove(png.c_str());

@@ -125,8 +125,8 @@ TEST(BankCpu, EveryMemberEqualsItsSingleTemplate) {
     BankMatcherCpu matcher;
     ASSERT_TRUE(matcher.set_bank(bank).ok());
     std::vector<Match> all;
-    ASSERT_TRUE(matcher.match(frame.view(), BankSearch::over(bank, Rect{0, 0, frame.width, frame.height}), false, &all)
-                    .ok());
+    ASSERT_TRUE(
+        matcher.match(frame.view(), BankSearch::over(bank, Rect{0, 0, frame.width, frame.height}), false, &all).ok());
     for (int k = 0; k < count; ++k) {
       SCOPED_TRACE("bank of " + std::to_string(count) + ", template " + std::to_string(k));
       const MaskedGray& g = bank.members[k].image;
@@ -163,7 +163,9 @@ TEST(BankCpu, MaskedAgreesWithOpenCVAndTheDefinition) {
   struct Case {
     const char* file;
     int x, y, w, h;
-  } cases[] = {{"messi5.jpg", 250, 140, 64, 64}, {"baboon.jpg", 200, 100, 48, 37}, {"fruits.jpg", 300, 200, 33, 40},
+  } cases[] = {{"messi5.jpg", 250, 140, 64, 64},
+               {"baboon.jpg", 200, 100, 48, 37},
+               {"fruits.jpg", 300, 200, 33, 40},
                {"messi5.jpg", 100, 200, 17, 23}};
   int compared = 0;
   for (const Case& c : cases) {
@@ -306,7 +308,8 @@ TEST(BankCpu, RefusalsNameTheProblem) {
   TemplateBank wrong_mask = bank_of(t, cv::Mat());
   wrong_mask.members[0].image.mask.assign(19 * 20, 1);
   EXPECT_EQ(message(wrong_mask), "template \"logo\": its mask has 380 values, the template 20x20 has 400 pixels");
-  EXPECT_EQ(message(bank_of(t, cv::Mat(20, 20, CV_8U, cv::Scalar(0)))), "template \"logo\": its mask is empty (all zero)");
+  EXPECT_EQ(message(bank_of(t, cv::Mat(20, 20, CV_8U, cv::Scalar(0)))),
+            "template \"logo\": its mask is empty (all zero)");
   cv::Mat flat_under = t.clone();
   flat_under(cv::Rect(5, 5, 10, 10)).setTo(9);
   cv::Mat inner(20, 20, CV_8U, cv::Scalar(0));
@@ -317,7 +320,8 @@ TEST(BankCpu, RefusalsNameTheProblem) {
             "template \"logo\" is 3x20: a template is 4 to 256 pixels on a side");
   TemplateBank scaled = bank_of(img(cv::Rect(0, 0, 300, 20)).clone(), cv::Mat());
   scaled.members[0].scale = 1.5;
-  EXPECT_EQ(message(scaled), "template \"logo\" (scale 1.5, angle 0) is 300x20: a template is 4 to 256 pixels on a side");
+  EXPECT_EQ(message(scaled),
+            "template \"logo\" (scale 1.5, angle 0) is 300x20: a template is 4 to 256 pixels on a side");
   TemplateBank twice = bank_of(t, cv::Mat());
   add_template(&twice, "logo", masked_of(t));
   EXPECT_EQ(message(twice), "two templates are labelled \"logo\"");
@@ -340,7 +344,7 @@ TEST(BankCpu, SearchRegionsPerMember) {
   ASSERT_TRUE(matcher.set_bank(bank).ok());
   BankSearch search = BankSearch::over(bank, Rect{0, 0, frame.width, frame.height});
   search.regions[0] = Rect{240, 130, 60, 60};  // around a
-  search.regions[1] = Rect{};                   // b not searched
+  search.regions[1] = Rect{};                  // b not searched
   std::vector<Match> found;
   ASSERT_TRUE(matcher.match(frame.view(), search, false, &found).ok());
   ASSERT_EQ(found.size(), 1u);

@@ -1,0 +1,171 @@
+// The CUDA bank matcher against the CPU bank matcher: every member's score map bit for bit
+// (no-score windows NaN on both), the same candidates, the same matches; banks of 1, 8 and 32
+// templates of mixed sizes (4..256 px) with and without masks, on frames of odd sizes, pitches
+// and offsets, with per-member regions, over consecutive frames. No OpenCV, no GStreamer.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bank_match.h"
+#include "cuda_device.h"
+#include "tm_test_util.h"
+
+using namespace cudaprep;
+using tmtest::Gray;
+
+namespace {
+
+struct DevGray {
+  uint8_t* base = nullptr;
+  GrayView view;
+  DevGray(const Gray& g, size_t pitch, size_t offset) {
+    EXPECT_EQ(cudaMalloc(&base, pitch * g.height + offset + 64), cudaSuccess);
+    uint8_t* data = base + offset;
+    EXPECT_EQ(cudaMemcpy2D(data, pitch, g.px.data(), g.stride, g.width, g.height, cudaMemcpyHostToDevice),
+              cudaSuccess);
+    view = GrayView{data, static_cast<int64_t>(pitch), g.width, g.height};
+  }
+  ~DevGray() { cudaFree(base); }
+};
+
+// A bank of `count` templates cut from the frame (and from noise), mixed sizes, some masked.
+TemplateBank make_bank(const Gray& frame, int count, int max_side, bool masks, uint32_t seed) {
+  std::mt19937 rng(seed);
+  TemplateBank bank;
+  for (int k = 0; k < count; ++k) {
+    BankTemplate t;
+    t.label = "t" + std::to_string(k);
+    t.threshold = 0.3 + 0.1 * (k % 5);
+    t.max_matches = 1 + k % 4;
+    bank.templates.push_back(t);
+    BankMember m;
+    m.template_index = k;
+    MaskedGray& g = m.image;
+    g.width = 4 + static_cast<int>(rng() % (std::min(max_side, frame.width) - 3));
+    g.height = 4 + static_cast<int>(rng() % (std::min(max_side, frame.height) - 3));
+    const int x = static_cast<int>(rng() % (frame.width - g.width + 1));
+    const int y = static_cast<int>(rng() % (frame.height - g.height + 1));
+    for (int j = 0; j < g.height; ++j)
+      for (int i = 0; i < g.width; ++i) g.pixels.push_back(k % 7 == 6 ? rng() & 255 : frame.at(x + i, y + j));
+    if (masks && k % 2 == 0) {
+      const int kind = (k / 2) % 3;
+      for (int j = 0; j < g.height; ++j)
+        for (int i = 0; i < g.width; ++i) {
+          const double dx = (i + 0.5) / g.width - 0.5, dy = (j + 0.5) / g.height - 0.5;
+          uint8_t v = kind == 0 ? (rng() % 10 < 7) : kind == 1 ? (dx * dx + dy * dy <= 0.25) : (i + j) % 3 != 0;
+          g.mask.push_back(v ? (kind == 1 ? 200 : 1) : 0);
+        }
+    }
+    bank.members.push_back(std::move(m));
+  }
+  return bank;
+}
+
+bool same_float(float a, float b) { return (std::isnan(a) && std::isnan(b)) || std::memcmp(&a, &b, 4) == 0; }
+
+void expect_same(const Gray& frame, const TemplateBank& bank, size_t pitch, size_t offset, const BankSearch& search,
+                 bool across, const std::string& what) {
+  SCOPED_TRACE(what);
+  BankMatcherCpu cpu;
+  Status st = cpu.set_bank(bank);
+  ASSERT_TRUE(st.ok()) << st.message();
+  cudaStream_t stream;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  {
+    BankMatcherCuda gpu;
+    ASSERT_TRUE(gpu.configure(frame.width, frame.height, stream).ok());
+    st = gpu.set_bank(bank);
+    ASSERT_TRUE(st.ok()) << st.message();
+    DevGray dev(frame, pitch, offset);
+    // Score maps, member by member, in each member's region.
+    for (size_t m = 0; m < bank.members.size(); ++m) {
+      if (search.regions[m].empty()) continue;
+      std::vector<float> a, b;
+      int aw, ah, bw, bh;
+      ASSERT_TRUE(cpu.score_map(frame.view(), static_cast<int>(m), search.regions[m], &a, &aw, &ah).ok());
+      st = gpu.score_map(dev.view, static_cast<int>(m), search.regions[m], &b, &bw, &bh);
+      ASSERT_TRUE(st.ok()) << st.message();
+      ASSERT_EQ(aw, bw);
+      ASSERT_EQ(ah, bh);
+      int differ = 0;
+      for (size_t i = 0; i < a.size(); ++i) differ += !same_float(a[i], b[i]);
+      EXPECT_EQ(differ, 0) << "member " << m << " (" << bank.members[m].image.width << "x"
+                           << bank.members[m].image.height << ")";
+    }
+    // Matches, twice: the cells are cleared between frames.
+    for (int round = 0; round < 2; ++round) {
+      std::vector<Match> a, b;
+      ASSERT_TRUE(cpu.match(frame.view(), search, across, &a).ok());
+      st = gpu.match(dev.view, search, across, &b);
+      ASSERT_TRUE(st.ok()) << st.message();
+      const auto& ca = cpu.last_candidates();
+      const auto& cb = gpu.last_candidates();
+      ASSERT_EQ(ca.size(), cb.size());
+      for (size_t i = 0; i < ca.size(); ++i) {
+        EXPECT_EQ(ca[i].member, cb[i].member);
+        EXPECT_EQ(ca[i].x, cb[i].x);
+        EXPECT_EQ(ca[i].y, cb[i].y);
+        EXPECT_TRUE(same_float(ca[i].score, cb[i].score));
+        EXPECT_EQ(ca[i].dx, cb[i].dx);
+        EXPECT_EQ(ca[i].dy, cb[i].dy);
+      }
+      ASSERT_EQ(a.size(), b.size());
+      for (size_t i = 0; i < a.size(); ++i) {
+        EXPECT_EQ(a[i].member, b[i].member);
+        EXPECT_EQ(a[i].x, b[i].x);
+        EXPECT_EQ(a[i].y, b[i].y);
+        EXPECT_EQ(a[i].score, b[i].score);
+        EXPECT_EQ(a[i].sub_x, b[i].sub_x);
+        EXPECT_EQ(a[i].sub_y, b[i].sub_y);
+      }
+      if (round == 0) EXPECT_FALSE(a.empty());
+    }
+  }
+  cudaStreamDestroy(stream);
+}
+
+}  // namespace
+
+TEST(BankGpu, EqualsCpuForBanksOfMixedSizes) {
+  struct Case {
+    int w, h, count, max_side;
+    bool masks;
+    size_t pitch_extra, offset;
+  } cases[] = {
+      {333, 217, 1, 64, true, 0, 0},    {333, 217, 8, 64, false, 5, 3},  {401, 299, 8, 96, true, 64, 1},
+      {517, 311, 32, 128, true, 0, 7},  {640, 480, 32, 40, false, 3, 0}, {300, 280, 3, 256, true, 0, 2},
+  };
+  for (const Case& c : cases) {
+    Gray frame = tmtest::structured_gray(c.w, c.h, c.count * 31 + c.w);
+    const TemplateBank bank = make_bank(frame, c.count, c.max_side, c.masks, c.w + c.count);
+    const size_t pitch = c.w + c.pitch_extra;
+    expect_same(frame, bank, pitch, c.offset, BankSearch::over(bank, Rect{0, 0, c.w, c.h}), false,
+                std::to_string(c.w) + "x" + std::to_string(c.h) + " bank of " + std::to_string(c.count));
+  }
+}
+
+TEST(BankGpu, EqualsCpuOnNoiseWithFlatPatchesAndRegions) {
+  Gray frame = tmtest::random_gray(479, 361, 3);
+  for (int y = 40; y < 140; ++y)
+    for (int x = 60; x < 200; ++x) frame.at(x, y) = 90;  // windows with no variance
+  TemplateBank bank = make_bank(frame, 12, 48, true, 9);
+  BankSearch search = BankSearch::over(bank, Rect{0, 0, frame.width, frame.height});
+  std::mt19937 rng(4);
+  for (size_t m = 0; m < bank.members.size(); ++m) {
+    const MaskedGray& g = bank.members[m].image;
+    if (m % 4 == 3) {
+      search.regions[m] = Rect{};  // not searched this frame
+      continue;
+    }
+    const int w = g.width + static_cast<int>(rng() % 90), h = g.height + static_cast<int>(rng() % 70);
+    search.regions[m] = Rect{static_cast<int>(rng() % (frame.width - w)), static_cast<int>(rng() % (frame.height - h)), w, h};
+  }
+  for (size_t t = 0; t < bank.templates.size(); ++t) search.thresholds[t] = -1.0;  // every cell a candidate
+  expect_same(frame, bank, frame.width, 0, search, false, "regions");
+  expect_same(frame, bank, frame.width + 1, 1, search, true, "regions, suppression across templates");
+}
