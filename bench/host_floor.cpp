@@ -142,7 +142,13 @@ int main(int argc, char** argv) {
     std::copy_n(&host[size_t(500 + y) * kWidth + 900], kTemplate, &templ[size_t(y) * kTemplate]);
   GrayView gray;
   Status st = engine->configure(PixelFormat::NV12, kWidth, kHeight);
-  if (st.ok()) st = engine->set_template(GrayView{templ.data(), kTemplate, kTemplate, kTemplate});
+  TemplateBank bank;
+  bank.templates.resize(1);
+  bank.templates[0].label = "t";
+  bank.members.resize(1);
+  bank.members[0].image.pixels = templ;
+  bank.members[0].image.width = bank.members[0].image.height = kTemplate;
+  if (st.ok()) st = engine->set_bank(bank);
   if (st.ok()) st = engine->gray_of(frame, &gray);
   gst_cuda_context_pop(nullptr);
   if (!st.ok()) return fail("matcher", st.message().c_str());
@@ -152,10 +158,10 @@ int main(int argc, char** argv) {
           "tensorize-launch", context,
           [&] { return tensorize_cuda(plan, frame, tensor, stream, TensorizeTuning(), PaddingRows::Write); }, drained))
     return 1;
-  MatchSettings settings;
+  const BankSearch search = BankSearch::over(bank, Rect{0, 0, kWidth, kHeight});
   std::vector<Match> matches;
   if (!time_call(
-          "match", context, [&] { return engine->match(gray, settings, &matches); }, drained))
+          "match", context, [&] { return engine->match(gray, search, false, &matches); }, drained))
     return 1;
   if (matches.size() != 1 || matches[0].x != 900 || matches[0].y != 500)
     return fail("match", "did not find the template where it was cut out");

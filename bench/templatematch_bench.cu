@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "npp_cross_corr.h"
 #include "templatematch.h"
 
 using namespace cudaprep;
@@ -41,78 +42,6 @@ double median(std::vector<double> v) {
   if (v.empty()) return NAN;
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
-}
-
-// ---- NPP, through dlopen (no link-time dependency) -------------------------------------------
-struct NppiSize {
-  int width, height;
-};
-struct NppStreamContext {
-  cudaStream_t hStream;
-  int nCudaDeviceId;
-  int nMultiProcessorCount;
-  int nMaxThreadsPerMultiProcessor;
-  int nMaxThreadsPerBlock;
-  size_t nSharedMemPerBlock;
-  int nCudaDevAttrComputeCapabilityMajor;
-  int nCudaDevAttrComputeCapabilityMinor;
-  unsigned int nStreamFlags;
-  int nReserved0;
-};
-using CrossCorrFn = int (*)(const uint8_t*, int, NppiSize, const uint8_t*, int, NppiSize, float*, int, uint8_t*,
-                            NppStreamContext);
-using BufSizeFn = int (*)(NppiSize, size_t*, NppStreamContext);
-
-struct Npp {
-  CrossCorrFn cross_corr = nullptr;
-  BufSizeFn buffer_size = nullptr;
-  std::string from, error;
-  bool load() {
-    // The cross-correlation functions live in the image-statistics library (nppist).
-    const char* dirs[] = {"", "/usr/local/cuda/lib64/", "/usr/local/cuda/targets/x86_64-linux/lib/"};
-    const char* libs[] = {"libnppist.so.13", "libnppist.so.12", "libnppist.so", "libnppif.so.13", "libnppif.so"};
-    for (const char* d : dirs) {
-      const std::string core = std::string(d) + "libnppc.so";
-      if (!dlopen((core + ".13").c_str(), RTLD_NOW | RTLD_GLOBAL)) dlopen(core.c_str(), RTLD_NOW | RTLD_GLOBAL);
-      for (const char* l : libs) {
-        const std::string n = std::string(d) + l;
-        void* h = dlopen(n.c_str(), RTLD_NOW | RTLD_GLOBAL);
-        if (!h) {
-          const char* e = dlerror();
-          error = e ? e : "?";
-          continue;
-        }
-        cross_corr = reinterpret_cast<CrossCorrFn>(dlsym(h, "nppiCrossCorrValid_NormLevel_8u32f_C1R_Ctx"));
-        buffer_size = reinterpret_cast<BufSizeFn>(dlsym(h, "nppiValidNormLevelGetBufferHostSize_8u32f_C1R_Ctx"));
-        if (cross_corr) {
-          from = n;
-          return true;
-        }
-        error = n + " has no nppiCrossCorrValid_NormLevel_8u32f_C1R_Ctx";
-      }
-    }
-    return false;
-  }
-};
-
-NppStreamContext npp_context(cudaStream_t s) {
-  NppStreamContext c{};
-  int dev = 0;
-  CK(cudaGetDevice(&dev));
-  cudaDeviceProp p{};
-  CK(cudaGetDeviceProperties(&p, dev));
-  c.hStream = s;
-  c.nCudaDeviceId = dev;
-  c.nMultiProcessorCount = p.multiProcessorCount;
-  c.nMaxThreadsPerMultiProcessor = p.maxThreadsPerMultiProcessor;
-  c.nMaxThreadsPerBlock = p.maxThreadsPerBlock;
-  c.nSharedMemPerBlock = p.sharedMemPerBlock;
-  c.nCudaDevAttrComputeCapabilityMajor = p.major;
-  c.nCudaDevAttrComputeCapabilityMinor = p.minor;
-  unsigned flags = 0;
-  cudaStreamGetFlags(s, &flags);
-  c.nStreamFlags = flags;
-  return c;
 }
 
 // ---- Naive baseline: one thread per position, every pixel a texture fetch --------------------
@@ -371,7 +300,7 @@ int main(int argc, char** argv) {
     CK(cudaCreateTextureObject(&tex8, &res, &td, nullptr));
   }
 
-  Npp npp;
+  nppbench::Npp npp;
   const bool have_npp = npp.load();
   std::printf("device: %s (sm_%d%d, %d SMs)\n", prop.name, prop.major, prop.minor, prop.multiProcessorCount);
   std::printf("NPP: %s\n", have_npp ? npp.from.c_str() : ("not found (column left empty): " + npp.error).c_str());
@@ -524,8 +453,8 @@ int main(int argc, char** argv) {
       uint8_t* dt = nullptr;
       CK(cudaMalloc(&dt, t.size()));
       CK(cudaMemcpy(dt, t.data(), t.size(), cudaMemcpyHostToDevice));
-      NppStreamContext ctx = npp_context(stream);
-      NppiSize src{region.w, region.h}, tpl{tw, th};
+      nppbench::NppStreamContext ctx = nppbench::npp_context(stream);
+      nppbench::NppiSize src{region.w, region.h}, tpl{tw, th};
       size_t need = 0;
       if (npp.buffer_size) npp.buffer_size(src, &need, ctx);
       need = std::max<size_t>(need, 64u << 20);

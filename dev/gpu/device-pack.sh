@@ -42,6 +42,16 @@ if [ "${CARRY_CLIP:-1}" = 1 ]; then
   [ -s out/pipeline-clip-1080p.mp4 ] || bash bench/make_pipeline_clip.sh out/pipeline-clip-1080p.mp4 >/dev/null
   mkdir -p .carry/bench && cp out/pipeline-clip-1080p.mp4 .carry/bench/
 fi
+# OPENCV=1: the OpenCV CPU anchor of the template benchmarks and its libraries (.carry/opencv/;
+# the GPU machine has no OpenCV; device-run.sh bank runs it with them).
+if [ "${OPENCV:-0}" = 1 ] && [ -x "$B/bench/template_mask_cpu_bench" ]; then
+  mkdir -p .carry/opencv ".carry/$B/bench"
+  cp "$B/bench/template_mask_cpu_bench" ".carry/$B/bench/"
+  for l in $(ldd "$B/bench/template_mask_cpu_bench" | awk '/=> \// {print $3}' |
+             grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so'); do
+    cp -L "$l" .carry/opencv/
+  done
+fi
 if [ "$GST126" = 1 ]; then
   GST_BUNDLE_EXTRA_BINS="$extra" bash dev/gpu/make-gst126-bundle.sh .gstbundle >/dev/null
   du -sh .carry .gstbundle

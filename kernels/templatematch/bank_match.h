@@ -44,6 +44,9 @@ struct BankSearch {
 // Checks the search's sizes against the bank, and its thresholds and limits.
 Status check_bank_search(const TemplateBank& bank, const BankSearch& search);
 
+// Orders candidates by member, then y, then x (how both paths list them).
+void sort_bank_candidates(std::vector<BankCandidate>* candidates);
+
 // Checks one member's region against the frame and the member's size.
 Status check_member_region(const TemplateBank& bank, int member, int frame_w, int frame_h, const Rect& region);
 

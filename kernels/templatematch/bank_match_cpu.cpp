@@ -200,6 +200,7 @@ Status BankMatcherCpu::match(const GrayView& frame, const BankSearch& search, bo
       }
     }
   }
+  sort_bank_candidates(&candidates_);
   selected_ = candidates_;
   select_bank_matches(bank_, search, suppress_across_templates, &selected_, matches);
   return Status();

@@ -280,12 +280,7 @@ struct BankMatcherCuda::Impl {
                            std::to_string(kMaxCandidates) + " a frame can hold: raise the threshold");
     const BankCandidate* c = reinterpret_cast<const BankCandidate*>(out.data() + 32);
     candidates.assign(c, c + count);
-    // The kernel lists them in no particular order: sort as the CPU path finds them.
-    std::sort(candidates.begin(), candidates.end(), [](const BankCandidate& a, const BankCandidate& b) {
-      if (a.member != b.member) return a.member < b.member;
-      if (a.y != b.y) return a.y < b.y;
-      return a.x < b.x;
-    });
+    sort_bank_candidates(&candidates);  // the kernel lists them in no particular order
     return Status();
   }
 };

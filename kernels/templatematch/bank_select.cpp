@@ -42,6 +42,14 @@ Status check_bank_search(const TemplateBank& bank, const BankSearch& search) {
   return Status();
 }
 
+void sort_bank_candidates(std::vector<BankCandidate>* candidates) {
+  std::sort(candidates->begin(), candidates->end(), [](const BankCandidate& a, const BankCandidate& b) {
+    if (a.member != b.member) return a.member < b.member;
+    if (a.y != b.y) return a.y < b.y;
+    return a.x < b.x;
+  });
+}
+
 double bank_score(const MemberStats& s, bool masked, int64_t si, int64_t sii, int64_t sti) {
   return tm::bank_ccoeff_normed(s.n, s.st, s.var_t, si, sii, sti, masked);
 }

@@ -1,0 +1,212 @@
+// Template-bank benchmark on a 1920x1080 frame, host wall time of match() (scores, peaks,
+// suppression, one wait), medians: the bank matcher (8 x 64 px, 32 mixed 16..128 px, a masked
+// 64 px, a tracking window) beside the single-template matcher (one template; the same templates
+// one launch each) and NPP's nppiCrossCorrValid_NormLevel (one call per template, no mask, score
+// maps only). A markdown table last, with the issue's targets as ratios.
+//
+//   template_bank_bench [iterations]
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bank_match.h"
+#include "npp_cross_corr.h"
+#include "templatematch.h"
+
+using namespace cudaprep;
+
+namespace {
+
+#define CK(expr)                                                                                 \
+  do {                                                                                           \
+    cudaError_t e_ = (expr);                                                                     \
+    if (e_ != cudaSuccess) {                                                                     \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #expr, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                              \
+    }                                                                                            \
+  } while (0)
+
+void check(const Status& st, const char* what) {
+  if (!st.ok()) {
+    std::fprintf(stderr, "%s: %s\n", what, st.message().c_str());
+    std::exit(1);
+  }
+}
+
+const int kW = 1920, kH = 1080;
+
+// Smooth content with texture: every window has variance.
+std::vector<uint8_t> make_frame(uint32_t seed) {
+  std::vector<uint8_t> f(static_cast<size_t>(kW) * kH);
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> noise(0, 20);
+  for (int y = 0; y < kH; ++y)
+    for (int x = 0; x < kW; ++x) {
+      const double v = 128 + 50 * std::sin(x * 0.031 + y * 0.017) + 30 * std::sin(x * 0.113 - y * 0.071);
+      f[static_cast<size_t>(y) * kW + x] = static_cast<uint8_t>(std::min(255.0, std::max(0.0, v + noise(rng))));
+    }
+  return f;
+}
+
+MaskedGray cut(const std::vector<uint8_t>& f, int x, int y, int w, int h) {
+  MaskedGray g;
+  g.width = w;
+  g.height = h;
+  for (int j = 0; j < h; ++j)
+    for (int i = 0; i < w; ++i) g.pixels.push_back(f[static_cast<size_t>(y + j) * kW + x + i]);
+  return g;
+}
+
+TemplateBank bank_of(const std::vector<MaskedGray>& members) {
+  TemplateBank b;
+  for (size_t i = 0; i < members.size(); ++i) {
+    BankTemplate t;
+    t.label = "t" + std::to_string(i);
+    t.threshold = 0.9;
+    t.max_matches = 4;
+    b.templates.push_back(t);
+    BankMember m;
+    m.image = members[i];
+    m.template_index = static_cast<int>(i);
+    b.members.push_back(m);
+  }
+  return b;
+}
+
+double median_ms(int iterations, const std::function<void()>& call) {
+  for (int i = 0; i < 3; ++i) call();  // warm-up: first launches, caches
+  std::vector<double> t;
+  for (int i = 0; i < iterations; ++i) {
+    const auto a = std::chrono::steady_clock::now();
+    call();
+    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+struct Row {
+  std::string name;
+  double ms;
+  int templates;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int iterations = argc > 1 ? std::atoi(argv[1]) : 50;
+  cudaDeviceProp prop{};
+  CK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("device: %s\n", prop.name);
+  cudaStream_t stream;
+  CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  const std::vector<uint8_t> host = make_frame(1);
+  uint8_t* dev = nullptr;
+  size_t pitch = 0;
+  CK(cudaMallocPitch(&dev, &pitch, kW, kH));
+  CK(cudaMemcpy2D(dev, pitch, host.data(), kW, kW, kH, cudaMemcpyHostToDevice));
+  const GrayView frame{dev, static_cast<int64_t>(pitch), kW, kH};
+  const Rect whole{0, 0, kW, kH};
+  std::vector<Match> matches;
+  std::vector<Row> rows;
+
+  // Templates: 8 of 64 px; 32 of 16..128 px; one 64 px with an elliptic mask.
+  std::mt19937 rng(7);
+  auto place = [&](int w, int h) { return std::make_pair(static_cast<int>(rng() % (kW - w)), static_cast<int>(rng() % (kH - h))); };
+  std::vector<MaskedGray> eight, mixed;
+  for (int i = 0; i < 8; ++i) {
+    auto p = place(64, 64);
+    eight.push_back(cut(host, p.first, p.second, 64, 64));
+  }
+  for (int i = 0; i < 32; ++i) {
+    const int s = 16 + static_cast<int>(rng() % 113);
+    auto p = place(s, s);
+    mixed.push_back(cut(host, p.first, p.second, s, s));
+  }
+  MaskedGray masked = eight[0];
+  for (int j = 0; j < 64; ++j)
+    for (int i = 0; i < 64; ++i) {
+      const double dx = (i + 0.5) / 64 - 0.5, dy = (j + 0.5) / 64 - 0.5;
+      masked.mask.push_back(dx * dx + dy * dy <= 0.25 ? 1 : 0);
+    }
+
+  // The single-template matcher: one template, then each of the 8 and the 32 in turn.
+  auto singles = [&](const std::vector<MaskedGray>& ts, const Rect& region) {
+    std::vector<std::unique_ptr<TemplateMatcherCuda>> ms;
+    for (const MaskedGray& t : ts) {
+      ms.emplace_back(new TemplateMatcherCuda);
+      check(ms.back()->configure(kW, kH, stream), "configure");
+      check(ms.back()->set_template(GrayView{t.pixels.data(), t.width, t.width, t.height}), "set_template");
+    }
+    MatchSettings s;
+    s.search = region;
+    s.threshold = 0.9;
+    s.max_matches = 4;
+    return median_ms(iterations, [&] {
+      for (auto& m : ms) check(m->match(frame, s, &matches), "match");
+    });
+  };
+  auto bank = [&](const std::vector<MaskedGray>& ts, const Rect& region) {
+    BankMatcherCuda m;
+    check(m.configure(kW, kH, stream), "configure");
+    const TemplateBank b = bank_of(ts);
+    check(m.set_bank(b), "set_bank");
+    const BankSearch search = BankSearch::over(b, region);
+    return median_ms(iterations, [&] { check(m.match(frame, search, false, &matches), "bank match"); });
+  };
+  const double single64 = singles({eight[0]}, whole);
+  rows.push_back({"single template 64 px (single-template matcher)", single64, 1});
+  rows.push_back({"bank of 1: 64 px (bank matcher)", bank({eight[0]}, whole), 1});
+  rows.push_back({"bank of 1: 64 px masked", bank({masked}, whole), 1});
+  rows.push_back({"8 x 64 px: one bank", bank(eight, whole), 8});
+  rows.push_back({"8 x 64 px: 8 single-template launches", singles(eight, whole), 8});
+  rows.push_back({"32 x 16..128 px: one bank", bank(mixed, whole), 32});
+  rows.push_back({"32 x 16..128 px: 32 single-template launches", singles(mixed, whole), 32});
+  const Rect window{800, 400, 64 + 4 * 64, 64 + 4 * 64};  // a 2-template-size margin around a 64 px match
+  rows.push_back({"tracking window 320x320, 64 px (single-template matcher)", singles({eight[0]}, window), 1});
+  rows.push_back({"tracking window 320x320, 64 px masked (bank)", bank({masked}, window), 1});
+
+  nppbench::Npp npp;
+  if (npp.load()) {
+    nppbench::NppStreamContext ctx = nppbench::npp_context(stream);
+    float* map = nullptr;
+    size_t map_pitch = 0;
+    CK(cudaMallocPitch(reinterpret_cast<void**>(&map), &map_pitch, kW * sizeof(float), kH));
+    size_t buffer_bytes = 0;
+    nppbench::NppiSize src{kW, kH}, tpl{64, 64};
+    npp.buffer_size(src, &buffer_bytes, ctx);
+    uint8_t* buffer = nullptr;
+    CK(cudaMalloc(&buffer, std::max<size_t>(buffer_bytes, 1)));
+    std::vector<uint8_t*> templ(8);
+    for (int i = 0; i < 8; ++i) {
+      CK(cudaMalloc(&templ[i], 64 * 64));
+      CK(cudaMemcpy(templ[i], eight[i].pixels.data(), 64 * 64, cudaMemcpyHostToDevice));
+    }
+    auto npp_calls = [&](int n) {
+      return median_ms(iterations, [&] {
+        for (int i = 0; i < n; ++i)
+          npp.cross_corr(dev, static_cast<int>(pitch), src, templ[i], 64, tpl, map, static_cast<int>(map_pitch), buffer,
+                         ctx);
+        CK(cudaStreamSynchronize(stream));
+      });
+    };
+    rows.push_back({"NPP CrossCorrValid_NormLevel, 1 x 64 px (score map only)", npp_calls(1), 1});
+    rows.push_back({"NPP CrossCorrValid_NormLevel, 8 x 64 px (score maps only)", npp_calls(8), 8});
+  } else {
+    std::printf("NPP not loaded: %s\n", npp.error.c_str());
+  }
+
+  std::printf("\n| %s | case | ms per frame | ms per template | vs one 64 px template |\n|---|---|---|---|---|\n",
+              prop.name);
+  for (const Row& r : rows)
+    std::printf("| | %s | %.4f | %.4f | %.2fx |\n", r.name.c_str(), r.ms, r.ms / r.templates, r.ms / single64);
+  return 0;
+}
