@@ -107,8 +107,35 @@ struct _GstCudaTensorBatch {
   GstCudaTensorBatchImpl *impl;
 };
 
+/* GstChildProxy: the sink pads are the children, so their properties are set by name from a
+ * launch line ("cudatensorbatch name=b sink_0::roi=\"<0,0,320,240>\"", as compositor's
+ * "sink_1::xpos=160"); gst_parse_launch waits for the pad's child-added when it comes later. */
+static GObject *gst_cuda_tensor_batch_child_by_index(GstChildProxy *proxy, guint index) {
+  GstElement *element = GST_ELEMENT(proxy);
+  GST_OBJECT_LOCK(element);
+  GObject *child = (GObject *)g_list_nth_data(element->sinkpads, index);
+  if (child) gst_object_ref(child);
+  GST_OBJECT_UNLOCK(element);
+  return child;
+}
+
+static guint gst_cuda_tensor_batch_children_count(GstChildProxy *proxy) {
+  GstElement *element = GST_ELEMENT(proxy);
+  GST_OBJECT_LOCK(element);
+  const guint count = element->numsinkpads;
+  GST_OBJECT_UNLOCK(element);
+  return count;
+}
+
+static void gst_cuda_tensor_batch_child_proxy_init(gpointer g_iface, gpointer iface_data) {
+  GstChildProxyInterface *iface = (GstChildProxyInterface *)g_iface;
+  iface->get_child_by_index = gst_cuda_tensor_batch_child_by_index;
+  iface->get_children_count = gst_cuda_tensor_batch_children_count;
+}
+
 #define gst_cuda_tensor_batch_parent_class parent_class
-G_DEFINE_TYPE(GstCudaTensorBatch, gst_cuda_tensor_batch, GST_TYPE_AGGREGATOR);
+G_DEFINE_TYPE_WITH_CODE(GstCudaTensorBatch, gst_cuda_tensor_batch, GST_TYPE_AGGREGATOR,
+                        G_IMPLEMENT_INTERFACE(GST_TYPE_CHILD_PROXY, gst_cuda_tensor_batch_child_proxy_init));
 GST_ELEMENT_REGISTER_DEFINE(cudatensorbatch, "cudatensorbatch", GST_RANK_NONE, GST_TYPE_CUDA_TENSOR_BATCH);
 
 /* ---- settings ------------------------------------------------------------------------- */
@@ -219,8 +246,10 @@ static GstPad *gst_cuda_tensor_batch_request_new_pad(GstElement *element, GstPad
     return NULL;
   }
   GstPad *pad = GST_ELEMENT_CLASS(parent_class)->request_new_pad(element, templ, name, caps);
+  if (!pad) return NULL;
+  gst_child_proxy_child_added(GST_CHILD_PROXY(element), G_OBJECT(pad), GST_OBJECT_NAME(pad));
   /* With one slot per pad the output shape changes: renegotiated before the next batch. */
-  if (pad && batch_size == 0) gst_pad_mark_reconfigure(GST_AGGREGATOR_SRC_PAD(self));
+  if (batch_size == 0) gst_pad_mark_reconfigure(GST_AGGREGATOR_SRC_PAD(self));
   return pad;
 }
 
@@ -232,6 +261,7 @@ static void gst_cuda_tensor_batch_release_pad(GstElement *element, GstPad *pad) 
   self->impl->released.push_back(GST_CUDA_TENSOR_BATCH_PAD(gst_object_ref(pad)));
   GST_OBJECT_UNLOCK(self);
   const guint batch_size = self->impl->settings.read(self, [](const BatchSettings &s) { return s.batch_size; });
+  gst_child_proxy_child_removed(GST_CHILD_PROXY(element), G_OBJECT(pad), GST_OBJECT_NAME(pad));
   GST_ELEMENT_CLASS(parent_class)->release_pad(element, pad);
   if (batch_size == 0) gst_pad_mark_reconfigure(GST_AGGREGATOR_SRC_PAD(self));
 }

@@ -675,6 +675,52 @@ TEST(TensorBatchElement, PadRoiOutsideTheFrameIsAnError) {
   EXPECT_NE(err.find("sink_1: roi <8,0,4,4> is entirely outside the frame (8x8)"), std::string::npos) << err;
 }
 
+// Pad properties from a launch line (GstChildProxy, as compositor's sink_1::xpos): before, the
+// parser failed with 'no property "sink_0::roi" in element "cudatensorbatch"'.
+TEST(TensorBatchElement, PadPropertiesFromALaunchLine) {
+  GError* err = nullptr;
+  GstElement* pipeline = gst_parse_launch(
+      "cudatensorbatch name=b backend=cpu width=32 height=32 sink_0::roi=\"<0,0,40,30>\" "
+      "sink_1::roi=\"<10,20,30,24>\" ! appsink name=out sync=false "
+      "videotestsrc num-buffers=1 ! video/x-raw,format=BGR,width=64,height=48 ! b. "
+      "videotestsrc num-buffers=1 pattern=ball ! video/x-raw,format=NV12,width=80,height=60 ! b.",
+      &err);
+  ASSERT_EQ(err, nullptr) << err->message;
+  ASSERT_NE(pipeline, nullptr);
+  GstElement* batch = gst_bin_get_by_name(GST_BIN(pipeline), "b");
+  const char* expected[] = {"< (int)0, (int)0, (int)40, (int)30 >", "< (int)10, (int)20, (int)30, (int)24 >"};
+  for (int i = 0; i < 2; i++) {
+    GstPad* pad = gst_element_get_static_pad(batch, ("sink_" + std::to_string(i)).c_str());
+    ASSERT_NE(pad, nullptr);
+    GValue v = G_VALUE_INIT;
+    g_value_init(&v, GST_TYPE_ARRAY);
+    g_object_get_property(G_OBJECT(pad), "roi", &v);
+    gchar* text = gst_value_serialize(&v);
+    EXPECT_STREQ(text, expected[i]);
+    g_free(text);
+    g_value_unset(&v);
+    gst_object_unref(pad);
+  }
+  // The child proxy finds the pads by name, and the batch runs with their regions.
+  GObject* child = gst_child_proxy_get_child_by_name(GST_CHILD_PROXY(batch), "sink_1");
+  EXPECT_NE(child, nullptr);
+  if (child) g_object_unref(child);
+  EXPECT_EQ(gst_child_proxy_get_children_count(GST_CHILD_PROXY(batch)), 2u);
+  GstElement* out = gst_bin_get_by_name(GST_BIN(pipeline), "out");
+  ASSERT_NE(gst_element_set_state(pipeline, GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+  GstSample* sample = gst_app_sink_try_pull_sample(GST_APP_SINK(out), 5 * GST_SECOND);
+  EXPECT_NE(sample, nullptr);
+  if (sample) {
+    SlotMeta m = slot_meta(gst_sample_get_buffer(sample), 1);
+    EXPECT_EQ(m.pad, "sink_1");
+    gst_sample_unref(sample);
+  }
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(out);
+  gst_object_unref(batch);
+  gst_object_unref(pipeline);
+}
+
 TEST(TensorBatchElement, CudaCapsWithoutGpuIsANegotiationError) {
   Batcher b("width=8 height=8", {"video/x-raw(memory:CUDAMemory),format=BGR,width=8,height=8,framerate=30/1"});
   ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
