@@ -33,8 +33,12 @@ struct Dir {
     g_free(p);
   }
   ~Dir() {
-    for (const auto& f : files) g_remove(f.c_str());
+    for (auto f = files.rbegin(); f != files.rend(); ++f) g_remove(f->c_str());  // files, then their folders
     g_rmdir(path.c_str());
+  }
+  void make_dir(const std::string& name) {
+    g_mkdir((path + "/" + name).c_str(), 0700);
+    files.push_back(path + "/" + name);
   }
   std::string file(const std::string& name) {
     files.push_back(path + "/" + name);
@@ -65,7 +69,7 @@ TEST(BankSpec, KeyFileEveryKey) {
   d.pgm("logo.pgm", 20, 16, 1);
   d.pgm("sign.pgm", 12, 12, 2);
   d.pgm("sign-mask.pgm", 12, 12, 3);
-  g_mkdir((d.path + "/sub").c_str(), 0700);
+  d.make_dir("sub");
   d.pgm("sub/icon.pgm", 8, 8, 4);
   const std::string bank = d.text("bank.ini",
                                   "# a bank\n"
@@ -145,6 +149,37 @@ TEST(BankSpec, KeyFileEveryKey) {
   EXPECT_TRUE(b.members[9].image.masked());
   EXPECT_TRUE(b.members[0].image.masked());   // rotated by -10
   EXPECT_FALSE(b.members[4].image.masked());  // logo at 1.0, 0 degrees
+}
+
+// The key file docs/template-bank.md shows parses to what the page says.
+TEST(BankSpec, DocumentedExample) {
+  const std::string page = test::read_file(std::string(TEST_SOURCE_DIR) + "/../docs/template-bank.md");
+  const size_t begin = page.find("```ini\n");
+  ASSERT_NE(begin, std::string::npos);
+  const size_t end = page.find("```", begin + 7);
+  ASSERT_NE(end, std::string::npos);
+  Dir d;
+  for (const char* sub : {"signs", "icons"}) d.make_dir(sub);
+  for (const char* f : {"logo.png", "signs/stop.jpg", "signs/stop-mask.png", "icons/icon.pgm"}) d.text(f, "");
+  const std::string bank = d.text("bank.ini", page.substr(begin + 7, end - begin - 7));
+  std::vector<TemplateSpec> specs;
+  ASSERT_EQ(gst_cuda_prep_parse_bank_file(bank, &specs), "");
+  ASSERT_EQ(specs.size(), 3u);
+  EXPECT_EQ(specs[0].label, "logo");
+  EXPECT_EQ(specs[0].file, d.path + "/logo.png");
+  EXPECT_EQ(specs[0].threshold, 0.75);
+  EXPECT_EQ(specs[0].max_matches, 3);
+  EXPECT_EQ(specs[0].scales, v({0.8, 1.0, 1.25}));
+  EXPECT_EQ(specs[0].angles, v({-10, 0, 10}));
+  EXPECT_EQ(specs[0].track_margin->unit, TrackMargin::Unit::kPixels);
+  EXPECT_EQ(specs[0].track_margin->value, 24);
+  EXPECT_EQ(specs[1].label, "stop sign");
+  EXPECT_EQ(specs[1].mask, d.path + "/signs/stop-mask.png");
+  EXPECT_EQ(specs[1].scales, v({0.8, 0.9, 1.0, 1.1, 1.2}));
+  EXPECT_EQ(specs[1].angles, v({-30, -15, 0, 15, 30}));
+  EXPECT_EQ(specs[1].track_margin->unit, TrackMargin::Unit::kTemplateSizes);
+  EXPECT_EQ(specs[1].track_margin->value, 1.5);
+  EXPECT_EQ(specs[2].file, d.path + "/icons/icon.pgm");
 }
 
 // Each member is the loaded template scaled, then rotated; at angle 0 the scaling is cv::resize's.

@@ -204,6 +204,45 @@ TEST(TemplateLoader, AlphaGivesTheMask) {
   EXPECT_EQ(t.pixels, opencv_gray(rgb, w, h, 3));
 }
 
+// A palette PNG with a transparent colour (tRNS): that colour is out of the mask.
+TEST(TemplateLoader, PaletteTransparencyGivesTheMask) {
+  const int w = 8, h = 6;
+  std::string rows;
+  for (int y = 0; y < h; y++) {
+    rows.push_back('\0');
+    for (int x = 0; x < w; x++) rows.push_back((char)((x + y) % 3));
+  }
+  uLongf n = compressBound((uLong)rows.size());
+  std::string idat(n, '\0');
+  compress(reinterpret_cast<Bytef*>(&idat[0]), &n, reinterpret_cast<const Bytef*>(rows.data()), (uLong)rows.size());
+  idat.resize(n);
+  TempFile f("palette.png");
+  {
+    std::ofstream out(f.path, std::ios::binary);
+    out.write("\x89PNG\r\n\x1a\n", 8);
+    std::string ihdr;
+    test::put_be32(&ihdr, w);
+    test::put_be32(&ihdr, h);
+    ihdr += std::string{8, 3, 0, 0, 0};
+    test::png_chunk(out, "IHDR", ihdr);
+    test::png_chunk(out, "PLTE", std::string("\x0a\x14\x1e\xc8\x64\x32\x00\xff\x00", 9));
+    test::png_chunk(out, "tRNS", std::string("\x00\xff\x80", 3));  // colour 0 transparent, 2 half
+    test::png_chunk(out, "IDAT", idat);
+    test::png_chunk(out, "IEND", "");
+  }
+  cudaprep::MaskedGray t;
+  ASSERT_EQ(gst_cuda_prep_load_masked_template(f.path, "", kMax, &t), "");
+  ASSERT_TRUE(t.masked());
+  const std::vector<uint8_t> palette = {10, 20, 30, 200, 100, 50, 0, 255, 0};
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++) {
+      const int i = (x + y) % 3;
+      EXPECT_EQ(t.mask[y * w + x], i == 0 ? 0 : 1) << x << "," << y;
+      EXPECT_EQ(t.pixels[y * w + x], opencv_gray({palette[3 * i], palette[3 * i + 1], palette[3 * i + 2]}, 1, 1, 3)[0])
+          << x << "," << y;
+    }
+}
+
 // A separate mask file: gray > 0 counts; it replaces the template's alpha; its size must be the
 // template's.
 TEST(TemplateLoader, SeparateMaskFile) {
