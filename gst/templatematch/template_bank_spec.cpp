@@ -358,8 +358,13 @@ bool gst_cuda_prep_build_template_bank(const std::vector<TemplateSpec> &specs, c
       *error = name(e.rfind("mask file", 0) == 0 ? "mask" : "file") + ": " + e;
       return false;
     }
-    bank.templates.push_back(cudaprep::BankTemplate{s.label, s.threshold.value_or(defaults.threshold),
-                                                    s.max_matches.value_or(defaults.max_matches)});
+    cudaprep::BankTemplate bt;
+    bt.label = s.label;
+    bt.threshold = s.threshold.value_or(defaults.threshold);
+    bt.max_matches = s.max_matches.value_or(defaults.max_matches);
+    bt.own_threshold = s.threshold.has_value();
+    bt.own_max_matches = s.max_matches.has_value();
+    bank.templates.push_back(bt);
     for (double scale : s.scales.value_or(defaults.scales)) {
       cudaprep::MaskedGray scaled;
       cudaprep::Status st = cudaprep::scale_template(source, scale, &scaled);

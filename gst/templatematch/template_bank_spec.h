@@ -64,10 +64,12 @@ std::string gst_cuda_prep_parse_bank_file(const std::string &path, std::vector<T
  * an error (an empty list, an empty name, two files with one label). */
 std::string gst_cuda_prep_bank_specs_from_files(const std::vector<std::string> &files, std::vector<TemplateSpec> *out);
 
-/* Loads every template (and mask), makes its members and checks the bank (check_bank). FALSE with
- * @error set on any error: more than kMaxBankTemplates templates or kMaxBankMembers members (the
- * message names the count), a file that cannot be loaded, a member smaller than 4 or larger than
- * 256 pixels on a side, a mask of another size, an all-zero mask, a template with no variance
- * under its mask, duplicate labels. @out is only written on success. */
+/* Loads every template (and mask), makes its members and checks the bank (check_bank). A
+ * template's threshold and max-matches are its description's (own_threshold / own_max_matches
+ * set) or else @defaults'. FALSE with @error set on any error: more than kMaxBankTemplates
+ * templates or kMaxBankMembers members (the message names the count), a file that cannot be
+ * loaded, a member smaller than 4 or larger than 256 pixels on a side, a mask of another size, an
+ * all-zero mask, a template with no variance under its mask, duplicate labels. @out is only
+ * written on success. */
 bool gst_cuda_prep_build_template_bank(const std::vector<TemplateSpec> &specs, const BankDefaults &defaults,
                                        cudaprep::TemplateBank *out, std::string *error);

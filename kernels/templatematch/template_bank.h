@@ -44,6 +44,8 @@ struct BankTemplate {
   std::string label;
   double threshold = 0.8;
   int max_matches = 1;
+  // Set by the template's own description; else the element's threshold / max-matches apply.
+  bool own_threshold = false, own_max_matches = false;
 };
 
 struct TemplateBank {

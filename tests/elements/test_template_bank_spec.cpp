@@ -134,8 +134,12 @@ TEST(BankSpec, KeyFileEveryKey) {
   EXPECT_EQ(b.templates[0].label, "logo");
   EXPECT_EQ(b.templates[0].threshold, 0.75);
   EXPECT_EQ(b.templates[0].max_matches, 3);
+  EXPECT_TRUE(b.templates[0].own_threshold);
+  EXPECT_TRUE(b.templates[0].own_max_matches);
   EXPECT_EQ(b.templates[1].threshold, 0.6);
   EXPECT_EQ(b.templates[1].max_matches, 2);
+  EXPECT_FALSE(b.templates[1].own_threshold);
+  EXPECT_FALSE(b.templates[1].own_max_matches);
   ASSERT_EQ(b.members.size(), 9u + 25u + 1u);
   EXPECT_EQ(b.members[0].scale, 0.8);
   EXPECT_EQ(b.members[0].angle, -10);
