@@ -332,7 +332,7 @@ static std::shared_ptr<const LoadedBank> load_requested_bank(GstCudaTemplateMatc
   if (!needed) return have;
   auto loaded = std::make_shared<LoadedBank>();
   loaded->request = id;
-  loaded->error = gst_cuda_prep_load_bank(request, &loaded->bank);
+  loaded->error = gst_cuda_prep_load_bank(request, nullptr, &loaded->bank);
   std::shared_ptr<const LoadedBank> result = loaded;
   self->impl->props.write(self, [&](MatchProps &p) {
     if (p.template_request == id) p.loaded = loaded;
@@ -353,11 +353,10 @@ static gboolean refresh_bank(GstCudaTemplateMatch *self, const MatchProps &props
         break;
       case BankRequest::Source::Rect: {
         state.template_request = props.template_request;
+        MaskedGray cut;
         TemplateBank bank;
-        bank.templates.resize(1);
-        bank.templates[0].label = kSingleTemplateLabel;
-        bank.members.resize(1);
-        std::string error = cut_template(*state.engine, props.template_rect, frame, &bank.members[0].image);
+        std::string error = cut_template(*state.engine, props.template_rect, frame, &cut);
+        if (error.empty()) error = gst_cuda_prep_load_bank(request_of(props), &cut, &bank);
         if (!error.empty()) {
           GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("Cannot use the template: %s", error.c_str()),
                             ("%s", source_text(props).c_str()));
@@ -391,8 +390,12 @@ static gboolean refresh_bank(GstCudaTemplateMatch *self, const MatchProps &props
 
 /* The window a tracked template is searched in next: its last matches' box grown by the margin
  * (in template sizes) on every side, at least a member's size, inside the search region. */
-static Rect tracking_window(const Rect &box, double margin, const MaskedGray &member, const Rect &search) {
-  const int mx = (int)std::ceil(margin * member.width), my = (int)std::ceil(margin * member.height);
+static Rect tracking_window(const Rect &box, double margin, const BankTemplate &templ, const MaskedGray &member,
+                            const Rect &search) {
+  if (templ.own_track_margin) margin = templ.track_margin;
+  const bool pixels = templ.own_track_margin && templ.track_margin_in_pixels;
+  const int mx = (int)std::ceil(pixels ? margin : margin * member.width);
+  const int my = (int)std::ceil(pixels ? margin : margin * member.height);
   int x0 = box.x - mx, y0 = box.y - my, x1 = box.x + box.w + mx, y1 = box.y + box.h + my;
   x0 = std::max(x0, search.x);
   y0 = std::max(y0, search.y);
@@ -452,9 +455,11 @@ static gboolean refresh_settings(GstCudaTemplateMatch *self, const GrayView &fra
                  (props.full_search_interval > 0 && track.since_full >= props.full_search_interval);
   }
   for (size_t m = 0; m < bank.members.size(); ++m) {
-    const TemplateTrack &track = state.tracks[bank.members[m].template_index];
-    search.regions[m] =
-        track.full ? state.search : tracking_window(track.box, props.track_margin, bank.members[m].image, state.search);
+    const int t = bank.members[m].template_index;
+    const TemplateTrack &track = state.tracks[t];
+    search.regions[m] = track.full ? state.search
+                                   : tracking_window(track.box, props.track_margin, bank.templates[t],
+                                                     bank.members[m].image, state.search);
   }
   return TRUE;
 }

@@ -1,15 +1,12 @@
 #include "bank_request.h"
 
-#include <gst/gst.h>
-
-#include "template_loader.h"
+#include "template_bank_spec.h"
 #include "templatematch.h"
 
 const char *const kSingleTemplateLabel = "template-match";
 
 static std::string split_template_list(const std::string &list, std::vector<std::string> *files) {
   files->clear();
-  if (list.empty()) return std::string();
   size_t at = 0;
   for (;;) {
     const size_t end = list.find(';', at);
@@ -22,48 +19,35 @@ static std::string split_template_list(const std::string &list, std::vector<std:
   return std::string();
 }
 
-static std::string load_member(const std::string &path, cudaprep::MaskedGray *out) {
-  GrayImage img;
-  std::string error = gst_cuda_prep_load_gray_image(path, cudaprep::kMaxTemplateSide, &img);
-  if (!error.empty()) return error;
-  out->pixels = std::move(img.pixels);
-  out->width = img.width;
-  out->height = img.height;
-  return std::string();
-}
-
-static std::string stem_of(const std::string &path) {
-  gchar *base = g_path_get_basename(path.c_str());
-  std::string s(base);
-  g_free(base);
-  const size_t dot = s.rfind('.');
-  return dot == std::string::npos || dot == 0 ? s : s.substr(0, dot);
-}
-
-std::string gst_cuda_prep_load_bank(const BankRequest &r, cudaprep::TemplateBank *out) {
-  *out = cudaprep::TemplateBank();
-  std::vector<std::pair<std::string, std::string>> items; /* label, file */
-  if (r.source == BankRequest::Source::Location)
-    items.emplace_back(kSingleTemplateLabel, r.location);
-  else if (r.source == BankRequest::Source::List) {
-    std::vector<std::string> files;
-    std::string error = split_template_list(r.list, &files);
-    if (!error.empty()) return error;
-    for (const std::string &f : files) items.emplace_back(stem_of(f), f);
-  } else
-    return "template-bank files are not supported yet";
-  for (const auto &item : items) {
-    cudaprep::BankTemplate t;
-    t.label = item.first;
-    t.threshold = r.threshold;
-    t.max_matches = r.max_matches;
-    out->templates.push_back(t);
-    cudaprep::BankMember m;
-    m.template_index = (int)out->templates.size() - 1;
-    std::string error = load_member(item.second, &m.image);
-    if (!error.empty()) return error;
-    out->members.push_back(std::move(m));
+std::string gst_cuda_prep_load_bank(const BankRequest &r, const cudaprep::MaskedGray *cut,
+                                    cudaprep::TemplateBank *out) {
+  std::vector<TemplateSpec> specs;
+  std::string error;
+  switch (r.source) {
+    case BankRequest::Source::Location:
+    case BankRequest::Source::Rect: {
+      TemplateSpec spec;
+      spec.label = kSingleTemplateLabel;
+      spec.file = r.location;
+      spec.mask = r.mask;
+      if (r.source == BankRequest::Source::Rect) spec.image = *cut;
+      specs.push_back(spec);
+      break;
+    }
+    case BankRequest::Source::List: {
+      std::vector<std::string> files;
+      error = split_template_list(r.list, &files);
+      if (error.empty()) error = gst_cuda_prep_bank_specs_from_files(files, &specs);
+      break;
+    }
+    case BankRequest::Source::KeyFile: error = gst_cuda_prep_parse_bank_file(r.keyfile, &specs); break;
+    default: return "no template";
   }
-  cudaprep::Status st = cudaprep::check_bank(*out, nullptr);
-  return st.ok() ? std::string() : st.message();
+  if (!error.empty()) return error;
+  BankDefaults defaults;
+  defaults.threshold = r.threshold;
+  defaults.max_matches = r.max_matches;
+  if (!r.scales.empty()) defaults.scales = r.scales;
+  if (!r.angles.empty()) defaults.angles = r.angles;
+  return gst_cuda_prep_build_template_bank(specs, defaults, out, &error) ? std::string() : error;
 }

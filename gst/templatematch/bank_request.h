@@ -26,5 +26,7 @@ struct BankRequest {
  * before banks existed. */
 extern const char *const kSingleTemplateLabel;
 
-/* Loads a file-based request (not Rect / None). "" on success, else one message naming the file. */
-std::string gst_cuda_prep_load_bank(const BankRequest &request, cudaprep::TemplateBank *out);
+/* Loads what @request names (for template-rect: @cut, the template cut from a frame), at its
+ * scales and angles. "" on success, else one message naming the file (and key). */
+std::string gst_cuda_prep_load_bank(const BankRequest &request, const cudaprep::MaskedGray *cut,
+                                    cudaprep::TemplateBank *out);

@@ -46,6 +46,10 @@ struct BankTemplate {
   int max_matches = 1;
   // Set by the template's own description; else the element's threshold / max-matches apply.
   bool own_threshold = false, own_max_matches = false;
+  // Tracking: the template's own margin around its last matches (own_track_margin), in pixels or
+  // in template sizes; else the element's.
+  bool own_track_margin = false, track_margin_in_pixels = false;
+  double track_margin = 0;
 };
 
 struct TemplateBank {

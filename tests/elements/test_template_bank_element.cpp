@@ -8,12 +8,14 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <algorithm>
 #include <map>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "cuda_device.h"
+#include "template_resample.h"
 #include "harness_util.h"
 
 using test::BusWatch;
@@ -232,6 +234,42 @@ TEST_P(Bank, MasksFromAFileAndFromAlpha) {
   remove(png.c_str());
 }
 
+// A frame holding the template enlarged and, elsewhere, rotated: each match reports its member.
+TEST_P(Bank, ScalesAndAnglesReportTheirMember) {
+  auto frame = texture(W, H, 8);
+  cudaprep::MaskedGray object;
+  object.width = object.height = 24;
+  object.pixels = texture(24, 24, 9);
+  cudaprep::MaskedGray big, turned;
+  ASSERT_TRUE(cudaprep::scale_template(object, 1.5, &big).ok());
+  ASSERT_TRUE(cudaprep::rotate_template(object, 30, &turned).ok());
+  ASSERT_TRUE(turned.masked());
+  paste(frame, W, big.pixels, 50, 60, big.width, big.height);
+  for (int j = 0; j < turned.height; ++j)  // only what the rotated template covers
+    for (int i = 0; i < turned.width; ++i)
+      if (turned.mask[(size_t)j * turned.width + i])
+        frame[(size_t)(120 + j) * W + 200 + i] = turned.pixels[(size_t)j * turned.width + i];
+  std::string t = write_pgm(object.pixels, 24, 24, "object-sa.pgm");
+  GstHarness* h = make("template-location=" + t + " scales=\"<1,1.5>\" angles=\"<0,30>\" max-matches=2 threshold=0.95");
+  BusWatch bus(h);
+  auto f = run(h, frame);
+  ASSERT_EQ(f.size(), 2u) << bus.first_error();
+  std::sort(f.begin(), f.end(), [](const Found& a, const Found& b) { return a.x < b.x; });
+  EXPECT_EQ(f[0].x, 50);
+  EXPECT_EQ(f[0].y, 60);
+  EXPECT_EQ(f[0].scale, 1.5);
+  EXPECT_EQ(f[0].angle, 0.0);
+  EXPECT_EQ(f[0].w, big.width);
+  EXPECT_EQ(f[1].x, 200);
+  EXPECT_EQ(f[1].y, 120);
+  EXPECT_EQ(f[1].scale, 1.0);
+  EXPECT_EQ(f[1].angle, 30.0);
+  EXPECT_EQ(f[1].w, turned.width);
+  for (const Found& x : f) EXPECT_NEAR(x.score, 1.0, 1e-6);
+  gst_harness_teardown(h);
+  remove(t.c_str());
+}
+
 TEST_P(Bank, SuppressionAcrossTemplates) {
   auto frame = texture(W, H, 3);
   std::string a = write_pgm(patch(frame, W, 60, 60, 30, 30), 30, 30, "over-a.pgm");
@@ -322,7 +360,7 @@ TEST_P(Bank, BadFilesAreOneErrorAtStartNamingTheFile) {
   } cases[] = {
       {"templates=\"" + a + ";/nonexistent/x.png\"", "template file '/nonexistent/x.png' does not exist"},
       {"templates=\"" + a + ";;" + a + "\"", "an empty file name between ';'"},
-      {"templates=\"" + a + ";" + a2 + "\"", "two templates are labelled \"" + label_of(a) + "\""},
+      {"templates=\"" + a + ";" + a2 + "\"", "have the same label \"" + label_of(a) + "\""},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.props);

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -14,6 +15,7 @@
 
 #include "cuda_device.h"
 #include "harness_util.h"
+#include "image_files.h"
 #include "templatematch.h"
 
 using test::BusWatch;
@@ -415,7 +417,7 @@ TEST(TemplateMatchElementErrors, CorruptFile) {
   std::string path = std::string(g_get_tmp_dir()) + "/cudaprep-corrupt-" + std::to_string(getpid()) + ".png";
   std::ofstream(path) << "\x89PNG\r\n\x1a\n this is not a png";
   std::string err = expect_start_error("template-location=" + path);
-  EXPECT_NE(err.find("could not decode template file"), std::string::npos) << err;
+  EXPECT_NE(err.find("template file '" + path + "' is not a valid PNG file"), std::string::npos) << err;
   remove(path.c_str());
 }
 
@@ -550,6 +552,31 @@ TEST(TemplateMatchFound, OversizeTemplateFileNamesItsSize) {
   std::string err = expect_start_error("template-location=" + png);
   EXPECT_NE(err.find("300x20"), std::string::npos) << err;
   EXPECT_NE(err.find("256x256"), std::string::npos) << err;
+  remove(png.c_str());
+}
+
+// An 8000x8000 PNG of 96 MB took 10.5 s to be refused as "could not decode template file",
+// without its size (a small file of that size was refused with it): it is refused from its header
+// at once, naming the file and its size. Here 64 MB of noise, stored uncompressed.
+TEST(TemplateMatchFound, HugePngIsRefusedFromItsHeader) {
+  const std::string png = test::temp_path("huge.png");
+  uint32_t state = 12345;
+  test::write_png_rows(
+      png, 8000, 8000, 0,
+      [&](int, uint8_t* row) {
+        for (int x = 0; x < 8000; x++) {
+          state ^= state << 13, state ^= state >> 17, state ^= state << 5;
+          row[x] = (uint8_t)state;
+        }
+      },
+      0);
+  const auto start = std::chrono::steady_clock::now();
+  std::string err = expect_start_error("template-location=" + png);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_NE(err.find("8000x8000"), std::string::npos) << err;
+  EXPECT_NE(err.find(png), std::string::npos) << err;
+  EXPECT_NE(err.find("256x256"), std::string::npos) << err;
+  EXPECT_LT(seconds, 2.0) << err;
   remove(png.c_str());
 }
 
