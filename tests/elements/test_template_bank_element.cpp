@@ -2,10 +2,12 @@
 // a GPU) the CUDA path: several templates from a list, masks (a separate file and a PNG's alpha),
 // labels in every meta and message, suppression across templates, tracking, banks changed while
 // playing, and the errors at start that name the file.
+#include <gst/app/gstappsink.h>
 #include <gst/video/gstvideometa.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <algorithm>
@@ -270,6 +272,39 @@ TEST_P(Bank, ScalesAndAnglesReportTheirMember) {
   remove(t.c_str());
 }
 
+// A key-file bank: labels from its groups, a mask file, a template's own threshold and limit.
+TEST_P(Bank, KeyFileBank) {
+  auto frame = texture(W, H, 10);
+  auto a_pixels = patch(frame, W, 40, 50, 30, 20);
+  for (int i : {17, 230, 411}) a_pixels[i] = (uint8_t)(a_pixels[i] + 100);  // scores about 0.995
+  const std::string a = write_pgm(a_pixels, 30, 20, "kf-a.pgm");
+  auto b_pixels = patch(frame, W, 150, 100, 28, 28);
+  std::vector<uint8_t> mask(28 * 28, 255);
+  for (int i = 0; i < 28 * 5; i++) {
+    mask[i] = 0;      // the top rows are not part of it...
+    b_pixels[i] = 0;  // ...and differ from the frame there
+  }
+  const std::string b = write_pgm(b_pixels, 28, 28, "kf-b.pgm");
+  const std::string bm = write_pgm(mask, 28, 28, "kf-b-mask.pgm");
+  const std::string ini = tmp_path("bank.ini");
+  std::ofstream(ini) << "[plain one]\nfile = " << a << "\nthreshold = 0.99\n\n[masked one]\nfile = " << b
+                     << "\nmask = " << bm << "\nmax-matches = 2\n";
+  GstHarness* h = make("template-bank=" + ini + " threshold=0.999");
+  BusWatch bus(h);
+  auto f = run(h, frame);
+  ASSERT_EQ(f.size(), 2u) << bus.first_error();
+  std::sort(f.begin(), f.end(), [](const Found& x, const Found& y) { return x.x < y.x; });
+  EXPECT_EQ(f[0].label, "plain one");  // found through its own threshold, under the element's
+  EXPECT_EQ(f[0].x, 40);
+  EXPECT_GT(f[0].score, 0.99);
+  EXPECT_LT(f[0].score, 0.999);
+  EXPECT_EQ(f[1].label, "masked one");
+  EXPECT_EQ(f[1].x, 150);
+  EXPECT_NEAR(f[1].score, 1.0, 1e-6);
+  gst_harness_teardown(h);
+  for (const std::string& p : {a, b, bm, ini}) remove(p.c_str());
+}
+
 TEST_P(Bank, SuppressionAcrossTemplates) {
   auto frame = texture(W, H, 3);
   std::string a = write_pgm(patch(frame, W, 60, 60, 30, 30), 30, 30, "over-a.pgm");
@@ -312,6 +347,96 @@ TEST_P(Bank, TrackingFollowsLosesAndReacquires) {
     }
   }
   EXPECT_GT(tracked_frames, 20);
+  gst_harness_teardown(tracked);
+  gst_harness_teardown(full);
+  remove(t.c_str());
+}
+
+// The shipped clip: a template cut where the first frames move most is tracked; every tracked
+// frame whose full-search match lies inside its window gives the full search's result.
+TEST_P(Bank, TrackingOnTheShippedClipEqualsFullSearchInsideTheWindow) {
+  if (!gst_registry_check_feature_version(gst_registry_get(), "avdec_h264", 1, 0, 0))
+    GTEST_SKIP() << "avdec_h264 missing";
+  const int cw = 320, ch = 240, frames_wanted = 31;  // the whole clip
+  GstElement* decode =
+      gst_parse_launch("filesrc location=" TEST_SOURCE_DIR
+                       "/data/vtest-h264.mp4 ! qtdemux ! h264parse ! avdec_h264 ! videoconvert ! "
+                       "videoscale ! video/x-raw,format=GRAY8,width=320,height=240 ! appsink name=s sync=false",
+                       NULL);
+  ASSERT_NE(decode, nullptr);
+  GstElement* sink = gst_bin_get_by_name(GST_BIN(decode), "s");
+  gst_element_set_state(decode, GST_STATE_PLAYING);
+  std::vector<std::vector<uint8_t>> frames;
+  while ((int)frames.size() < frames_wanted) {
+    GstSample* sample = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 10 * GST_SECOND);
+    if (!sample) break;
+    GstVideoInfo info;
+    gst_video_info_from_caps(&info, gst_sample_get_caps(sample));
+    GstVideoFrame vf;
+    gst_video_frame_map(&vf, &info, gst_sample_get_buffer(sample), GST_MAP_READ);
+    std::vector<uint8_t> g((size_t)cw * ch);
+    for (int y = 0; y < ch; y++)
+      memcpy(&g[(size_t)y * cw],
+             (const uint8_t*)GST_VIDEO_FRAME_PLANE_DATA(&vf, 0) + y * GST_VIDEO_FRAME_PLANE_STRIDE(&vf, 0), cw);
+    gst_video_frame_unmap(&vf);
+    gst_sample_unref(sample);
+    frames.push_back(std::move(g));
+  }
+  gst_element_set_state(decode, GST_STATE_NULL);
+  gst_object_unref(sink);
+  gst_object_unref(decode);
+  ASSERT_EQ((int)frames.size(), frames_wanted);
+  // The 24x32 block that changes most between frames 0 and 10: someone walking.
+  const int tw = 24, th = 32;
+  long best = -1;
+  int bx = 0, by = 0;
+  for (int y = 0; y + th <= ch; y += 4)
+    for (int x = 0; x + tw <= cw; x += 4) {
+      long d = 0;
+      for (int j = 0; j < th; j++)
+        for (int i = 0; i < tw; i++)
+          d += std::abs(frames[0][(size_t)(y + j) * cw + x + i] - frames[10][(size_t)(y + j) * cw + x + i]);
+      if (d > best) best = d, bx = x, by = y;
+    }
+  std::string t = write_pgm(patch(frames[0], cw, bx, by, tw, th), tw, th, "walker.pgm");
+  const std::string common = "template-location=" + t + " threshold=0.5";
+  GstHarness* tracked =
+      gst_harness_new_parse(("cudatemplatematch backend=" + std::string(GetParam()) +
+                             " draw=false track=true track-margin=1 full-search-interval=15 " + common)
+                                .c_str());
+  GstHarness* full =
+      gst_harness_new_parse(("cudatemplatematch backend=" + std::string(GetParam()) + " draw=false " + common).c_str());
+  for (GstHarness* h : {tracked, full}) gst_harness_set_src_caps_str(h, video_caps("GRAY8", cw, ch).c_str());
+  int compared = 0, tracked_frames = 0;
+  Found prev{};
+  bool have_prev = false;
+  for (int n = 0; n < frames_wanted; n++) {
+    SCOPED_TRACE("frame " + std::to_string(n));
+    auto pull = [&](GstHarness* h) {
+      GstBuffer* out = gst_harness_push_and_pull(h, gray_buffer(frames[n]));
+      auto f = out ? found_in(out) : std::vector<Found>();
+      if (out) gst_buffer_unref(out);
+      return f;
+    };
+    auto a = pull(tracked), b = pull(full);
+    if (!a.empty() && !a[0].full) tracked_frames++;
+    // The window of this frame's tracked search: last frame's box, one template size around it.
+    const bool inside = !b.empty() && have_prev && b[0].x >= prev.x - tw && b[0].y >= prev.y - th &&
+                        b[0].x + tw <= prev.x + 2 * tw && b[0].y + th <= prev.y + 2 * th;
+    if ((!a.empty() && a[0].full) || inside) {
+      ASSERT_EQ(a.size(), b.size());
+      if (!a.empty()) {
+        EXPECT_EQ(a[0].x, b[0].x);
+        EXPECT_EQ(a[0].y, b[0].y);
+        EXPECT_EQ(a[0].score, b[0].score);
+      }
+      compared++;
+    }
+    have_prev = !a.empty();
+    if (have_prev) prev = a[0];
+  }
+  EXPECT_GT(tracked_frames, 12);
+  EXPECT_GT(compared, 20);
   gst_harness_teardown(tracked);
   gst_harness_teardown(full);
   remove(t.c_str());
