@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "bank_match.h"
+#include "match_engine.h"
 #include "npp_cross_corr.h"
 #include "templatematch.h"
 
@@ -120,7 +121,9 @@ int main(int argc, char** argv) {
 
   // Templates: 8 of 64 px; 32 of 16..128 px; one 64 px with an elliptic mask.
   std::mt19937 rng(7);
-  auto place = [&](int w, int h) { return std::make_pair(static_cast<int>(rng() % (kW - w)), static_cast<int>(rng() % (kH - h))); };
+  auto place = [&](int w, int h) {
+    return std::make_pair(static_cast<int>(rng() % (kW - w)), static_cast<int>(rng() % (kH - h)));
+  };
   std::vector<MaskedGray> eight, mixed;
   for (int i = 0; i < 8; ++i) {
     auto p = place(64, 64);
@@ -162,13 +165,24 @@ int main(int argc, char** argv) {
     const BankSearch search = BankSearch::over(b, region);
     return median_ms(iterations, [&] { check(m.match(frame, search, false, &matches), "bank match"); });
   };
+  // The element's engine: banks of unmasked templates run one single-template launch each.
+  auto engine = [&](const std::vector<MaskedGray>& ts, const Rect& region) {
+    std::unique_ptr<MatchEngine> e = make_match_engine_cuda(stream, GpuWait::Blocking);
+    check(e->configure(PixelFormat::GRAY8, kW, kH), "engine configure");
+    const TemplateBank b = bank_of(ts);
+    check(e->set_bank(b), "engine set_bank");
+    const BankSearch search = BankSearch::over(b, region);
+    return median_ms(iterations, [&] { check(e->match(frame, search, false, &matches), "engine match"); });
+  };
   const double single64 = singles({eight[0]}, whole);
   rows.push_back({"single template 64 px (single-template matcher)", single64, 1});
   rows.push_back({"bank of 1: 64 px (bank matcher)", bank({eight[0]}, whole), 1});
   rows.push_back({"bank of 1: 64 px masked", bank({masked}, whole), 1});
   rows.push_back({"8 x 64 px: one bank", bank(eight, whole), 8});
+  rows.push_back({"8 x 64 px: the element's engine", engine(eight, whole), 8});
   rows.push_back({"8 x 64 px: 8 single-template launches", singles(eight, whole), 8});
   rows.push_back({"32 x 16..128 px: one bank", bank(mixed, whole), 32});
+  rows.push_back({"32 x 16..128 px: the element's engine", engine(mixed, whole), 32});
   rows.push_back({"32 x 16..128 px: 32 single-template launches", singles(mixed, whole), 32});
   const Rect window{800, 400, 64 + 4 * 64, 64 + 4 * 64};  // a 2-template-size margin around a 64 px match
   rows.push_back({"tracking window 320x320, 64 px (single-template matcher)", singles({eight[0]}, window), 1});

@@ -33,7 +33,8 @@ int main(int argc, char** argv) {
   cv::Mat mask(64, 64, CV_8U, cv::Scalar(0));
   cv::ellipse(mask, cv::Point(32, 32), cv::Size(32, 32), 0, 0, 360, cv::Scalar(255), -1);
   cv::Mat result;
-  const double masked = median_ms(iterations, [&] { cv::matchTemplate(frame, templ, result, cv::TM_CCOEFF_NORMED, mask); });
+  const double masked =
+      median_ms(iterations, [&] { cv::matchTemplate(frame, templ, result, cv::TM_CCOEFF_NORMED, mask); });
   const double plain = median_ms(iterations, [&] { cv::matchTemplate(frame, templ, result, cv::TM_CCOEFF_NORMED); });
   std::printf("| OpenCV %s CPU, %d threads | 64 px masked | %.3f ms |\n| | 64 px unmasked | %.3f ms |\n", CV_VERSION,
               cv::getNumThreads(), masked, plain);

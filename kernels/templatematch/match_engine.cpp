@@ -1,5 +1,6 @@
 #include "match_engine.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "cuda_device.h"
@@ -19,47 +20,81 @@ bool view_gray_in_place(const ImageView& frame, GrayView* gray) {
 
 Status not_configured() { return Status::error("match engine not configured for this frame format and size"); }
 
-// What both engines hand to their matchers: a bank of one unmasked template goes to the
-// single-template matcher (the fastest path), any other bank to the bank matcher.
+// What both engines hand to their matchers. A bank whose templates have one unmasked member each
+// (up to kMaxSingleLaunches) runs on the single-template matcher, one per template: its kernel
+// is the fastest per template, and per-template suppression then equals the bank's. Any other
+// bank, and suppression across templates, runs on the bank matcher. Both give the same matches.
+constexpr size_t kMaxSingleLaunches = 32;  // each holds a score map of the frame (8 MB at 1080p)
+
 template <class Single, class Bank>
 class MatchEngineOver : public MatchEngine {
  public:
   Status set_bank(const TemplateBank& bank) override {
-    std::vector<MemberStats> stats;
-    CUDAPREP_RETURN_IF_ERROR(check_bank(bank, &stats));
-    const bool single = bank.members.size() == 1 && !bank.members[0].image.masked();
-    if (single) {
-      const MaskedGray& g = bank.members[0].image;
-      CUDAPREP_RETURN_IF_ERROR(single_.set_template(GrayView{g.pixels.data(), g.width, g.width, g.height}));
-    } else {
-      CUDAPREP_RETURN_IF_ERROR(bank_.set_bank(bank));
+    CUDAPREP_RETURN_IF_ERROR(check_bank(bank, nullptr));
+    bool per_template = bank.members.size() <= kMaxSingleLaunches;
+    std::vector<int> members_of(bank.templates.size(), 0);
+    for (const BankMember& m : bank.members) {
+      per_template &= !m.image.masked();
+      per_template &= ++members_of[m.template_index] == 1;
     }
-    single_bank_ = single;
-    bank_of_one_ = single ? bank : TemplateBank();
+    std::vector<std::unique_ptr<Single>> singles;
+    if (per_template) {
+      for (const BankMember& m : bank.members) {
+        singles.emplace_back(new Single);
+        CUDAPREP_RETURN_IF_ERROR(prepare_single(singles.back().get()));
+        const MaskedGray& g = m.image;
+        CUDAPREP_RETURN_IF_ERROR(singles.back()->set_template(GrayView{g.pixels.data(), g.width, g.width, g.height}));
+      }
+    }
+    // Needed for suppression across templates, or for a bank the single matchers cannot take.
+    if (!per_template || bank.templates.size() > 1) CUDAPREP_RETURN_IF_ERROR(bank_.set_bank(bank));
+    singles_ = std::move(singles);
+    bank_copy_ = bank;
     return Status();
   }
-  bool has_bank() const override { return single_bank_ ? single_.has_template() : bank_.has_bank(); }
-  const TemplateBank& bank() const override { return single_bank_ ? bank_of_one_ : bank_.bank(); }
+  bool has_bank() const override { return !bank_copy_.members.empty(); }
+  const TemplateBank& bank() const override { return bank_copy_; }
   Status match(const GrayView& gray, const BankSearch& search, bool across, std::vector<Match>* matches) override {
-    if (!single_bank_) return bank_.match(gray, search, across, matches);
+    if (singles_.empty() || (across && bank_copy_.templates.size() > 1))
+      return bank_.match(gray, search, across, matches);
     matches->clear();
-    CUDAPREP_RETURN_IF_ERROR(check_bank_search(bank_of_one_, search));
-    if (search.regions[0].empty()) return Status();
-    MatchSettings settings;
-    settings.search = search.regions[0];
-    settings.threshold = search.thresholds[0];
-    settings.max_matches = search.max_matches[0];
-    return single_.match(gray, settings, matches);
+    CUDAPREP_RETURN_IF_ERROR(check_bank_search(bank_copy_, search));
+    for (size_t m = 0; m < singles_.size(); ++m) {
+      if (search.regions[m].empty()) continue;
+      MatchSettings settings;
+      settings.search = search.regions[m];
+      const int t = bank_copy_.members[m].template_index;
+      settings.threshold = search.thresholds[t];
+      settings.max_matches = search.max_matches[t];
+      CUDAPREP_RETURN_IF_ERROR(singles_[m]->match(gray, settings, &member_matches_));
+      for (Match& x : member_matches_) {
+        x.member = static_cast<int>(m);
+        matches->push_back(x);
+      }
+    }
+    // Best first over all templates, as the bank matcher lists them.
+    std::sort(matches->begin(), matches->end(), [](const Match& a, const Match& b) {
+      if (a.score != b.score) return a.score > b.score;
+      if (a.y != b.y) return a.y < b.y;
+      if (a.x != b.x) return a.x < b.x;
+      return a.member < b.member;
+    });
+    return Status();
   }
 
  protected:
-  Single single_;
+  // Readies a new single-template matcher for the configured frames.
+  virtual Status prepare_single(Single* single) = 0;
+  std::vector<std::unique_ptr<Single>> singles_;
   Bank bank_;
-  bool single_bank_ = false;
-  TemplateBank bank_of_one_;
+  TemplateBank bank_copy_;
+  std::vector<Match> member_matches_;
 };
 
 class MatchEngineCpu final : public MatchEngineOver<TemplateMatcherCpu, BankMatcherCpu> {
+ protected:
+  Status prepare_single(TemplateMatcherCpu*) override { return Status(); }
+
  public:
   bool on_device() const override { return false; }
   Status configure(PixelFormat format, int width, int height) override {
@@ -88,11 +123,19 @@ class MatchEngineCpu final : public MatchEngineOver<TemplateMatcherCpu, BankMatc
 };
 
 class MatchEngineCuda final : public MatchEngineOver<TemplateMatcherCuda, BankMatcherCuda> {
+ protected:
+  Status prepare_single(TemplateMatcherCuda* single) override {
+    if (width_ <= 0) return not_configured();
+    return single->configure(width_, height_, stream_, options_);
+  }
+
  public:
   MatchEngineCuda(void* stream, GpuWait wait) : stream_(stream) { options_.wait = wait; }
   bool on_device() const override { return true; }
   Status configure(PixelFormat format, int width, int height) override {
-    CUDAPREP_RETURN_IF_ERROR(single_.configure(width, height, stream_, options_));
+    width_ = width;
+    height_ = height;
+    for (auto& single : singles_) CUDAPREP_RETURN_IF_ERROR(prepare_single(single.get()));
     CUDAPREP_RETURN_IF_ERROR(bank_.configure(width, height, stream_));
     gray_.reset();
     if (!gray_is_first_plane(format)) return gray_.allocate_pitched(size_t(width), size_t(height));
@@ -115,7 +158,13 @@ class MatchEngineCuda final : public MatchEngineOver<TemplateMatcherCuda, BankMa
     return draw_boxes_cuda(frame, boxes, count, style, stream_);
   }
   std::string cache_summary() const override {
-    const TemplateMatcherCuda::TextureCacheStats t = single_.texture_cache_stats();
+    TemplateMatcherCuda::TextureCacheStats t;
+    for (const auto& single : singles_) {
+      const TemplateMatcherCuda::TextureCacheStats s = single->texture_cache_stats();
+      t.created += s.created;
+      t.hits += s.hits;
+      t.entries += s.entries;
+    }
     return "texture objects: " + std::to_string(t.created) + " created, " + std::to_string(t.hits) + " reused, " +
            std::to_string(t.entries) + " cached";
   }
@@ -123,6 +172,7 @@ class MatchEngineCuda final : public MatchEngineOver<TemplateMatcherCuda, BankMa
  private:
   void* stream_;
   MatcherCudaOptions options_;
+  int width_ = 0, height_ = 0;
   cuda::DeviceBuffer gray_;  // converted frames
 };
 
