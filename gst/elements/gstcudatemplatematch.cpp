@@ -562,6 +562,30 @@ static void attach_results(GstCudaTemplateMatch *self, GstBuffer *buf, const std
   gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), s));
 }
 
+/* The matches' outlines: each template's in its own colour (a bank file's color), else the
+ * element's; one drawing call per colour. */
+static Status draw_matches(MatchState &state, const ImageView &view, const BoxStyle &style) {
+  const TemplateBank &bank = state.bank;
+  /* -1: the templates without a colour of their own; then each template with one. */
+  for (int t = -1; t < (int)bank.templates.size(); ++t) {
+    if (t >= 0 && !bank.templates[t].own_color) continue;
+    state.boxes.clear();
+    for (const Match &m : state.matches) {
+      const int mt = bank.members[m.member].template_index;
+      if (t >= 0 ? mt == t : !bank.templates[mt].own_color) state.boxes.push_back(Rect{m.x, m.y, m.width, m.height});
+    }
+    if (state.boxes.empty()) continue;
+    BoxStyle s = style;
+    if (t >= 0) {
+      s.r = (bank.templates[t].color >> 16) & 0xff;
+      s.g = (bank.templates[t].color >> 8) & 0xff;
+      s.b = bank.templates[t].color & 0xff;
+    }
+    CUDAPREP_RETURN_IF_ERROR(state.engine->draw(view, state.boxes.data(), (int)state.boxes.size(), s));
+  }
+  return Status();
+}
+
 static GstFlowReturn gst_cuda_template_match_transform_ip(GstBaseTransform *trans, GstBuffer *buf) {
   GstCudaTemplateMatch *self = GST_CUDA_TEMPLATE_MATCH(trans);
   GstCudaPrepBase *base = GST_CUDA_PREP_BASE(trans);
@@ -597,11 +621,9 @@ static GstFlowReturn gst_cuda_template_match_transform_ip(GstBaseTransform *tran
       GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Template matching failed: %s", st.message().c_str()), (NULL));
       ret = GST_FLOW_ERROR;
     } else if (draw && !state.matches.empty()) {
-      state.boxes.clear();
-      for (const Match &m : state.matches) state.boxes.push_back(Rect{m.x, m.y, m.width, m.height});
       if (!input.remap_writable(GST_ELEMENT(self), &frame, &view)) {
         ret = GST_FLOW_ERROR;
-      } else if (!(st = state.engine->draw(view, state.boxes.data(), (int)state.boxes.size(), style)).ok()) {
+      } else if (!(st = draw_matches(state, view, style)).ok()) {
         GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Drawing failed"), ("%s", st.message().c_str()));
         ret = GST_FLOW_ERROR;
       } else {

@@ -60,7 +60,8 @@ std::vector<std::string> split_list(const std::string &text) {
 }
 
 const std::set<std::string> kKeys = {"file",   "mask",        "threshold",   "max-matches",  "scales",
-                                     "angles", "scale-range", "angle-range", "track-margin", "track-margin-templates"};
+                                     "angles", "scale-range", "angle-range", "track-margin", "track-margin-templates",
+                                     "color"};
 
 /* Duplicate groups and keys, which GKeyFile merges silently: found in the text itself. */
 std::string find_duplicates(const std::string &text, std::string *group, std::string *key) {
@@ -272,6 +273,16 @@ std::string gst_cuda_prep_parse_bank_file(const std::string &path, std::vector<T
         (positive ? spec.scales_key : spec.angles_key) = range_key;
       }
     }
+    if (values.count("color")) {
+      /* 0xRRGGBB or 0xAARRGGBB (alpha ignored), as the element's color property */
+      const std::string text = trim(values["color"]);
+      gchar *end = nullptr;
+      const guint64 v = g_ascii_strtoull(text.c_str(), &end, 0);
+      if (text.empty() || !end || *end || v > 0xffffffffull)
+        fail("color", "'" + text + "' is not a colour (0xRRGGBB)");
+      else
+        spec.color = (uint32_t)v;
+    }
     if (values.count("track-margin") && values.count("track-margin-templates")) {
       fail("track-margin-templates", "give either 'track-margin' or 'track-margin-templates', not both");
     } else {
@@ -368,6 +379,10 @@ bool gst_cuda_prep_build_template_bank(const std::vector<TemplateSpec> &specs, c
     bt.max_matches = s.max_matches.value_or(defaults.max_matches);
     bt.own_threshold = s.threshold.has_value();
     bt.own_max_matches = s.max_matches.has_value();
+    if (s.color) {
+      bt.own_color = true;
+      bt.color = *s.color;
+    }
     if (s.track_margin) {
       bt.own_track_margin = true;
       bt.track_margin_in_pixels = s.track_margin->unit == TrackMargin::Unit::kPixels;

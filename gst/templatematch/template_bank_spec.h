@@ -15,6 +15,7 @@
  * own GStreamer pipeline): the element runs it off the streaming thread. */
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,6 +46,7 @@ struct TemplateSpec {
   std::optional<int> max_matches;
   std::optional<std::vector<double>> scales, angles; /* each value once, in the given order */
   std::optional<TrackMargin> track_margin;
+  std::optional<uint32_t> color; /* boxes drawn in this 0xRRGGBB */
   /* Where it was described, for errors: "bank file 'f', group [label]" and the keys that gave the
    * scales and angles; empty for a list of files. */
   std::string origin, scales_key, angles_key;

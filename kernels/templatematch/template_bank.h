@@ -50,6 +50,9 @@ struct BankTemplate {
   // in template sizes; else the element's.
   bool own_track_margin = false, track_margin_in_pixels = false;
   double track_margin = 0;
+  // Its boxes' colour (own_color), 0xRRGGBB; else the element's.
+  bool own_color = false;
+  uint32_t color = 0;
 };
 
 struct TemplateBank {

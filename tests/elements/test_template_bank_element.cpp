@@ -305,6 +305,37 @@ TEST_P(Bank, KeyFileBank) {
   for (const std::string& p : {a, b, bm, ini}) remove(p.c_str());
 }
 
+// Boxes in each template's colour (a bank file's color), the others in the element's.
+TEST_P(Bank, BoxesInEachTemplatesColour) {
+  auto frame = texture(W, H, 11);
+  const std::string a = write_pgm(patch(frame, W, 20, 20, 24, 24), 24, 24, "col-a.pgm");
+  const std::string b = write_pgm(patch(frame, W, 200, 150, 24, 24), 24, 24, "col-b.pgm");
+  const std::string ini = tmp_path("colours.ini");
+  std::ofstream(ini) << "[red one]\nfile = " << a << "\ncolor = 0xff0000\n\n[default one]\nfile = " << b << "\n";
+  GstHarness* h = gst_harness_new_parse(("cudatemplatematch backend=" + std::string(GetParam()) +
+                                         " draw=true thickness=1 color=0xff0000ff template-bank=" + ini)
+                                            .c_str());
+  gst_harness_set_src_caps_str(h, video_caps("BGR", W, H).c_str());
+  GstBuffer* in = gst_buffer_new_allocate(nullptr, (size_t)W * H * 3, nullptr);
+  GstMapInfo m;
+  gst_buffer_map(in, &m, GST_MAP_WRITE);
+  for (size_t i = 0; i < frame.size(); i++) m.data[3 * i] = m.data[3 * i + 1] = m.data[3 * i + 2] = frame[i];
+  gst_buffer_unmap(in, &m);
+  GstBuffer* out = gst_harness_push_and_pull(h, in);
+  ASSERT_NE(out, nullptr);
+  gst_buffer_map(out, &m, GST_MAP_READ);
+  auto bgr_at = [&](int x, int y) {
+    const uint8_t* p = m.data + ((size_t)y * W + x) * 3;
+    return std::vector<int>{p[0], p[1], p[2]};
+  };
+  EXPECT_EQ(bgr_at(20, 20), (std::vector<int>{0, 0, 255}));    // red: the template's own
+  EXPECT_EQ(bgr_at(200, 150), (std::vector<int>{255, 0, 0}));  // blue: the element's
+  gst_buffer_unmap(out, &m);
+  gst_buffer_unref(out);
+  gst_harness_teardown(h);
+  for (const std::string& p : {a, b, ini}) remove(p.c_str());
+}
+
 TEST_P(Bank, SuppressionAcrossTemplates) {
   auto frame = texture(W, H, 3);
   std::string a = write_pgm(patch(frame, W, 60, 60, 30, 30), 30, 30, "over-a.pgm");
