@@ -387,25 +387,8 @@ static std::string expect_error(const std::string& props, const char* caps_forma
 // A template file is loaded at start: a bad one fails the state change with one error.
 static std::string expect_start_error(const std::string& props) {
   GstElement* e = gst_parse_launch(("cudatemplatematch backend=cpu " + props).c_str(), NULL);
-  GstElement* pipeline = gst_pipeline_new(NULL);
-  gst_bin_add(GST_BIN(pipeline), e);
-  EXPECT_EQ(gst_element_set_state(pipeline, GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
-  GstBus* bus = gst_element_get_bus(pipeline);
-  GstMessage* msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
-  std::string err;
-  if (msg) {
-    GError* gerr = NULL;
-    gchar* dbg = NULL;
-    gst_message_parse_error(msg, &gerr, &dbg);
-    err = std::string(gerr->message) + " | " + (dbg ? dbg : "");
-    g_error_free(gerr);
-    g_free(dbg);
-    gst_message_unref(msg);
-    EXPECT_EQ(gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR), nullptr) << "one error only";
-  }
-  gst_object_unref(bus);
-  gst_element_set_state(pipeline, GST_STATE_NULL);
-  gst_object_unref(pipeline);
+  const std::string err = test::start_error(e);
+  gst_object_unref(e);
   return err;
 }
 
