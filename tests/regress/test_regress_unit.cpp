@@ -307,6 +307,71 @@ TEST(RegressMath, MatchPairing) {
   EXPECT_TRUE(match_diff_passes(diff_matches({}, {}), 0, 0));
 }
 
+namespace {
+
+MatchRec bank_match(const char* label, double x, double y, double score, double scale = 1, double angle = 0) {
+  MatchRec m;
+  m.x = (int)x;
+  m.y = (int)y;
+  m.w = m.h = 16;
+  m.sub_x = x;
+  m.sub_y = y;
+  m.score = score;
+  m.label = label;
+  m.scale = scale;
+  m.angle = angle;
+  return m;
+}
+
+}  // namespace
+
+TEST(RegressMath, BankMatchesPairOnlyWithinTheirTemplate) {
+  // a and b overlap: a's match in the run is nearer b's reference match, but pairs with a's
+  const MatchRec a = bank_match("a", 100, 100, 0.9), b = bank_match("b", 101, 100, 0.8);
+  MatchRec a2 = a;
+  a2.sub_x = 101.5;
+  MatchDiff d = diff_matches({a, b}, {b, a2});
+  ASSERT_EQ(d.pairs.size(), 2u);
+  EXPECT_EQ(d.pairs[0].ref, 0);
+  EXPECT_EQ(d.pairs[0].run, 1);
+  EXPECT_NEAR(d.pairs[0].dpos, 1.5, 1e-12);
+  EXPECT_EQ(d.pairs[1].dpos, 0);
+  ASSERT_EQ(d.templates.size(), 2u);
+  EXPECT_EQ(d.templates[0].label, "a");
+  EXPECT_NEAR(d.templates[0].max_dpos, 1.5, 1e-12);
+  EXPECT_EQ(d.templates[1].label, "b");
+  EXPECT_EQ(d.templates[1].max_dpos, 0);
+  EXPECT_FALSE(d.single_template());
+  EXPECT_TRUE(match_diff_passes(d, 1.5, 0));
+  // a match that changed template: the totals agree, each template's count does not
+  d = diff_matches({a, b}, {a, bank_match("a", 101, 100, 0.8)});
+  EXPECT_EQ(d.n_ref, d.n_run);
+  ASSERT_EQ(d.templates.size(), 2u);
+  EXPECT_EQ(d.templates[0].n_ref, 1u);
+  EXPECT_EQ(d.templates[0].n_run, 2u);
+  EXPECT_EQ(d.templates[1].n_run, 0u);
+  EXPECT_FALSE(match_diff_passes(d, 100, 100));
+  // the same place at another scale or angle of the template, or found by tracking
+  d = diff_matches({a}, {bank_match("a", 100, 100, 0.9, 1.25)});
+  ASSERT_EQ(d.pairs.size(), 1u);
+  EXPECT_TRUE(d.pairs[0].member_changed);
+  EXPECT_EQ(d.templates[0].member_changes, 1u);
+  EXPECT_FALSE(match_diff_passes(d, 100, 100));
+  d = diff_matches({a}, {bank_match("a", 100, 100, 0.9, 1, -10)});
+  EXPECT_TRUE(d.pairs[0].member_changed);
+  MatchRec tracked = a;
+  tracked.full_search = false;
+  d = diff_matches({a}, {tracked});
+  EXPECT_FALSE(d.pairs[0].member_changed);
+  EXPECT_TRUE(d.pairs[0].full_changed);
+  EXPECT_FALSE(match_diff_passes(d, 100, 100));
+  // the single template of a recording without labels
+  MatchRec plain;
+  EXPECT_EQ(plain.label, "template-match");
+  EXPECT_TRUE(diff_matches({plain}, {plain}).single_template());
+  EXPECT_TRUE(diff_matches({}, {}).single_template());
+}
+
 TEST(RegressMath, Formatting) {
   std::mt19937_64 rng(7);
   for (int i = 0; i < 2000; i++) {
@@ -412,8 +477,61 @@ TEST(RegressStore, FrameRoundTrip) {
   EXPECT_EQ(g.tensors["tensor"].duration, -1);
   EXPECT_EQ(g.tensors["tensor"].transform.src_to_tensor[0], 1.0 / 12);
   EXPECT_EQ(g.matches["matches"].items[0].score, 0.123456789012345);
+  EXPECT_EQ(g.matches["matches"].items[0].label, "template-match");
   // stable key order: frame first, then sinks by name
   EXPECT_EQ(j.dump(false).rfind("{\"frame\":7,\"matches\":", 0), 0u);
+}
+
+TEST(RegressStore, MatchesKeepTheirTemplateAndReadOldRecordings) {
+  FrameEntry f;
+  f.index = 3;
+  MatchesEntry m;
+  MatchRec r{1, 2, 16, 16, 0.75, 1.25, 2.5};
+  r.label = "logo";
+  r.scale = 0.8;
+  r.angle = -10;
+  r.full_search = false;
+  m.items.push_back(r);
+  f.matches["matches"] = m;
+  const std::string text = frame_to_json(f).dump(false);
+  EXPECT_TRUE(contains(text,
+                       "{\"template\":\"logo\",\"score\":0.75,\"x\":1.25,\"y\":2.5,\"box\":[1,2,16,16],"
+                       "\"scale\":0.8,\"angle\":-10,\"full_search\":false}"))
+      << text;
+  Json j;
+  std::string err;
+  ASSERT_TRUE(Json::parse(text, &j, &err));
+  FrameEntry g;
+  ASSERT_TRUE(frame_from_json(j, &g, &err)) << err;
+  const MatchRec& back = g.matches["matches"].items[0];
+  EXPECT_EQ(back.label, "logo");
+  EXPECT_EQ(back.scale, 0.8);
+  EXPECT_EQ(back.angle, -10);
+  EXPECT_FALSE(back.full_search);
+  // a match recorded before matches had a template: the single template, at scale 1, angle 0,
+  // found by a full search
+  ASSERT_TRUE(
+      Json::parse("{\"frame\":0,\"matches\":{\"pts\":0,\"duration\":1,\"matches\":[{\"score\":1,\"x\":2,"
+                  "\"y\":3,\"box\":[2,3,4,5]}]}}",
+                  &j, &err));
+  ASSERT_TRUE(frame_from_json(j, &g, &err)) << err;
+  const MatchRec& old = g.matches["matches"].items[0];
+  EXPECT_EQ(old.label, "template-match");
+  EXPECT_EQ(old.scale, 1);
+  EXPECT_EQ(old.angle, 0);
+  EXPECT_TRUE(old.full_search);
+  // malformed fields are named
+  for (const char* bad : {"\"template\":\"\"", "\"template\":3", "\"scale\":0", "\"scale\":\"nan\"",
+                          "\"angle\":\"inf\"", "\"full_search\":1"}) {
+    const std::string t = std::string(
+                              "{\"frame\":0,\"m\":{\"pts\":0,\"matches\":[{\"score\":1,\"x\":2,\"y\":3,"
+                              "\"box\":[2,3,4,5],") +
+                          bad + "}]}}";
+    ASSERT_TRUE(Json::parse(t, &j, &err)) << t;
+    err.clear();
+    EXPECT_FALSE(frame_from_json(j, &g, &err)) << bad;
+    EXPECT_TRUE(contains(err, "m: match 0: field")) << err;
+  }
 }
 
 TEST(RegressStore, LoadAndCorruption) {
