@@ -372,6 +372,78 @@ TEST(RegressMath, BankMatchesPairOnlyWithinTheirTemplate) {
   EXPECT_TRUE(diff_matches({}, {}).single_template());
 }
 
+TEST(RegressCompare, BankReasonsNameTheTemplate) {
+  const MatchRec a = bank_match("a", 100, 100, 0.9), b = bank_match("b", 300, 50, 0.8);
+  MatchesEntry ref, run;
+  ref.items = {a, b};
+  run.items = {a, bank_match("b", 310, 50, 0.7)};
+  SinkResult r = compare_matches("matches", ref, run, CompareOptions(), "golden", "this run");
+  EXPECT_FALSE(r.pass);
+  EXPECT_EQ(r.problem, "template 'b': match position delta 10 px > tolerance 0");
+  EXPECT_TRUE(contains(r.notes, "template 'b': match score delta 0.1 > tolerance 0")) << r.notes;
+  EXPECT_FALSE(contains(r.problem + r.notes, "template 'a'"));
+  // a template on one side only
+  run.items = {a, bank_match("c", 300, 50, 0.8)};
+  r = compare_matches("matches", ref, run, CompareOptions(), "golden", "this run");
+  EXPECT_EQ(r.problem, "template 'b' only in golden (1 match)");
+  EXPECT_TRUE(contains(r.notes, "template 'c' only in this run (1 match)")) << r.notes;
+  // another member, another search
+  MatchRec b2 = bank_match("b", 300, 50, 0.8, 0.8, 5);
+  b2.full_search = false;
+  run.items = {a, b2};
+  r = compare_matches("matches", ref, run, CompareOptions(), "golden", "this run");
+  EXPECT_EQ(r.problem, "template 'b': scale 1 angle 0 in golden, scale 0.8 angle 5 in this run (match at 300, 50)");
+  EXPECT_TRUE(contains(r.notes, "template 'b': full-search true in golden, false in this run")) << r.notes;
+  // the single template's reasons read as they always did
+  MatchesEntry one, two;
+  one.items = {MatchRec{10, 10, 8, 8, 0.9, 10, 10}};
+  two.items = {MatchRec{10, 10, 8, 8, 0.9, 10.5, 10}, MatchRec{50, 50, 8, 8, 0.6, 50, 50}};
+  r = compare_matches("matches", one, two, CompareOptions(), "golden", "this run");
+  EXPECT_EQ(r.problem, "1 matches in golden, 2 in this run");
+  EXPECT_EQ(r.notes, "match position delta 0.5 px > tolerance 0");
+}
+
+TEST(RegressCompare, SummaryHasALinePerTemplate) {
+  Comparison cmp("check", "golden", "this run", CompareOptions());
+  const MatchRec a = bank_match("a", 100, 100, 0.9), b = bank_match("b", 300, 50, 0.8);
+  for (uint64_t i = 0; i < 4; i++) {
+    MatchesEntry ref, run;
+    ref.pts = run.pts = (int64_t)i * 100;
+    ref.items = {a, b};
+    run.items = {a};
+    if (i < 2) run.items.push_back(bank_match("b", 300, 50.25, 0.8));
+    cmp.add(i, compare_matches("matches", ref, run, cmp.options(), "golden", "this run"));
+  }
+  const std::string text = cmp.render(true, 20);
+  EXPECT_TRUE(contains(text,
+                       "    template 'a': matches golden 4, this run 4; max position delta 0 px, max score "
+                       "delta 0; 0 failing\n"))
+      << text;
+  EXPECT_TRUE(contains(text,
+                       "    template 'b': matches golden 4, this run 2 (2 frames with a different count); max "
+                       "position delta 0.25 px (frame 0), max score delta 0; 4 failing, first frame 0\n"))
+      << text;
+  EXPECT_TRUE(contains(text, "2 vs 1 matches, max dpos 0 px, max dscore 0 (a 1 vs 1, b 1 vs 0)")) << text;
+  EXPECT_TRUE(contains(text, "template 'b' only in golden (1 match)")) << text;
+  const std::vector<FrameResult> frames = cmp.frame_results();
+  std::vector<std::pair<uint64_t, const SinkResult*>> results;
+  for (const auto& f : frames) results.emplace_back(f.index, &f.sinks.at("matches"));
+  const std::vector<TemplateSummary> t = summarize_templates(results, cmp.options());
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[1].failing_frames, 4u);
+  EXPECT_EQ(t[1].count_frames, 2u);
+  EXPECT_EQ(t[0].failing_frames, 0u);
+  // a template the run lacks in every frame
+  Comparison gone("check", "golden", "this run", CompareOptions());
+  MatchesEntry ref, run;
+  ref.items = {a, b};
+  run.items = {a};
+  gone.add(0, compare_matches("matches", ref, run, gone.options(), "golden", "this run"));
+  EXPECT_TRUE(contains(gone.render(false, 20),
+                       "    template 'b': only in golden (1 matches in 1 frames, none in this run); 1 failing"))
+      << gone.render(false, 20);
+}
+
 TEST(RegressMath, Formatting) {
   std::mt19937_64 rng(7);
   for (int i = 0; i < 2000; i++) {
