@@ -326,23 +326,26 @@ MatchRec bank_match(const char* label, double x, double y, double score, double 
 }  // namespace
 
 TEST(RegressMath, BankMatchesPairOnlyWithinTheirTemplate) {
-  // a and b overlap: a's match in the run is nearer b's reference match, but pairs with a's
+  // a and b overlap: in the run a moved 1 px onto where b was and b onto where a was; by
+  // position alone each would pair with the other template's match (0 px away)
   const MatchRec a = bank_match("a", 100, 100, 0.9), b = bank_match("b", 101, 100, 0.8);
-  MatchRec a2 = a;
-  a2.sub_x = 101.5;
-  MatchDiff d = diff_matches({a, b}, {b, a2});
+  const MatchRec a2 = bank_match("a", 101, 100, 0.9), b2 = bank_match("b", 100, 100, 0.8);
+  MatchDiff d = diff_matches({a, b}, {b2, a2});
   ASSERT_EQ(d.pairs.size(), 2u);
   EXPECT_EQ(d.pairs[0].ref, 0);
   EXPECT_EQ(d.pairs[0].run, 1);
-  EXPECT_NEAR(d.pairs[0].dpos, 1.5, 1e-12);
-  EXPECT_EQ(d.pairs[1].dpos, 0);
+  EXPECT_EQ(d.pairs[0].dpos, 1);
+  EXPECT_EQ(d.pairs[1].ref, 1);
+  EXPECT_EQ(d.pairs[1].run, 0);
+  EXPECT_EQ(d.pairs[1].dpos, 1);
   ASSERT_EQ(d.templates.size(), 2u);
   EXPECT_EQ(d.templates[0].label, "a");
-  EXPECT_NEAR(d.templates[0].max_dpos, 1.5, 1e-12);
+  EXPECT_EQ(d.templates[0].max_dpos, 1);
   EXPECT_EQ(d.templates[1].label, "b");
-  EXPECT_EQ(d.templates[1].max_dpos, 0);
+  EXPECT_EQ(d.templates[1].max_dpos, 1);
   EXPECT_FALSE(d.single_template());
-  EXPECT_TRUE(match_diff_passes(d, 1.5, 0));
+  EXPECT_TRUE(match_diff_passes(d, 1, 0));
+  EXPECT_FALSE(match_diff_passes(d, 0.99, 0));
   // a match that changed template: the totals agree, each template's count does not
   d = diff_matches({a, b}, {a, bank_match("a", 101, 100, 0.8)});
   EXPECT_EQ(d.n_ref, d.n_run);
