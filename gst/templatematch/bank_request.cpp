@@ -50,8 +50,7 @@ std::string gst_cuda_prep_load_bank(const BankRequest &r, cudaprep::TemplateBank
     std::string error = split_template_list(r.list, &files);
     if (!error.empty()) return error;
     for (const std::string &f : files) items.emplace_back(stem_of(f), f);
-  }
-  else
+  } else
     return "template-bank files are not supported yet";
   for (const auto &item : items) {
     cudaprep::BankTemplate t;

@@ -26,8 +26,7 @@ struct DevGray {
   DevGray(const Gray& g, size_t pitch, size_t offset) {
     EXPECT_EQ(cudaMalloc(&base, pitch * g.height + offset + 64), cudaSuccess);
     uint8_t* data = base + offset;
-    EXPECT_EQ(cudaMemcpy2D(data, pitch, g.px.data(), g.stride, g.width, g.height, cudaMemcpyHostToDevice),
-              cudaSuccess);
+    EXPECT_EQ(cudaMemcpy2D(data, pitch, g.px.data(), g.stride, g.width, g.height, cudaMemcpyHostToDevice), cudaSuccess);
     view = GrayView{data, static_cast<int64_t>(pitch), g.width, g.height};
   }
   ~DevGray() { cudaFree(base); }
@@ -137,8 +136,8 @@ TEST(BankGpu, EqualsCpuForBanksOfMixedSizes) {
     bool masks;
     size_t pitch_extra, offset;
   } cases[] = {
-      {333, 217, 1, 64, true, 0, 0},    {333, 217, 8, 64, false, 5, 3},  {401, 299, 8, 96, true, 64, 1},
-      {517, 311, 32, 128, true, 0, 7},  {640, 480, 32, 40, false, 3, 0}, {300, 280, 3, 256, true, 0, 2},
+      {333, 217, 1, 64, true, 0, 0},   {333, 217, 8, 64, false, 5, 3},  {401, 299, 8, 96, true, 64, 1},
+      {517, 311, 32, 128, true, 0, 7}, {640, 480, 32, 40, false, 3, 0}, {300, 280, 3, 256, true, 0, 2},
   };
   for (const Case& c : cases) {
     Gray frame = tmtest::structured_gray(c.w, c.h, c.count * 31 + c.w);
@@ -163,7 +162,8 @@ TEST(BankGpu, EqualsCpuOnNoiseWithFlatPatchesAndRegions) {
       continue;
     }
     const int w = g.width + static_cast<int>(rng() % 90), h = g.height + static_cast<int>(rng() % 70);
-    search.regions[m] = Rect{static_cast<int>(rng() % (frame.width - w)), static_cast<int>(rng() % (frame.height - h)), w, h};
+    search.regions[m] =
+        Rect{static_cast<int>(rng() % (frame.width - w)), static_cast<int>(rng() % (frame.height - h)), w, h};
   }
   for (size_t t = 0; t < bank.templates.size(); ++t) search.thresholds[t] = -1.0;  // every cell a candidate
   expect_same(frame, bank, frame.width, 0, search, false, "regions");
