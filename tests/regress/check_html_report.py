@@ -8,7 +8,10 @@
     text report's figure for that frame and sink, and every frame the text report gives a
     figure for is plotted;
   - every row of a batch's slot table (tr data-slot: data-frame, data-sink, data-max-abs,
-    class "fail") equals the text report's row for that slot of that frame.
+    class "fail") equals the text report's row for that slot of that frame;
+  - every row of a bank's template table (tr data-template: data-sink, data-ref, data-run,
+    data-failing, class "fail") equals the text report's summary line of that template, and
+    every template the summary has a line for has a row.
   check_html_report.py DIR TEXT_REPORT [--pixel PNG X Y R,G,B]... [--same PNG_A PNG_B X Y]...
                       [--identical PNG_A PNG_B]...
 (--pixel: that pixel has that colour; --same: the two images agree at that pixel; --identical:
@@ -31,6 +34,7 @@ class Page(html.parser.HTMLParser):
     def __init__(self):
         super().__init__()
         self.images, self.points, self.external, self.text, self.slots = [], [], [], [], []
+        self.templates = {}
         self.series = None
         self.open, self.unbalanced = [], []
 
@@ -50,6 +54,9 @@ class Page(html.parser.HTMLParser):
         if tag == "tr" and "data-slot" in a:
             self.slots.append(((a["data-sink"], int(a["data-frame"]), int(a["data-slot"])),
                                a["data-max-abs"], "fail" in a.get("class", "").split()))
+        if tag == "tr" and "data-template" in a:
+            self.templates[(a["data-sink"], a["data-template"])] = (
+                int(a["data-ref"]), int(a["data-run"]), int(a["data-failing"]), "fail" in a.get("class", "").split())
         if tag == "img":
             self.images.append(a.get("src", ""))
         if tag == "svg" and "plot" in a.get("class", "").split():
@@ -146,6 +153,35 @@ def text_slots(report):
     return out
 
 
+REFERENCE_LABELS = ("golden", "A")  # how check and compare name the reference side
+SINK_SUMMARY = re.compile(r"^  sink '(.*?)' \((tensor|matches)\): ")
+TEMPLATE_SUMMARY = re.compile(r"^    template '(.*?)': (.*); (\d+) failing(, first frame \d+)?$")
+
+
+def text_templates(report):
+    """{(sink, template): (matches in reference, in the other side, failing frames, failing)} from
+    the summary lines per template."""
+    out, sink = {}, None
+    for line in open(report):
+        m = SINK_SUMMARY.match(line)
+        if m:
+            sink = m.group(1)
+            continue
+        m = TEMPLATE_SUMMARY.match(line)
+        if not m or sink is None:
+            continue
+        body, failing = m.group(2), int(m.group(3))
+        counts = re.match(r"matches .+? (\d+), .+? (\d+)(;| \()", body)
+        if counts:
+            n_ref, n_run = int(counts.group(1)), int(counts.group(2))
+        else:  # "only in golden (62 matches in 31 frames, none in this run)"
+            only = re.match(r"only in (.*) \((\d+) matches in \d+ frames, none in (.*)\)$", body)
+            n = int(only.group(2))
+            n_ref, n_run = (n, 0) if only.group(1) in REFERENCE_LABELS else (0, n)
+        out[(sink, m.group(1))] = (n_ref, n_run, failing, failing > 0)
+    return out
+
+
 def text_figures(report):
     """{(series, frame): (value, failing)} from the per-frame lines of a full text report."""
     out = {}
@@ -225,6 +261,16 @@ def main():
             problems.append("slot row %s: HTML %r%s, text report %r%s" % (
                 key, value, " (fail)" if fail else "", want, " (fail)" if want_fail else ""))
 
+    template_lines = text_templates(report)
+    for key, row in sorted(page.templates.items()):
+        if key not in template_lines:
+            problems.append("template row %s is not in the text report's summary" % (key,))
+        elif row != template_lines[key]:
+            problems.append("template row %s: HTML %r, text report %r" % (key, row, template_lines[key]))
+    for key in sorted(template_lines):
+        if key not in page.templates:
+            problems.append("template %s has a summary line but no row in the HTML table" % (key,))
+
     def pixel(name, x, y):
         if name not in decoded:
             problems.append("%s is not an image of the report" % name)
@@ -255,6 +301,7 @@ def main():
             break
     print("html: %d images decoded, %d points in %d series and %d slot rows compared with %s" % (
         len(decoded), len(plotted), len(series_plotted), len(page.slots), os.path.basename(report)))
+    print("templates: %d rows compared with the summary" % len(page.templates))
     print("series: " + " ".join(sorted(series_plotted)))
     print("images: " + " ".join(sorted(decoded)))
     for p in problems:

@@ -4,7 +4,14 @@ stats in frames.jsonl), so that a test can make a known change:
   perturb.py DIR tensor SINK FRAME INDEX DELTA   adds DELTA to element INDEX (of the frame's
                                                  tensors one after the other; a batch's slot
                                                  digests follow) of a float32, uint8 or int8 sink
-  perturb.py DIR match SINK FRAME DX DSCORE      moves the first match by DX px, changes its score
+  perturb.py DIR match SINK FRAME DX DSCORE [TEMPLATE]
+                                                 moves the first match (of TEMPLATE: its label)
+                                                 by DX px, changes its score
+  perturb.py DIR match-field SINK FRAME TEMPLATE KEY JSON
+                                                 sets KEY of TEMPLATE's first match in FRAME to
+                                                 the JSON value (scale 1.25, full_search false,
+                                                 template '"other"')
+  perturb.py DIR drop-template SINK TEMPLATE     removes TEMPLATE's matches from every frame
   perturb.py DIR truncate FRAMES                 keeps the first FRAMES frames
 and, to make a recording that contradicts itself or is malformed on purpose:
   perturb.py DIR sink-field SINK KEY VALUE       sets a field of the manifest's sink SINK
@@ -40,6 +47,14 @@ def save(d, manifest, frames):
         f.write("\n")
 
 
+def first_match(entry, label):
+    """The first match of the entry, or of the template with this label."""
+    for m in entry["matches"]:
+        if label is None or m.get("template") == label:
+            return m
+    sys.exit("no match%s in the frame" % ("" if label is None else " of template " + label))
+
+
 def main():
     d, what = sys.argv[1], sys.argv[2]
     manifest, frames = load(d)
@@ -73,9 +88,17 @@ def main():
             slot["sha256"] = hashlib.sha256(data[i * each:(i + 1) * each]).hexdigest()
     elif what == "match":
         sink, frame, dx, dscore = sys.argv[3], int(sys.argv[4]), float(sys.argv[5]), float(sys.argv[6])
-        m = frames[frame][sink]["matches"][0]
+        label = sys.argv[7] if len(sys.argv) > 7 else None
+        m = first_match(frames[frame][sink], label)
         m["x"] += dx
         m["score"] += dscore
+    elif what == "match-field":
+        sink, frame, label, key, value = sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6], sys.argv[7]
+        first_match(frames[frame][sink], label)[key] = json.loads(value)
+    elif what == "drop-template":
+        sink, label = sys.argv[3], sys.argv[4]
+        for fr in frames:
+            fr[sink]["matches"] = [m for m in fr[sink]["matches"] if m.get("template") != label]
     elif what == "truncate":
         keep = int(sys.argv[3])
         frames = frames[:keep]

@@ -307,6 +307,146 @@ TEST(RegressMath, MatchPairing) {
   EXPECT_TRUE(match_diff_passes(diff_matches({}, {}), 0, 0));
 }
 
+namespace {
+
+MatchRec bank_match(const char* label, double x, double y, double score, double scale = 1, double angle = 0) {
+  MatchRec m;
+  m.x = (int)x;
+  m.y = (int)y;
+  m.w = m.h = 16;
+  m.sub_x = x;
+  m.sub_y = y;
+  m.score = score;
+  m.label = label;
+  m.scale = scale;
+  m.angle = angle;
+  return m;
+}
+
+}  // namespace
+
+TEST(RegressMath, BankMatchesPairOnlyWithinTheirTemplate) {
+  // a and b overlap: in the run a moved 1 px onto where b was and b onto where a was; by
+  // position alone each would pair with the other template's match (0 px away)
+  const MatchRec a = bank_match("a", 100, 100, 0.9), b = bank_match("b", 101, 100, 0.8);
+  const MatchRec a2 = bank_match("a", 101, 100, 0.9), b2 = bank_match("b", 100, 100, 0.8);
+  MatchDiff d = diff_matches({a, b}, {b2, a2});
+  ASSERT_EQ(d.pairs.size(), 2u);
+  EXPECT_EQ(d.pairs[0].ref, 0);
+  EXPECT_EQ(d.pairs[0].run, 1);
+  EXPECT_EQ(d.pairs[0].dpos, 1);
+  EXPECT_EQ(d.pairs[1].ref, 1);
+  EXPECT_EQ(d.pairs[1].run, 0);
+  EXPECT_EQ(d.pairs[1].dpos, 1);
+  ASSERT_EQ(d.templates.size(), 2u);
+  EXPECT_EQ(d.templates[0].label, "a");
+  EXPECT_EQ(d.templates[0].max_dpos, 1);
+  EXPECT_EQ(d.templates[1].label, "b");
+  EXPECT_EQ(d.templates[1].max_dpos, 1);
+  EXPECT_FALSE(d.single_template());
+  EXPECT_TRUE(match_diff_passes(d, 1, 0));
+  EXPECT_FALSE(match_diff_passes(d, 0.99, 0));
+  // a match that changed template: the totals agree, each template's count does not
+  d = diff_matches({a, b}, {a, bank_match("a", 101, 100, 0.8)});
+  EXPECT_EQ(d.n_ref, d.n_run);
+  ASSERT_EQ(d.templates.size(), 2u);
+  EXPECT_EQ(d.templates[0].n_ref, 1u);
+  EXPECT_EQ(d.templates[0].n_run, 2u);
+  EXPECT_EQ(d.templates[1].n_run, 0u);
+  EXPECT_FALSE(match_diff_passes(d, 100, 100));
+  // the same place at another scale or angle of the template, or found by tracking
+  d = diff_matches({a}, {bank_match("a", 100, 100, 0.9, 1.25)});
+  ASSERT_EQ(d.pairs.size(), 1u);
+  EXPECT_TRUE(d.pairs[0].member_changed);
+  EXPECT_EQ(d.templates[0].member_changes, 1u);
+  EXPECT_FALSE(match_diff_passes(d, 100, 100));
+  d = diff_matches({a}, {bank_match("a", 100, 100, 0.9, 1, -10)});
+  EXPECT_TRUE(d.pairs[0].member_changed);
+  MatchRec tracked = a;
+  tracked.full_search = false;
+  d = diff_matches({a}, {tracked});
+  EXPECT_FALSE(d.pairs[0].member_changed);
+  EXPECT_TRUE(d.pairs[0].full_changed);
+  EXPECT_FALSE(match_diff_passes(d, 100, 100));
+  // the single template of a recording without labels
+  MatchRec plain;
+  EXPECT_EQ(plain.label, "template-match");
+  EXPECT_TRUE(diff_matches({plain}, {plain}).single_template());
+  EXPECT_TRUE(diff_matches({}, {}).single_template());
+}
+
+TEST(RegressCompare, BankReasonsNameTheTemplate) {
+  const MatchRec a = bank_match("a", 100, 100, 0.9), b = bank_match("b", 300, 50, 0.8);
+  MatchesEntry ref, run;
+  ref.items = {a, b};
+  run.items = {a, bank_match("b", 310, 50, 0.7)};
+  SinkResult r = compare_matches("matches", ref, run, CompareOptions(), "golden", "this run");
+  EXPECT_FALSE(r.pass);
+  EXPECT_EQ(r.problem, "template 'b': match position delta 10 px > tolerance 0");
+  EXPECT_TRUE(contains(r.notes, "template 'b': match score delta 0.1 > tolerance 0")) << r.notes;
+  EXPECT_FALSE(contains(r.problem + r.notes, "template 'a'"));
+  // a template on one side only
+  run.items = {a, bank_match("c", 300, 50, 0.8)};
+  r = compare_matches("matches", ref, run, CompareOptions(), "golden", "this run");
+  EXPECT_EQ(r.problem, "template 'b' only in golden (1 match)");
+  EXPECT_TRUE(contains(r.notes, "template 'c' only in this run (1 match)")) << r.notes;
+  // another member, another search
+  MatchRec b2 = bank_match("b", 300, 50, 0.8, 0.8, 5);
+  b2.full_search = false;
+  run.items = {a, b2};
+  r = compare_matches("matches", ref, run, CompareOptions(), "golden", "this run");
+  EXPECT_EQ(r.problem, "template 'b': scale 1 angle 0 in golden, scale 0.8 angle 5 in this run (match at 300, 50)");
+  EXPECT_TRUE(contains(r.notes, "template 'b': full-search true in golden, false in this run")) << r.notes;
+  // the single template's reasons read as they always did
+  MatchesEntry one, two;
+  one.items = {MatchRec{10, 10, 8, 8, 0.9, 10, 10}};
+  two.items = {MatchRec{10, 10, 8, 8, 0.9, 10.5, 10}, MatchRec{50, 50, 8, 8, 0.6, 50, 50}};
+  r = compare_matches("matches", one, two, CompareOptions(), "golden", "this run");
+  EXPECT_EQ(r.problem, "1 matches in golden, 2 in this run");
+  EXPECT_EQ(r.notes, "match position delta 0.5 px > tolerance 0");
+}
+
+TEST(RegressCompare, SummaryHasALinePerTemplate) {
+  Comparison cmp("check", "golden", "this run", CompareOptions());
+  const MatchRec a = bank_match("a", 100, 100, 0.9), b = bank_match("b", 300, 50, 0.8);
+  for (uint64_t i = 0; i < 4; i++) {
+    MatchesEntry ref, run;
+    ref.pts = run.pts = (int64_t)i * 100;
+    ref.items = {a, b};
+    run.items = {a};
+    if (i < 2) run.items.push_back(bank_match("b", 300, 50.25, 0.8));
+    cmp.add(i, compare_matches("matches", ref, run, cmp.options(), "golden", "this run"));
+  }
+  const std::string text = cmp.render(true, 20);
+  EXPECT_TRUE(contains(text,
+                       "    template 'a': matches golden 4, this run 4; max position delta 0 px, max score "
+                       "delta 0; 0 failing\n"))
+      << text;
+  EXPECT_TRUE(contains(text,
+                       "    template 'b': matches golden 4, this run 2 (2 frames with a different count); max "
+                       "position delta 0.25 px (frame 0), max score delta 0; 4 failing, first frame 0\n"))
+      << text;
+  EXPECT_TRUE(contains(text, "2 vs 1 matches, max dpos 0 px, max dscore 0 (a 1 vs 1, b 1 vs 0)")) << text;
+  EXPECT_TRUE(contains(text, "template 'b' only in golden (1 match)")) << text;
+  const std::vector<FrameResult> frames = cmp.frame_results();
+  std::vector<std::pair<uint64_t, const SinkResult*>> results;
+  for (const auto& f : frames) results.emplace_back(f.index, &f.sinks.at("matches"));
+  const std::vector<TemplateSummary> t = summarize_templates(results, cmp.options());
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[1].failing_frames, 4u);
+  EXPECT_EQ(t[1].count_frames, 2u);
+  EXPECT_EQ(t[0].failing_frames, 0u);
+  // a template the run lacks in every frame
+  Comparison gone("check", "golden", "this run", CompareOptions());
+  MatchesEntry ref, run;
+  ref.items = {a, b};
+  run.items = {a};
+  gone.add(0, compare_matches("matches", ref, run, gone.options(), "golden", "this run"));
+  EXPECT_TRUE(contains(gone.render(false, 20),
+                       "    template 'b': only in golden (1 matches in 1 frames, none in this run); 1 failing"))
+      << gone.render(false, 20);
+}
+
 TEST(RegressMath, Formatting) {
   std::mt19937_64 rng(7);
   for (int i = 0; i < 2000; i++) {
@@ -412,8 +552,61 @@ TEST(RegressStore, FrameRoundTrip) {
   EXPECT_EQ(g.tensors["tensor"].duration, -1);
   EXPECT_EQ(g.tensors["tensor"].transform.src_to_tensor[0], 1.0 / 12);
   EXPECT_EQ(g.matches["matches"].items[0].score, 0.123456789012345);
+  EXPECT_EQ(g.matches["matches"].items[0].label, "template-match");
   // stable key order: frame first, then sinks by name
   EXPECT_EQ(j.dump(false).rfind("{\"frame\":7,\"matches\":", 0), 0u);
+}
+
+TEST(RegressStore, MatchesKeepTheirTemplateAndReadOldRecordings) {
+  FrameEntry f;
+  f.index = 3;
+  MatchesEntry m;
+  MatchRec r{1, 2, 16, 16, 0.75, 1.25, 2.5};
+  r.label = "logo";
+  r.scale = 0.8;
+  r.angle = -10;
+  r.full_search = false;
+  m.items.push_back(r);
+  f.matches["matches"] = m;
+  const std::string text = frame_to_json(f).dump(false);
+  EXPECT_TRUE(contains(text,
+                       "{\"template\":\"logo\",\"score\":0.75,\"x\":1.25,\"y\":2.5,\"box\":[1,2,16,16],"
+                       "\"scale\":0.8,\"angle\":-10,\"full_search\":false}"))
+      << text;
+  Json j;
+  std::string err;
+  ASSERT_TRUE(Json::parse(text, &j, &err));
+  FrameEntry g;
+  ASSERT_TRUE(frame_from_json(j, &g, &err)) << err;
+  const MatchRec& back = g.matches["matches"].items[0];
+  EXPECT_EQ(back.label, "logo");
+  EXPECT_EQ(back.scale, 0.8);
+  EXPECT_EQ(back.angle, -10);
+  EXPECT_FALSE(back.full_search);
+  // a match recorded before matches had a template: the single template, at scale 1, angle 0,
+  // found by a full search
+  ASSERT_TRUE(
+      Json::parse("{\"frame\":0,\"matches\":{\"pts\":0,\"duration\":1,\"matches\":[{\"score\":1,\"x\":2,"
+                  "\"y\":3,\"box\":[2,3,4,5]}]}}",
+                  &j, &err));
+  ASSERT_TRUE(frame_from_json(j, &g, &err)) << err;
+  const MatchRec& old = g.matches["matches"].items[0];
+  EXPECT_EQ(old.label, "template-match");
+  EXPECT_EQ(old.scale, 1);
+  EXPECT_EQ(old.angle, 0);
+  EXPECT_TRUE(old.full_search);
+  // malformed fields are named
+  for (const char* bad : {"\"template\":\"\"", "\"template\":3", "\"scale\":0", "\"scale\":\"nan\"",
+                          "\"angle\":\"inf\"", "\"full_search\":1"}) {
+    const std::string t = std::string(
+                              "{\"frame\":0,\"m\":{\"pts\":0,\"matches\":[{\"score\":1,\"x\":2,\"y\":3,"
+                              "\"box\":[2,3,4,5],") +
+                          bad + "}]}}";
+    ASSERT_TRUE(Json::parse(t, &j, &err)) << t;
+    err.clear();
+    EXPECT_FALSE(frame_from_json(j, &g, &err)) << bad;
+    EXPECT_TRUE(contains(err, "m: match 0: field")) << err;
+  }
 }
 
 TEST(RegressStore, LoadAndCorruption) {

@@ -282,6 +282,7 @@ int cmd_record(int argc, char** argv) {
   Manifest m = run.manifest(store);
   std::string lines;
   uint64_t expect = 0, total_bytes = 0, matches = 0;
+  std::map<std::string, uint64_t> per_template;
   for (const auto& [index, f] : handler.frames()) {
     if (index != expect) {
       remove_tree(tmp);
@@ -290,7 +291,10 @@ int cmd_record(int argc, char** argv) {
     expect++;
     lines += frame_to_json(f).dump(false) + "\n";
     for (auto& t : f.tensors) total_bytes += t.second.bytes;
-    for (auto& mm : f.matches) matches += mm.second.items.size();
+    for (auto& mm : f.matches) {
+      matches += mm.second.items.size();
+      for (const MatchRec& r : mm.second.items) per_template[r.label]++;
+    }
   }
   const std::string manifest_text = manifest_to_json(m).dump(true) + "\n";
   if (!write_text(tmp + "/frames.jsonl", lines, &err) || !write_text(tmp + "/manifest.json", manifest_text, &err)) {
@@ -327,7 +331,12 @@ int cmd_record(int argc, char** argv) {
   if (store == "full") printf("  tensor data: %" G_GUINT64_FORMAT " bytes\n", total_bytes);
   bool match_sink = false;
   for (const auto& s : m.sinks) match_sink = match_sink || s.kind == "matches";
-  printf("  matches: %" G_GUINT64_FORMAT "%s\n", matches,
+  std::string templates;  // a bank's matches per template
+  if (per_template.size() > 1 || (per_template.size() == 1 && per_template.begin()->first != kSingleTemplateLabel))
+    for (const auto& [label, n] : per_template)
+      templates += (templates.empty() ? " (" : ", ") + label + " " + std::to_string(n);
+  if (!templates.empty()) templates += ")";
+  printf("  matches: %" G_GUINT64_FORMAT "%s%s\n", matches, templates.c_str(),
          match_sink && matches == 0 ? " (none in any frame: is that what the threshold and search region mean?)" : "");
   return 0;
 }

@@ -87,14 +87,17 @@ void add_to_pending(SinkState* s, TensorEntry part, const uint8_t* data, size_t 
   s->pending_bytes.insert(s->pending_bytes.end(), data, data + size);
 }
 
+// Every ROI meta with a "template-match" parameter structure, whatever its roi-type (a bank's
+// matches are of their template's label): its template label ("template", else the roi-type),
+// score, sub-pixel position, scale, angle and full-search flag.
 std::vector<MatchRec> read_matches(GstBuffer* buf) {
   std::vector<MatchRec> out;
-  const GQuark type = g_quark_from_static_string("template-match");
   gpointer state = nullptr;
   GstMeta* meta;
   while ((meta = gst_buffer_iterate_meta_filtered(buf, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
     auto* roi = (GstVideoRegionOfInterestMeta*)meta;
-    if (roi->roi_type != type) continue;
+    GstStructure* p = gst_video_region_of_interest_meta_get_param(roi, kSingleTemplateLabel);
+    if (!p) continue;
     MatchRec r;
     r.x = (int)roi->x;
     r.y = (int)roi->y;
@@ -102,19 +105,29 @@ std::vector<MatchRec> read_matches(GstBuffer* buf) {
     r.h = (int)roi->h;
     r.sub_x = r.x;
     r.sub_y = r.y;
-    GstStructure* p = gst_video_region_of_interest_meta_get_param(roi, "template-match");
-    if (p) {
-      gst_structure_get_double(p, "score", &r.score);
-      gst_structure_get_double(p, "x", &r.sub_x);
-      gst_structure_get_double(p, "y", &r.sub_y);
-    }
+    gst_structure_get_double(p, "score", &r.score);
+    gst_structure_get_double(p, "x", &r.sub_x);
+    gst_structure_get_double(p, "y", &r.sub_y);
+    const gchar* label = gst_structure_get_string(p, "template");
+    if (label && *label)
+      r.label = label;
+    else if (roi->roi_type)
+      r.label = g_quark_to_string(roi->roi_type);
+    gst_structure_get_double(p, "scale", &r.scale);
+    gst_structure_get_double(p, "angle", &r.angle);
+    gboolean full = TRUE;
+    if (gst_structure_get_boolean(p, "full-search", &full)) r.full_search = full;
     out.push_back(r);
   }
-  // best first, ties by position: independent of the order metas are kept in
+  // best first, ties by position, then by template and its member: independent of the order
+  // metas are kept in
   std::stable_sort(out.begin(), out.end(), [](const MatchRec& a, const MatchRec& b) {
     if (a.score != b.score) return a.score > b.score;
     if (a.y != b.y) return a.y < b.y;
-    return a.x < b.x;
+    if (a.x != b.x) return a.x < b.x;
+    if (a.label != b.label) return a.label < b.label;
+    if (a.scale != b.scale) return a.scale < b.scale;
+    return a.angle < b.angle;
   });
   return out;
 }

@@ -92,6 +92,14 @@ SinkResult compare_tensor(const std::string& sink, const TensorEntry& ref, const
   return r;
 }
 
+namespace {
+
+std::string member_text(const MatchRec& m) { return "scale " + fmt(m.scale) + " angle " + fmt(m.angle); }
+
+std::string yes_no(bool b) { return b ? "true" : "false"; }
+
+}  // namespace
+
 SinkResult compare_matches(const std::string& sink, const MatchesEntry& ref, const MatchesEntry& run,
                            const CompareOptions& opt, const std::string& rl, const std::string& ul) {
   SinkResult r;
@@ -99,14 +107,74 @@ SinkResult compare_matches(const std::string& sink, const MatchesEntry& ref, con
   r.kind = "matches";
   r.ref_present = r.run_present = true;
   r.match = diff_matches(ref.items, run.items);
-  if (r.match.n_ref != r.match.n_run)
-    fail(&r, std::to_string(r.match.n_ref) + " matches in " + rl + ", " + std::to_string(r.match.n_run) + " in " + ul);
-  if (r.match.max_dpos > opt.pos_tol)
-    fail(&r, "match position delta " + fmt(r.match.max_dpos) + " px > tolerance " + fmt(opt.pos_tol));
-  if (r.match.max_dscore > opt.score_tol)
-    fail(&r, "match score delta " + fmt(r.match.max_dscore) + " > tolerance " + fmt(opt.score_tol));
+  // a bank's reasons name their template; the single template's read as they always did
+  const bool named = !r.match.single_template();
+  for (const TemplateMatchDiff& t : r.match.templates) {
+    const std::string who = named ? "template '" + t.label + "': " : "";
+    if (named && (t.n_ref == 0 || t.n_run == 0)) {
+      const bool in_ref = t.n_run == 0;
+      const size_t n = in_ref ? t.n_ref : t.n_run;
+      fail(&r, "template '" + t.label + "' only in " + (in_ref ? rl : ul) + " (" + std::to_string(n) +
+                   (n == 1 ? " match)" : " matches)"));
+    } else if (t.n_ref != t.n_run) {
+      fail(&r, who + std::to_string(t.n_ref) + " matches in " + rl + ", " + std::to_string(t.n_run) + " in " + ul);
+    }
+    if (t.max_dpos > opt.pos_tol)
+      fail(&r, who + "match position delta " + fmt(t.max_dpos) + " px > tolerance " + fmt(opt.pos_tol));
+    if (t.max_dscore > opt.score_tol)
+      fail(&r, who + "match score delta " + fmt(t.max_dscore) + " > tolerance " + fmt(opt.score_tol));
+  }
+  // a match found again at another scale or angle of its template, or by the other kind of search
+  for (const MatchPair& p : r.match.pairs) {
+    const MatchRec &a = ref.items[p.ref], &b = run.items[p.run];
+    const std::string who = named ? "template '" + a.label + "': " : "";
+    const std::string at = " (match at " + fmt(a.sub_x) + ", " + fmt(a.sub_y) + ")";
+    if (p.member_changed) fail(&r, who + member_text(a) + " in " + rl + ", " + member_text(b) + " in " + ul + at);
+    if (p.full_changed)
+      fail(&r, who + "full-search " + yes_no(a.full_search) + " in " + rl + ", " + yes_no(b.full_search) + " in " + ul +
+                   at);
+  }
   compare_pts(&r, ref.pts, run.pts, rl, ul);
   return r;
+}
+
+std::vector<TemplateSummary> summarize_templates(const std::vector<std::pair<uint64_t, const SinkResult*>>& results,
+                                                 const CompareOptions& opt) {
+  std::map<std::string, TemplateSummary> by_label;
+  for (const auto& [frame, r] : results) {
+    if (!r->ref_present || !r->run_present) continue;
+    for (const TemplateMatchDiff& t : r->match.templates) {
+      TemplateSummary& s = by_label[t.label];
+      s.label = t.label;
+      s.n_ref += t.n_ref;
+      s.n_run += t.n_run;
+      if (t.n_ref) s.frames_ref++;
+      if (t.n_run) s.frames_run++;
+      if (t.n_ref != t.n_run) s.count_frames++;
+      s.member_changes += t.member_changes;
+      s.full_changes += t.full_changes;
+      if (t.max_dpos > s.max_dpos) {
+        s.max_dpos = t.max_dpos;
+        s.worst_pos_frame = frame;
+      }
+      if (t.max_dscore > s.max_dscore) {
+        s.max_dscore = t.max_dscore;
+        s.worst_score_frame = frame;
+      }
+      if (t.n_ref != t.n_run || t.member_changes || t.full_changes || t.max_dpos > opt.pos_tol ||
+          t.max_dscore > opt.score_tol) {
+        s.failing_frames++;
+        s.first_failing = std::min<uint64_t>(s.first_failing, frame);
+      }
+    }
+  }
+  std::vector<TemplateSummary> out;
+  for (auto& kv : by_label) out.push_back(kv.second);
+  return out;
+}
+
+bool single_template(const std::vector<TemplateSummary>& templates) {
+  return templates.empty() || (templates.size() == 1 && templates[0].label == kSingleTemplateLabel);
 }
 
 /* ---- Comparison ------------------------------------------------------------------------- */
@@ -352,6 +420,14 @@ std::string Comparison::frame_line(const FrameResult& f, const SinkResult& r) co
     s += std::to_string(r.match.n_ref) + " vs " + std::to_string(r.match.n_run) + " matches";
     if (!r.match.pairs.empty())
       s += ", max dpos " + fmt(r.match.max_dpos) + " px, max dscore " + fmt(r.match.max_dscore);
+    if (!r.match.single_template()) {
+      s += " (";
+      for (size_t i = 0; i < r.match.templates.size(); i++) {
+        const TemplateMatchDiff& t = r.match.templates[i];
+        s += (i ? ", " : "") + t.label + " " + std::to_string(t.n_ref) + " vs " + std::to_string(t.n_run);
+      }
+      s += ")";
+    }
   }
   if (!r.pass) s += "  <- " + r.problem + (r.notes.empty() ? "" : "; " + r.notes);
   return s;
@@ -444,6 +520,30 @@ std::string Comparison::render_summary() const {
 std::vector<FrameResult> Comparison::frame_results() const {
   std::lock_guard<std::mutex> lock(mu_);
   return frames_;
+}
+
+std::string Comparison::template_summary_line(const TemplateSummary& t) const {
+  std::ostringstream o;
+  o << "    template '" << t.label << "': ";
+  if (t.n_run == 0 && t.n_ref) {
+    o << "only in " << ref_label_ << " (" << t.n_ref << " matches in " << t.frames_ref << " frames, none in "
+      << run_label_ << ")";
+  } else if (t.n_ref == 0 && t.n_run) {
+    o << "only in " << run_label_ << " (" << t.n_run << " matches in " << t.frames_run << " frames, none in "
+      << ref_label_ << ")";
+  } else {
+    o << "matches " << ref_label_ << " " << t.n_ref << ", " << run_label_ << " " << t.n_run;
+    if (t.count_frames) o << " (" << t.count_frames << " frames with a different count)";
+    o << "; max position delta " << fmt(t.max_dpos) << " px";
+    if (t.max_dpos > 0) o << " (frame " << t.worst_pos_frame << ")";
+    o << ", max score delta " << fmt(t.max_dscore);
+    if (t.max_dscore > 0) o << " (frame " << t.worst_score_frame << ")";
+    if (t.member_changes) o << "; " << t.member_changes << " matches at another scale or angle";
+    if (t.full_changes) o << "; " << t.full_changes << " matches with another full-search";
+  }
+  o << "; " << t.failing_frames << " failing";
+  if (t.failing_frames) o << ", first frame " << t.first_failing;
+  return o.str();
 }
 
 void Comparison::summary_to(std::ostringstream& o) const {
@@ -539,6 +639,11 @@ void Comparison::summary_to(std::ostringstream& o) const {
       o << ", max score delta " << fmt(max_dscore);
       if (max_dscore > 0) o << " (frame " << wscore << ")";
       o << "\n";
+      std::vector<std::pair<uint64_t, const SinkResult*>> results;
+      for (size_t i = 0; i < list.size(); i++) results.emplace_back(idx[i], list[i]);
+      const std::vector<TemplateSummary> templates = summarize_templates(results, opt_);
+      if (!single_template(templates))
+        for (const TemplateSummary& t : templates) o << template_summary_line(t) << "\n";
     }
   }
   std::string tol = "tensors " + opt_.tensor_tol.text() + ", match position " + fmt(opt_.pos_tol) +

@@ -55,6 +55,24 @@ SinkResult compare_tensor(const std::string& sink, const TensorEntry& ref, const
 SinkResult compare_matches(const std::string& sink, const MatchesEntry& ref, const MatchesEntry& run,
                            const CompareOptions& opt, const std::string& ref_label, const std::string& run_label);
 
+// One template of a matches sink over the frames both sides have.
+struct TemplateSummary {
+  std::string label;
+  uint64_t n_ref = 0, n_run = 0;                        // matches over the frames
+  uint64_t frames_ref = 0, frames_run = 0;              // frames with a match of it
+  uint64_t count_frames = 0;                            // frames whose counts of it differ
+  uint64_t member_changes = 0, full_changes = 0;        // pairs at another scale / angle, or search
+  double max_dpos = 0, max_dscore = 0;                  // over its pairs
+  uint64_t worst_pos_frame = 0, worst_score_frame = 0;  // where they occur (when > 0)
+  uint64_t failing_frames = 0;                          // frames it makes fail (count, member, search, tolerance)
+  uint64_t first_failing = UINT64_MAX;
+};
+// The templates of a matches sink's results (frame index, result), in label order.
+std::vector<TemplateSummary> summarize_templates(const std::vector<std::pair<uint64_t, const SinkResult*>>& results,
+                                                 const CompareOptions& opt);
+// Whether the summaries are of the single, unlabelled template alone (nothing per template to say).
+bool single_template(const std::vector<TemplateSummary>& templates);
+
 class Comparison {
  public:
   // labels: how the two sides are named in messages ("golden" / "this run", "A" / "B")
@@ -104,6 +122,8 @@ class Comparison {
   // A batched tensor's slot rows under its frame line: every slot, or the failing ones.
   std::string slot_lines(const SinkResult& r, bool all_slots) const;
   void summary_to(std::ostringstream& o) const;  // mu_ held
+  // "    template 'a': matches golden 31, this run 31; ..." (a matches sink's summary, per template)
+  std::string template_summary_line(const TemplateSummary& t) const;
 
   std::string command_, ref_label_, run_label_;
   CompareOptions opt_;

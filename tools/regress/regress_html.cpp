@@ -50,7 +50,7 @@ figure { margin: 0; } figcaption { font-size: 12.5px; color: #333; max-width: 38
 .pic .mrun { fill: none; stroke: #ff2bd6; stroke-width: 1.5px; stroke-dasharray: 6 3; vector-effect: non-scaling-stroke; }
 .kref { color: #00d26a; } .krun { color: #ff2bd6; }
 .scale { display: inline-block; width: 140px; height: 10px; vertical-align: middle; border: 1px solid #999; }
-table.matches th.ref { color: #007a3d; } table.matches th.run { color: #b0009a; }
+table.matches th.ref { color: #007a3d; } table.matches th.run { color: #b0009a; } table.templates tr.fail td { background: #ffd6d6; }
 )";
 
 std::string esc(const std::string& s) { return markup_escape(s); }
@@ -251,7 +251,8 @@ bool write_html_report(const std::string& dir, const HtmlReportInput& in, std::s
         "or picture. --allow-setting-changes compares the frames anyway.</p>\n";
   } else {
     nav.emplace_back("#plots", "plots");
-    body += "<section id=\"plots\"><h2>Over the frames</h2>\n" + plots_html(report_plots(frames, in)) + "</section>\n";
+    body += "<section id=\"plots\"><h2>Over the frames</h2>\n" +
+            plots_html(report_plots(frames, in), in.cmp->ref_label(), in.cmp->run_label()) + "</section>\n";
     const std::vector<FramePick> picks = pick_frames(frames);
     if (frames.empty())
       body += "<p class=\"note\">No frame was compared: no pictures.</p>\n";

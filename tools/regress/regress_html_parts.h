@@ -14,10 +14,12 @@ namespace regress {
 struct SinkPlots {
   std::string sink, kind;
   std::vector<Plot> plots;
-  std::string note;  // what is not plotted and why
+  std::string note;                        // what is not plotted and why
+  std::vector<TemplateSummary> templates;  // a matches sink's templates (a table, unless the single one)
 };
 std::vector<SinkPlots> report_plots(const std::vector<FrameResult>& frames, const HtmlReportInput& in);
-std::string plots_html(const std::vector<SinkPlots>& plots);
+// The plots, and a matches sink's table per template (a bank's).
+std::string plots_html(const std::vector<SinkPlots>& plots, const std::string& ref_label, const std::string& run_label);
 
 // regress_html_pictures.cpp: one sink's pictures of one frame (PNGs written into dir). A
 // tensor sink: both tensors drawn back as images and a heat map of their difference (false with

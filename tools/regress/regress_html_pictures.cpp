@@ -181,32 +181,50 @@ bool frame_size(const SinkInfo& sink, int* w, int* h) {
 std::string boxes(const std::vector<MatchRec>& list, const char* cls) {
   std::string o;
   for (const MatchRec& m : list) {
-    o += std::string("<rect class=\"") + cls + "\" x=\"" + num(m.sub_x) + "\" y=\"" + num(m.sub_y) + "\" width=\"" +
-         std::to_string(m.w) + "\" height=\"" + std::to_string(m.h) + "\"/>";
+    o += std::string("<rect class=\"") + cls + "\" data-template=\"" + markup_escape(m.label) + "\" x=\"" +
+         num(m.sub_x) + "\" y=\"" + num(m.sub_y) + "\" width=\"" + std::to_string(m.w) + "\" height=\"" +
+         std::to_string(m.h) + "\"/>";
   }
   return o;
 }
 
+// Both lists of a frame, pair by pair. A bank's table adds the template of each row and each
+// side's scale / angle and full-search (a pair whose member or search differs is marked).
 std::string match_table(const std::vector<MatchRec>& a, const std::vector<MatchRec>& b, const MatchDiff& d,
                         const std::string& rl, const std::string& ul) {
-  auto cell = [](const std::vector<MatchRec>& list, int i) -> std::string {
-    if (i < 0) return "<td colspan=\"3\">(none)</td>";
+  const bool bank = !d.single_template();
+  const int cols = bank ? 5 : 3;
+  auto cell = [&](const std::vector<MatchRec>& list, int i, bool changed) -> std::string {
+    if (i < 0) return "<td colspan=\"" + std::to_string(cols) + "\">(none)</td>";
     const MatchRec& m = list[i];
-    return "<td>" + num(m.sub_x) + "</td><td>" + num(m.sub_y) + "</td><td>" + num(m.score) + "</td>";
+    std::string o = "<td>" + num(m.sub_x) + "</td><td>" + num(m.sub_y) + "</td><td>" + num(m.score) + "</td>";
+    if (bank)
+      o += std::string("<td") + (changed ? " class=\"diff\"" : "") + ">" + num(m.scale) + " / " + num(m.angle) +
+           "</td><td>" + (m.full_search ? "full" : "tracked") + "</td>";
+    return o;
   };
-  std::string o = "<table class=\"matches\"><tr><th colspan=\"3\" class=\"ref\">" + markup_escape(rl) +
-                  "</th><th colspan=\"3\" class=\"run\">" + markup_escape(ul) +
-                  "</th><th>position delta (px)</th><th>score delta</th></tr>\n"
-                  "<tr><th>x</th><th>y</th><th>score</th><th>x</th><th>y</th><th>score</th><th></th><th></th></tr>\n";
+  auto label = [&](const MatchRec& m) { return bank ? "<td>" + markup_escape(m.label) + "</td>" : std::string(); };
+  const std::string span = std::to_string(cols);
+  std::string o = std::string("<table class=\"matches\"><tr>") + (bank ? "<th></th>" : "") + "<th colspan=\"" + span +
+                  "\" class=\"ref\">" + markup_escape(rl) + "</th><th colspan=\"" + span + "\" class=\"run\">" +
+                  markup_escape(ul) + "</th><th>position delta (px)</th><th>score delta</th></tr>\n<tr>" +
+                  (bank ? "<th>template</th>" : "");
+  for (int side = 0; side < 2; side++)
+    o += std::string("<th>x</th><th>y</th><th>score</th>") + (bank ? "<th>scale / angle</th><th>search</th>" : "");
+  o += "<th></th><th></th></tr>\n";
   std::vector<bool> used_a(a.size()), used_b(b.size());
   for (const auto& p : d.pairs) {
     used_a[p.ref] = used_b[p.run] = true;
-    o += "<tr>" + cell(a, p.ref) + cell(b, p.run) + "<td>" + num(p.dpos) + "</td><td>" + num(p.dscore) + "</td></tr>\n";
+    const bool changed = p.member_changed || p.full_changed;
+    o += "<tr>" + label(a[p.ref]) + cell(a, p.ref, changed) + cell(b, p.run, changed) + "<td>" + num(p.dpos) +
+         "</td><td>" + num(p.dscore) + "</td></tr>\n";
   }
   for (size_t i = 0; i < a.size(); i++)
-    if (!used_a[i]) o += "<tr>" + cell(a, (int)i) + cell(b, -1) + "<td></td><td></td></tr>\n";
+    if (!used_a[i])
+      o += "<tr>" + label(a[i]) + cell(a, (int)i, false) + cell(b, -1, false) + "<td></td><td></td></tr>\n";
   for (size_t j = 0; j < b.size(); j++)
-    if (!used_b[j]) o += "<tr>" + cell(a, -1) + cell(b, (int)j) + "<td></td><td></td></tr>\n";
+    if (!used_b[j])
+      o += "<tr>" + label(b[j]) + cell(a, -1, false) + cell(b, (int)j, false) + "<td></td><td></td></tr>\n";
   return o + "</table>\n";
 }
 

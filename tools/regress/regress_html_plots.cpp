@@ -86,10 +86,12 @@ std::vector<SinkPlots> report_plots(const std::vector<FrameResult>& frames, cons
       set_tolerance(&a, opt.pos_tol, "tolerance " + format_short(opt.pos_tol, 6) + " px");
       set_tolerance(&b, opt.score_tol, "tolerance " + format_short(opt.score_tol, 6));
       std::string counts;
+      std::vector<std::pair<uint64_t, const SinkResult*>> results;
       for (const auto& f : frames) {
         auto it = f.sinks.find(sink.name);
         if (it == f.sinks.end() || !it->second.ref_present || !it->second.run_present) continue;
         const SinkResult& r = it->second;
+        results.emplace_back(f.index, &r);
         if (r.match.n_ref != r.match.n_run)
           counts += (counts.empty() ? "" : ", ") + std::to_string(f.index) + " (" + std::to_string(r.match.n_ref) +
                     " vs " + std::to_string(r.match.n_run) + ")";
@@ -103,6 +105,7 @@ std::vector<SinkPlots> report_plots(const std::vector<FrameResult>& frames, cons
         b.points.push_back(pb);
       }
       if (!counts.empty()) sp.note = "Frames with a different number of matches: " + counts + ".";
+      sp.templates = summarize_templates(results, opt);
       sp.plots = {a, b};
     }
     out.push_back(sp);
@@ -110,10 +113,46 @@ std::vector<SinkPlots> report_plots(const std::vector<FrameResult>& frames, cons
   return out;
 }
 
-std::string plots_html(const std::vector<SinkPlots>& plots) {
+namespace {
+
+// A bank's templates side by side: matches on each side, frames whose counts differ, the largest
+// position and score deltas, scale / angle and full-search changes; failing rows in red.
+std::string template_table_html(const std::string& sink, const std::vector<TemplateSummary>& templates,
+                                const std::string& rl, const std::string& ul) {
+  auto frame_of = [](double v, uint64_t frame) {
+    return format_short(v, 6) + (v > 0 ? " (frame " + std::to_string(frame) + ")" : "");
+  };
+  std::string o = "<table class=\"templates\"><tr><th>template</th><th>matches in " + markup_escape(rl) +
+                  "</th><th>matches in " + markup_escape(ul) +
+                  "</th><th>frames with another count</th><th>max position delta (px)</th><th>max score delta</th>"
+                  "<th>at another scale / angle</th><th>another full-search</th><th>failing frames</th></tr>\n";
+  for (const TemplateSummary& t : templates) {
+    std::string name = markup_escape(t.label);
+    if (t.n_run == 0 && t.n_ref) name += " (only in " + markup_escape(rl) + ")";
+    if (t.n_ref == 0 && t.n_run) name += " (only in " + markup_escape(ul) + ")";
+    o += std::string("<tr") + (t.failing_frames ? " class=\"fail\"" : "") + " data-template=\"" +
+         markup_escape(t.label) + "\" data-sink=\"" + markup_escape(sink) + "\" data-ref=\"" + std::to_string(t.n_ref) +
+         "\" data-run=\"" + std::to_string(t.n_run) + "\" data-failing=\"" + std::to_string(t.failing_frames) +
+         "\"><td>" + name + "</td><td>" + std::to_string(t.n_ref) + "</td><td>" + std::to_string(t.n_run) +
+         "</td><td>" + std::to_string(t.count_frames) + "</td><td>" + frame_of(t.max_dpos, t.worst_pos_frame) +
+         "</td><td>" + frame_of(t.max_dscore, t.worst_score_frame) + "</td><td>" + std::to_string(t.member_changes) +
+         "</td><td>" + std::to_string(t.full_changes) + "</td><td>" + std::to_string(t.failing_frames) +
+         (t.failing_frames ? " (first " + std::to_string(t.first_failing) + ")" : std::string()) + "</td></tr>\n";
+  }
+  return o + "</table>\n";
+}
+
+}  // namespace
+
+std::string plots_html(const std::vector<SinkPlots>& plots, const std::string& ref_label,
+                       const std::string& run_label) {
   std::string o;
   for (const auto& sp : plots) {
     o += "<h3>sink '" + markup_escape(sp.sink) + "' (" + sp.kind + ")</h3>\n";
+    if (!single_template(sp.templates)) {
+      o += "<p>Per template (matches are paired only within their template):</p>\n";
+      o += template_table_html(sp.sink, sp.templates, ref_label, run_label);
+    }
     if (!sp.note.empty()) o += "<p class=\"note\">" + markup_escape(sp.note) + "</p>\n";
     for (const auto& p : sp.plots) o += plot_svg(p);
   }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 
 namespace regress {
 
@@ -274,10 +275,17 @@ std::string tensor_diff_failure(const TensorDiff& d, const TensorTolerance& tol)
   return "";
 }
 
+bool MatchDiff::single_template() const {
+  return templates.empty() || (templates.size() == 1 && templates[0].label == kSingleTemplateLabel);
+}
+
 MatchDiff diff_matches(const std::vector<MatchRec>& ref, const std::vector<MatchRec>& run) {
   MatchDiff d;
   d.n_ref = ref.size();
   d.n_run = run.size();
+  std::map<std::string, TemplateMatchDiff> by_label;
+  for (const MatchRec& m : ref) by_label[m.label].n_ref++;
+  for (const MatchRec& m : run) by_label[m.label].n_run++;
   struct Cand {
     double dist;
     int i, j;
@@ -285,7 +293,8 @@ MatchDiff diff_matches(const std::vector<MatchRec>& ref, const std::vector<Match
   std::vector<Cand> cands;
   for (size_t i = 0; i < ref.size(); i++)
     for (size_t j = 0; j < run.size(); j++)
-      cands.push_back({std::hypot(ref[i].sub_x - run[j].sub_x, ref[i].sub_y - run[j].sub_y), (int)i, (int)j});
+      if (ref[i].label == run[j].label)
+        cands.push_back({std::hypot(ref[i].sub_x - run[j].sub_x, ref[i].sub_y - run[j].sub_y), (int)i, (int)j});
   std::sort(cands.begin(), cands.end(), [](const Cand& a, const Cand& b) {
     if (a.dist != b.dist) return a.dist < b.dist;
     if (a.i != b.i) return a.i < b.i;
@@ -295,22 +304,37 @@ MatchDiff diff_matches(const std::vector<MatchRec>& ref, const std::vector<Match
   for (const Cand& c : cands) {
     if (used_ref[c.i] || used_run[c.j]) continue;
     used_ref[c.i] = used_run[c.j] = true;
+    const MatchRec &a = ref[c.i], &b = run[c.j];
     MatchPair p;
     p.ref = c.i;
     p.run = c.j;
     p.dpos = c.dist;
-    p.dscore = std::fabs(ref[c.i].score - run[c.j].score);
+    p.dscore = std::fabs(a.score - b.score);
+    p.member_changed = a.scale != b.scale || a.angle != b.angle;
+    p.full_changed = a.full_search != b.full_search;
     d.pairs.push_back(p);
+    TemplateMatchDiff& t = by_label[a.label];
+    t.pairs++;
+    if (p.member_changed) t.member_changes++;
+    if (p.full_changed) t.full_changes++;
+    t.max_dpos = std::max(t.max_dpos, p.dpos);
+    t.max_dscore = std::max(t.max_dscore, p.dscore);
   }
   std::sort(d.pairs.begin(), d.pairs.end(), [](const MatchPair& a, const MatchPair& b) { return a.ref < b.ref; });
   for (const MatchPair& p : d.pairs) {
     d.max_dpos = std::max(d.max_dpos, p.dpos);
     d.max_dscore = std::max(d.max_dscore, p.dscore);
   }
+  for (auto& [label, t] : by_label) {
+    t.label = label;
+    d.templates.push_back(t);
+  }
   return d;
 }
 
 bool match_diff_passes(const MatchDiff& d, double pos_tol, double score_tol) {
+  for (const TemplateMatchDiff& t : d.templates)
+    if (t.n_ref != t.n_run || t.member_changes || t.full_changes) return false;
   return d.n_ref == d.n_run && d.max_dpos <= pos_tol && d.max_dscore <= score_tol;
 }
 

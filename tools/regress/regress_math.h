@@ -69,25 +69,48 @@ bool tensor_diff_passes(const TensorDiff& d, const TensorTolerance& tol);
 // Why a diff with full data fails the tolerance ("max abs diff 0.5 > tolerance 0.1"), "" if it passes.
 std::string tensor_diff_failure(const TensorDiff& d, const TensorTolerance& tol);
 
+// The label of a match from a single template (template-location, template-rect), and of the
+// matches of recordings made before matches carried their template's label.
+inline constexpr const char* kSingleTemplateLabel = "template-match";
+
 struct MatchRec {
   int x = 0, y = 0, w = 0, h = 0;  // integer box of the ROI meta
   double score = 0;
-  double sub_x = 0, sub_y = 0;  // sub-pixel top-left ("template-match" param x, y)
+  double sub_x = 0, sub_y = 0;               // sub-pixel top-left ("template-match" param x, y)
+  std::string label = kSingleTemplateLabel;  // the template's label ("template" param, else the roi-type)
+  double scale = 1, angle = 0;               // the bank member that matched
+  bool full_search = true;                   // found by a full search (not a tracking window)
 };
 
 struct MatchPair {
-  int ref = -1, run = -1;  // indices into the two lists
-  double dpos = 0;         // Euclidean distance of the sub-pixel positions
-  double dscore = 0;       // |score difference|
+  int ref = -1, run = -1;       // indices into the two lists
+  double dpos = 0;              // Euclidean distance of the sub-pixel positions
+  double dscore = 0;            // |score difference|
+  bool member_changed = false;  // another scale or angle of the same template
+  bool full_changed = false;    // full-search differs
+};
+// One template's part of a frame's comparison.
+struct TemplateMatchDiff {
+  std::string label;
+  size_t n_ref = 0, n_run = 0;
+  size_t pairs = 0, member_changes = 0, full_changes = 0;
+  double max_dpos = 0, max_dscore = 0;
 };
 struct MatchDiff {
   size_t n_ref = 0, n_run = 0;
-  std::vector<MatchPair> pairs;  // greedy nearest pairs, in reference order
+  std::vector<MatchPair> pairs;  // greedy nearest pairs within each template, in reference order
   double max_dpos = 0, max_dscore = 0;
+  std::vector<TemplateMatchDiff> templates;  // every label of either side, in label order
+  // Whether the only template is the single, unlabelled one ("template-match").
+  bool single_template() const;
 };
-// Pairs the matches of one frame by position: all (ref, run) pairs sorted by distance (ties by
-// indices), taken greedily; what is left unpaired shows as n_ref != n_run.
+// Pairs the matches of one frame by position, within each template label (whatever their
+// scale and angle): all (ref, run) pairs of a label sorted by distance (ties by indices), taken
+// greedily; what is left unpaired shows in the template's counts. A pair whose scale or angle
+// differs counts as a member change, one whose full-search flag differs as a full-search change.
 MatchDiff diff_matches(const std::vector<MatchRec>& ref, const std::vector<MatchRec>& run);
+// Every template with the same count on both sides, no member or full-search change, and the
+// positions and scores within the tolerances.
 bool match_diff_passes(const MatchDiff& d, double pos_tol, double score_tol);
 
 // Shortest text that reads back to the same double ("0.1", "1e-05", "3"); "nan", "inf",

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -386,6 +387,28 @@ bool transform_from_json(const Json& x, Transform* t) {
   return true;
 }
 
+// A match's template and bank member. Recordings made before matches carried them read as the
+// single template: label "template-match", scale 1, angle 0, found by a full search.
+static bool match_member_from_json(const Json& it, MatchRec* r, std::string* error) {
+  if (it.has("template") && (!it["template"].get_string(&r->label) || r->label.empty())) {
+    *error = "field \"template\" is not a template label (a non-empty string)";
+    return false;
+  }
+  if (it.has("scale") && (!it["scale"].get_double(&r->scale) || !std::isfinite(r->scale) || !(r->scale > 0))) {
+    *error = "field \"scale\" is not a scale (a finite number > 0)";
+    return false;
+  }
+  if (it.has("angle") && (!it["angle"].get_double(&r->angle) || !std::isfinite(r->angle))) {
+    *error = "field \"angle\" is not an angle (a finite number of degrees)";
+    return false;
+  }
+  if (it.has("full_search") && !it["full_search"].get_bool(&r->full_search)) {
+    *error = "field \"full_search\" is not true or false";
+    return false;
+  }
+  return true;
+}
+
 Json frame_to_json(const FrameEntry& f) {
   Json j = Json::object();
   j.set("frame", Json::integer((int64_t)f.index));
@@ -415,12 +438,16 @@ Json frame_to_json(const FrameEntry& f) {
     Json items = Json::array();
     for (const MatchRec& r : m.items) {
       Json it = Json::object();
+      it.set("template", Json::string(r.label));
       it.set("score", Json::number(r.score));
       it.set("x", Json::number(r.sub_x));
       it.set("y", Json::number(r.sub_y));
       Json box = Json::array();
       box.push(Json::integer(r.x)).push(Json::integer(r.y)).push(Json::integer(r.w)).push(Json::integer(r.h));
       it.set("box", box);
+      it.set("scale", Json::number(r.scale));
+      it.set("angle", Json::number(r.angle));
+      it.set("full_search", Json::boolean(r.full_search));
       items.push(it);
     }
     o.set("matches", items);
@@ -466,6 +493,10 @@ bool frame_from_json(const Json& j, FrameEntry* f, std::string* error) {
         r.y = (int)box[1];
         r.w = (int)box[2];
         r.h = (int)box[3];
+        if (!match_member_from_json(it, &r, error)) {
+          *error = name + ": match " + std::to_string(i) + ": " + *error;
+          return false;
+        }
         m.items.push_back(r);
       }
       f->matches[name] = m;
