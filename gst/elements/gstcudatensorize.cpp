@@ -413,6 +413,21 @@ static gboolean gst_cuda_tensorize_sink_event(GstBaseTransform *trans, GstEvent 
 
 /* ---- start / per caps ----------------------------------------------------------------- */
 
+/* model-info: the file is read (outside the lock) and its values set (model_info.h). */
+static Status apply_model_info(GstCudaTensorize *self) {
+  ModelInput model;
+  bool have = false;
+  CUDAPREP_RETURN_IF_ERROR(gst_cuda_prep_model_info_load(settings_snapshot(self).tensor, &model, &have));
+  Status st;
+  self->impl->settings.write(self, [&](CudaTensorizeSettings &s) {
+    ModelBatch batch{s.batch_size, s.batch_size_set, CudaTensorizeSettings().batch_size};
+    st = gst_cuda_prep_model_info_apply(s.tensor, batch, have ? &model : NULL);
+    s.batch_size = batch.value;
+    s.batch_size_set = batch.set;
+  });
+  return st;
+}
+
 /* Settings that are wrong whatever the caps are refused here, once. */
 static gboolean gst_cuda_tensorize_start(GstBaseTransform *trans) {
   GstCudaTensorize *self = GST_CUDA_TENSORIZE(trans);
@@ -420,7 +435,8 @@ static gboolean gst_cuda_tensorize_start(GstBaseTransform *trans) {
   TensorizePlans plans;
   state.posted_error.clear();
   state.refusal.forget();
-  Status st = build_plans(settings_snapshot(self), NULL, &plans);
+  Status st = apply_model_info(self);
+  if (st.ok()) st = build_plans(settings_snapshot(self), NULL, &plans);
   if (!st.ok()) {
     post_settings_error(self, st, "checked at start, before caps");
     return FALSE;
@@ -754,8 +770,8 @@ static void gst_cuda_tensorize_set_property(GObject *object, guint prop_id, cons
   GstCudaTensorize *self = GST_CUDA_TENSORIZE(object);
   gboolean geometry = FALSE;
 
-  /* output changes the caps of both pads: taken at start */
-  if (prop_id == PROP_OUTPUT && !gst_cuda_prep_ready_property_changeable(object, pspec)) return;
+  /* output changes the caps of both pads, model-info is read: taken at start */
+  if ((pspec->flags & GST_PARAM_MUTABLE_READY) && !gst_cuda_prep_ready_property_changeable(object, pspec)) return;
   gboolean known = TRUE;
   self->impl->settings.write(self, [&](CudaTensorizeSettings &s) {
     if (prop_id >= PROP_TENSOR_FIRST) {
@@ -769,6 +785,7 @@ static void gst_cuda_tensorize_set_property(GObject *object, guint prop_id, cons
         geometry = s.batch_size != g_value_get_int(value);
         s.batch_size = g_value_get_int(value);
         s.batch_size_set = true;
+        s.tensor.model_set &= ~MODEL_FIELD_BATCH;
         break;
       case PROP_ROI_META: s.roi_meta = g_value_get_boolean(value); break;
       case PROP_ROI_TYPE: s.roi_type = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
