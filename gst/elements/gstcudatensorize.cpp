@@ -280,12 +280,41 @@ static GstCaps *same_caps(GstCaps *caps, GstCaps *filter) {
   return gst_caps_intersect_full(filter, caps, GST_CAPS_INTERSECT_FIRST);
 }
 
+/* output=video-meta: the frame's caps; on GStreamer >= 1.28 the src caps also describe the tensor
+ * on the frame in their "tensors" field (tensor_meta_output.h), which the sink side drops. */
+static GstCaps *video_meta_caps(GstCudaTensorize *self, GstPadDirection direction, GstCaps *caps, GstCaps *filter) {
+  GstStructure *tensors = NULL;
+  if (direction == GST_PAD_SINK)
+    tensors = self->impl->settings.read(self, [](const CudaTensorizeSettings &s) {
+      return gst_cuda_prep_tensors_field(s.shape_settings().value, s.tensor.model_group_id);
+    });
+  if (gst_caps_is_any(caps) || (direction == GST_PAD_SINK && !tensors)) {
+    if (tensors) gst_structure_free(tensors);
+    return same_caps(caps, filter);
+  }
+  GstCaps *out = gst_caps_copy(caps);
+  for (guint i = 0; i < gst_caps_get_size(out); i++) {
+    GstStructure *s = gst_caps_get_structure(out, i);
+    if (tensors)
+      gst_structure_set(s, "tensors", GST_TYPE_STRUCTURE, tensors, NULL);
+    else
+      gst_structure_remove_field(s, "tensors");
+  }
+  if (tensors) gst_structure_free(tensors);
+  if (filter) {
+    GstCaps *tmp = gst_caps_intersect_full(filter, out, GST_CAPS_INTERSECT_FIRST);
+    gst_caps_unref(out);
+    out = tmp;
+  }
+  return out;
+}
+
 static GstCaps *gst_cuda_tensorize_transform_caps(GstBaseTransform *trans, GstPadDirection direction, GstCaps *caps,
                                                   GstCaps *filter) {
   GstCudaTensorize *self = GST_CUDA_TENSORIZE(trans);
   gboolean gpu = gst_cuda_prep_base_gpu_possible(GST_CUDA_PREP_BASE(self));
 
-  if (output_mode(self) == GST_CUDA_PREP_OUTPUT_VIDEO_META) return same_caps(caps, filter);
+  if (output_mode(self) == GST_CUDA_PREP_OUTPUT_VIDEO_META) return video_meta_caps(self, direction, caps, filter);
   if (gst_caps_is_any(caps)) {
     GstPad *other = direction == GST_PAD_SINK ? trans->srcpad : trans->sinkpad;
     GstCaps *tmpl = gst_pad_get_pad_template_caps(other);

@@ -458,6 +458,7 @@ Status gst_cuda_prep_model_info_apply(TensorizeSettings &s, ModelBatch &batch, c
   }
   if (t.model_set & MODEL_FIELD_BATCH) b.value = b.unset_value, b.set = false;
   t.model_set = 0;
+  t.model_group_id = m ? m->group_id : std::string();
 
   if (m) {
     const std::string source = "model-info " + m->file + ": [" + m->section + "] ";

@@ -56,6 +56,7 @@ struct TensorizeSettings {
    * takes them back before it reads the file again, and a property the user sets clears its bit. */
   std::string model_info, model_input;
   unsigned model_set = 0;
+  std::string model_group_id; /* the file's group-id, set at start ("" without one) */
 
   /* The shape properties and which of them were set, for negotiation with downstream. */
   TensorShapeSettings shape_settings(int batch) const {
@@ -90,7 +91,7 @@ struct TensorizeSettings {
            std == o.std && scale_set == o.scale_set && mean_set == o.mean_set && std_set == o.std_set &&
            yuv_matrix == o.yuv_matrix && yuv_range == o.yuv_range && chroma_site == o.chroma_site &&
            gpu_wait == o.gpu_wait && model_info == o.model_info && model_input == o.model_input &&
-           model_set == o.model_set;
+           model_set == o.model_set && model_group_id == o.model_group_id;
   }
   bool operator!=(const TensorizeSettings &o) const { return !(*this == o); }
 };
