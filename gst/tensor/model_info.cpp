@@ -139,8 +139,8 @@ class Reader {
           *section = s;
           return Status();
         }
-      return fail("", "model-input=" + input_name + " names no input tensor (by id or section name); its inputs: " +
-                          describe(inputs));
+      return fail("", "model-input=" + input_name +
+                          " names no input tensor (by id or section name); its inputs: " + describe(inputs));
     }
     if (inputs.size() > 1)
       return fail("", "describes " + std::to_string(inputs.size()) + " input tensors (" + describe(inputs) +
@@ -151,7 +151,8 @@ class Reader {
 
   Status read_type(GKeyFile *kf, const std::string &section, DType *dtype) const {
     static const char kExpected[] = "expected float32, float16, uint8 or int8";
-    if (!has_key(kf, section.c_str(), "type")) return fail(at(section, "type"), std::string("missing (") + kExpected + ")");
+    if (!has_key(kf, section.c_str(), "type"))
+      return fail(at(section, "type"), std::string("missing (") + kExpected + ")");
     const std::string type = trim(get_string(kf, section.c_str(), "type"));
     for (int i = 0; i < kDTypeCount; i++)
       if (type == kDTypes[i].name) {

@@ -120,8 +120,8 @@ TEST(ModelInfoReader, ModelInputPicksOneOfSeveral) {
 }
 
 TEST(ModelInfoReader, AmbiguousDimsFollowTheLayoutProperty) {
-  const std::string path = files().write("cube.modelinfo",
-                                         "[modelinfo]\nversion=1.0\n\n[t]\ntype=float32\ndims=1,3,3,3\ndir=input\n");
+  const std::string path =
+      files().write("cube.modelinfo", "[modelinfo]\nversion=1.0\n\n[t]\ntype=float32\ndims=1,3,3,3\ndir=input\n");
   ModelInput m;
   ASSERT_TRUE(gst_cuda_prep_model_info_read(path, "", Layout::NHWC, &m).ok());
   EXPECT_EQ(m.layout, Layout::NHWC);
@@ -268,9 +268,8 @@ TEST(ModelInfoElements, ModelInputPicksTheTensor) {
 
 // The error a start with `props` posts (exactly one).
 std::string start_error(Element e, const std::string& props) {
-  const test::StartResult r =
-      test::start_with_props(e == Element::Tensorize ? "cudatensorize backend=cpu" : "cudatensorbatch backend=cpu",
-                             props.c_str());
+  const test::StartResult r = test::start_with_props(
+      e == Element::Tensorize ? "cudatensorize backend=cpu" : "cudatensorbatch backend=cpu", props.c_str());
   EXPECT_EQ(r.ret, GST_STATE_CHANGE_FAILURE) << props;
   EXPECT_EQ(r.errors.size(), 1u) << props;
   if (r.errors.empty()) return "";
@@ -351,8 +350,7 @@ TEST(ModelInfoElements, ValuesReadBackAndGoWithTheFile) {
   g_object_set(e, "width", 48u, NULL);
   g_object_set(e, "model-info", files().path("signed.modelinfo").c_str(), NULL);
   EXPECT_EQ(test::start_error(e), "Invalid cudatensorize settings: width=48 contradicts model-info " +
-                                      files().path("signed.modelinfo") +
-                                      ": [pixel_values] dims=-1,3,40,40 (width 40)");
+                                      files().path("signed.modelinfo") + ": [pixel_values] dims=-1,3,40,40 (width 40)");
   gst_object_unref(e);
 }
 

@@ -127,8 +127,8 @@ TEST(TensorsCaps, NhwcGrayDims) {
 
 TEST(TensorsCaps, GroupFromTheModelInfo) {
   test::ModelInfoDir dir;
-  Result r = run("model-info=\"" + dir.path("yolo.modelinfo") + "\"",
-                 tensors_field("yolo-v8", {1, 3, 32, 48}, "float32"));
+  Result r =
+      run("model-info=\"" + dir.path("yolo.modelinfo") + "\"", tensors_field("yolo-v8", {1, 3, 32, 48}, "float32"));
   EXPECT_TRUE(r.got_frame);
   EXPECT_TRUE(r.errors.empty()) << r.errors[0];
   expect_field(r.caps, tensors_field("yolo-v8", {1, 3, 32, 48}, "float32"));

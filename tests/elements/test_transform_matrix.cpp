@@ -140,7 +140,6 @@ TEST(TransformMatrix, ProjectiveMatrixDropsTheMeta) {
   EXPECT_FALSE(through_matrix(base, keystone, 64, 40).has_meta);
 }
 
-
 TEST(TransformMatrix, Crop) {
   check("videocrop left=8 top=4 right=2 bottom=6", 54, 30, [](double x, double y, double* ox, double* oy) {
     *ox = x - 8;
