@@ -2,7 +2,7 @@
 # Runs a command in this repository inside a Debian chroot of another release, as root:
 #   bash .ci/chroot.sh NAME COMMAND...      (default COMMAND: a shell)
 #   debian13  Debian 13 "trixie": GStreamer 1.26, GCC 14
-#   forky     Debian 14 "forky" (testing): GStreamer 1.28, GCC 15
+#   forky     Debian 14 "forky" (testing): GStreamer 1.28, GCC 16 (and g++-15 for nvcc)
 # .ci/debian13.sh and .ci/forky.sh are this script with their NAME.
 #
 # The chroot is made with debootstrap from the Debian mirror this machine's apt uses and kept in
