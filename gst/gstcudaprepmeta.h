@@ -31,8 +31,11 @@
  *
  * The mapping is between the tensor and the frame as it entered cudatensorize. The meta is
  * tagged "video" and "size": a scaler that transforms video metas (videoscale,
- * videoconvertscale) updates it to the scaled frame; other elements that transform buffers drop
- * it rather than carry a mapping that may no longer hold.
+ * videoconvertscale) updates it to the scaled frame; on GStreamer 1.28 and newer, elements that
+ * give metas their geometry as an affine matrix (videocrop, videobox, compositor) move it onto
+ * the frame they make; other elements that transform buffers drop it rather than carry a mapping
+ * that may no longer hold (except 1.28's videoflip, which copies it unchanged: see
+ * docs/cudatensorize.md).
  *
  * This header is self-contained (inline functions only): include it from an application
  * to map detector boxes back to the frame without linking the plugin.

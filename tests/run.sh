@@ -8,6 +8,10 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 build=${CUDAPREP_BUILD_DIR:-build}
 scripts/bootstrap.sh || { echo "0 passed, 1 failed"; exit 1; }
+# As bootstrap.sh: meson test regenerates the build when a meson.build changed, and finds nvcc again.
+if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
+  export PATH=/usr/local/cuda/bin:$PATH
+fi
 rm -rf "$build/test-results" && mkdir -p "$build/test-results"
 export GTEST_OUTPUT=json:$PWD/$build/test-results/
 meson test -C "$build" --print-errorlogs --num-processes 2 "$@"

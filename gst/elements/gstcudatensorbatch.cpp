@@ -476,12 +476,28 @@ static void gst_cuda_tensor_batch_set_context(GstElement *element, GstContext *c
 
 /* ---- start / stop --------------------------------------------------------------------- */
 
+/* model-info: the file is read (outside the lock) and its values set (model_info.h); batch-size 0
+ * (one slot per pad) is a batch-size never set. */
+static Status apply_model_info(GstCudaTensorBatch *self) {
+  ModelInput model;
+  bool have = false;
+  CUDAPREP_RETURN_IF_ERROR(gst_cuda_prep_model_info_load(settings_snapshot(self).tensor, &model, &have));
+  Status st;
+  self->impl->settings.write(self, [&](BatchSettings &s) {
+    ModelBatch batch{(int)s.batch_size, s.batch_size != 0, (int)BatchSettings().batch_size};
+    st = gst_cuda_prep_model_info_apply(s.tensor, batch, have ? &model : NULL);
+    s.batch_size = (guint)batch.value;
+  });
+  return st;
+}
+
 /* Settings that are wrong whatever the caps are refused here, once. */
 static gboolean check_settings_at_start(GstCudaTensorBatch *self) {
+  Status st = apply_model_info(self);
   const TensorizeSettings s = settings_snapshot(self).tensor;
   TensorOutputSpec spec;
   TensorOutputPlan output;
-  Status st = build_output(s, slots_wanted(self), &spec, &output);
+  if (st.ok()) st = build_output(s, slots_wanted(self), &spec, &output);
   std::vector<GstCudaTensorBatchPad *> pads;
   collect_pads(self, pads);
   for (size_t i = 0; st.ok() && i < pads.size(); i++) {
@@ -773,12 +789,13 @@ static void gst_cuda_tensor_batch_set_property(GObject *object, guint prop_id, c
   GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH(object);
   GstCudaTensorBatchImpl *impl = self->impl;
   if (impl->core.set_property(object, prop_id - PROP_CORE_FIRST, value, pspec)) return;
-  if (prop_id == PROP_BATCH_SIZE && !gst_cuda_prep_ready_property_changeable(object, pspec)) return;
+  if ((pspec->flags & GST_PARAM_MUTABLE_READY) && !gst_cuda_prep_ready_property_changeable(object, pspec)) return;
   gboolean shape_changed = FALSE, known = TRUE;
   impl->settings.write(self, [&](BatchSettings &s) {
-    if (prop_id == PROP_BATCH_SIZE)
+    if (prop_id == PROP_BATCH_SIZE) {
       s.batch_size = g_value_get_uint(value);
-    else
+      s.tensor.model_set &= ~MODEL_FIELD_BATCH;
+    } else
       known = prop_id >= PROP_TENSOR_FIRST &&
               gst_cuda_prep_tensor_property_set(s.tensor, prop_id - PROP_TENSOR_FIRST, value, &shape_changed);
   });

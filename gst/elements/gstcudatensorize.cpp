@@ -280,12 +280,41 @@ static GstCaps *same_caps(GstCaps *caps, GstCaps *filter) {
   return gst_caps_intersect_full(filter, caps, GST_CAPS_INTERSECT_FIRST);
 }
 
+/* output=video-meta: the frame's caps; on GStreamer >= 1.28 the src caps also describe the tensor
+ * on the frame in their "tensors" field (tensor_meta_output.h), which the sink side drops. */
+static GstCaps *video_meta_caps(GstCudaTensorize *self, GstPadDirection direction, GstCaps *caps, GstCaps *filter) {
+  GstStructure *tensors = NULL;
+  if (direction == GST_PAD_SINK)
+    tensors = self->impl->settings.read(self, [](const CudaTensorizeSettings &s) {
+      return gst_cuda_prep_tensors_field(s.shape_settings().value, s.tensor.model_group_id);
+    });
+  if (gst_caps_is_any(caps) || (direction == GST_PAD_SINK && !tensors)) {
+    if (tensors) gst_structure_free(tensors);
+    return same_caps(caps, filter);
+  }
+  GstCaps *out = gst_caps_copy(caps);
+  for (guint i = 0; i < gst_caps_get_size(out); i++) {
+    GstStructure *s = gst_caps_get_structure(out, i);
+    if (tensors)
+      gst_structure_set(s, "tensors", GST_TYPE_STRUCTURE, tensors, NULL);
+    else
+      gst_structure_remove_field(s, "tensors");
+  }
+  if (tensors) gst_structure_free(tensors);
+  if (filter) {
+    GstCaps *tmp = gst_caps_intersect_full(filter, out, GST_CAPS_INTERSECT_FIRST);
+    gst_caps_unref(out);
+    out = tmp;
+  }
+  return out;
+}
+
 static GstCaps *gst_cuda_tensorize_transform_caps(GstBaseTransform *trans, GstPadDirection direction, GstCaps *caps,
                                                   GstCaps *filter) {
   GstCudaTensorize *self = GST_CUDA_TENSORIZE(trans);
   gboolean gpu = gst_cuda_prep_base_gpu_possible(GST_CUDA_PREP_BASE(self));
 
-  if (output_mode(self) == GST_CUDA_PREP_OUTPUT_VIDEO_META) return same_caps(caps, filter);
+  if (output_mode(self) == GST_CUDA_PREP_OUTPUT_VIDEO_META) return video_meta_caps(self, direction, caps, filter);
   if (gst_caps_is_any(caps)) {
     GstPad *other = direction == GST_PAD_SINK ? trans->srcpad : trans->sinkpad;
     GstCaps *tmpl = gst_pad_get_pad_template_caps(other);
@@ -413,6 +442,21 @@ static gboolean gst_cuda_tensorize_sink_event(GstBaseTransform *trans, GstEvent 
 
 /* ---- start / per caps ----------------------------------------------------------------- */
 
+/* model-info: the file is read (outside the lock) and its values set (model_info.h). */
+static Status apply_model_info(GstCudaTensorize *self) {
+  ModelInput model;
+  bool have = false;
+  CUDAPREP_RETURN_IF_ERROR(gst_cuda_prep_model_info_load(settings_snapshot(self).tensor, &model, &have));
+  Status st;
+  self->impl->settings.write(self, [&](CudaTensorizeSettings &s) {
+    ModelBatch batch{s.batch_size, s.batch_size_set, CudaTensorizeSettings().batch_size};
+    st = gst_cuda_prep_model_info_apply(s.tensor, batch, have ? &model : NULL);
+    s.batch_size = batch.value;
+    s.batch_size_set = batch.set;
+  });
+  return st;
+}
+
 /* Settings that are wrong whatever the caps are refused here, once. */
 static gboolean gst_cuda_tensorize_start(GstBaseTransform *trans) {
   GstCudaTensorize *self = GST_CUDA_TENSORIZE(trans);
@@ -420,7 +464,8 @@ static gboolean gst_cuda_tensorize_start(GstBaseTransform *trans) {
   TensorizePlans plans;
   state.posted_error.clear();
   state.refusal.forget();
-  Status st = build_plans(settings_snapshot(self), NULL, &plans);
+  Status st = apply_model_info(self);
+  if (st.ok()) st = build_plans(settings_snapshot(self), NULL, &plans);
   if (!st.ok()) {
     post_settings_error(self, st, "checked at start, before caps");
     return FALSE;
@@ -754,8 +799,8 @@ static void gst_cuda_tensorize_set_property(GObject *object, guint prop_id, cons
   GstCudaTensorize *self = GST_CUDA_TENSORIZE(object);
   gboolean geometry = FALSE;
 
-  /* output changes the caps of both pads: taken at start */
-  if (prop_id == PROP_OUTPUT && !gst_cuda_prep_ready_property_changeable(object, pspec)) return;
+  /* output changes the caps of both pads, model-info is read: taken at start */
+  if ((pspec->flags & GST_PARAM_MUTABLE_READY) && !gst_cuda_prep_ready_property_changeable(object, pspec)) return;
   gboolean known = TRUE;
   self->impl->settings.write(self, [&](CudaTensorizeSettings &s) {
     if (prop_id >= PROP_TENSOR_FIRST) {
@@ -769,6 +814,7 @@ static void gst_cuda_tensorize_set_property(GObject *object, guint prop_id, cons
         geometry = s.batch_size != g_value_get_int(value);
         s.batch_size = g_value_get_int(value);
         s.batch_size_set = true;
+        s.tensor.model_set &= ~MODEL_FIELD_BATCH;
         break;
       case PROP_ROI_META: s.roi_meta = g_value_get_boolean(value); break;
       case PROP_ROI_TYPE: s.roi_type = g_value_get_string(value) ? g_value_get_string(value) : ""; break;

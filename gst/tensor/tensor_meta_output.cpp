@@ -3,6 +3,7 @@
 
 #include "config.h"
 #include "gstcudaprepmeta.h"
+#include "tensor_caps.h"
 #include "tensor_pool.h"
 #include "tensorize_batch.h"
 #if CUDAPREP_HAVE_TENSOR_META
@@ -79,6 +80,39 @@ static_assert(G_N_ELEMENTS(kTensorDataTypes) == cudaprep::kDTypeCount,
 
 static GstTensorDataType tensor_data_type(DType dtype) { return kTensorDataTypes[(int)dtype]; }
 #endif
+
+GstStructure *gst_cuda_prep_tensors_field(const TensorShape &shape, const std::string &group) {
+#if CUDAPREP_HAVE_TENSOR_CAPS
+  const int nchw[4] = {1, shape.channels, shape.height, shape.width};
+  const int nhwc[4] = {1, shape.height, shape.width, shape.channels};
+  GValue dims = G_VALUE_INIT, v = G_VALUE_INIT;
+  gst_value_array_init(&dims, 4);
+  g_value_init(&v, G_TYPE_INT);
+  for (int i = 0; i < 4; i++) {
+    g_value_set_int(&v, shape.layout == Layout::NCHW ? nchw[i] : nhwc[i]);
+    gst_value_array_append_value(&dims, &v);
+  }
+  g_value_unset(&v);
+  GstStructure *tensor =
+      gst_structure_new("tensor/strided", "tensor-id", G_TYPE_STRING, GST_CUDA_PREP_TENSOR_ID, "dims-order",
+                        G_TYPE_STRING, "row-major", "type", G_TYPE_STRING, dtype_name(shape.dtype), NULL);
+  gst_structure_take_value(tensor, "dims", &dims);
+  GstCaps *caps = gst_caps_new_full(tensor, NULL);
+  GValue list = G_VALUE_INIT, item = G_VALUE_INIT;
+  g_value_init(&list, GST_TYPE_UNIQUE_LIST);
+  g_value_init(&item, GST_TYPE_CAPS);
+  gst_value_set_caps(&item, caps);
+  gst_caps_unref(caps);
+  gst_value_unique_list_append_and_take_value(&list, &item);
+  GstStructure *groups = gst_structure_new_empty("tensorgroups");
+  gst_structure_take_value(groups, group.empty() ? GST_CUDA_PREP_TENSOR_ID : group.c_str(), &list);
+  return groups;
+#else
+  (void)shape;
+  (void)group;
+  return NULL;
+#endif
+}
 
 gboolean TensorMetaOutput::attach(GstBuffer *video, GstBuffer *tensor, std::string *error) {
   if (!copy_transform_meta(video, tensor)) {

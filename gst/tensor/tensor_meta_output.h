@@ -27,6 +27,14 @@ typedef enum {
 } GstCudaPrepOutput;
 GType gst_cuda_prep_output_get_type(void);
 
+struct TensorShape;
+
+/* The "tensors" field of the src caps (GStreamer >= 1.28 builds; NULL on others): a "tensorgroups"
+ * structure whose field @group (the model-info's group-id, else GST_CUDA_PREP_TENSOR_ID) is a
+ * unique list of one "tensor/strided" caps: tensor-id GST_CUDA_PREP_TENSOR_ID, dims as the
+ * GstTensor's (row-major [1,C,H,W] or [1,H,W,C]), dims-order row-major, type the dtype's name. */
+GstStructure *gst_cuda_prep_tensors_field(const TensorShape &shape, const std::string &group);
+
 class TensorMetaOutput {
  public:
   TensorMetaOutput() = default;

@@ -2,6 +2,7 @@
 #include "tensorize_settings.h"
 
 #include <cmath>
+#include <sstream>
 
 #include "cudaprep_device.h"
 #include "enum_types.h"
@@ -142,6 +143,20 @@ void gst_cuda_prep_tensor_properties_install(GObjectClass *klass, guint first_id
                         "whole download) or stream-sync (cudaStreamSynchronize)",
                         GST_TYPE_CUDA_PREP_GPU_WAIT, (gint)d.gpu_wait, rw);
 
+  const GParamFlags ready = (GParamFlags)(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+  specs[TENSOR_PROP_MODEL_INFO] = g_param_spec_string(
+      "model-info", "Model info",
+      "A .modelinfo file (the model's own description, as onnxinference reads it), read at start: its input "
+      "tensor's dims (in dims-order), type and ranges set width, height, layout, channels, dtype, the batch size "
+      "and the normalisation (ranges min,max: out = pixel * (max - min) / 255 + min, i.e. scale = 1/255, "
+      "mean = -min / (max - min), std = 1 / (max - min)). A property set to another value is an error at start",
+      NULL, ready);
+  specs[TENSOR_PROP_MODEL_INPUT] = g_param_spec_string(
+      "model-input", "Model input",
+      "Which input tensor of model-info to make, by its id (or section name), where the file describes several "
+      "(NULL: the one with dir=input)",
+      NULL, ready);
+
   for (guint i = 0; i < TENSOR_PROP_COUNT; i++) g_object_class_install_property(klass, first_id + i, specs[i]);
 }
 
@@ -159,9 +174,30 @@ static gboolean assign(T &field, T v) {
   return changed;
 }
 
+/* The model-info field a property sets (0: none): setting it makes the value the user's. */
+static unsigned model_field_of(guint prop) {
+  switch (prop) {
+    case TENSOR_PROP_WIDTH: return MODEL_FIELD_WIDTH;
+    case TENSOR_PROP_HEIGHT: return MODEL_FIELD_HEIGHT;
+    case TENSOR_PROP_LAYOUT: return MODEL_FIELD_LAYOUT;
+    case TENSOR_PROP_DTYPE: return MODEL_FIELD_DTYPE;
+    case TENSOR_PROP_CHANNELS: return MODEL_FIELD_CHANNELS;
+    case TENSOR_PROP_SCALE:
+    case TENSOR_PROP_MEAN:
+    case TENSOR_PROP_STD: return MODEL_FIELD_NORMALISATION;
+    default: return 0;
+  }
+}
+
+static std::string string_value(const GValue *value) {
+  const gchar *v = g_value_get_string(value);
+  return v ? v : "";
+}
+
 gboolean gst_cuda_prep_tensor_property_set(TensorizeSettings &s, guint prop, const GValue *value,
                                            gboolean *shape_changed) {
   *shape_changed = FALSE;
+  s.model_set &= ~model_field_of(prop);
   switch (prop) {
     /* Setting a shape property, even to its current value, takes it out of negotiation. */
     case TENSOR_PROP_WIDTH:
@@ -200,6 +236,8 @@ gboolean gst_cuda_prep_tensor_property_set(TensorizeSettings &s, guint prop, con
       *shape_changed = assign(s.channels, (int)g_value_get_uint(value)) | assign(s.channels_set, true);
       break;
     case TENSOR_PROP_GPU_WAIT: s.gpu_wait = (GpuWait)g_value_get_enum(value); break;
+    case TENSOR_PROP_MODEL_INFO: s.model_info = string_value(value); break;
+    case TENSOR_PROP_MODEL_INPUT: s.model_input = string_value(value); break;
     default: return FALSE;
   }
   return TRUE;
@@ -240,6 +278,10 @@ gboolean gst_cuda_prep_tensor_property_get(const TensorizeSettings &s, guint pro
     case TENSOR_PROP_CHROMA_SITE: g_value_set_enum(value, s.chroma_site); break;
     case TENSOR_PROP_CHANNELS: g_value_set_uint(value, s.channels); break;
     case TENSOR_PROP_GPU_WAIT: g_value_set_enum(value, (gint)s.gpu_wait); break;
+    case TENSOR_PROP_MODEL_INFO: g_value_set_string(value, s.model_info.empty() ? NULL : s.model_info.c_str()); break;
+    case TENSOR_PROP_MODEL_INPUT:
+      g_value_set_string(value, s.model_input.empty() ? NULL : s.model_input.c_str());
+      break;
     default: return FALSE;
   }
   return TRUE;
@@ -363,4 +405,119 @@ void gst_cuda_prep_post_settings_error(GstElement *element, std::string &posted,
       element, LIBRARY, SETTINGS,
       ("Invalid %s settings: %s", factory ? GST_OBJECT_NAME(factory) : GST_ELEMENT_NAME(element), st.message().c_str()),
       ("%s", context));
+}
+
+/* ---- model-info ------------------------------------------------------------------------ */
+
+Status gst_cuda_prep_model_info_load(const TensorizeSettings &s, ModelInput *m, bool *have) {
+  *have = !s.model_info.empty();
+  if (!*have) return Status();
+  const bool user_layout = s.layout_set && !(s.model_set & MODEL_FIELD_LAYOUT);
+  return gst_cuda_prep_model_info_read(s.model_info, s.model_input, user_layout ? s.layout : Layout::NCHW, m);
+}
+
+static std::string num(double v) {
+  std::ostringstream o;
+  o.precision(6);
+  o << v;
+  return o.str();
+}
+
+static std::string nums(const std::vector<double> &v) {
+  std::string out;
+  for (double x : v) out += (out.empty() ? "" : ",") + num(x);
+  return "<" + out + ">";
+}
+
+static const char *layout_name(Layout l) { return l == Layout::NHWC ? "nhwc" : "nchw"; }
+
+/* value[i] of a 1- or 3-value property; NaN when it has another count (refused later). */
+static double channel_value(const std::vector<double> &v, int i) {
+  if (v.size() == 1) return v[0];
+  if (v.size() == 3) return v[i];
+  return NAN;
+}
+
+static bool close_to(double a, double b) {
+  return std::fabs(a - b) <= 1e-6 * std::max(1.0, std::max(std::fabs(a), std::fabs(b)));
+}
+
+Status gst_cuda_prep_model_info_apply(TensorizeSettings &s, ModelBatch &batch, const ModelInput *m) {
+  TensorizeSettings t = s;
+  ModelBatch b = batch;
+  const TensorizeSettings d;
+  /* What the last start took from a file goes back to the defaults first. */
+  if (t.model_set & MODEL_FIELD_WIDTH) t.width = d.width, t.width_set = false;
+  if (t.model_set & MODEL_FIELD_HEIGHT) t.height = d.height, t.height_set = false;
+  if (t.model_set & MODEL_FIELD_LAYOUT) t.layout = d.layout, t.layout_set = false;
+  if (t.model_set & MODEL_FIELD_DTYPE) t.dtype = d.dtype, t.dtype_set = false;
+  if (t.model_set & MODEL_FIELD_CHANNELS) t.channels = d.channels, t.channels_set = false;
+  if (t.model_set & MODEL_FIELD_NORMALISATION) {
+    t.scale = d.scale, t.mean = d.mean, t.std = d.std;
+    t.scale_set = t.mean_set = t.std_set = false;
+  }
+  if (t.model_set & MODEL_FIELD_BATCH) b.value = b.unset_value, b.set = false;
+  t.model_set = 0;
+  t.model_group_id = m ? m->group_id : std::string();
+
+  if (m) {
+    const std::string source = "model-info " + m->file + ": [" + m->section + "] ";
+    const std::string dims = source + "dims=" + m->dims_text + (m->col_major ? " (col-major)" : "");
+    auto contradiction = [](const std::string &property, const std::string &file) {
+      return Status::error(property + " contradicts " + file);
+    };
+    /* Each value of the file: a property the user set must agree; else the file's is taken. */
+    auto take_int = [&](int file_value, int &value, bool &set, unsigned field, const char *name) {
+      if (file_value <= 0) return Status(); /* -1: the file leaves it open */
+      if (set && value != file_value)
+        return contradiction(std::string(name) + "=" + std::to_string(value),
+                             dims + " (" + name + " " + std::to_string(file_value) + ")");
+      if (!set) value = file_value, set = true, t.model_set |= field;
+      return Status();
+    };
+    CUDAPREP_RETURN_IF_ERROR(take_int(m->width, t.width, t.width_set, MODEL_FIELD_WIDTH, "width"));
+    CUDAPREP_RETURN_IF_ERROR(take_int(m->height, t.height, t.height_set, MODEL_FIELD_HEIGHT, "height"));
+    CUDAPREP_RETURN_IF_ERROR(take_int(m->channels, t.channels, t.channels_set, MODEL_FIELD_CHANNELS, "channels"));
+    CUDAPREP_RETURN_IF_ERROR(take_int(m->batch, b.value, b.set, MODEL_FIELD_BATCH, "batch-size"));
+    if (t.layout_set && t.layout != m->layout)
+      return contradiction(std::string("layout=") + layout_name(t.layout), dims + " (" + layout_name(m->layout) + ")");
+    if (!t.layout_set) t.layout = m->layout, t.layout_set = true, t.model_set |= MODEL_FIELD_LAYOUT;
+    if (t.dtype_set && t.dtype != m->dtype)
+      return contradiction(std::string("dtype=") + dtype_info(t.dtype).name,
+                           source + "type=" + dtype_info(m->dtype).name);
+    if (!t.dtype_set) t.dtype = m->dtype, t.dtype_set = true, t.model_set |= MODEL_FIELD_DTYPE;
+
+    double scale, mean[3], std[3];
+    if (gst_cuda_prep_model_info_normalisation(*m, &scale, mean, std)) {
+      if (t.scale_set || t.mean_set || t.std_set) {
+        /* The user's normalisation (the dtype's default for what was left unset) must be the
+         * same map, pixel * mul + add, for every channel the tensor has. */
+        double us;
+        std::vector<double> um, ud;
+        effective_normalisation(t, &us, &um, &ud);
+        bool same = true;
+        for (int c = 0; c < t.channels; c++) {
+          const double u_mul = us / channel_value(ud, c), u_add = -channel_value(um, c) / channel_value(ud, c);
+          const double f_mul = scale / std[c], f_add = -mean[c] / std[c];
+          same = same && close_to(u_mul, f_mul) && close_to(u_add, f_add);
+        }
+        if (!same) {
+          std::string set;
+          if (t.scale_set) set += "scale=" + num(t.scale);
+          if (t.mean_set) set += (set.empty() ? "" : ", ") + std::string("mean=") + nums(t.mean);
+          if (t.std_set) set += (set.empty() ? "" : ", ") + std::string("std=") + nums(t.std);
+          return contradiction(set, source + "ranges=" + m->ranges_text + " (out = pixel * (max - min) / 255 + min)");
+        }
+      } else {
+        t.scale = scale;
+        t.mean.assign(mean, mean + 3);
+        t.std.assign(std, std + 3);
+        t.scale_set = t.mean_set = t.std_set = true;
+        t.model_set |= MODEL_FIELD_NORMALISATION;
+      }
+    }
+  }
+  s = std::move(t);
+  batch = b;
+  return Status();
 }

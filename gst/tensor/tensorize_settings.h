@@ -15,6 +15,7 @@
 
 #include "chroma_site.h"
 #include "gpu_wait.h"
+#include "model_info.h"
 #include "tensor_caps.h"
 #include "tensorize.h"
 
@@ -50,6 +51,12 @@ struct TensorizeSettings {
   /* Normalisation the user set; the others are default_normalisation (dtype) of the dtype the
    * tensor has (the property's, or downstream's where it was never set). */
   bool scale_set = false, mean_set = false, std_set = false;
+  /* model-info and model-input (read at start, model_info.h), and which of the values above the
+   * file set there (ModelField bits; their *_set flags are then true too): the next start
+   * takes them back before it reads the file again, and a property the user sets clears its bit. */
+  std::string model_info, model_input;
+  unsigned model_set = 0;
+  std::string model_group_id; /* the file's group-id, set at start ("" without one) */
 
   /* The shape properties and which of them were set, for negotiation with downstream. */
   TensorShapeSettings shape_settings(int batch) const {
@@ -83,7 +90,8 @@ struct TensorizeSettings {
            interpolation == o.interpolation && channel_order == o.channel_order && scale == o.scale && mean == o.mean &&
            std == o.std && scale_set == o.scale_set && mean_set == o.mean_set && std_set == o.std_set &&
            yuv_matrix == o.yuv_matrix && yuv_range == o.yuv_range && chroma_site == o.chroma_site &&
-           gpu_wait == o.gpu_wait;
+           gpu_wait == o.gpu_wait && model_info == o.model_info && model_input == o.model_input &&
+           model_set == o.model_set && model_group_id == o.model_group_id;
   }
   bool operator!=(const TensorizeSettings &o) const { return !(*this == o); }
 };
@@ -107,10 +115,42 @@ enum TensorProperty {
   TENSOR_PROP_CHROMA_SITE,
   TENSOR_PROP_CHANNELS,
   TENSOR_PROP_GPU_WAIT,
+  TENSOR_PROP_MODEL_INFO,
+  TENSOR_PROP_MODEL_INPUT,
   TENSOR_PROP_COUNT,
 };
 
-/* Installs width .. gpu-wait (GST_PARAM_MUTABLE_PLAYING) at ids first_id + TensorProperty. */
+/* The settings a model-info file sets (TensorizeSettings::model_set). */
+enum ModelField : unsigned {
+  MODEL_FIELD_WIDTH = 1 << 0,
+  MODEL_FIELD_HEIGHT = 1 << 1,
+  MODEL_FIELD_LAYOUT = 1 << 2,
+  MODEL_FIELD_DTYPE = 1 << 3,
+  MODEL_FIELD_CHANNELS = 1 << 4,
+  MODEL_FIELD_NORMALISATION = 1 << 5, /* scale, mean and std */
+  MODEL_FIELD_BATCH = 1 << 6,         /* the element's batch-size */
+};
+
+/* The element's batch-size as model-info sees it: its value, whether the user set it, and the
+ * value it takes back when the file no longer sets it. */
+struct ModelBatch {
+  int value;
+  bool set;
+  int unset_value;
+};
+
+/* At start, outside the object lock: reads the file s.model_info names (model_info.h); *have is
+ * false when it names none. The layout property breaks the tie of dims that fit both layouts. */
+cudaprep::Status gst_cuda_prep_model_info_load(const TensorizeSettings &s, ModelInput *m, bool *have);
+/* Then, under the lock: takes back what model-info set at the last start, then sets width,
+ * height, layout, channels, dtype, the batch and scale / mean / std from @m's input tensor (NULL:
+ * none). A property the user set that says otherwise is one error naming both ("width=320
+ * contradicts model-info FILE: [images] dims=1,3,640,640 (width 640)"); @s and @batch are then
+ * left as they were. */
+cudaprep::Status gst_cuda_prep_model_info_apply(TensorizeSettings &s, ModelBatch &batch, const ModelInput *m);
+
+/* Installs width .. gpu-wait (GST_PARAM_MUTABLE_PLAYING), model-info and model-input
+ * (GST_PARAM_MUTABLE_READY) at ids first_id + TensorProperty. */
 void gst_cuda_prep_tensor_properties_install(GObjectClass *klass, guint first_id);
 /* The "roi" property ("<x, y, width, height>", clipped to the frame), for elements and pads. */
 GParamSpec *gst_cuda_prep_param_spec_roi(const gchar *blurb);

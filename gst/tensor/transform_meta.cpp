@@ -1,9 +1,10 @@
 /* GstCudaPrepTransformMeta: a GstCustomMeta whose mapping follows the frame it describes.
  *
  * Tagged "video" and "size", so elements that transform video metas pass it through their
- * transform function: a copy keeps it, a scale updates it to the scaled frame, and any other
- * transform drops it. Elements that know nothing of video metas drop tagged metas too. A meta
- * that no longer describes the frame is never carried silently. */
+ * transform function: a copy keeps it, a scale updates it to the scaled frame, GStreamer 1.28's
+ * matrix transform (crop, borders, flips, rotations by quarter turns, compositing) maps it onto
+ * the new frame when the matrix is affine, and any other transform drops it. Elements that know nothing of video metas
+ * drop tagged metas too. A meta that no longer describes the frame is never carried silently. */
 #include "transform_meta.h"
 
 #include <gst/video/video.h>
@@ -52,34 +53,115 @@ static void scale_source(GstCudaPrepTransform *t, int out_w, int out_h) {
   t->source_height = out_h;
 }
 
-/* A copy of @in with its transform fields scaled to an out_w x out_h frame. */
-static GstStructure *scaled_copy(const GstStructure *in, int out_w, int out_h) {
+/* How the frame changed: a scale to out_w x out_h, or (matrix) an affine map of pixel-centre
+ * coordinates x' = A x + b into an out_w x out_h frame. */
+struct SourceChange {
+  bool affine = false;
+  double a[4] = {1, 0, 0, 1}, b[2] = {0, 0};
+  int out_w = 0, out_h = 0;
+};
+
+/* The frame's content moved by x' = A x + b (pixel centres) into an out_w x out_h frame. */
+static void map_source(GstCudaPrepTransform *t, const SourceChange &c) {
+  const double *a = c.a, *b = c.b;
+  const double det = a[0] * a[3] - a[1] * a[2];
+  const double inv[4] = {a[3] / det, -a[1] / det, -a[2] / det, a[0] / det};
+  const double inv_b[2] = {-(inv[0] * b[0] + inv[1] * b[1]), -(inv[2] * b[0] + inv[3] * b[1])};
+  double m[6], n[6];
+  for (int r = 0; r < 2; r++) {
+    /* tensor -> new frame: A * tensor_to_src + b */
+    for (int k = 0; k < 3; k++) m[3 * r + k] = a[2 * r] * t->tensor_to_src[k] + a[2 * r + 1] * t->tensor_to_src[3 + k];
+    m[3 * r + 2] += b[r];
+  }
+  for (int r = 0; r < 2; r++) {
+    /* new frame -> tensor: src_to_tensor * (A^-1 x - A^-1 b) */
+    const double *row = t->src_to_tensor + 3 * r;
+    n[3 * r + 0] = row[0] * inv[0] + row[1] * inv[2];
+    n[3 * r + 1] = row[0] * inv[1] + row[1] * inv[3];
+    n[3 * r + 2] = row[0] * inv_b[0] + row[1] * inv_b[1] + row[2];
+  }
+  for (int i = 0; i < 6; i++) t->tensor_to_src[i] = m[i], t->src_to_tensor[i] = n[i];
+  /* source-rect (edges: pixel x covers [x, x + 1)): the box around its mapped corners. */
+  const double *sr = t->source_rect;
+  double lo[2] = {G_MAXDOUBLE, G_MAXDOUBLE}, hi[2] = {-G_MAXDOUBLE, -G_MAXDOUBLE};
+  for (int corner = 0; corner < 4; corner++) {
+    const double ex = sr[0] + (corner & 1 ? sr[2] : 0), ey = sr[1] + (corner & 2 ? sr[3] : 0);
+    for (int r = 0; r < 2; r++) {
+      /* edges are pixel centres + 0.5 */
+      const double v = a[2 * r] * (ex - 0.5) + a[2 * r + 1] * (ey - 0.5) + b[r] + 0.5;
+      lo[r] = MIN(lo[r], v);
+      hi[r] = MAX(hi[r], v);
+    }
+  }
+  t->source_rect[0] = lo[0];
+  t->source_rect[1] = lo[1];
+  t->source_rect[2] = hi[0] - lo[0];
+  t->source_rect[3] = hi[1] - lo[1];
+  t->source_width = c.out_w;
+  t->source_height = c.out_h;
+}
+
+/* A copy of @in with its transform fields following @change. */
+static GstStructure *changed_copy(const GstStructure *in, const SourceChange &change) {
   GstStructure *out = gst_structure_copy(in);
   GstCudaPrepTransform t;
   if (gst_cuda_prep_structure_get_transform(in, &t)) {
-    scale_source(&t, out_w, out_h);
+    if (change.affine)
+      map_source(&t, change);
+    else
+      scale_source(&t, change.out_w, change.out_h);
     write_transform(out, t);
   }
   return out;
 }
+
+#if GST_CHECK_VERSION(1, 28, 0)
+/* GStreamer 1.28's matrix transform (videocrop, videobox, videoflip, compositor, ...): the content
+ * of in_rectangle, its edges' coordinates relative to that rectangle, goes through the 3x3 matrix
+ * into out_rectangle. FALSE for a projective or singular matrix, which no affine map follows. */
+static gboolean change_from_matrix(const GstVideoMetaTransformMatrix *m, SourceChange *c) {
+  if (m->matrix[2][0] != 0 || m->matrix[2][1] != 0 || m->matrix[2][2] != 1) return FALSE;
+  const double a[4] = {m->matrix[0][0], m->matrix[0][1], m->matrix[1][0], m->matrix[1][1]};
+  if (a[0] * a[3] - a[1] * a[2] == 0) return FALSE;
+  /* edges: e' = A (e - in.xy) + t + out.xy; pixel centres are edges - 0.5 */
+  const double in[2] = {(double)m->in_rectangle.x, (double)m->in_rectangle.y};
+  const double out[2] = {(double)m->out_rectangle.x, (double)m->out_rectangle.y};
+  const double t[2] = {m->matrix[0][2], m->matrix[1][2]};
+  c->affine = true;
+  for (int r = 0; r < 2; r++) {
+    c->a[2 * r] = a[2 * r];
+    c->a[2 * r + 1] = a[2 * r + 1];
+    c->b[r] = a[2 * r] * (0.5 - in[0]) + a[2 * r + 1] * (0.5 - in[1]) + t[r] + out[r] - 0.5;
+  }
+  c->out_w = GST_VIDEO_INFO_WIDTH(m->out_info);
+  c->out_h = GST_VIDEO_INFO_HEIGHT(m->out_info);
+  return TRUE;
+}
+#endif
 
 static gboolean transform_meta(GstBuffer *transbuf, GstCustomMeta *meta, GstBuffer *buffer, GQuark type, gpointer data,
                                gpointer user_data) {
   const GstStructure *in = gst_custom_meta_get_structure(meta);
   GstCudaPrepTransform t;
   if (!gst_cuda_prep_structure_get_transform(in, &t)) return FALSE;
-  int out_w = t.source_width, out_h = t.source_height;
+  SourceChange change;
+  change.out_w = t.source_width;
+  change.out_h = t.source_height;
   if (GST_VIDEO_META_TRANSFORM_IS_SCALE(type)) {
     const GstVideoMetaTransform *scale = (const GstVideoMetaTransform *)data;
-    out_w = GST_VIDEO_INFO_WIDTH(scale->out_info);
-    out_h = GST_VIDEO_INFO_HEIGHT(scale->out_info);
+    change.out_w = GST_VIDEO_INFO_WIDTH(scale->out_info);
+    change.out_h = GST_VIDEO_INFO_HEIGHT(scale->out_info);
+#if GST_CHECK_VERSION(1, 28, 0)
+  } else if (GST_VIDEO_META_TRANSFORM_IS_MATRIX(type)) {
+    if (!change_from_matrix((const GstVideoMetaTransformMatrix *)data, &change)) return FALSE;
+#endif
   } else if (!GST_META_TRANSFORM_IS_COPY(type)) {
     return FALSE; /* a transform we cannot follow: drop rather than mislead */
   }
   GstCustomMeta *copy = gst_buffer_add_custom_meta(transbuf, GST_CUDA_PREP_TRANSFORM_META_NAME);
   if (!copy) return FALSE;
   GstStructure *out = gst_custom_meta_get_structure(copy);
-  GstStructure *scaled = scaled_copy(in, out_w, out_h);
+  GstStructure *scaled = changed_copy(in, change);
   /* Every slot shows the same frame, so every slot scales with it. */
   const GValue *slots = gst_structure_get_value(in, "slots");
   if (slots && GST_VALUE_HOLDS_ARRAY(slots)) {
@@ -90,7 +172,7 @@ static gboolean transform_meta(GstBuffer *transbuf, GstCustomMeta *meta, GstBuff
       if (!GST_VALUE_HOLDS_STRUCTURE(v)) continue;
       GValue sv = G_VALUE_INIT;
       g_value_init(&sv, GST_TYPE_STRUCTURE);
-      g_value_take_boxed(&sv, scaled_copy(gst_value_get_structure(v), out_w, out_h));
+      g_value_take_boxed(&sv, changed_copy(gst_value_get_structure(v), change));
       gst_value_array_append_and_take_value(&arr, &sv);
     }
     gst_structure_take_value(scaled, "slots", &arr);
