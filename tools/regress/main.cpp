@@ -7,6 +7,7 @@
 // Exit status: 0 pass, 1 regression, 2 usage or setup error. See tools/regress/README.md.
 #include <gst/gst.h>
 #include <glib/gstdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +22,7 @@
 #include "regress_compare.h"
 #include "regress_html.h"
 #include "regress_pipeline.h"
+#include "regress_place.h"
 #include "regress_store.h"
 
 using namespace regress;
@@ -132,11 +134,13 @@ bool clip_ok(const std::string& clip, std::string* error) {
     *error = "--clip FILE is required";
     return false;
   }
-  if (!g_file_test(clip.c_str(), G_FILE_TEST_EXISTS)) {
-    *error = "clip not found: " + clip;
+  GStatBuf st;
+  if (g_stat(clip.c_str(), &st) != 0) {
+    const int e = errno;  // the system's reason: "File name too long", "Permission denied", ...
+    *error = e == ENOENT ? "clip not found: " + clip : "clip " + clip + ": " + g_strerror(e);
     return false;
   }
-  if (!g_file_test(clip.c_str(), G_FILE_TEST_IS_REGULAR) || g_access(clip.c_str(), R_OK) != 0) {
+  if (!S_ISREG(st.st_mode) || g_access(clip.c_str(), R_OK) != 0) {
     *error = "clip is not a readable file: " + clip;
     return false;
   }
@@ -301,22 +305,16 @@ int cmd_record(int argc, char** argv) {
     remove_tree(tmp);
     return setup_error("interrupted by " + signal_name(sig) + ": nothing recorded");
   }
-  // replace an older recording only now that the new one is complete
-  std::string old;
-  if (g_file_test(out.c_str(), G_FILE_TEST_EXISTS)) {
-    old = out + ".old-" + std::to_string(getpid());
-    if (g_rename(out.c_str(), old.c_str()) != 0) {
-      remove_tree(tmp);
-      return setup_error("cannot replace " + out + ": " + g_strerror(errno));
-    }
-  }
-  if (g_rename(tmp.c_str(), out.c_str()) != 0) {
-    const std::string why = g_strerror(errno);
-    if (!old.empty()) g_rename(old.c_str(), out.c_str());  // the older recording stays
+  // into place in one atomic step: without --force, never over a recording that appeared at
+  // DIR meanwhile (another record, a copy); with --force, the older one goes only now
+  const PlaceResult placed = place_recording(tmp, out, a.flag("force"), &err);
+  if (placed != PlaceResult::kPlaced) {
     remove_tree(tmp);
-    return setup_error("cannot create " + out + ": " + why);
+    if (placed == PlaceResult::kTargetAppeared)
+      return setup_error(out + " appeared while recording (another record or a copy): refusing to replace it; " +
+                         "it is left as it was and this recording is discarded (use --force to replace it)");
+    return setup_error(err);
   }
-  if (!old.empty()) remove_tree(old);
 
   printf("recorded %" G_GUINT64_FORMAT " frames of %s into %s (store %s, device %s)\n", m.frames, clip.c_str(),
          out.c_str(), store.c_str(), describe_device(m.device).c_str());
