@@ -24,6 +24,7 @@
 #include "regress_pipeline.h"
 #include "regress_place.h"
 #include "regress_store.h"
+#include "regress_suite.h"
 
 using namespace regress;
 
@@ -35,9 +36,10 @@ const char* kUsage =
     "                           [--progress]\n"
     "  cudaprep-regress check   --clip FILE --golden DIR [--pipeline DESC] [--tensor-tol exact|max-abs=X|psnr=DB]\n"
     "                           [--match-pos-tol PX] [--match-score-tol S] [--report FILE] [--progress]\n"
-    "                           [--verbose] [--allow-setting-changes] [--html DIR]\n"
+    "                           [--verbose] [--allow-setting-changes] [--html DIR] [--device-id N]\n"
     "  cudaprep-regress compare DIR_A DIR_B [--tensor-tol ...] [--match-pos-tol PX] [--match-score-tol S]\n"
     "                           [--report FILE] [--verbose] [--allow-setting-changes] [--html DIR [--clip FILE]]\n"
+    "  cudaprep-regress suite record|check|merge|list ...  (many clips: cudaprep-regress suite --help)\n"
     "  cudaprep-regress --version\n"
     "DESC is a gst-launch description with {clip} where the clip goes and appsinks named after what\n"
     "they carry (appsink name=tensor after cudatensorize, appsink name=matches after cudatemplatematch).\n"
@@ -126,6 +128,18 @@ bool tolerance_options(const Args& a, CompareOptions* opt, std::string* error) {
   if (a.flag("match-score-tol") && !parse_nonneg(a.get("match-score-tol"), "--match-score-tol", &opt->score_tol, error))
     return false;
   opt->allow_setting_changes = a.flag("allow-setting-changes");
+  return true;
+}
+
+// --device-id N: the GPU every element with a device-id property runs on
+bool device_id_option(const Args& a, int* id, std::string* error) {
+  if (!a.flag("device-id")) return true;
+  const std::string v = a.get("device-id");
+  if (v.empty() || v.size() > 4 || v.find_first_not_of("0123456789") != std::string::npos) {
+    *error = "--device-id " + v + ": expected a GPU index (0, 1, ...)";
+    return false;
+  }
+  *id = atoi(v.c_str());
   return true;
 }
 
@@ -233,7 +247,7 @@ int cmd_record(int argc, char** argv) {
   Args a;
   a.command = "record";
   std::string err;
-  if (!parse_args(argc, argv, {"clip", "pipeline", "out", "store"}, {"progress", "force"}, &a, &err))
+  if (!parse_args(argc, argv, {"clip", "pipeline", "out", "store", "device-id"}, {"progress", "force"}, &a, &err))
     return usage_error(err);
   if (!a.positional.empty()) return usage_error("unexpected argument " + a.positional[0]);
   if (!a.flag("pipeline")) return usage_error("record needs --pipeline DESC");
@@ -243,6 +257,8 @@ int cmd_record(int argc, char** argv) {
   const std::string clip = a.get("clip");
   std::string out = a.get("out");
   while (out.size() > 1 && out.back() == '/') out.pop_back();
+  int device_id = -1;
+  if (!device_id_option(a, &device_id, &err)) return usage_error(err);
   if (!clip_ok(clip, &err)) return setup_error(err);
 
   if (g_file_test(out.c_str(), G_FILE_TEST_EXISTS)) {
@@ -269,6 +285,7 @@ int cmd_record(int argc, char** argv) {
   config.description = a.get("pipeline");
   config.label = "record";
   config.progress = a.flag("progress");
+  config.device_id = device_id;
   PipelineRun run;
   RecordHandler handler(tmp, store == "full");
   if (!run.prepare(config, &err) || !run.run(&handler, &err)) {
@@ -447,13 +464,16 @@ int cmd_check(int argc, char** argv) {
   a.command = "check";
   std::string err;
   if (!parse_args(argc, argv,
-                  {"clip", "golden", "pipeline", "tensor-tol", "match-pos-tol", "match-score-tol", "report", "html"},
+                  {"clip", "golden", "pipeline", "tensor-tol", "match-pos-tol", "match-score-tol", "report", "html",
+                   "device-id"},
                   {"progress", "verbose", "allow-setting-changes"}, &a, &err))
     return usage_error(err);
   if (!a.positional.empty()) return usage_error("unexpected argument " + a.positional[0]);
   if (!a.flag("golden")) return usage_error("check needs --golden DIR");
   CompareOptions opt;
   if (!tolerance_options(a, &opt, &err)) return usage_error(err);
+  int device_id = -1;
+  if (!device_id_option(a, &device_id, &err)) return usage_error(err);
   if (a.flag("html") && !html_dir_usable(a.get("html"), &err)) return setup_error(err);
   const std::string clip = a.get("clip");
   if (!clip_ok(clip, &err)) return setup_error(err);
@@ -477,6 +497,7 @@ int cmd_check(int argc, char** argv) {
   config.description = desc;
   config.label = "check";
   config.progress = a.flag("progress");
+  config.device_id = device_id;
   config.expected_frames = golden.manifest.frames;
   PipelineRun run;
   InterruptGuard guard;  // Ctrl-C: stop playing, report what was compared, exit 2
@@ -601,6 +622,7 @@ int main(int argc, char** argv) {
     printf("cudaprep-regress %s\n", tool_version());
     return 0;
   }
+  if (command == "suite") return cmd_suite(argc, argv);  // runs the clips in processes of their own
   gst_init(nullptr, nullptr);
   if (command == "record") return cmd_record(argc, argv);
   if (command == "check") return cmd_check(argc, argv);
