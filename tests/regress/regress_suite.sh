@@ -31,6 +31,12 @@ assert used == {0, 1}, used
 PY" "each clip's cudatensorize ran with device-id set to its GPU, both GPUs used"
 expect 0 "suite check -j 2: all pass" -p "$NCLIPS clips: $NCLIPS pass, 0 regression" -- \
   "$TOOL" suite check --suite "$S/suite.ini" --out "$S/chk" -j 2 --junit "$S/chk.xml"
+# the goldens' directory as the suite: each golden's own pipeline, its clip found by name under --clips
+expect 0 "suite check over the directory of goldens" -p "SUITE goldens (check): $NCLIPS clips: $NCLIPS pass" -- \
+  "$TOOL" suite check --suite "$S/goldens" --clips "$S/clips" --out "$S/chkdir" -j 2
+check '[ -f "$S/chkdir/clips/containers/mkv/html/index.html" ]' "a nested golden's clip report is in its own folder"
+expect 2 "a directory of goldens needs --clips" -p "needs --clips ROOT" -- \
+  "$TOOL" suite check --suite "$S/goldens" --out "$S/chkdir2"
 expect 2 "record again without --force: every golden is refused, none replaced" -p "$NCLIPS setup error" -- \
   "$TOOL" suite record --suite "$S/suite.ini" --out "$S/rec2" -j 2
 check 'grep -q "holds a recording already" "$S/rec2/clips/vtest/log.txt"' "the clip's log says why"

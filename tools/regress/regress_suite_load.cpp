@@ -49,7 +49,7 @@ bool parse_timeout(const std::string& text, double* out) {
 
 // Every directory under `dir` (itself excluded) holding a manifest.json, as paths below `dir`.
 void find_goldens(const std::string& dir, const std::string& rel, std::vector<std::string>* out) {
-  GDir* d = g_dir_open(join_path(dir, rel).c_str(), 0, nullptr);
+  GDir* d = g_dir_open((rel.empty() ? dir : dir + "/" + rel).c_str(), 0, nullptr);
   if (!d) return;
   std::vector<std::string> names;
   while (const gchar* n = g_dir_read_name(d)) names.push_back(n);
