@@ -143,6 +143,24 @@ for l in p.links:
     assert os.path.isfile(os.path.join(d, l)), l
 PY" "HTML index: every clip, sorted by severity, each report linked and present"
 
+# SIGINT to the suite: no further clip starts, the running ones are stopped, the results say so
+cat >"$S/sleeper.sh" <<WRAP
+#!/bin/sh
+echo \$\$ >>"$S/sleepers"
+exec sleep 60
+WRAP
+chmod +x "$S/sleeper.sh"
+"$TOOL" suite check --suite "$S/suite.ini" --out "$S/int" -j 2 --wrapper "$S/sleeper.sh" >"$TMP/int.out" 2>&1 &
+spid=$!
+for _ in $(seq 200); do [ "$(wc -l <"$S/sleepers" 2>/dev/null)" = 2 ] && break; sleep 0.05; done
+kill -INT $spid
+wait $spid
+rc=$?
+check '[ $rc = 2 ]' "an interrupted suite exits 2 (exit $rc)"
+check 'grep -q "interrupted by SIGINT (exit 2)" "$TMP/int.out"' "and says so"
+check 'grep -q "not run: the suite was interrupted" "$S/int/results.json"' "clips not started are reported as not run"
+check '! kill -0 $(cat "$S/sleepers") 2>/dev/null' "the running clips were stopped"
+
 # ---- parts: a stable split by name
 for n in 1 2 3 4; do
   : >"$TMP/union"

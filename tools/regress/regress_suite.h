@@ -71,6 +71,7 @@ struct SuiteResults {
   uint32_t suite_clips = 0;            // clips in the whole suite (all parts)
   double seconds = 0;                  // wall time
   std::vector<ClipResult> clips;       // sorted by name
+  int interrupted = 0;                 // the signal that stopped the run (SIGINT, SIGTERM), or 0
 
   // 0 every clip passed, 1 some regression (and no worse), 2 any setup error, timeout or crash.
   int exit_code() const;

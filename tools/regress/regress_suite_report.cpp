@@ -2,6 +2,7 @@
 #include <glib.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <set>
 #include <sstream>
@@ -133,6 +134,7 @@ int verdict_severity(Verdict v) {
 }
 
 int SuiteResults::exit_code() const {
+  if (interrupted) return 2;
   int code = 0;
   for (const auto& c : clips) {
     if (c.verdict == Verdict::kRegression) code = std::max(code, 1);
@@ -365,7 +367,9 @@ std::string results_summary(const SuiteResults& r) {
     << n.at(Verdict::kTimeout) << " timeout, " << n.at(Verdict::kCrash) << " crash";
   char buf[64];
   g_snprintf(buf, sizeof buf, " in %.1f s", r.seconds);
-  o << buf << " (exit " << r.exit_code() << ")\n";
+  o << buf;
+  if (r.interrupted) o << ", interrupted by " << (r.interrupted == SIGINT ? "SIGINT" : "SIGTERM");
+  o << " (exit " << r.exit_code() << ")\n";
   return o.str();
 }
 

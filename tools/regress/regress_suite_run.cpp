@@ -24,6 +24,12 @@ namespace {
 
 const double kKillGraceS = 10;  // after SIGTERM on a timeout, SIGKILL
 
+// SIGINT / SIGTERM to the suite: the clips run in process groups of their own (a timeout stops
+// all of a clip's processes), so the terminal's Ctrl-C does not reach them; the suite stops
+// starting clips, passes SIGTERM on to the running ones and reports what it has.
+volatile sig_atomic_t g_stop_signal = 0;
+void on_stop_signal(int sig) { g_stop_signal = sig; }
+
 double now_s() { return g_get_monotonic_time() / 1e6; }
 
 std::string clip_dir_rel(const SuiteClip& c) { return "clips/" + c.name; }
@@ -69,7 +75,8 @@ struct Job {
   int gpu = -1;
   double start = 0, deadline = 0, kill_at = 0;
   bool timed_out = false;
-  std::string log;  // relative to out
+  bool stopping = false;  // the suite was interrupted: SIGTERM sent
+  std::string log;        // relative to out
 };
 
 bool spawn(const std::vector<std::string>& args, const std::string& log_path, pid_t* pid, std::string* error) {
@@ -242,7 +249,24 @@ void run_suite(const Suite& suite, const std::vector<SuiteClip>& clips, const Su
   auto run_batch = [&](const std::vector<size_t>& todo, int jobs, int attempt, bool count) {
     std::deque<size_t> pending(todo.begin(), todo.end());
     std::vector<Job> running;
+    bool forwarded = false;
     while (!pending.empty() || !running.empty()) {
+      if (g_stop_signal) {
+        for (size_t i : pending) {
+          ClipResult& r = results->clips[i];
+          r.verdict = Verdict::kSetupError;
+          r.message = std::string("not run: the suite was interrupted by ") + strsignal(g_stop_signal);
+          r.attempts = std::max(r.attempts, 1);
+        }
+        pending.clear();
+        if (!forwarded)
+          for (Job& job : running) {
+            kill(-job.pid, SIGTERM);
+            job.kill_at = now_s() + kKillGraceS;
+            job.stopping = true;
+          }
+        forwarded = true;
+      }
       while (!pending.empty() && (int)running.size() < jobs) {
         Job job;
         const size_t i = pending.front();
@@ -278,7 +302,7 @@ void run_suite(const Suite& suite, const std::vector<SuiteClip>& clips, const Su
           job.timed_out = true;
           job.kill_at = t + kKillGraceS;
           kill(-job.pid, SIGTERM);
-        } else if (job.timed_out && t > job.kill_at) {
+        } else if ((job.timed_out || job.stopping) && t > job.kill_at) {
           kill(-job.pid, SIGKILL);
           job.kill_at = t + 3600;
         }
@@ -288,12 +312,18 @@ void run_suite(const Suite& suite, const std::vector<SuiteClip>& clips, const Su
     }
   };
 
+  struct sigaction sa = {}, old_int = {}, old_term = {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+
   std::vector<size_t> all;
   for (size_t i = 0; i < clips.size(); i++) all.push_back(i);
   run_batch(all, std::max(1, cfg.jobs), 1, true);
 
   // failures again, one at a time: a clip that passes now is flaky
-  for (int round = 1; round <= cfg.retry_failed; round++) {
+  for (int round = 1; round <= cfg.retry_failed && !g_stop_signal; round++) {
     std::vector<size_t> again;
     for (size_t i = 0; i < clips.size(); i++)
       if (results->clips[i].verdict != Verdict::kPass && results->clips[i].attempts == round) again.push_back(i);
@@ -318,6 +348,9 @@ void run_suite(const Suite& suite, const std::vector<SuiteClip>& clips, const Su
                 r.flaky ? " (flaky)" : "");
     }
   }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  results->interrupted = g_stop_signal;
   results->suite = suite.name;
   results->command = cfg.command;
   results->seconds = now_s() - t0;
