@@ -213,8 +213,8 @@ res = json.load(open(os.path.join(d, 'results.json')))
 assert int(ts.get('tests')) == len(res['clips']) == len(ts.findall('testcase'))
 for c in res['clips']:
     for k in ('log', 'html'):
-        if c[k]: assert os.path.isfile(os.path.join(d, c[k])), c[k]
-PY" "the merged JUnit has every clip; the merged links reach the parts' reports"
+        if c[k]: assert os.path.isfile(os.path.join(d, c[k])) and c[k].startswith('../part'), c[k]
+PY" "the merged JUnit has every clip; the merged links reach the parts' reports (relative: ../partN/...)"
 expect 2 "merge refuses a part given twice" -p "given twice" -- "$TOOL" suite merge --out "$TMP/m2" "$S/part0" "$S/part0"
 expect 2 "merge says which parts are missing" -p "parts missing: 2 of 3" -- "$TOOL" suite merge --out "$TMP/m3" "$S/part0" "$S/part1"
 finish

@@ -187,6 +187,30 @@ bool load_selected(const SuiteArgs& a, Suite* suite, std::vector<SuiteClip>* sel
   return true;
 }
 
+// `to_dir` as seen from `from_dir` ("" when the same, else ending in '/'): relative, with ".."
+// where needed, so that results and their reports can move together (CI artifacts).
+std::string relative_dir(const std::string& from_dir, const std::string& to_dir) {
+  gchar* fa = g_canonicalize_filename(from_dir.c_str(), nullptr);
+  gchar* ta = g_canonicalize_filename(to_dir.c_str(), nullptr);
+  gchar** f = g_strsplit(fa, "/", -1);
+  gchar** t = g_strsplit(ta, "/", -1);
+  std::vector<std::string> fv, tv;
+  for (gchar** p = f; *p; p++)
+    if (**p) fv.push_back(*p);
+  for (gchar** p = t; *p; p++)
+    if (**p) tv.push_back(*p);
+  g_strfreev(f);
+  g_strfreev(t);
+  g_free(fa);
+  g_free(ta);
+  size_t common = 0;
+  while (common < fv.size() && common < tv.size() && fv[common] == tv[common]) common++;
+  std::string rel;
+  for (size_t i = common; i < fv.size(); i++) rel += "../";
+  for (size_t i = common; i < tv.size(); i++) rel += tv[i] + "/";
+  return rel;
+}
+
 bool write_reports(const SuiteResults& r, const std::string& out, const std::string& junit, std::string* error) {
   if (!results_to_file(r, out + "/results.json", error)) return false;
   const std::string html = html_index(r);
@@ -195,19 +219,8 @@ bool write_reports(const SuiteResults& r, const std::string& out, const std::str
     // links relative to the JUnit file's folder
     gchar* jdir = g_path_get_dirname(junit.c_str());
     g_mkdir_with_parents(jdir, 0755);
-    gchar* ja = g_canonicalize_filename(jdir, nullptr);
-    gchar* oa = g_canonicalize_filename(out.c_str(), nullptr);
-    std::string base;
-    const std::string from = ja, to = oa;
-    if (to == from)
-      base = "";
-    else if (to.rfind(from + "/", 0) == 0)
-      base = to.substr(from.size() + 1) + "/";
-    else
-      base = to + "/";
+    const std::string base = relative_dir(jdir, out);
     g_free(jdir);
-    g_free(ja);
-    g_free(oa);
     const std::string xml = junit_xml(r, base);
     if (!write_file(junit, xml.data(), xml.size(), error)) return false;
   }
@@ -300,14 +313,8 @@ int cmd_merge(int argc, char** argv) {
     if (!results_from_file(file, &r, &err)) return suite_error(err);
     // links from the merged results' directory to this part's files
     gchar* pdir = g_path_get_dirname(file.c_str());
-    gchar* pa = g_canonicalize_filename(pdir, nullptr);
-    gchar* oa = g_canonicalize_filename(out.c_str(), nullptr);
-    std::string prefix;
-    const std::string from = oa, to = pa;
-    if (to != from) prefix = to.rfind(from + "/", 0) == 0 ? to.substr(from.size() + 1) + "/" : to + "/";
+    const std::string prefix = relative_dir(out, pdir);
     g_free(pdir);
-    g_free(pa);
-    g_free(oa);
     for (auto& c : r.clips)
       for (std::string* s : {&c.log, &c.report, &c.html})
         if (!s->empty()) *s = prefix + *s;
