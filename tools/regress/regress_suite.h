@@ -43,6 +43,7 @@ bool load_suite(const std::string& path, const SuiteDefaults& defaults, Suite* s
 // The part (0 .. parts-1) a clip belongs to: from a hash (FNV-1a, 64 bits) of its name, so a
 // clip stays in its part whatever else the suite holds.
 uint32_t suite_part(const std::string& name, uint32_t parts);
+uint64_t fnv1a64(const std::string& text);
 
 enum class Verdict { kPass, kRegression, kSetupError, kTimeout, kCrash };
 const char* verdict_name(Verdict v);  // "pass", "regression", "setup-error", "timeout", "crash"

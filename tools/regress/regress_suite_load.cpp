@@ -242,13 +242,15 @@ bool load_suite(const std::string& path, const SuiteDefaults& defaults, Suite* s
   return true;
 }
 
-uint32_t suite_part(const std::string& name, uint32_t parts) {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a 64
-  for (unsigned char c : name) {
+uint64_t fnv1a64(const std::string& text) {
+  uint64_t h = 14695981039346656037ull;  // the FNV-1a 64-bit offset basis and prime
+  for (unsigned char c : text) {
     h ^= c;
     h *= 1099511628211ull;
   }
-  return parts ? (uint32_t)(h % parts) : 0;
+  return h;
 }
+
+uint32_t suite_part(const std::string& name, uint32_t parts) { return parts ? (uint32_t)(fnv1a64(name) % parts) : 0; }
 
 }  // namespace regress
