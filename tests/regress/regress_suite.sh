@@ -35,6 +35,13 @@ expect 0 "suite check -j 2: all pass" -p "$NCLIPS clips: $NCLIPS pass, 0 regress
 expect 0 "suite check over the directory of goldens" -p "SUITE goldens (check): $NCLIPS clips: $NCLIPS pass" -- \
   "$TOOL" suite check --suite "$S/goldens" --clips "$S/clips" --out "$S/chkdir" -j 2
 check '[ -f "$S/chkdir/clips/containers/mkv/html/index.html" ]' "a nested golden's clip report is in its own folder"
+expect 0 "suite record --force over the directory of goldens re-records each with its own pipeline" \
+  -p "SUITE goldens (record): $NCLIPS clips: $NCLIPS pass" -- \
+  "$TOOL" suite record --suite "$S/goldens" --clips "$S/clips" --out "$S/recdir" -j 2 --force
+check '[ -z "$(find "$S/goldens" -maxdepth 2 -name "*.recording-*" -o -maxdepth 2 -name "*.old-*")" ]' \
+  "nothing left beside the goldens"
+expect 0 "the re-recorded goldens check" -p "$NCLIPS clips: $NCLIPS pass" -- \
+  "$TOOL" suite check --suite "$S/suite.ini" --out "$S/chk3" -j 2 --quiet
 expect 2 "a directory of goldens needs --clips" -p "needs --clips ROOT" -- \
   "$TOOL" suite check --suite "$S/goldens" --out "$S/chkdir2"
 expect 2 "record again without --force: every golden is refused, none replaced" -p "$NCLIPS setup error" -- \
