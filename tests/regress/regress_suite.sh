@@ -192,6 +192,12 @@ check 'cmp -s "$TMP/p3.0" "$TMP/part3.0" && cmp -s "$TMP/p3.1" "$TMP/part3.1" &&
   "clips added before the others in name order keep the others in their parts"
 expect 2 "--parts without --part-index" -p "go together" -- "$TOOL" suite list --suite "$S/suite2.ini" --parts 2
 expect 2 "--part-index out of range" -p "from 0 to 1" -- "$TOOL" suite list --suite "$S/suite2.ini" --parts 2 --part-index 2
+expect 0 "--gpus without -j: --jobs-per-gpu clips a GPU at once" -p "2 at a time over GPUs 0,1" -- \
+  "$TOOL" suite check --suite "$S/suite.ini" --out "$TMP/jpg" --gpus 0,1 --jobs-per-gpu 1 --parts 100 --part-index 0
+expect 0 "--gpus without -j: 4 a GPU by default" -p "12 at a time over GPUs 0,1,2" -- \
+  "$TOOL" suite check --suite "$S/suite.ini" --out "$TMP/jpg" --gpus 0,1,2 --parts 100 --part-index 0
+expect 2 "--jobs-per-gpu with -j" -p "without -j" -- \
+  "$TOOL" suite check --suite "$S/suite.ini" --out "$TMP/jpg" --gpus 0,1 --jobs-per-gpu 1 -j 3
 expect 2 "--gpus with a GPU twice" -p "each once" -- "$TOOL" suite check --suite "$S/suite2.ini" --out "$TMP/x" --gpus 0,0
 
 # ---- merge of parts equals the unsharded run

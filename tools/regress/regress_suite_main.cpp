@@ -19,18 +19,20 @@ namespace {
 const char* kSuiteUsage =
     "usage:\n"
     "  cudaprep-regress suite record --suite DIR|FILE --out RESULTS [--clips ROOT] [--goldens DIR] [-j N]\n"
-    "                                [--gpus 0,1,...] [--timeout S] [--parts N --part-index I] [--store full|digest]\n"
-    "                                [--force] [--junit FILE] [--retry-failed N] [--wrapper PROGRAM] [--quiet]\n"
+    "                                [--gpus 0,1,... [--jobs-per-gpu K]] [--timeout S] [--parts N --part-index I]\n"
+    "                                [--store full|digest] [--force] [--junit FILE] [--retry-failed N]\n"
+    "                                [--wrapper PROGRAM] [--quiet]\n"
     "  cudaprep-regress suite check  --suite DIR|FILE --out RESULTS [--clips ROOT] [--goldens DIR] [-j N]\n"
-    "                                [--gpus 0,1,...] [--timeout S] [--parts N --part-index I]\n"
-    "                                [--tensor-tol exact|max-abs=X|psnr=DB] [--match-pos-tol PX] [--match-score-tol "
-    "S]\n"
-    "                                [--junit FILE] [--retry-failed N] [--wrapper PROGRAM] [--quiet]\n"
+    "                                [--gpus 0,1,... [--jobs-per-gpu K]] [--timeout S] [--parts N --part-index I]\n"
+    "                                [--tensor-tol exact|max-abs=X|psnr=DB] [--match-pos-tol PX]\n"
+    "                                [--match-score-tol S] [--junit FILE] [--retry-failed N] [--wrapper PROGRAM]\n"
+    "                                [--quiet]\n"
     "  cudaprep-regress suite merge  --out RESULTS [--junit FILE] PART_RESULTS...\n"
     "  cudaprep-regress suite list   --suite DIR|FILE [--clips ROOT] [--goldens DIR] [--parts N --part-index I]\n"
     "A suite is a directory of goldens (clips found by name under --clips ROOT) or a manifest file\n"
     "([suite] defaults, one [clip NAME] group a clip). Each clip runs in its own process; -j N at a time\n"
-    "(default: the cores). RESULTS gets results.json, index.html and clips/NAME/ (log, report, HTML report).\n"
+    "(default: the cores; with --gpus, K on each GPU: --jobs-per-gpu K, default 4). RESULTS gets\n"
+    "results.json, index.html and clips/NAME/ (log, report, HTML report).\n"
     "Exit status: 0 every clip passed, 1 a regression, 2 a setup error, timeout or crash (or a usage error).\n";
 
 int suite_usage(const std::string& msg) {
@@ -230,7 +232,7 @@ bool write_reports(const SuiteResults& r, const std::string& out, const std::str
 int cmd_run(const std::string& command, int argc, char** argv) {
   SuiteArgs a;
   std::string err;
-  std::set<std::string> values = {"suite",   "clips", "goldens",    "out",   "jobs",         "gpus",
+  std::set<std::string> values = {"suite",   "clips", "goldens",    "out",   "jobs",         "gpus",   "jobs-per-gpu",
                                   "timeout", "parts", "part-index", "junit", "retry-failed", "wrapper"};
   std::set<std::string> flags = {"quiet"};
   if (command == "record") {
@@ -272,6 +274,13 @@ int cmd_run(const std::string& command, int argc, char** argv) {
     g_strfreev(ids);
     if (!ok) return suite_usage("--gpus " + a.get("gpus") + ": expected GPU indices, each once: 0,1,...");
   }
+  // with --gpus and no -j: --jobs-per-gpu clips on each GPU at once (default 4)
+  long per_gpu = 4;
+  if (a.has("jobs-per-gpu") && !parse_count(a.get("jobs-per-gpu"), 1, 256, &per_gpu))
+    return suite_usage("--jobs-per-gpu " + a.get("jobs-per-gpu") + ": expected a whole number >= 1");
+  if (a.has("jobs-per-gpu") && (!a.has("gpus") || a.has("jobs")))
+    return suite_usage("--jobs-per-gpu goes with --gpus and without -j");
+  if (!cfg.gpus.empty() && !a.has("jobs")) cfg.jobs = (int)(cfg.gpus.size() * per_gpu);
   Suite suite;
   std::vector<SuiteClip> selected;
   uint32_t parts = 1, index = 0;
