@@ -7,6 +7,7 @@
 // Exit status: 0 pass, 1 regression, 2 usage or setup error. See tools/regress/README.md.
 #include <gst/gst.h>
 #include <glib/gstdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,7 +22,9 @@
 #include "regress_compare.h"
 #include "regress_html.h"
 #include "regress_pipeline.h"
+#include "regress_place.h"
 #include "regress_store.h"
+#include "regress_suite.h"
 
 using namespace regress;
 
@@ -33,9 +36,10 @@ const char* kUsage =
     "                           [--progress]\n"
     "  cudaprep-regress check   --clip FILE --golden DIR [--pipeline DESC] [--tensor-tol exact|max-abs=X|psnr=DB]\n"
     "                           [--match-pos-tol PX] [--match-score-tol S] [--report FILE] [--progress]\n"
-    "                           [--verbose] [--allow-setting-changes] [--html DIR]\n"
+    "                           [--verbose] [--allow-setting-changes] [--html DIR] [--device-id N]\n"
     "  cudaprep-regress compare DIR_A DIR_B [--tensor-tol ...] [--match-pos-tol PX] [--match-score-tol S]\n"
     "                           [--report FILE] [--verbose] [--allow-setting-changes] [--html DIR [--clip FILE]]\n"
+    "  cudaprep-regress suite record|check|merge|list ...  (many clips: cudaprep-regress suite --help)\n"
     "  cudaprep-regress --version\n"
     "DESC is a gst-launch description with {clip} where the clip goes and appsinks named after what\n"
     "they carry (appsink name=tensor after cudatensorize, appsink name=matches after cudatemplatematch).\n"
@@ -127,16 +131,30 @@ bool tolerance_options(const Args& a, CompareOptions* opt, std::string* error) {
   return true;
 }
 
+// --device-id N: the GPU every element with a device-id property runs on
+bool device_id_option(const Args& a, int* id, std::string* error) {
+  if (!a.flag("device-id")) return true;
+  const std::string v = a.get("device-id");
+  if (v.empty() || v.size() > 4 || v.find_first_not_of("0123456789") != std::string::npos) {
+    *error = "--device-id " + v + ": expected a GPU index (0, 1, ...)";
+    return false;
+  }
+  *id = atoi(v.c_str());
+  return true;
+}
+
 bool clip_ok(const std::string& clip, std::string* error) {
   if (clip.empty()) {
     *error = "--clip FILE is required";
     return false;
   }
-  if (!g_file_test(clip.c_str(), G_FILE_TEST_EXISTS)) {
-    *error = "clip not found: " + clip;
+  GStatBuf st;
+  if (g_stat(clip.c_str(), &st) != 0) {
+    const int e = errno;  // the system's reason: "File name too long", "Permission denied", ...
+    *error = e == ENOENT ? "clip not found: " + clip : "clip " + clip + ": " + g_strerror(e);
     return false;
   }
-  if (!g_file_test(clip.c_str(), G_FILE_TEST_IS_REGULAR) || g_access(clip.c_str(), R_OK) != 0) {
+  if (!S_ISREG(st.st_mode) || g_access(clip.c_str(), R_OK) != 0) {
     *error = "clip is not a readable file: " + clip;
     return false;
   }
@@ -229,7 +247,7 @@ int cmd_record(int argc, char** argv) {
   Args a;
   a.command = "record";
   std::string err;
-  if (!parse_args(argc, argv, {"clip", "pipeline", "out", "store"}, {"progress", "force"}, &a, &err))
+  if (!parse_args(argc, argv, {"clip", "pipeline", "out", "store", "device-id"}, {"progress", "force"}, &a, &err))
     return usage_error(err);
   if (!a.positional.empty()) return usage_error("unexpected argument " + a.positional[0]);
   if (!a.flag("pipeline")) return usage_error("record needs --pipeline DESC");
@@ -239,6 +257,8 @@ int cmd_record(int argc, char** argv) {
   const std::string clip = a.get("clip");
   std::string out = a.get("out");
   while (out.size() > 1 && out.back() == '/') out.pop_back();
+  int device_id = -1;
+  if (!device_id_option(a, &device_id, &err)) return usage_error(err);
   if (!clip_ok(clip, &err)) return setup_error(err);
 
   if (g_file_test(out.c_str(), G_FILE_TEST_EXISTS)) {
@@ -265,6 +285,7 @@ int cmd_record(int argc, char** argv) {
   config.description = a.get("pipeline");
   config.label = "record";
   config.progress = a.flag("progress");
+  config.device_id = device_id;
   PipelineRun run;
   RecordHandler handler(tmp, store == "full");
   if (!run.prepare(config, &err) || !run.run(&handler, &err)) {
@@ -305,22 +326,16 @@ int cmd_record(int argc, char** argv) {
     remove_tree(tmp);
     return setup_error("interrupted by " + signal_name(sig) + ": nothing recorded");
   }
-  // replace an older recording only now that the new one is complete
-  std::string old;
-  if (g_file_test(out.c_str(), G_FILE_TEST_EXISTS)) {
-    old = out + ".old-" + std::to_string(getpid());
-    if (g_rename(out.c_str(), old.c_str()) != 0) {
-      remove_tree(tmp);
-      return setup_error("cannot replace " + out + ": " + g_strerror(errno));
-    }
-  }
-  if (g_rename(tmp.c_str(), out.c_str()) != 0) {
-    const std::string why = g_strerror(errno);
-    if (!old.empty()) g_rename(old.c_str(), out.c_str());  // the older recording stays
+  // into place in one atomic step: without --force, never over a recording that appeared at
+  // DIR meanwhile (another record, a copy); with --force, the older one goes only now
+  const PlaceResult placed = place_recording(tmp, out, a.flag("force"), &err);
+  if (placed != PlaceResult::kPlaced) {
     remove_tree(tmp);
-    return setup_error("cannot create " + out + ": " + why);
+    if (placed == PlaceResult::kTargetAppeared)
+      return setup_error(out + " appeared while recording (another record or a copy): refusing to replace it; " +
+                         "it is left as it was and this recording is discarded (use --force to replace it)");
+    return setup_error(err);
   }
-  if (!old.empty()) remove_tree(old);
 
   printf("recorded %" G_GUINT64_FORMAT " frames of %s into %s (store %s, device %s)\n", m.frames, clip.c_str(),
          out.c_str(), store.c_str(), describe_device(m.device).c_str());
@@ -458,13 +473,16 @@ int cmd_check(int argc, char** argv) {
   a.command = "check";
   std::string err;
   if (!parse_args(argc, argv,
-                  {"clip", "golden", "pipeline", "tensor-tol", "match-pos-tol", "match-score-tol", "report", "html"},
+                  {"clip", "golden", "pipeline", "tensor-tol", "match-pos-tol", "match-score-tol", "report", "html",
+                   "device-id"},
                   {"progress", "verbose", "allow-setting-changes"}, &a, &err))
     return usage_error(err);
   if (!a.positional.empty()) return usage_error("unexpected argument " + a.positional[0]);
   if (!a.flag("golden")) return usage_error("check needs --golden DIR");
   CompareOptions opt;
   if (!tolerance_options(a, &opt, &err)) return usage_error(err);
+  int device_id = -1;
+  if (!device_id_option(a, &device_id, &err)) return usage_error(err);
   if (a.flag("html") && !html_dir_usable(a.get("html"), &err)) return setup_error(err);
   const std::string clip = a.get("clip");
   if (!clip_ok(clip, &err)) return setup_error(err);
@@ -488,6 +506,7 @@ int cmd_check(int argc, char** argv) {
   config.description = desc;
   config.label = "check";
   config.progress = a.flag("progress");
+  config.device_id = device_id;
   config.expected_frames = golden.manifest.frames;
   PipelineRun run;
   InterruptGuard guard;  // Ctrl-C: stop playing, report what was compared, exit 2
@@ -612,6 +631,7 @@ int main(int argc, char** argv) {
     printf("cudaprep-regress %s\n", tool_version());
     return 0;
   }
+  if (command == "suite") return cmd_suite(argc, argv);  // runs the clips in processes of their own
   gst_init(nullptr, nullptr);
   if (command == "record") return cmd_record(argc, argv);
   if (command == "check") return cmd_check(argc, argv);

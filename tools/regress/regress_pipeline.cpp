@@ -2,6 +2,7 @@
 // in, the elements' description for the manifest, the appsinks; the manifest of the run.
 // Playing it is regress_run.cpp, each sink's frames regress_capture.cpp.
 #include "regress_pipeline.h"
+#include "regress_device_id.h"
 
 #include <unistd.h>
 
@@ -125,6 +126,7 @@ bool PipelineRun::prepare(const RunConfig& config, std::string* error) {
   char token[64];
   g_snprintf(token, sizeof token, "cudaprep-regress-clip-%08x%08x", g_random_int(), (unsigned)getpid());
   if (!parse_description(token, error) || !put_clip(token, error)) return false;
+  if (config.device_id >= 0) apply_device_id(pipeline_, config.device_id);
   describe_elements();
   return find_sinks(error);
 }

@@ -33,6 +33,7 @@ struct RunConfig {
   std::string label = "run";
   bool progress = false;         // print progress on stderr (also when not a tty)
   uint64_t expected_frames = 0;  // for the progress display; 0 = unknown
+  int device_id = -1;            // >= 0: set on every element with a device-id (the GPU to run on)
 };
 
 // The clip path never goes through gst-launch's quoting and escaping (which cannot carry every

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "regress_slots.h"
+#include "regress_verify.h"
 
 namespace regress {
 
@@ -736,7 +737,7 @@ bool Recording::load(const std::string& d, std::string* error) {
       return false;
     }
   }
-  return true;
+  return verify_stored_digests(*this, error);  // a full recording's digests against its bytes
 }
 
 bool Recording::read_tensor(const TensorEntry& e, std::vector<uint8_t>* data, std::string* error) const {
