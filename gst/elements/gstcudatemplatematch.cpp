@@ -2,19 +2,25 @@
  * SECTION:element-cudatemplatematch
  * @title: cudatemplatematch
  *
- * Finds a template in every frame with OpenCV's TM_CCOEFF_NORMED score on luma (the Y plane of
+ * Finds templates in every frame with OpenCV's TM_CCOEFF_NORMED score on luma (the Y plane of
  * NV12/NV21/I420 as is, the Y bytes of YUY2/UYVY, P010's luma rounded to 8 bits; gray as
- * cv::cvtColor(COLOR_BGR2GRAY) computes it for RGB-like formats) and
- * reports each match four ways: a GstVideoRegionOfInterestMeta of type "template-match" (its
- * "template-match" param holds score, sub-pixel x and y); with GStreamer >= 1.24, a
- * GstAnalyticsODMtd of type "template-match" (confidence = score) in the buffer's
+ * cv::cvtColor(COLOR_BGR2GRAY) computes it for RGB-like formats): one template (template-location,
+ * template-rect) or a labelled bank of up to 64 (templates, template-bank), each with an optional
+ * mask (a PNG's alpha, template-mask, or the bank file's mask: OpenCV's masked score), at the
+ * scales and angles asked for, optionally tracked (track: the next frame searches a window around
+ * the last matches). Each match is reported four ways: a GstVideoRegionOfInterestMeta whose type is
+ * its template's label ("template-match" for template-location and template-rect; its
+ * "template-match" param holds score, sub-pixel x and y, template, scale, angle and full-search);
+ * with GStreamer >= 1.24, a GstAnalyticsODMtd of the label (confidence = score) in the buffer's
  * GstAnalyticsRelationMeta; an element message "template-match" on the bus; and (draw=true) a
  * rectangle outline drawn into the frame, in CUDA memory too.
  * Frames are otherwise passed through unchanged.
  *
- * A window of the frame with no variance scores 0. A template with no variance cannot be
- * matched and is refused with an error. Several matches are kept apart by non-maximum
- * suppression: a match whose box overlaps a better one is dropped.
+ * A window of the frame with no variance scores 0 (under a mask: no score, never a match). A
+ * template with no variance (under its mask) is refused with an error. Matches of one template
+ * are kept apart by non-maximum suppression: a match whose box overlaps a better one is dropped
+ * (suppress-across-templates: also across templates). Template files are loaded at start, or when
+ * set while playing in the setter's thread: the streaming thread never decodes.
  *
  * On the GPU the frame is read through CUDA texture objects made once per caps (and per pool
  * buffer), the template statistics once per template, and the only synchronisation per frame
@@ -31,6 +37,10 @@
  * |[
  * gst-launch-1.0 -m videotestsrc ! video/x-raw,format=BGR ! \
  *     cudatemplatematch template-rect="<100,80,48,48>" ! fakesink
+ * ]|
+ * |[
+ * gst-launch-1.0 filesrc location=clip.mp4 ! qtdemux ! h264parse ! nvh264dec ! \
+ *     cudatemplatematch templates="logo.png;sign.png" scales="<0.8,1,1.25>" track=true ! fakesink
  * ]|
  */
 #include "gstcudatemplatematch.h"
