@@ -954,8 +954,9 @@ static void gst_cuda_template_match_class_init(GstCudaTemplateMatchClass *klass)
 
   gst_element_class_set_static_metadata(
       element_class, "CUDA template match", "Filter/Analyzer/Video/Hardware",
-      "Finds a template in each frame (normalized cross-correlation, TM_CCOEFF_NORMED) and "
-      "reports matches as ROI meta, bus messages and drawn boxes (CPU fallback)",
+      "Finds templates in each frame (normalized cross-correlation, TM_CCOEFF_NORMED; one, or a "
+      "labelled bank with masks, scales and angles, optionally tracked) and reports matches as ROI "
+      "meta, bus messages and drawn boxes (CPU fallback)",
       "gst-cudaprep developers");
   for (GstPadDirection dir : {GST_PAD_SINK, GST_PAD_SRC})
     gst_element_class_add_pad_template(element_class,
