@@ -28,7 +28,7 @@ run=()
 export GST_PLUGIN_PATH=$PWD/build/gst
 export GST_REGISTRY=/tmp/cudaprep-registry.bin
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1
-# The host CPU and its clock policy: the elements' CPU-bound figures vary from session to session.
+# The host CPU and its clock policy: the elements' CPU-bound figures vary from host to host.
 echo "cpu: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores," \
   "governor $(cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor 2>/dev/null || echo n/a)," \
   "MHz now $(awk '/^cpu MHz/ {s += $4; n++} END {if (n) printf "%.0f", s / n; else printf "n/a"}' /proc/cpuinfo)"
