@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs a command in this repository inside a Debian chroot of another release, as root:
 #   bash .ci/chroot.sh NAME COMMAND...      (default COMMAND: a shell)
+#   bash .ci/chroot.sh NAME --prepare       (makes or updates the chroot, runs nothing)
 #   debian13  Debian 13 "trixie": GStreamer 1.26, GCC 14
 #   forky     Debian 14 "forky" (testing): GStreamer 1.28, GCC 16 (and g++-15 for nvcc)
 # .ci/debian13.sh and .ci/forky.sh are this script with their NAME.
@@ -156,6 +157,9 @@ if [ -n "${new_chroot:-}${packages_changed:-}" ]; then
       in_chroot env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $extra
     fi; } >"$root.install.log" 2>&1 || { tail -20 "$root.install.log" >&2; exit 1; }
   echo "$want_stamp" >"$stamp"
+fi
+if [ "${1:-}" = --prepare ]; then
+  exit 0
 fi
 if [ $# -eq 0 ]; then
   set -- bash

@@ -3,16 +3,17 @@
 # carries: .carry/ (the build's executables and plugin, same relative paths) and .gstbundle/
 # (a relocatable GStreamer from ../shared/gpu/make-gst-bundle.sh, plus the libraries our
 # binaries need). Usage: dev/gpu/device-pack.sh [builddir]   (default: build)
-# GST126=1: GStreamer 1.26 instead (output=video-meta, the 1.24+ stream-ordered handoff): the
-# build made (or brought up to date) in the Debian 13 chroot by build-gst126.sh (default:
-# build-debian13-gpu) and the bundle of make-gst126-bundle.sh.
+# GST_CHROOT=debian13 (GStreamer 1.26: output=video-meta, the 1.24+ stream-ordered handoff) or
+# forky (1.28: model-info, the tensors caps field) instead: the build made (or brought up to
+# date) in that CI chroot by build-in-chroot.sh (default: build-NAME-gpu) and the bundle of
+# make-chroot-bundle.sh.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-GST126=${GST126:-0}
-if [ "$GST126" = 1 ]; then
-  B=${1:-build-debian13-gpu}
-  log=$(bash dev/gpu/build-gst126.sh "$B" 2>&1) ||
-    { echo "$log" | tail -30 >&2; echo "device-pack: the Debian 13 build of $B failed" >&2; exit 1; }
+GST_CHROOT=${GST_CHROOT:-}
+if [ -n "$GST_CHROOT" ]; then
+  B=${1:-build-$GST_CHROOT-gpu}
+  log=$(bash dev/gpu/build-in-chroot.sh "$GST_CHROOT" "$B" 2>&1) ||
+    { echo "$log" | tail -30 >&2; echo "device-pack: the $GST_CHROOT build of $B failed" >&2; exit 1; }
 else
   B=${1:-build}
 fi
@@ -29,7 +30,12 @@ for f in $bins; do
   if ldd "$f" 2>/dev/null | grep libopencv >/dev/null; then continue; fi
   # (the rest of the CPU suite runs in CI: left out for the 64 MiB carry limit)
   # Tests: only what device-run.sh runs (the GPU suites and the element tests).
-  case "$f" in */tests/*gpu*|*/tests/*/test_*element|*/tests/*/test_tensorize_regions) ;; */tests/*) continue ;; esac
+  # (and, built on 1.28 only, its own tests: they then run against the GPU machine's driver)
+  case "$f" in
+    */tests/*gpu* | */tests/*/test_*element | */tests/*/test_tensorize_regions) ;;
+    */tests/*/test_tensors_caps | */tests/*/test_transform_matrix | */tests/*/test_model_info_upstream) ;;
+    */tests/*) continue ;;
+  esac
   mkdir -p ".carry/$(dirname "$f")"
   cp "$f" ".carry/$f"
   strip --strip-debug ".carry/$f" 2>/dev/null || true  # (the carry limit is 64 MiB in all)
@@ -52,14 +58,14 @@ if [ "${OPENCV:-0}" = 1 ] && [ -x "$B/bench/template_mask_cpu_bench" ]; then
     cp -L "$l" .carry/opencv/
   done
 fi
-if [ "$GST126" = 1 ]; then
-  GST_BUNDLE_EXTRA_BINS="$extra" bash dev/gpu/make-gst126-bundle.sh .gstbundle >/dev/null
+if [ -n "$GST_CHROOT" ]; then
+  GST_BUNDLE_EXTRA_BINS="$extra" bash dev/gpu/make-chroot-bundle.sh "$GST_CHROOT" .gstbundle >/dev/null
   du -sh .carry .gstbundle
   # Together over the 64 MiB a call carries (the bundle has libstdc++, glibc, the overlay's
   # cairo/pango): one xz archive in .carry (about a third), unpacked by device-run.sh.
   packed=$(ls -d .carry/* .carry/.[!.]* 2>/dev/null || true)
-  tar -cf - .gstbundle $packed | xz -T2 -6 >.carry/gst126.tar.xz.part
-  rm -rf $packed && mv .carry/gst126.tar.xz.part .carry/gst126.tar.xz
+  tar -cf - .gstbundle $packed | xz -T2 -6 >.carry/gst-chroot.tar.xz.part
+  rm -rf $packed && mv .carry/gst-chroot.tar.xz.part .carry/gst-chroot.tar.xz
   carried=".carry"
 else
   GST_BUNDLE_EXTRA_BINS="$extra" GST_BUNDLE_PLUGINS="pnm ${GST_BUNDLE_PLUGINS:-}" \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the GPU machine (after dev/gpu/device-pack.sh here, with .carry and .gstbundle carried;
-# after GST126=1 dev/gpu/device-pack.sh, .carry alone: it holds both in one archive):
+# after GST_CHROOT=NAME dev/gpu/device-pack.sh, .carry alone: it holds both in one archive):
 # GPU tests, element tests on the GPU, compute-sanitizer, then benchmarks; a summary last.
 # Logs: $OUT/logs.tgz when $OUT is set, refreshed after every step (the device tool returns at
 # most 8 files). Each step ends after STEP_TIMEOUT seconds (default 200) as rc=124.
@@ -14,8 +14,8 @@ filter=${2:-*}
 LOG=/tmp/cudaprep-logs
 rm -rf "$LOG" && mkdir -p "$LOG"
 # A warm machine keeps build/ and .gstbundle/ from the last call: what this call carried replaces them.
-if [ -f .carry/gst126.tar.xz ]; then
-  rm -rf .gstbundle && tar -xJf .carry/gst126.tar.xz  # (.gstbundle/ and .carry/<build dir>)
+if [ -f .carry/gst-chroot.tar.xz ]; then
+  rm -rf .gstbundle && tar -xJf .carry/gst-chroot.tar.xz  # (.gstbundle/ and .carry/<build dir>)
 fi
 B=$(ls -d .carry/build* 2>/dev/null | head -1)  # what device-pack.sh packed: .carry/<its build dir>
 if [ -n "$B" ] && ! diff -rq "$B" build >/dev/null 2>&1; then
@@ -51,7 +51,8 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
   for t in $(find build/tests -type f -perm -u+x -name '*gpu*' | sort); do
     step "$(basename $t)" "${run[@]}" "$t" --gtest_filter="$filter"
   done
-  for t in $(find build/tests -type f -perm -u+x \( -name 'test_*element' -o -name 'test_tensorize_regions' \) | sort); do
+  for t in $(find build/tests -type f -perm -u+x \( -name 'test_*element' -o -name 'test_tensorize_regions' \
+             -o -name test_tensors_caps -o -name test_transform_matrix -o -name test_model_info_upstream \) | sort); do
     step "$(basename $t)" "${run[@]}" "$t" --gtest_filter="$filter"
   done
   step main-job-nvdec "${run[@]}" build/pipelines/tensor_consumer --preview $LOG/letterbox.png \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks how dev/gpu/device-run.sh takes what a device call carried (no GPU needed: a stub
 # nvidia-smi, fake packs, and no steps run): a warm machine keeps build/ and .gstbundle/ between
-# calls, so a newly carried build must replace the kept one, and a GST126 archive must unpack.
+# calls, so a newly carried build must replace the kept one, and a chroot bundle's archive must unpack.
 # Usage: bash dev/gpu/test-device-run-carry.sh   (exit 0: pass)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,12 +25,12 @@ run_expect() {  # what: build/gst/which after a device-run call
 }
 pack build first;            run_expect first
 pack build-gpu second;       run_expect second   # a warm machine: build/ is still there
-# A GST126 pack: one archive in .carry (bundle and build), over a kept 1.22 bundle.
+# A chroot pack: one archive in .carry (bundle and build), over a kept 1.22 bundle.
 mkdir -p "$tmp/a/.carry/build-debian13-gpu/gst" "$tmp/a/.gstbundle"
 echo third >"$tmp/a/.carry/build-debian13-gpu/gst/which"
 echo "BUNDLE=126" >"$tmp/a/.gstbundle/env.sh"
 echo "1.22-only" >.gstbundle/stale-plugin.so
-rm -rf .carry && mkdir .carry && tar -C "$tmp/a" -cJf .carry/gst126.tar.xz .gstbundle .carry
+rm -rf .carry && mkdir .carry && tar -C "$tmp/a" -cJf .carry/gst-chroot.tar.xz .gstbundle .carry
 run_expect third
 if [ "$(cat .gstbundle/env.sh)" = BUNDLE=126 ] && [ ! -e .gstbundle/stale-plugin.so ]; then
   echo "ok: the archive's bundle replaced the kept one"

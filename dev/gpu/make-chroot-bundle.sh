@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
-# A relocatable GStreamer 1.26 runtime for the GPU machine, taken from the Debian 13 chroot that
-# .ci/debian13.sh keeps (GStreamer 1.26.2, GCC 14, glibc 2.41): the tools and plugin scanner,
-# the plugins our tests and pipelines use, nvcodec, the analytics library and
-# objectdetectionoverlay, libgstcheck, every library they need (libstdc++ included), and
-# Debian 13's own loader and glibc for hosts whose glibc is older than the bundle needs.
-# libcuda.so.1 always comes from the host's driver. Run it here, not in the chroot (it reads
-# the chroot's files; no root needed).
-# Usage: dev/gpu/make-gst126-bundle.sh DIR
+# A relocatable GStreamer runtime for the GPU machine, taken from a CI chroot that .ci/chroot.sh
+# keeps (debian13: GStreamer 1.26.2, GCC 14, glibc 2.41; forky: GStreamer 1.28, GCC 16, glibc
+# 2.43): the tools and plugin scanner, the plugins our tests and pipelines use, nvcodec, the
+# analytics library and objectdetectionoverlay, libgstcheck, every library they need (libstdc++
+# included), and the chroot's own loader and glibc for hosts whose glibc is older than the bundle
+# needs. libcuda.so.1 always comes from the host's driver. Run it here, not in the chroot (it
+# reads the chroot's files; no root needed).
+# Usage: dev/gpu/make-chroot-bundle.sh debian13|forky DIR
 #   GST_BUNDLE_EXTRA_BINS="build/tests/foo ..."  also the libraries these binaries need
 #   GST_BUNDLE_PLUGINS="libav ..."               more plugins
 # Then: source DIR/env.sh (see the comments there); GST_PLUGIN_PATH at our plugin.
 set -euo pipefail
-out=${1:?usage: make-gst126-bundle.sh DIR}
-root=${CUDAPREP_CHROOT:-/var/cache/cudaprep/debian13-chroot}
+usage="usage: make-chroot-bundle.sh debian13|forky DIR"
+name=${1:?$usage}
+out=${2:?$usage}
+case $name in debian13 | forky) ;; *) echo "$usage" >&2; exit 2 ;; esac
+root=${CUDAPREP_CHROOT:-/var/cache/cudaprep/$name-chroot}
 sys=$root/usr/lib/x86_64-linux-gnu
 loader=$root/usr/lib64/ld-linux-x86-64.so.2
-die() { echo "make-gst126-bundle: $*" >&2; exit 1; }
+die() { echo "make-chroot-bundle: $*" >&2; exit 1; }
 [ -x "$loader" ] && [ -x "$root/usr/bin/gst-launch-1.0" ] ||
-  die "no Debian 13 chroot with GStreamer in $root: make it with 'bash .ci/debian13.sh true'"
+  die "no $name chroot with GStreamer in $root: make it with 'bash .ci/chroot.sh $name --prepare'"
 
 plugins="coreelements videotestsrc videoconvertscale app isomp4 matroska videoparsersbad playback
  typefindfunctions png pnm multifile rawparse videorate debug openh264 jpeg coretracers nvcodec
@@ -73,13 +76,13 @@ gst_version=$(package_version libgstreamer1.0-0)
 glibc_version=$(package_version libc6)
 
 dir=$(dirname "$0")
-cp "$dir/gst126-bundle-run.sh" "$out/bin/gst-bundle-run"
+cp "$dir/chroot-bundle-run.sh" "$out/bin/gst-bundle-run"
 for t in $tools; do  # (wrappers used when the bundle's glibc runs things; see env.sh)
   printf '#!/bin/sh\nexec "${0%%/*}/gst-bundle-run" "${0%%/*}/../libexec/%s" "$@"\n' "${t##*/}" \
     >"$out/bin/${t##*/}"
 done
 chmod +x "$out"/bin/*
 sed -e "s/@GLIBC_NEEDED@/$glibc_needed/" -e "s/@GST_VERSION@/$gst_version/" \
-  -e "s/@GLIBC_VERSION@/$glibc_version/" "$dir/gst126-env.sh" >"$out/env.sh"
-echo "GStreamer $gst_version (Debian 13), needs glibc >= $glibc_needed or its own ($glibc_version)"
+  -e "s/@GLIBC_VERSION@/$glibc_version/" -e "s/@CHROOT@/$name/" "$dir/chroot-bundle-env.sh" >"$out/env.sh"
+echo "GStreamer $gst_version ($name), needs glibc >= $glibc_needed or its own ($glibc_version)"
 du -sh "$out"

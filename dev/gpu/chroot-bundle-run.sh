@@ -1,5 +1,5 @@
 #!/bin/sh
-# gst-bundle-run PROGRAM [ARG...] (bin/ of the GStreamer 1.26 bundle): runs a program of the
+# gst-bundle-run PROGRAM [ARG...] (bin/ of a chroot's GStreamer bundle): runs a program of the
 # bundle or one built against it (our tests) with the bundle's libraries. When env.sh chose the
 # bundle's own glibc (GST_BUNDLE_LOADER set: the host's is too old), that loader runs it, which
 # takes an ELF executable only; otherwise env.sh's LD_LIBRARY_PATH is enough and it just runs.

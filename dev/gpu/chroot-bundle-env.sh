@@ -1,4 +1,4 @@
-# GStreamer @GST_VERSION@ from Debian 13 (dev/gpu/make-gst126-bundle.sh): source this file, then
+# GStreamer @GST_VERSION@ from the @CHROOT@ chroot (dev/gpu/make-chroot-bundle.sh): source this file, then
 # point GST_PLUGIN_PATH at our plugin. Its binaries need glibc >= @GLIBC_NEEDED@.
 # - Host glibc as new (the GPU machine: 2.39): they run on it, with LD_LIBRARY_PATH at lib/, as
 #   any GStreamer install does.
@@ -38,6 +38,6 @@ case $gst_bundle_glibc in
     return 1 ;;
 esac
 export GST_PLUGIN_SYSTEM_PATH=$gst_bundle_dir/plugins
-export GST_REGISTRY=${TMPDIR:-/tmp}/gst126-bundle-registry.bin
+export GST_REGISTRY=${TMPDIR:-/tmp}/gst-@CHROOT@-bundle-registry.bin
 # (the host's GIO modules are built for another GLib)
 export GIO_MODULE_DIR=$gst_bundle_dir/gio-modules
