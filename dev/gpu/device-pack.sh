@@ -6,13 +6,21 @@
 # GST_CHROOT=debian13 (GStreamer 1.26: output=video-meta, the 1.24+ stream-ordered handoff) or
 # forky (1.28: model-info, the tensors caps field) instead: the build made (or brought up to
 # date) in that CI chroot by build-in-chroot.sh (default: build-NAME-gpu) and the bundle of
-# make-chroot-bundle.sh.
+# make-chroot-bundle.sh. Only what device-run.sh runs is built there (BENCH=1: the benchmarks too).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 GST_CHROOT=${GST_CHROOT:-}
 if [ -n "$GST_CHROOT" ]; then
   B=${1:-build-$GST_CHROOT-gpu}
-  log=$(bash dev/gpu/build-in-chroot.sh "$GST_CHROOT" "$B" 2>&1) ||
+  pack_pattern='^(gst/libgstcudaprep\.so|pipelines/[a-z_]+|tools/regress/cudaprep-regress|tests/.*gpu[^/]*'
+  pack_pattern+='|tests/[^/]+/test_[^/]*element|tests/elements/test_(tensorize_regions|tensors_caps|transform_matrix|model_info_upstream)'
+  [ "${BENCH:-0}" = 1 ] && pack_pattern+='|bench/.*'
+  pack_pattern+=')$'
+  # What device-run.sh runs (the GPU suites, the element tests, the consumers, the regress
+  # tool; benchmarks with BENCH=1), not the CPU suites that stay here.
+  targets=$(sed -n 's/^build \([^ :]*\): cpp_LINKER.*/\1/p; s/^build \([^ :]*\): cuda_LINKER.*/\1/p' \
+    "$B/build.ninja" 2>/dev/null | grep -E "$pack_pattern" || true)
+  log=$(bash dev/gpu/build-in-chroot.sh "$GST_CHROOT" "$B" $targets 2>&1) ||
     { echo "$log" | tail -30 >&2; echo "device-pack: the $GST_CHROOT build of $B failed" >&2; exit 1; }
 else
   B=${1:-build}
