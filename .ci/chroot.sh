@@ -7,7 +7,7 @@
 # .ci/debian13.sh and .ci/forky.sh are this script with their NAME.
 #
 # The chroot is made with debootstrap from the Debian mirror this machine's apt uses and kept in
-# $CUDAPREP_CHROOT (default /var/cache/cudaprep/NAME-chroot), with the build dependencies
+# $CUDAPREP_CHROOT_CACHE/NAME-chroot (default /var/cache/cudaprep/NAME-chroot), with the build dependencies
 # installed by scripts/bootstrap.sh itself. A stamp file next to it records the suite, the mirror
 # and the package list; it is written last, so a chroot without it (an interrupted run) or made
 # for another suite or mirror is made anew.
@@ -27,7 +27,7 @@ case $name in
   *) echo "usage: bash .ci/chroot.sh debian13|forky [COMMAND...]" >&2; exit 2 ;;
 esac
 shift
-root=${CUDAPREP_CHROOT:-/var/cache/cudaprep/$name-chroot}
+root=${CUDAPREP_CHROOT_CACHE:-/var/cache/cudaprep}/$name-chroot
 stamp=$root.stamp
 
 if [ "$(id -u)" -ne 0 ]; then

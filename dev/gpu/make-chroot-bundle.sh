@@ -15,7 +15,7 @@ usage="usage: make-chroot-bundle.sh debian13|forky DIR"
 name=${1:?$usage}
 out=${2:?$usage}
 case $name in debian13 | forky) ;; *) echo "$usage" >&2; exit 2 ;; esac
-root=${CUDAPREP_CHROOT:-/var/cache/cudaprep/$name-chroot}
+root=${CUDAPREP_CHROOT_CACHE:-/var/cache/cudaprep}/$name-chroot
 sys=$root/usr/lib/x86_64-linux-gnu
 loader=$root/usr/lib64/ld-linux-x86-64.so.2
 die() { echo "make-chroot-bundle: $*" >&2; exit 1; }
