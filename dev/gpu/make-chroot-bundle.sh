@@ -22,9 +22,10 @@ die() { echo "make-chroot-bundle: $*" >&2; exit 1; }
 [ -x "$loader" ] && [ -x "$root/usr/bin/gst-launch-1.0" ] ||
   die "no $name chroot with GStreamer in $root: make it with 'bash .ci/chroot.sh $name --prepare'"
 
+# (videocrop, videobox, videofilter's videoflip, compositor: the 1.28 transform-matrix tests)
 plugins="coreelements videotestsrc videoconvertscale app isomp4 matroska videoparsersbad playback
  typefindfunctions png pnm multifile rawparse videorate debug openh264 jpeg coretracers nvcodec
- analyticsoverlay ${GST_BUNDLE_PLUGINS:-}"
+ analyticsoverlay videocrop videobox videofilter compositor ${GST_BUNDLE_PLUGINS:-}"
 tools="$root/usr/bin/gst-launch-1.0 $root/usr/bin/gst-inspect-1.0
  $sys/gstreamer1.0/gstreamer-1.0/gst-plugin-scanner"
 # Libraries our binaries may need that nothing above links (the element tests, the analytics meta).

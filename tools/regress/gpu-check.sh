@@ -39,7 +39,14 @@ mkdir -p "$OUTDIR"
 
 die() { echo "gpu-check: $*" >&2; echo "RESULT: SETUP ERROR: $*"; exit 2; }
 [ -x "$TOOL" ] || die "no $TOOL: build first (or set TOOL=...)"
-missing=$(ldd "$TOOL" 2>/dev/null | awk '/not found/ {print $1}' | tr '\n' ' ')
+# A bundle on its own glibc (env.sh: the host's is older) runs the tool through its loader.
+tool_run=()
+list_libs() { ldd "$TOOL"; }
+if [ -n "${GST_BUNDLE_LOADER:-}" ]; then
+  tool_run=(gst-bundle-run)
+  list_libs() { "$GST_BUNDLE_LOADER" --library-path "$GST_BUNDLE_LIBRARY_PATH" --list "$TOOL"; }
+fi
+missing=$(list_libs 2>/dev/null | awk '/not found/ {print $1}' | tr '\n' ' ')
 [ -z "$missing" ] || die "$TOOL cannot load: $missing- build the bundle with the tool in GST_BUNDLE_EXTRA_BINS (dev/gpu/device-pack.sh does)"
 command -v gst-inspect-1.0 >/dev/null 2>&1 || die "no GStreamer: source .gstbundle/env.sh first"
 gst-inspect-1.0 cudatensorize >/dev/null 2>&1 || die "the cudaprep plugin is not found in GST_PLUGIN_PATH=$GST_PLUGIN_PATH"
@@ -100,22 +107,22 @@ step() {  # name, must-pass (yes/no), command...
 }
 
 echo "gpu-check: $GPU_NAME; GPU path decoder: $DEC; CPU path decoder: $CPU_DEC; reports in $OUTDIR"
-step gpu-vs-golden-exact no "$TOOL" check --clip "$CLIP" --golden "$GOLDEN" --pipeline "$GPU_PIPELINE" \
+step gpu-vs-golden-exact no "${tool_run[@]}" "$TOOL" check --clip "$CLIP" --golden "$GOLDEN" --pipeline "$GPU_PIPELINE" \
   --report "$OUTDIR/gpu-vs-golden-exact.txt"
 EXACT=$?
-step gpu-vs-golden yes "$TOOL" check --clip "$CLIP" --golden "$GOLDEN" --pipeline "$GPU_PIPELINE" "${TOLS[@]}" \
+step gpu-vs-golden yes "${tool_run[@]}" "$TOOL" check --clip "$CLIP" --golden "$GOLDEN" --pipeline "$GPU_PIPELINE" "${TOLS[@]}" \
   --report "$OUTDIR/gpu-vs-golden.txt"
 if [ -n "$SYSMEM_PIPELINE" ]; then
-  step gpu-sysmem-vs-golden yes "$TOOL" check --clip "$CLIP" --golden "$GOLDEN" --pipeline "$SYSMEM_PIPELINE" \
+  step gpu-sysmem-vs-golden yes "${tool_run[@]}" "$TOOL" check --clip "$CLIP" --golden "$GOLDEN" --pipeline "$SYSMEM_PIPELINE" \
     "${TOLS[@]}" --report "$OUTDIR/gpu-sysmem-vs-golden.txt"
 fi
-step record-gpu yes "$TOOL" record --clip "$CLIP" --pipeline "$GPU_PIPELINE" --out "$OUTDIR/gpu" --force
-step record-gpu-again yes "$TOOL" record --clip "$CLIP" --pipeline "$GPU_PIPELINE" --out "$OUTDIR/gpu2" --force
-step record-cpu yes "$TOOL" record --clip "$CLIP" --pipeline "$CPU_PIPELINE" --out "$OUTDIR/cpu" --force
-step compare-cpu-gpu yes "$TOOL" compare "$OUTDIR/cpu" "$OUTDIR/gpu" "${TOLS[@]}" --report "$OUTDIR/compare-cpu-gpu.txt"
-step compare-gpu-gpu yes "$TOOL" compare "$OUTDIR/gpu" "$OUTDIR/gpu2" --report "$OUTDIR/compare-gpu-gpu.txt"
-step record-batch-cpu yes "$TOOL" record --clip "$CLIP" --pipeline "$BATCH_CPU_PIPELINE" --out "$OUTDIR/batch-cpu" --force
-step batch-gpu-vs-cpu yes "$TOOL" check --clip "$CLIP" --golden "$OUTDIR/batch-cpu" --pipeline "$BATCH_GPU_PIPELINE" \
+step record-gpu yes "${tool_run[@]}" "$TOOL" record --clip "$CLIP" --pipeline "$GPU_PIPELINE" --out "$OUTDIR/gpu" --force
+step record-gpu-again yes "${tool_run[@]}" "$TOOL" record --clip "$CLIP" --pipeline "$GPU_PIPELINE" --out "$OUTDIR/gpu2" --force
+step record-cpu yes "${tool_run[@]}" "$TOOL" record --clip "$CLIP" --pipeline "$CPU_PIPELINE" --out "$OUTDIR/cpu" --force
+step compare-cpu-gpu yes "${tool_run[@]}" "$TOOL" compare "$OUTDIR/cpu" "$OUTDIR/gpu" "${TOLS[@]}" --report "$OUTDIR/compare-cpu-gpu.txt"
+step compare-gpu-gpu yes "${tool_run[@]}" "$TOOL" compare "$OUTDIR/gpu" "$OUTDIR/gpu2" --report "$OUTDIR/compare-gpu-gpu.txt"
+step record-batch-cpu yes "${tool_run[@]}" "$TOOL" record --clip "$CLIP" --pipeline "$BATCH_CPU_PIPELINE" --out "$OUTDIR/batch-cpu" --force
+step batch-gpu-vs-cpu yes "${tool_run[@]}" "$TOOL" check --clip "$CLIP" --golden "$OUTDIR/batch-cpu" --pipeline "$BATCH_GPU_PIPELINE" \
   "${TOLS[@]}" --report "$OUTDIR/batch-gpu-vs-cpu.txt"
 
 echo
