@@ -600,7 +600,8 @@ static GstFlowReturn tensorize_frame(GstCudaTensorize *self, GstBuffer *inbuf, G
     phases.mark(target.rows() == PaddingRows::Keep ? "kernel (padding kept)" : "kernel");
   }
   if (st.ok()) {
-    state.transform_meta.attach(outbuf, state.slot_metas.data(), batch);
+    state.transform_meta.attach(outbuf, state.slot_metas.data(), batch, (int)(state.next_region / batch),
+                                (int)MAX((size_t)1, (n_regions + batch - 1) / batch));
     phases.mark("meta");
   }
   st = target.finish(device, state.built_from.tensor.gpu_wait, state.lifetime, std::move(st));
