@@ -1205,6 +1205,60 @@ TEST(TensorBatchRegions, ElementRoiMetaAppliesToPadsWithoutTheirOwn) {
   EXPECT_EQ(b.error(), "");
 }
 
+#if CUDAPREP_HAVE_ANALYTICS_OD
+// roi-meta from GstAnalyticsODMtd (GStreamer >= 1.24): two cameras whose detector wrote ODMtds
+// (with a classification entry before each, so that ids differ from indices); sink_1 takes only
+// persons at least 10 px. Each slot is `cudatensorize roi=<box>` of that frame alone, its
+// region-id is the ODMtd's id, through which a result is related back to the detection.
+TEST(TensorBatchRegions, OdMtdRegionsWithClassAndSizeFilters) {
+  const std::string props = "width=32 height=24";
+  const std::vector<Camera> cams = {{"home.jpg", "I420", GST_VIDEO_FORMAT_I420, 90, 70},
+                                    {"building.jpg", "BGR", GST_VIDEO_FORMAT_BGR, 64, 96}};
+  Batcher b(props + " batch-size=2 roi-meta=true", 2);
+  for (int i = 0; i < 2; i++) b.set_caps(i, video_caps(cams[i].format, cams[i].w, cams[i].h));
+  b.set_pad(1, "roi-type", "person");
+  b.set_pad(1, "roi-min-size", "10");
+  ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+  std::vector<GstBuffer*> frames = {photo_frame(cams[0].photo, cams[0].gst_format, cams[0].w, cams[0].h, 0),
+                                    photo_frame(cams[1].photo, cams[1].gst_format, cams[1].w, cams[1].h, 0)};
+  struct Box {
+    const char* type;
+    int x, y, w, h;
+  };
+  const std::vector<std::vector<Box>> boxes = {
+      {{"car", 10, 10, 30, 20}, {"dog", 60, 40, 40, 40}},                            // both kept (any class)
+      {{"person", 5, 5, 20, 40}, {"person", 30, 30, 6, 6}, {"car", 0, 0, 20, 20}}};  // first kept
+  std::vector<std::vector<int>> ids(2);
+  for (int c = 0; c < 2; c++) {
+    GstAnalyticsRelationMeta* rmeta = gst_buffer_add_analytics_relation_meta(frames[c]);
+    for (const Box& box : boxes[c]) {
+      GstAnalyticsClsMtd cls;
+      EXPECT_TRUE(gst_analytics_relation_meta_add_one_cls_mtd(rmeta, 0.5f, g_quark_from_string("scene"), &cls));
+      GstAnalyticsODMtd od;
+      EXPECT_TRUE(gst_analytics_relation_meta_add_od_mtd(rmeta, g_quark_from_string(box.type), box.x, box.y, box.w,
+                                                         box.h, 0.9f, &od));
+      ids[c].push_back((int)od.id);
+    }
+  }
+  for (int i = 0; i < 2; i++) b.push(i, gst_buffer_ref(frames[i]));
+  std::vector<GstSample*> tensors = pull_window(b, 2);
+  ASSERT_EQ(tensors.size(), 2u);
+  expect_region_slots(
+      tensors, 2, props, cams, frames,
+      {{0, "<10,10,30,20>", 0, ids[0][0]}, {0, "<60,40,40,40>", 1, ids[0][1]}, {1, "<5,5,20,40>", 0, ids[1][0]}},
+      empty_slot(props, 32, 24));
+  // the id names the detection in the camera frame's relation meta
+  const RegionSlot m = region_slot(gst_sample_get_buffer(tensors[1]), 0);
+  GstAnalyticsRelationMeta* rmeta = gst_buffer_get_analytics_relation_meta(frames[1]);
+  GstAnalyticsODMtd od;
+  ASSERT_TRUE(gst_analytics_relation_meta_get_od_mtd(rmeta, (guint)m.id, &od));
+  EXPECT_EQ(gst_analytics_od_mtd_get_obj_type(&od), g_quark_from_string("person"));
+  unref_all(tensors);
+  for (GstBuffer* f : frames) gst_buffer_unref(f);
+  EXPECT_EQ(b.error(), "");
+}
+#endif
+
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   ::testing::AddGlobalTestEnvironment(new test::GstEnv);
