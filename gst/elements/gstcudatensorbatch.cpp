@@ -698,7 +698,8 @@ static gboolean take_frame(GstCudaTensorBatch *self, GstCudaTensorBatchPad *pad,
 
 /* Unmaps and drops the frames of this batch. */
 static gboolean finish_slots(GstCudaTensorBatch *self) {
-  gboolean ok = TRUE;
+  CudaPrepScopedContext ctx(self->impl->core.device(), GST_ELEMENT(self));
+  gboolean ok = ctx.ok();
   for (GstCudaTensorBatchPad *pad : self->impl->state.pads) {
     CudaTensorBatchPadState &ps = gst_cuda_tensor_batch_pad_state(pad);
     if (ps.mapped) ok &= ps.input.unmap(GST_ELEMENT(self), self->impl->core.device(), &ps.frame, FALSE);
@@ -744,6 +745,8 @@ static void fill_slots(GstCudaTensorBatch *self, size_t k) {
 static GstFlowReturn write_tensor(GstCudaTensorBatch *self, GstBuffer *outbuf, size_t k, size_t tensors) {
   BatchState &state = self->impl->state;
   CudaPrepDevice &device = self->impl->core.device();
+  CudaPrepScopedContext ctx(device, GST_ELEMENT(self));
+  if (!ctx.ok()) return GST_FLOW_ERROR;
   fill_slots(self, k);
   TensorizeBatch batch;
   batch.output = state.output;
@@ -768,19 +771,25 @@ static GstFlowReturn write_tensor(GstCudaTensorBatch *self, GstBuffer *outbuf, s
   return GST_FLOW_OK;
 }
 
+/* Takes this window's frames (mapped with the context current) and lists their slots. */
+static gboolean take_frames(GstCudaTensorBatch *self, const BatchWindow &w) {
+  BatchState &state = self->impl->state;
+  CudaPrepScopedContext ctx(self->impl->core.device(), GST_ELEMENT(self));
+  if (!ctx.ok()) return FALSE;
+  state.window.clear();
+  gboolean ok = TRUE;
+  for (int i = 0; ok && i < state.slots && i < (int)state.pads.size(); i++) ok = take_frame(self, state.pads[i], w);
+  return ok;
+}
+
 /* The tensors of window @w: its frames taken and their slots listed in pad order (pad 0's,
  * then pad 1's, ...), then ceil(slots / B) tensors (at least one) with the window's timestamps,
- * each pushed before the next is made. */
+ * each pushed (without the CUDA context current) before the next is made. */
 static GstFlowReturn run_window(GstCudaTensorBatch *self, const BatchWindow &w) {
   GstAggregator *agg = GST_AGGREGATOR(self);
   BatchState &state = self->impl->state;
   GstAggregatorPad *srcpad = GST_AGGREGATOR_PAD(GST_AGGREGATOR_SRC_PAD(agg));
-  CudaPrepScopedContext ctx(self->impl->core.device(), GST_ELEMENT(self));
-  if (!ctx.ok()) return GST_FLOW_ERROR;
-  state.window.clear();
-  gboolean ok = TRUE;
-  for (int i = 0; ok && i < state.slots && i < (int)state.pads.size(); i++) ok = take_frame(self, state.pads[i], w);
-  if (!ok) {
+  if (!take_frames(self, w)) {
     finish_slots(self);
     return GST_FLOW_ERROR;
   }
