@@ -14,12 +14,18 @@
  *                                 the tensor was made from: the roi, clipped to the frame)
  *   slots                        (GstValueArray of GstStructure "cudaprep/slot", one per slot
  *                                 of the batch, B = the tensor's last dimension)
+ *   tensor-index, tensors        (gint, optional) where one frame (cudatensorize rois / roi-meta)
+ *                                 or one batch window (cudatensorbatch regions) has more regions
+ *                                 than slots, it gives `tensors` tensors with the same timestamps:
+ *                                 this is the tensor-index-th (0-based); 0 and 1 otherwise
  * The top-level fields above are those of slot 0 (a batch of one reads as before). Each
  * "cudaprep/slot" structure has the same seven transform fields, plus:
  *   empty         (gboolean) no source in this slot: it holds the pad value, ignore it
  *   region-index  (gint)     which region of the frame the slot came from (rois / roi-meta
  *                            order), -1 when the slot is a whole frame or a single roi
- *   region-id     (gint)     the id of the upstream GstVideoRegionOfInterestMeta, -1 if none
+ *   region-id     (gint)     the id of the upstream GstVideoRegionOfInterestMeta, or of the
+ *                            GstAnalyticsODMtd in its relation meta (to relate a result to the
+ *                            detection: gst_analytics_relation_meta_set_relation), -1 if none
  *   source-pts    (guint64)  PTS of the source buffer (GST_CLOCK_TIME_NONE if unknown)
  *   source-pad    (gchararray, optional) the aggregator pad the slot came from
  * From C: gst_cuda_prep_buffer_get_slot_count, gst_cuda_prep_buffer_get_slot_transform and
@@ -28,6 +34,7 @@
  *   ok, slots = s.get_array("slots")
  *   slot = slots.get_nth(i)                  # a Gst.Structure
  *   slot.get_value("tensor-to-src"), slot.get_value("empty"), slot.get_value("region-id")
+ *   s.get_value("tensors")                   # tensors of this frame / batch window
  *
  * The mapping is between the tensor and the frame as it entered cudatensorize. The meta is
  * tagged "video" and "size": a scaler that transforms video metas (videoscale,
@@ -91,6 +98,18 @@ static inline gboolean gst_cuda_prep_structure_get_transform(const GstStructure 
          gst_cuda_prep_read_doubles_(s, "tensor-to-src", t->tensor_to_src, 6) &&
          gst_cuda_prep_read_doubles_(s, "active-rect", t->active_rect, 4) &&
          gst_cuda_prep_read_doubles_(s, "source-rect", t->source_rect, 4);
+}
+
+/* Which of the tensors of one frame or batch window @buffer is (@index of @count, the same
+ * timestamps on all); a meta without the fields reads as 0 of 1. FALSE without the meta. */
+static inline gboolean gst_cuda_prep_buffer_get_tensor_count(GstBuffer *buffer, gint *index, gint *count) {
+  GstCustomMeta *meta = gst_buffer_get_custom_meta(buffer, GST_CUDA_PREP_TRANSFORM_META_NAME);
+  const GstStructure *s;
+  if (!meta) return FALSE;
+  s = gst_custom_meta_get_structure(meta);
+  if (!gst_structure_get_int(s, "tensor-index", index)) *index = 0;
+  if (!gst_structure_get_int(s, "tensors", count)) *count = 1;
+  return TRUE;
 }
 
 /* Reads the transform attached to @buffer (slot 0 of a batch). Returns FALSE if there is none. */

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Reads cudatensorize's transform meta from Python (PyGObject: Debian's python3-gi and
 gir1.2-gstreamer-1.0) and maps boxes from tensor pixels back to the frame: for a single tensor,
-then for each slot of a batch of regions (rois, batch-size).
+then for each slot of a batch of regions (rois, batch-size), then for the slots of the regions
+of two cameras batched by cudatensorbatch (source pad, region, which of the batch's tensors).
 
     GST_PLUGIN_PATH=build/gst /usr/bin/python3 pipelines/read_meta.py
 
@@ -20,14 +21,21 @@ Gst.init(None)
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 
 
-def first_buffer(description):
+def first_buffers(description, n):
     pipeline = Gst.parse_launch(description)
     pipeline.set_state(Gst.State.PLAYING)
-    sample = pipeline.get_by_name("sink").emit("try-pull-sample", 10 * Gst.SECOND)
+    out = []
+    for _ in range(n):
+        sample = pipeline.get_by_name("sink").emit("try-pull-sample", 10 * Gst.SECOND)
+        if sample is None:
+            sys.exit("no tensor came out of: " + description)
+        out.append(sample.get_buffer())
     pipeline.set_state(Gst.State.NULL)
-    if sample is None:
-        sys.exit("no tensor came out of: " + description)
-    return sample.get_buffer()
+    return out
+
+
+def first_buffer(description):
+    return first_buffers(description, 1)[0]
 
 
 def doubles(structure, name):
@@ -84,4 +92,33 @@ for i in range(slots.n_values):
     print("slot %d: region %d -> frame box (%.1f, %.1f, %.1f x %.1f)" %
           ((i, slot.get_value("region-index")) + frame_box))
     expect_close("slot %d's active rect mapped back" % i, frame_box, regions[slot.get_value("region-index")])
+
+# cudatensorbatch: camera 0's two regions and camera 1's whole frame in batches of two slots: two
+# tensors for the one batch window, the second with one empty slot. Each slot says its camera
+# (source-pad), its region and its transform back to that camera's frame.
+cameras = {"sink_0": [(0, 0, 320, 180), (640, 360, 640, 360)], "sink_1": [(0, 0, 640, 480)]}
+rois = "<" + ",".join("<%d,%d,%d,%d>" % r for r in cameras["sink_0"]) + ">"
+tensors = first_buffers(
+    "cudatensorbatch name=b width=224 height=224 batch-size=2 sink_0::rois=\"%s\" ! appsink name=sink "
+    "videotestsrc num-buffers=1 ! video/x-raw,format=BGR,width=1280,height=720 ! b.sink_0 "
+    "videotestsrc num-buffers=1 ! video/x-raw,format=NV12,width=640,height=480 ! b.sink_1" % rois, 2)
+seen = []
+for k, buffer in enumerate(tensors):
+    s = buffer.get_custom_meta("GstCudaPrepTransformMeta").get_structure()
+    if s.get_value("tensor-index") != k or s.get_value("tensors") != 2:
+        sys.exit("tensor %d: tensor-index %s of %s" % (k, s.get_value("tensor-index"), s.get_value("tensors")))
+    ok, slots = s.get_array("slots")
+    for i in range(slots.n_values):
+        slot = slots.get_nth(i)
+        if slot.get_value("empty"):
+            print("tensor %d slot %d: empty" % (k, i))
+            continue
+        pad, index = slot.get_value("source-pad"), slot.get_value("region-index")
+        frame_box = box_to_frame(doubles(slot, "tensor-to-src"), doubles(slot, "active-rect"))
+        print("tensor %d slot %d: %s region %d -> frame box (%.1f, %.1f, %.1f x %.1f)" %
+              ((k, i, pad, index) + frame_box))
+        expect_close("tensor %d slot %d mapped back" % (k, i), frame_box, cameras[pad][max(index, 0)])
+        seen.append((pad, index))
+if seen != [("sink_0", 0), ("sink_0", 1), ("sink_1", -1)]:
+    sys.exit("slots in the wrong order: %s" % seen)
 print("read_meta: ok")

@@ -18,8 +18,19 @@
  * batch has one slot per sink pad: pads requested or released while playing change it at the
  * next batch boundary (the output caps are renegotiated).
  *
+ * Regions: a pad with "rois" (rectangles) or "roi-meta" (each frame's ROI metas or, with
+ * GStreamer's analytics library, its GstAnalyticsODMtds, filtered by roi-type, roi-min-size and
+ * roi-max-size, grown by roi-margin; per pad, or element-wide for the pads that set none) gives
+ * one slot per region of its frame instead of one per frame, and none when its frame has no
+ * region. A batch window's slots are taken in pad order; those beyond them are empty, and more
+ * than batch-size give several tensors with the window's timestamps, none dropped. Regions need
+ * a fixed batch-size (the caps stay static). Each slot is `cudatensorize roi=<region>` of that
+ * frame alone.
+ *
  * Every batch carries a "GstCudaPrepTransformMeta" with, per slot, the source pad, the source
- * buffer's PTS, whether the slot is empty and the transform mapping the slot to its frame.
+ * buffer's PTS, whether the slot is empty, the region's index and id (the ROI meta's or ODMtd's)
+ * and the transform mapping the slot to its frame; and which of the window's tensors it is
+ * ("tensor-index" of "tensors").
  *
  * ## Example launch line
  * |[
@@ -39,6 +50,7 @@
 #include "cuda_element_core.h"
 #include "gstcudatensorbatchpad.h"
 #include "pixel_format.h"
+#include "region_settings.h"
 #include "tensor_caps.h"
 #include "frame_lifetime.h"
 #include "tensor_output_target.h"
@@ -56,8 +68,9 @@ using namespace cudaprep;
 enum {
   PROP_0,
   PROP_BATCH_SIZE,
-  PROP_CORE_FIRST,                                       /* device-id, backend (cuda_element_core.h) */
-  PROP_TENSOR_FIRST = PROP_CORE_FIRST + CORE_PROP_COUNT, /* then the tensor properties */
+  PROP_REGION_FIRST,                                       /* roi-meta and its filters: the pads' defaults */
+  PROP_CORE_FIRST = PROP_REGION_FIRST + REGION_PROP_COUNT, /* device-id, backend (cuda_element_core.h) */
+  PROP_TENSOR_FIRST = PROP_CORE_FIRST + CORE_PROP_COUNT,   /* then the tensor properties */
 };
 
 /* Properties, behind the object lock (versioned_settings.h): batch_size is taken at start
@@ -65,9 +78,19 @@ enum {
  * core's. */
 struct BatchSettings {
   TensorizeSettings tensor;
-  guint batch_size = 0; /* 0: one slot per sink pad */
+  guint batch_size = 0;   /* 0: one slot per sink pad */
+  RegionSettings regions; /* roi-meta and filters of the pads that set none of their own (no rois) */
 
-  bool operator==(const BatchSettings &o) const { return tensor == o.tensor && batch_size == o.batch_size; }
+  bool operator==(const BatchSettings &o) const {
+    return tensor == o.tensor && batch_size == o.batch_size && regions == o.regions;
+  }
+};
+
+/* One slot of a batch window: region @region of @pad's frame, or (region -1) the empty slot of a
+ * pad without regions that has no frame in this window. */
+struct WindowSlot {
+  GstCudaTensorBatchPad *pad;
+  int region;
 };
 
 /* Streaming state: built in start and at negotiation, dropped in stop. */
@@ -87,6 +110,7 @@ struct BatchState {
   std::unique_ptr<Tensorizer> tensorizer;
   std::vector<BatchSlot> batch; /* sized at negotiation: no allocation per batch */
   std::vector<CudaPrepSlotMeta> meta;
+  std::vector<WindowSlot> window;                   /* this batch window's slots, in pad order; reused */
   CudaPrepTransformMetaWriter transform_meta;       /* kept on pool buffers, see transform_meta.h */
   FrameLifetime lifetime;                           /* when the slots' frames may leave (frame_lifetime.h) */
   std::vector<GstCudaTensorBatchPad *> pads;        /* this batch's pads, slot order */
@@ -177,7 +201,17 @@ static gboolean refresh_output(GstCudaTensorBatch *self) {
   return TRUE;
 }
 
-/* Brings a pad's slot plan up to date with its caps, its roi and the output plan. */
+/* The region settings of a pad: its own over the element's; regions need a fixed batch-size. */
+static Status pad_regions(const BatchSettings &s, const CudaTensorBatchPadSettings &own, RegionSettings *out) {
+  *out = own.regions.over(s.regions, !own.roi.empty());
+  if (out->regions() && s.batch_size == 0)
+    return Status::error(std::string(out->roi_meta ? "roi-meta" : "rois") +
+                         " needs a fixed batch-size: with batch-size=0 every sink pad has one slot, and a pad's "
+                         "regions have none (set batch-size to the slots per tensor)");
+  return gst_cuda_prep_region_settings_check(*out, NULL);
+}
+
+/* Brings a pad's slot plans up to date with its caps, its properties and the output plan. */
 static gboolean refresh_pad_plan(GstCudaTensorBatch *self, GstCudaTensorBatchPad *pad) {
   BatchState &state = self->impl->state;
   CudaTensorBatchPadState &ps = gst_cuda_tensor_batch_pad_state(pad);
@@ -186,20 +220,31 @@ static gboolean refresh_pad_plan(GstCudaTensorBatch *self, GstCudaTensorBatchPad
     return FALSE;
   }
   if (ps.have_plan && ps.built_generation == state.generation &&
-      gst_cuda_tensor_batch_pad_roi_equals(pad, ps.built_roi))
+      ps.built_version == gst_cuda_tensor_batch_pad_settings_version(pad))
     return TRUE;
-  std::vector<int> roi = gst_cuda_tensor_batch_pad_roi(pad);
+  guint version = 0;
+  const CudaTensorBatchPadSettings own = gst_cuda_tensor_batch_pad_settings(pad, &version);
+  RegionSettings regions;
   SlotSourceSpec source;
-  Status st = gst_cuda_prep_slot_source(state.built_from.tensor, roi, ps.input.info(), &source);
-  if (st.ok()) st = make_slot_plan(state.spec, source, &ps.plan);
+  Status st = pad_regions(state.built_from, own, &regions);
+  if (st.ok()) st = gst_cuda_prep_slot_source(state.built_from.tensor, own.roi, ps.input.info(), &source);
+  if (st.ok())
+    st = gst_cuda_prep_region_plans_init(&ps.plans, state.spec, source, gst_cuda_prep_frame_desc(ps.input.info()),
+                                         regions);
+  if (st.ok()) st = gst_cuda_prep_region_plans_static(&ps.plans, regions);
   if (!st.ok()) {
+    ps.have_plan = FALSE;
     post_settings_error(self, Status::error(std::string(GST_PAD_NAME(pad)) + ": " + st.message()),
-                        "pad caps, roi or tensor settings");
+                        "pad caps, properties or tensor settings");
     return FALSE;
   }
+  if (!ps.plans.skipped.empty())
+    GST_ELEMENT_WARNING(self, STREAM, FORMAT, ("Regions skipped"),
+                        ("%s: %s (they never fill a slot)", GST_PAD_NAME(pad), ps.plans.skipped.c_str()));
+  ps.regions = std::move(regions);
   ps.have_plan = TRUE;
   ps.built_generation = state.generation;
-  ps.built_roi = std::move(roi);
+  ps.built_version = version;
   return TRUE;
 }
 
@@ -374,6 +419,7 @@ static gboolean gst_cuda_tensor_batch_negotiated_src_caps(GstAggregator *agg, Gs
   state.bytes = batch_bytes(state.output, state.slots);
   state.batch.assign(state.slots, BatchSlot());
   state.meta.assign(state.slots, CudaPrepSlotMeta());
+  state.window.reserve(2 * state.slots);
   state.pads.reserve(state.slots + 8);
 
   CudaPrepScopedContext ctx(device, GST_ELEMENT(self));
@@ -494,16 +540,22 @@ static Status apply_model_info(GstCudaTensorBatch *self) {
 /* Settings that are wrong whatever the caps are refused here, once. */
 static gboolean check_settings_at_start(GstCudaTensorBatch *self) {
   Status st = apply_model_info(self);
-  const TensorizeSettings s = settings_snapshot(self).tensor;
+  const BatchSettings settings = settings_snapshot(self);
+  const TensorizeSettings &s = settings.tensor;
   TensorOutputSpec spec;
   TensorOutputPlan output;
   if (st.ok()) st = build_output(s, slots_wanted(self), &spec, &output);
   std::vector<GstCudaTensorBatchPad *> pads;
   collect_pads(self, pads);
+  if (st.ok()) st = gst_cuda_prep_region_settings_check(settings.regions, NULL);
   for (size_t i = 0; st.ok() && i < pads.size(); i++) {
+    const CudaTensorBatchPadSettings own = gst_cuda_tensor_batch_pad_settings(pads[i], NULL);
+    RegionSettings regions;
     SlotSourceSpec source;
-    st = gst_cuda_prep_slot_source(s, gst_cuda_tensor_batch_pad_roi(pads[i]), NULL, &source);
-    if (st.ok()) st = make_slot_plan(spec, source, &gst_cuda_tensor_batch_pad_state(pads[i]).plan);
+    SlotPlan plan;
+    st = pad_regions(settings, own, &regions);
+    if (st.ok()) st = gst_cuda_prep_slot_source(s, own.roi, NULL, &source);
+    if (st.ok()) st = make_slot_plan(spec, source, &plan);
     if (!st.ok()) st = Status::error(std::string(GST_PAD_NAME(pads[i])) + ": " + st.message());
   }
   release_pads(pads);
@@ -537,7 +589,7 @@ static gboolean gst_cuda_tensor_batch_stop(GstAggregator *agg) {
     for (GstCudaTensorBatchPad *pad : pads) {
       CudaTensorBatchPadState &ps = gst_cuda_tensor_batch_pad_state(pad);
       ps.input.reset();
-      ps.have_caps = ps.have_plan = FALSE;
+      ps.have_caps = ps.have_plan = ps.warned_meta_skip = FALSE;
     }
     drop_released(self);
     state.tensorizer.reset(); /* its CUDA slot table needs the context */
@@ -596,75 +648,106 @@ static BatchWindow batch_window(const std::vector<GstCudaTensorBatchPad *> &pads
   return w;
 }
 
-/* Takes slot @i's frame from its pad when it belongs to this batch, maps it and fills the
- * slot; leaves the slot empty otherwise. */
-static gboolean fill_slot(GstCudaTensorBatch *self, int i, GstCudaTensorBatchPad *pad, const BatchWindow &w) {
+/* Takes @pad's next frame when it belongs to this batch and maps it, with its regions (roi-meta:
+ * this frame's); then appends the pad's slots to the window: one per region of its frame, or,
+ * for a pad without rois and roi-meta, its one slot (empty without a frame). */
+static gboolean take_frame(GstCudaTensorBatch *self, GstCudaTensorBatchPad *pad, const BatchWindow &w) {
   BatchState &state = self->impl->state;
   CudaTensorBatchPadState &ps = gst_cuda_tensor_batch_pad_state(pad);
-  BatchSlot &slot = state.batch[i];
-  CudaPrepSlotMeta &meta = state.meta[i];
-  slot.empty = true;
-  meta = CudaPrepSlotMeta();
-  meta.empty = true;
-  meta.source_pad = GST_PAD_NAME(pad);
-
   GstBuffer *buf = gst_aggregator_pad_peek_buffer(GST_AGGREGATOR_PAD(pad));
-  if (!buf) return TRUE;
-  const gboolean take = w.takes(running_time(pad, buf));
-  gst_buffer_unref(buf);
-  if (!take) return TRUE;
-  ps.buffer = gst_aggregator_pad_pop_buffer(GST_AGGREGATOR_PAD(pad));
-  meta.source_pts = GST_BUFFER_PTS(ps.buffer);
-  /* A gap (GAP event, or a gap buffer) holds no frame: the slot stays empty. */
-  if (GST_BUFFER_FLAG_IS_SET(ps.buffer, GST_BUFFER_FLAG_GAP) && gst_buffer_get_size(ps.buffer) == 0) return TRUE;
-  if (!refresh_pad_plan(self, pad)) return FALSE;
-  if (!ps.input.map(GST_ELEMENT(self), self->impl->core.device(), ps.buffer, FALSE, &ps.frame, &slot.src)) return FALSE;
+  gboolean take = FALSE;
+  if (buf) {
+    take = w.takes(running_time(pad, buf));
+    gst_buffer_unref(buf);
+  }
+  if (take) ps.buffer = gst_aggregator_pad_pop_buffer(GST_AGGREGATOR_PAD(pad));
+  /* A gap (GAP event, or a gap buffer) holds no frame. */
+  const gboolean frame =
+      ps.buffer && !(GST_BUFFER_FLAG_IS_SET(ps.buffer, GST_BUFFER_FLAG_GAP) && gst_buffer_get_size(ps.buffer) == 0);
+  if (frame && !refresh_pad_plan(self, pad)) return FALSE;
+  if (!frame) {
+    /* The regions in use are those the plans were built with; before its first frame, the
+     * pad's properties say. */
+    gboolean regions = ps.have_plan && ps.regions.regions();
+    if (!ps.have_plan) {
+      RegionSettings r;
+      regions = pad_regions(state.built_from, gst_cuda_tensor_batch_pad_settings(pad, NULL), &r).ok() && r.regions();
+    }
+    if (!regions) state.window.push_back(WindowSlot{pad, -1});
+    return TRUE;
+  }
+  if (ps.regions.roi_meta) {
+    Status st = gst_cuda_prep_region_plans_from_metas(&ps.plans, ps.regions, ps.buffer, &ps.meta_regions);
+    if (!st.ok()) {
+      GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Bad region of interest"),
+                        ("%s: %s", GST_PAD_NAME(pad), st.message().c_str()));
+      return FALSE;
+    }
+    if (!ps.plans.skipped.empty() && !ps.warned_meta_skip) {
+      ps.warned_meta_skip = TRUE;
+      GST_ELEMENT_WARNING(self, STREAM, FORMAT, ("Regions skipped"),
+                          ("%s: %s (warned once per stream)", GST_PAD_NAME(pad), ps.plans.skipped.c_str()));
+    }
+  }
+  if (ps.plans.size() == 0) return TRUE; /* no region in this frame: no slot */
+  if (!ps.input.map(GST_ELEMENT(self), self->impl->core.device(), ps.buffer, FALSE, &ps.frame, &ps.view)) return FALSE;
   ps.mapped = TRUE;
-  slot.plan = ps.plan;
-  slot.empty = false;
-  meta.empty = false;
-  meta.transform = ps.plan.transform;
-  meta.source_rect = ps.plan.roi;
+  for (size_t r = 0; r < ps.plans.size(); r++) state.window.push_back(WindowSlot{pad, (int)r});
   return TRUE;
 }
 
 /* Unmaps and drops the frames of this batch. */
 static gboolean finish_slots(GstCudaTensorBatch *self) {
-  gboolean ok = TRUE;
+  CudaPrepScopedContext ctx(self->impl->core.device(), GST_ELEMENT(self));
+  gboolean ok = ctx.ok();
   for (GstCudaTensorBatchPad *pad : self->impl->state.pads) {
     CudaTensorBatchPadState &ps = gst_cuda_tensor_batch_pad_state(pad);
     if (ps.mapped) ok &= ps.input.unmap(GST_ELEMENT(self), self->impl->core.device(), &ps.frame, FALSE);
     ps.mapped = FALSE;
     gst_clear_buffer(&ps.buffer);
   }
+  self->impl->state.window.clear();
   return ok;
 }
 
-/* All slots into @outbuf in one pass, with their transform meta (attached while the GPU works);
- * on return the tensor is complete in memory, or left on the element's stream that its memory
- * carries (see gst_cuda_prep_write_tensor). */
-static GstFlowReturn run_batch(GstCudaTensorBatch *self, GstBuffer *outbuf, const BatchWindow &w) {
+/* Fills the slots of tensor @k of this window: window slots [k * B, (k + 1) * B), the rest empty. */
+static void fill_slots(GstCudaTensorBatch *self, size_t k) {
+  BatchState &state = self->impl->state;
+  for (int i = 0; i < state.slots; i++) {
+    const size_t n = k * state.slots + i;
+    BatchSlot &slot = state.batch[i];
+    CudaPrepSlotMeta &meta = state.meta[i];
+    slot.empty = true;
+    meta = CudaPrepSlotMeta();
+    meta.empty = true;
+    meta.transform.dst_width = state.output.dst_width;
+    meta.transform.dst_height = state.output.dst_height;
+    if (n >= state.window.size()) continue; /* no pad or region for this slot */
+    const WindowSlot &ws = state.window[n];
+    CudaTensorBatchPadState &ps = gst_cuda_tensor_batch_pad_state(ws.pad);
+    meta.source_pad = GST_PAD_NAME(ws.pad);
+    if (ps.buffer) meta.source_pts = GST_BUFFER_PTS(ps.buffer);
+    if (ws.region < 0) continue;
+    slot.plan = ps.plans.regions[ws.region];
+    slot.src = ps.view;
+    slot.empty = false;
+    meta.empty = false;
+    meta.transform = slot.plan.transform;
+    meta.source_rect = slot.plan.roi;
+    meta.region_index = ps.plans.region_index[ws.region];
+    meta.region_id = ps.plans.region_id[ws.region];
+  }
+}
+
+/* Tensor @k of this window into @outbuf in one pass, with its transform meta (attached while the
+ * GPU works); on return the tensor is complete in memory, or left on the element's stream that
+ * its memory carries (see gst_cuda_prep_write_tensor). */
+static GstFlowReturn write_tensor(GstCudaTensorBatch *self, GstBuffer *outbuf, size_t k, size_t tensors) {
   BatchState &state = self->impl->state;
   CudaPrepDevice &device = self->impl->core.device();
-  const std::vector<GstCudaTensorBatchPad *> &pads = state.pads;
-
   CudaPrepScopedContext ctx(device, GST_ELEMENT(self));
   if (!ctx.ok()) return GST_FLOW_ERROR;
-  gboolean ok = TRUE;
-  for (int i = 0; i < state.slots; i++) {
-    if (i < (int)pads.size()) {
-      ok = ok && fill_slot(self, i, pads[i], w);
-    } else {
-      state.batch[i].empty = true; /* no pad for this slot */
-      state.meta[i] = CudaPrepSlotMeta();
-      state.meta[i].empty = true;
-    }
-  }
-  if (!ok) {
-    finish_slots(self);
-    return GST_FLOW_ERROR;
-  }
-
+  fill_slots(self, k);
   TensorizeBatch batch;
   batch.output = state.output;
   batch.slots = state.batch.data();
@@ -672,21 +755,76 @@ static GstFlowReturn run_batch(GstCudaTensorBatch *self, GstBuffer *outbuf, cons
   /* The slots' frames go back to their producers once unmapped, and the batch holds none: it
    * waits for its kernel unless every frame is ordered on its stream (frame_lifetime.h). */
   state.lifetime.begin_output(FALSE);
-  for (GstCudaTensorBatchPad *pad : pads) {
+  for (GstCudaTensorBatchPad *pad : state.pads) {
     CudaTensorBatchPadState &ps = gst_cuda_tensor_batch_pad_state(pad);
     if (ps.mapped) state.lifetime.add_input(ps.buffer, ps.input.stream_ordered(device, &ps.frame));
   }
   TensorOutputTarget target;
   Status st = target.begin(device, state.tensorizer->on_device(), state.output_cuda, outbuf, 0);
   if (st.ok()) st = state.tensorizer->run_batch(batch, target.data(), state.bytes); /* every row */
-  if (st.ok()) state.transform_meta.attach(outbuf, state.meta.data(), state.slots);
+  if (st.ok()) state.transform_meta.attach(outbuf, state.meta.data(), state.slots, (int)k, (int)tensors);
   st = target.finish(device, state.built_from.tensor.gpu_wait, state.lifetime, std::move(st));
-  const gboolean unmapped = finish_slots(self);
   if (!st.ok()) {
     GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Batch tensorize failed"), ("%s", st.message().c_str()));
     return GST_FLOW_ERROR;
   }
-  return unmapped ? GST_FLOW_OK : GST_FLOW_ERROR;
+  return GST_FLOW_OK;
+}
+
+/* Takes this window's frames (mapped with the context current) and lists their slots. */
+static gboolean take_frames(GstCudaTensorBatch *self, const BatchWindow &w) {
+  BatchState &state = self->impl->state;
+  CudaPrepScopedContext ctx(self->impl->core.device(), GST_ELEMENT(self));
+  if (!ctx.ok()) return FALSE;
+  state.window.clear();
+  gboolean ok = TRUE;
+  for (int i = 0; ok && i < state.slots && i < (int)state.pads.size(); i++) ok = take_frame(self, state.pads[i], w);
+  return ok;
+}
+
+/* The tensors of window @w: its frames taken and their slots listed in pad order (pad 0's,
+ * then pad 1's, ...), then ceil(slots / B) tensors (at least one) with the window's timestamps,
+ * each pushed (without the CUDA context current) before the next is made. */
+static GstFlowReturn run_window(GstCudaTensorBatch *self, const BatchWindow &w) {
+  GstAggregator *agg = GST_AGGREGATOR(self);
+  BatchState &state = self->impl->state;
+  GstAggregatorPad *srcpad = GST_AGGREGATOR_PAD(GST_AGGREGATOR_SRC_PAD(agg));
+  if (!take_frames(self, w)) {
+    finish_slots(self);
+    return GST_FLOW_ERROR;
+  }
+  const size_t tensors = MAX((size_t)1, (state.window.size() + state.slots - 1) / state.slots);
+  GstBufferPool *pool = gst_aggregator_get_buffer_pool(agg);
+  if (!pool) {
+    GST_ELEMENT_ERROR(self, RESOURCE, FAILED, ("No output buffer pool"), (NULL));
+    finish_slots(self);
+    return GST_FLOW_ERROR;
+  }
+  if (!gst_buffer_pool_is_active(pool)) gst_buffer_pool_set_active(pool, TRUE);
+  state.last_duration = w.duration;
+  GST_OBJECT_LOCK(self);
+  if (GST_CLOCK_TIME_IS_VALID(w.start))
+    srcpad->segment.position = w.start + (GST_CLOCK_TIME_IS_VALID(w.duration) ? w.duration : 0);
+  GST_OBJECT_UNLOCK(self);
+  gst_aggregator_selected_samples(agg, w.start, GST_CLOCK_TIME_NONE, w.duration, NULL);
+  GstFlowReturn ret = GST_FLOW_OK;
+  for (size_t k = 0; k < tensors && ret == GST_FLOW_OK; k++) {
+    GstBuffer *outbuf = NULL;
+    ret = gst_buffer_pool_acquire_buffer(pool, &outbuf, NULL);
+    if (ret != GST_FLOW_OK) break;
+    gst_buffer_set_size(outbuf, state.bytes);
+    ret = write_tensor(self, outbuf, k, tensors);
+    if (ret != GST_FLOW_OK) {
+      gst_buffer_unref(outbuf);
+      break;
+    }
+    GST_BUFFER_PTS(outbuf) = w.start;
+    GST_BUFFER_DURATION(outbuf) = w.duration;
+    ret = gst_aggregator_finish_buffer(agg, outbuf);
+  }
+  gst_object_unref(pool);
+  const gboolean unmapped = finish_slots(self);
+  return ret == GST_FLOW_OK && !unmapped ? GST_FLOW_ERROR : ret;
 }
 
 static gboolean all_eos(const std::vector<GstCudaTensorBatchPad *> &pads) {
@@ -725,9 +863,7 @@ static void defer_deadline(GstCudaTensorBatch *self) {
 }
 
 static GstFlowReturn make_batch(GstCudaTensorBatch *self) {
-  GstAggregator *agg = GST_AGGREGATOR(self);
   BatchState &state = self->impl->state;
-  GstAggregatorPad *srcpad = GST_AGGREGATOR_PAD(GST_AGGREGATOR_SRC_PAD(agg));
 
   if (!state.have_output) {
     GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
@@ -743,33 +879,7 @@ static GstFlowReturn make_batch(GstCudaTensorBatch *self) {
   }
   if (!refresh_output(self)) return GST_FLOW_ERROR;
 
-  const BatchWindow w = batch_window(state.pads, state.slots);
-  GstBufferPool *pool = gst_aggregator_get_buffer_pool(agg);
-  if (!pool) {
-    GST_ELEMENT_ERROR(self, RESOURCE, FAILED, ("No output buffer pool"), (NULL));
-    return GST_FLOW_ERROR;
-  }
-  if (!gst_buffer_pool_is_active(pool)) gst_buffer_pool_set_active(pool, TRUE);
-  GstBuffer *outbuf = NULL;
-  GstFlowReturn ret = gst_buffer_pool_acquire_buffer(pool, &outbuf, NULL);
-  gst_object_unref(pool);
-  if (ret != GST_FLOW_OK) return ret;
-  gst_buffer_set_size(outbuf, state.bytes);
-
-  ret = run_batch(self, outbuf, w);
-  if (ret != GST_FLOW_OK) {
-    gst_buffer_unref(outbuf);
-    return ret;
-  }
-  GST_BUFFER_PTS(outbuf) = w.start;
-  GST_BUFFER_DURATION(outbuf) = w.duration;
-  state.last_duration = w.duration;
-  GST_OBJECT_LOCK(self);
-  if (GST_CLOCK_TIME_IS_VALID(w.start))
-    srcpad->segment.position = w.start + (GST_CLOCK_TIME_IS_VALID(w.duration) ? w.duration : 0);
-  GST_OBJECT_UNLOCK(self);
-  gst_aggregator_selected_samples(agg, w.start, GST_CLOCK_TIME_NONE, w.duration, NULL);
-  return gst_aggregator_finish_buffer(agg, outbuf);
+  return run_window(self, batch_window(state.pads, state.slots));
 }
 
 static GstFlowReturn gst_cuda_tensor_batch_aggregate(GstAggregator *agg, gboolean timeout) {
@@ -795,7 +905,9 @@ static void gst_cuda_tensor_batch_set_property(GObject *object, guint prop_id, c
     if (prop_id == PROP_BATCH_SIZE) {
       s.batch_size = g_value_get_uint(value);
       s.tensor.model_set &= ~MODEL_FIELD_BATCH;
-    } else
+    } else if (prop_id >= PROP_REGION_FIRST && prop_id < PROP_CORE_FIRST)
+      gst_cuda_prep_region_property_set(s.regions, prop_id - PROP_REGION_FIRST, value);
+    else
       known = prop_id >= PROP_TENSOR_FIRST &&
               gst_cuda_prep_tensor_property_set(s.tensor, prop_id - PROP_TENSOR_FIRST, value, &shape_changed);
   });
@@ -814,6 +926,8 @@ static void gst_cuda_tensor_batch_get_property(GObject *object, guint prop_id, G
       g_value_set_uint(value, s.batch_size);
       return TRUE;
     }
+    if (prop_id >= PROP_REGION_FIRST && prop_id < PROP_CORE_FIRST)
+      return gst_cuda_prep_region_property_get(s.regions, prop_id - PROP_REGION_FIRST, value);
     return (gboolean)(prop_id >= PROP_TENSOR_FIRST &&
                       gst_cuda_prep_tensor_property_get(s.tensor, prop_id - PROP_TENSOR_FIRST, value));
   });
@@ -841,9 +955,12 @@ static void gst_cuda_tensor_batch_class_init(GstCudaTensorBatchClass *klass) {
       g_param_spec_uint("batch-size", "Batch size",
                         "Slots per batch (B of the output dimensions). 0: one slot per sink pad, changing "
                         "at the next batch when pads are requested or released. A fixed size keeps the caps "
-                        "static: slots without a pad are empty, and no more pads than slots can be "
-                        "requested. NULL/READY only",
+                        "static: slots without a pad or region are empty, more regions than slots give "
+                        "several tensors for the batch (same timestamps), and no more pads than slots can be "
+                        "requested. Pads with rois or roi-meta need a fixed size. NULL/READY only",
                         0, kMaxBatchSlots, BatchSettings().batch_size, ready_only));
+  gst_cuda_prep_region_properties_install(gobject_class, PROP_REGION_FIRST, ~(1u << REGION_PROP_ROIS),
+                                          REGION_SCOPE_BATCH);
   CudaPrepElementCore::install_properties(gobject_class, PROP_CORE_FIRST);
   gst_cuda_prep_tensor_properties_install(gobject_class, PROP_TENSOR_FIRST);
 

@@ -44,6 +44,7 @@
 #include "transform_meta.h"
 #include "pixel_format.h"
 #include "property_arrays.h"
+#include "region_settings.h"
 #include "tensor_caps.h"
 #include "tensor_output_target.h"
 #include "tensor_meta_output.h"
@@ -62,16 +63,10 @@ using namespace cudaprep;
 enum {
   PROP_0,
   PROP_ROI,
-  PROP_ROIS,
   PROP_BATCH_SIZE,
-  PROP_ROI_META,
-  PROP_ROI_TYPE,
-  PROP_ROI_MIN_SIZE,
-  PROP_ROI_MAX_SIZE,
-  PROP_ROI_MARGIN,
-  PROP_ROI_SOURCE,
   PROP_OUTPUT,
-  PROP_TENSOR_FIRST, /* the tensor properties shared with cudatensorbatch follow */
+  PROP_REGION_FIRST,                                         /* rois, roi-meta and its filters (region_settings.h) */
+  PROP_TENSOR_FIRST = PROP_REGION_FIRST + REGION_PROP_COUNT, /* the tensor properties shared with cudatensorbatch */
 };
 
 /* Properties, behind the object lock: the tensor settings (as cudatensorbatch's) and where the
@@ -79,15 +74,10 @@ enum {
  * with these before every frame, so no change can be missed. */
 struct CudaTensorizeSettings {
   TensorizeSettings tensor;
-  std::vector<int> roi;               /* empty: whole frame */
-  std::vector<std::vector<int>> rois; /* empty: one slot, the roi (or the whole frame) */
+  std::vector<int> roi;   /* empty: whole frame */
+  RegionSettings regions; /* rois, roi-meta: without either, one slot, the roi (or the whole frame) */
   int batch_size = 1;
-  bool batch_size_set = false; /* downstream's batch must agree: messages say which */
-  bool roi_meta = false;       /* regions from upstream metas (roi_source says which) */
-  GstCudaPrepRoiSource roi_source = GST_CUDA_PREP_ROI_SOURCE_AUTO;
-  std::string roi_type;                                   /* class names, comma-separated; empty: any */
-  int roi_min_size = 0, roi_max_size = 0;                 /* region width and height bounds; max 0: none */
-  double roi_margin = 0.0;                                /* fraction of a region's size added on each side */
+  bool batch_size_set = false;                            /* downstream's batch must agree: messages say which */
   GstCudaPrepOutput output = GST_CUDA_PREP_OUTPUT_TENSOR; /* changed in NULL / READY only */
 
   /* What the output caps say: a change renegotiates. */
@@ -107,9 +97,7 @@ struct CudaTensorizeSettings {
   }
   bool operator==(const CudaTensorizeSettings &o) const {
     return tensor == o.tensor && batch_size == o.batch_size && batch_size_set == o.batch_size_set && roi == o.roi &&
-           rois == o.rois && roi_meta == o.roi_meta && roi_type == o.roi_type && roi_min_size == o.roi_min_size &&
-           roi_max_size == o.roi_max_size && roi_margin == o.roi_margin && roi_source == o.roi_source &&
-           output == o.output;
+           regions == o.regions && output == o.output;
   }
 };
 
@@ -117,15 +105,8 @@ struct CudaTensorizeSettings {
 /* The plans of a settings snapshot and an input: the output and one slot plan per region. */
 struct TensorizePlans {
   TensorOutputPlan output{};
-  std::vector<SlotPlan> regions; /* the rois kept, or the one roi / whole frame */
-  std::vector<int> region_index; /* each one's index in rois or among the frame's metas
-                                  * of its kind; -1 for the roi / whole frame */
-  std::vector<int> region_id;    /* the ROI meta's or ODMtd's id; -1 if none */
-  MetaRegionFilter filter;       /* roi-meta: roi-type, roi-min-size, roi-max-size */
-  std::string skipped;           /* the regions skipped (outside the frame or empty) */
-  TensorizeConfig cfg;           /* what the slot plans are made from (roi aside) */
+  RegionPlans regions;           /* the rois kept, the one roi / whole frame, or the frame's metas' */
   guint32 padding_output_id = 0; /* names `output` in pinned buffers' padding keys */
-  std::string frame_desc;
 };
 
 struct TensorizeState {
@@ -165,8 +146,6 @@ GST_ELEMENT_REGISTER_DEFINE(cudatensorize, "cudatensorize", GST_RANK_NONE, GST_T
 
 /* ---- settings -> plan ----------------------------------------------------------------- */
 
-static Status add_region(TensorizePlans *p, const Rect &r, double margin, const char *kind, int index, int id);
-
 /* The kernel plans for a settings snapshot and an input; every invalid setting gets its own
  * message. Without @info (at start, before caps) the checks that need no caps are made, with
  * the largest frame the element takes. Regions (rois) partly outside the frame are clipped to
@@ -175,20 +154,9 @@ static Status build_plans(const CudaTensorizeSettings &s, const GstVideoInfo *in
   TensorizeConfig cfg;
   CUDAPREP_RETURN_IF_ERROR(gst_cuda_prep_output_spec(s.tensor, &cfg));
   CUDAPREP_RETURN_IF_ERROR(gst_cuda_prep_slot_source(s.tensor, s.roi, info, &cfg));
-  const std::string frame_desc = gst_cuda_prep_frame_desc(info);
-
-  if (!(s.roi_margin >= 0.0 && s.roi_margin <= 10.0))
-    return Status::error("roi-margin " + std::to_string(s.roi_margin) + " is out of range (0..10)");
-  if (s.roi_max_size > 0 && s.roi_max_size < s.roi_min_size)
-    return Status::error("roi-max-size " + std::to_string(s.roi_max_size) + " is below roi-min-size " +
-                         std::to_string(s.roi_min_size));
-  if (s.roi_meta && s.roi_source == GST_CUDA_PREP_ROI_SOURCE_ANALYTICS && !gst_cuda_prep_have_analytics_od())
-    return Status::error(
-        "roi-source=analytics reads GstAnalyticsODMtd, and this build has no GStreamer "
-        "analytics library (gstreamer-analytics-1.0 >= 1.24); use roi-source=roi-meta");
   if (s.output == GST_CUDA_PREP_OUTPUT_VIDEO_META) {
     /* The frame carries one tensor: several slots, or several tensors a frame, do not fit. */
-    if (s.batch_size > 1 || !s.rois.empty() || s.roi_meta)
+    if (s.batch_size > 1 || s.regions.regions())
       return Status::error(
           "output=video-meta puts one single-frame tensor on each frame: it "
           "takes no batch-size > 1 (batch-size=" +
@@ -201,57 +169,22 @@ static Status build_plans(const CudaTensorizeSettings &s, const GstVideoInfo *in
           "gstreamer-analytics-1.0 library); this build has no such library: use output=tensor");
   }
   TensorizePlans p;
-  p.cfg = cfg;
-  p.frame_desc = frame_desc;
-  CUDAPREP_RETURN_IF_ERROR(gst_cuda_prep_parse_region_classes(s.roi_type, &p.filter.classes));
-  p.filter.min_size = s.roi_min_size;
-  p.filter.max_size = s.roi_max_size;
+  CUDAPREP_RETURN_IF_ERROR(
+      gst_cuda_prep_region_plans_init(&p.regions, cfg, cfg, gst_cuda_prep_frame_desc(info), s.regions));
   CUDAPREP_RETURN_IF_ERROR(make_output_plan(cfg, &p.output));
   CUDAPREP_RETURN_IF_ERROR(
       check_buffer_bytes(p.output.dst_width, p.output.dst_height, p.output.channels, p.output.dtype, s.batch_size));
-  if (s.rois.empty() && !s.roi_meta) {
-    p.regions.emplace_back();
-    p.region_index.push_back(-1);
-    p.region_id.push_back(-1);
-    CUDAPREP_RETURN_IF_ERROR(make_slot_plan(cfg, cfg, &p.regions.back()));
-  }
-  for (size_t i = 0; i < s.rois.size() && !s.roi_meta; i++) {
-    if (s.rois[i].size() != 4)
-      return Status::error("rois item " + std::to_string(i) + " needs 4 values <x, y, width, height>, got " +
-                           std::to_string(s.rois[i].size()));
-    const Rect r{s.rois[i][0], s.rois[i][1], s.rois[i][2], s.rois[i][3]};
-    CUDAPREP_RETURN_IF_ERROR(add_region(&p, r, s.roi_margin, "rois item", (int)i, -1));
-  }
+  CUDAPREP_RETURN_IF_ERROR(gst_cuda_prep_region_plans_static(&p.regions, s.regions));
   *plans = std::move(p);
   return Status();
-}
-
-/* Adds region @r grown by @margin of its width / height on each side (outward to whole
- * pixels), then clipped to the frame, as a slot plan; a region entirely outside the frame or
- * empty is listed in p->skipped instead. */
-static Status add_region(TensorizePlans *p, const Rect &r, double margin, const char *kind, int index, int id) {
-  Rect clipped;
-  Status st = gst_cuda_prep_clip_rect(gst_cuda_prep_grow_region(r, margin), p->cfg.src_width, p->cfg.src_height,
-                                      p->frame_desc, &clipped);
-  if (!st.ok()) {
-    p->skipped +=
-        std::string(p->skipped.empty() ? "" : "; ") + kind + " " + std::to_string(index) + ": " + st.message();
-    return Status();
-  }
-  SlotSourceSpec source = p->cfg;
-  source.roi = clipped;
-  p->regions.emplace_back();
-  p->region_index.push_back(index);
-  p->region_id.push_back(id);
-  return make_slot_plan(p->cfg, source, &p->regions.back());
 }
 
 /* Makes the plans of a snapshot @state's. One warning names the regions that are skipped. */
 static void adopt_plans(GstCudaTensorize *self, TensorizePlans &&plans) {
   TensorizeState &state = self->impl->state;
-  if (!plans.skipped.empty())
+  if (!plans.regions.skipped.empty())
     GST_ELEMENT_WARNING(self, STREAM, FORMAT, ("Regions skipped"),
-                        ("%s (they never fill a slot)", plans.skipped.c_str()));
+                        ("%s (they never fill a slot)", plans.regions.skipped.c_str()));
   state.plans = std::move(plans);
   state.plans.padding_output_id = gst_cuda_prep_new_padding_output_id();
 }
@@ -619,7 +552,8 @@ static GstFlowReturn tensorize_frame(GstCudaTensorize *self, GstBuffer *inbuf, G
   phases.mark("map");
 
   /* Slots [next_region, next_region + batch) of this frame's regions; the rest are empty. */
-  const size_t n_regions = state.plans.regions.size();
+  const RegionPlans &regions = state.plans.regions;
+  const size_t n_regions = regions.size();
   for (int k = 0; k < batch; k++) {
     const size_t r = state.next_region + k;
     BatchSlot &slot = state.slots[k];
@@ -633,12 +567,12 @@ static GstFlowReturn tensorize_frame(GstCudaTensorize *self, GstBuffer *inbuf, G
       meta.transform.dst_height = state.plans.output.dst_height;
       continue;
     }
-    slot.plan = state.plans.regions[r];
+    slot.plan = regions.regions[r];
     slot.src = view;
     meta.transform = slot.plan.transform;
     meta.source_rect = slot.plan.roi;
-    meta.region_index = state.plans.region_index[r];
-    meta.region_id = state.plans.region_id[r];
+    meta.region_index = regions.region_index[r];
+    meta.region_id = regions.region_id[r];
   }
   TensorizeBatch tb;
   tb.output = state.plans.output;
@@ -666,7 +600,8 @@ static GstFlowReturn tensorize_frame(GstCudaTensorize *self, GstBuffer *inbuf, G
     phases.mark(target.rows() == PaddingRows::Keep ? "kernel (padding kept)" : "kernel");
   }
   if (st.ok()) {
-    state.transform_meta.attach(outbuf, state.slot_metas.data(), batch);
+    state.transform_meta.attach(outbuf, state.slot_metas.data(), batch, (int)(state.next_region / batch),
+                                (int)MAX((size_t)1, (n_regions + batch - 1) / batch));
     phases.mark("meta");
   }
   st = target.finish(device, state.built_from.tensor.gpu_wait, state.lifetime, std::move(st));
@@ -692,15 +627,9 @@ static GstFlowReturn gst_cuda_tensorize_transform(GstBaseTransform *trans, GstBu
  * frame to frame. Regions skipped are warned about once per stream. */
 static Status collect_meta_regions(GstCudaTensorize *self, GstBuffer *inbuf) {
   TensorizeState &state = self->impl->state;
-  TensorizePlans &p = state.plans;
-  const CudaTensorizeSettings &s = state.built_from;
-  p.regions.clear();
-  p.region_index.clear();
-  p.region_id.clear();
-  p.skipped.clear();
-  gst_cuda_prep_collect_meta_regions(inbuf, s.roi_source, p.filter, &state.meta_regions);
-  for (const MetaRegion &r : state.meta_regions)
-    CUDAPREP_RETURN_IF_ERROR(add_region(&p, r.box, s.roi_margin, r.kind, r.index, r.id));
+  RegionPlans &p = state.plans.regions;
+  CUDAPREP_RETURN_IF_ERROR(
+      gst_cuda_prep_region_plans_from_metas(&p, state.built_from.regions, inbuf, &state.meta_regions));
   if (!p.skipped.empty() && !state.warned_meta_skip) {
     state.warned_meta_skip = TRUE;
     GST_ELEMENT_WARNING(self, STREAM, FORMAT, ("Regions skipped"), ("%s (warned once per stream)", p.skipped.c_str()));
@@ -749,7 +678,7 @@ static GstFlowReturn gst_cuda_tensorize_generate_output(GstBaseTransform *trans,
     ret = GST_FLOW_NOT_NEGOTIATED;
   } else if (state.next_region == 0 && !refresh_plan(self)) {
     ret = GST_FLOW_ERROR; /* settings are taken between frames, never between its tensors */
-  } else if (state.next_region == 0 && state.built_from.roi_meta) {
+  } else if (state.next_region == 0 && state.built_from.regions.roi_meta) {
     Status st = collect_meta_regions(self, inbuf);
     if (!st.ok()) {
       GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Bad region of interest"), ("%s", st.message().c_str()));
@@ -807,21 +736,18 @@ static void gst_cuda_tensorize_set_property(GObject *object, guint prop_id, cons
       known = gst_cuda_prep_tensor_property_set(s.tensor, prop_id - PROP_TENSOR_FIRST, value, &geometry);
       return;
     }
+    if (prop_id >= PROP_REGION_FIRST) {
+      known = gst_cuda_prep_region_property_set(s.regions, prop_id - PROP_REGION_FIRST, value);
+      return;
+    }
     switch (prop_id) {
       case PROP_ROI: s.roi = gst_cuda_prep_vector_from_array<int>(value); break;
-      case PROP_ROIS: s.rois = gst_cuda_prep_rects_from_array(value); break;
       case PROP_BATCH_SIZE:
         geometry = s.batch_size != g_value_get_int(value);
         s.batch_size = g_value_get_int(value);
         s.batch_size_set = true;
         s.tensor.model_set &= ~MODEL_FIELD_BATCH;
         break;
-      case PROP_ROI_META: s.roi_meta = g_value_get_boolean(value); break;
-      case PROP_ROI_TYPE: s.roi_type = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
-      case PROP_ROI_MIN_SIZE: s.roi_min_size = g_value_get_int(value); break;
-      case PROP_ROI_MAX_SIZE: s.roi_max_size = g_value_get_int(value); break;
-      case PROP_ROI_MARGIN: s.roi_margin = g_value_get_double(value); break;
-      case PROP_ROI_SOURCE: s.roi_source = (GstCudaPrepRoiSource)g_value_get_enum(value); break;
       case PROP_OUTPUT: s.output = (GstCudaPrepOutput)g_value_get_enum(value); break;
       default: known = FALSE; break;
     }
@@ -839,16 +765,11 @@ static void gst_cuda_tensorize_get_property(GObject *object, guint prop_id, GVal
   const gboolean known = self->impl->settings.read(self, [&](const CudaTensorizeSettings &s) -> gboolean {
     if (prop_id >= PROP_TENSOR_FIRST)
       return gst_cuda_prep_tensor_property_get(s.tensor, prop_id - PROP_TENSOR_FIRST, value);
+    if (prop_id >= PROP_REGION_FIRST)
+      return gst_cuda_prep_region_property_get(s.regions, prop_id - PROP_REGION_FIRST, value);
     switch (prop_id) {
       case PROP_ROI: gst_cuda_prep_vector_to_array(s.roi, value); break;
-      case PROP_ROIS: gst_cuda_prep_rects_to_array(s.rois, value); break;
       case PROP_BATCH_SIZE: g_value_set_int(value, s.batch_size); break;
-      case PROP_ROI_META: g_value_set_boolean(value, s.roi_meta); break;
-      case PROP_ROI_TYPE: g_value_set_string(value, s.roi_type.c_str()); break;
-      case PROP_ROI_MIN_SIZE: g_value_set_int(value, s.roi_min_size); break;
-      case PROP_ROI_MAX_SIZE: g_value_set_int(value, s.roi_max_size); break;
-      case PROP_ROI_MARGIN: g_value_set_double(value, s.roi_margin); break;
-      case PROP_ROI_SOURCE: g_value_set_enum(value, (gint)s.roi_source); break;
       case PROP_OUTPUT: g_value_set_enum(value, (gint)s.output); break;
       default: return FALSE;
     }
@@ -882,58 +803,12 @@ static void gst_cuda_tensorize_class_init(GstCudaTensorizeClass *klass) {
           "Source rectangle \"<x, y, width, height>\" to process, clipped "
           "to the frame (the meta's source-rect says what was used); empty (default) = whole frame"));
   g_object_class_install_property(
-      gobject_class, PROP_ROIS,
-      gst_cuda_prep_param_spec_rects(
-          "rois", "Regions of interest",
-          "Regions \"<<x, y, width, height>, ...>\" of each frame, one batch slot each (roi is "
-          "then not used). Regions partly outside the frame are clipped to it; regions entirely "
-          "outside or empty are skipped with a warning. More regions than batch-size give several "
-          "tensors for the same frame; the meta's slots say which region each slot came from",
-          rw));
-  g_object_class_install_property(
       gobject_class, PROP_BATCH_SIZE,
       g_param_spec_int("batch-size", "Batch size",
                        "Slots per tensor (the last dimension of the caps, fixed so that caps stay static); "
                        "slots without a region hold the pad value and are marked empty in the meta",
                        1, kMaxBatchSlots, d.batch_size, rw));
-  g_object_class_install_property(
-      gobject_class, PROP_ROI_META,
-      g_param_spec_boolean(
-          "roi-meta", "Regions from metas",
-          "Take the regions from each frame's metas (a detector's boxes: GstVideoRegionOfInterestMeta, "
-          "or GstAnalyticsODMtd on GStreamer 1.24+; roi-source says which), one slot each, instead "
-          "of rois / roi; the meta's slots give each one's index and id",
-          d.roi_meta, rw));
-  g_object_class_install_property(
-      gobject_class, PROP_ROI_SOURCE,
-      g_param_spec_enum("roi-source", "Region source",
-                        "roi-meta: which metas give the regions. auto: the frame's GstAnalyticsODMtds if it has "
-                        "any (rotated boxes as the upright box around them), else its "
-                        "GstVideoRegionOfInterestMetas, never both (a detector that writes both describes the "
-                        "same objects twice); analytics needs a build with GStreamer's analytics library (1.24+)",
-                        gst_cuda_prep_roi_source_get_type(), d.roi_source, rw));
-  g_object_class_install_property(
-      gobject_class, PROP_ROI_TYPE,
-      g_param_spec_string("roi-type", "Region type",
-                          "roi-meta: only regions of these classes, comma-separated (e.g. \"car,truck\"): the "
-                          "ROI meta's roi-type, the ODMtd's object type; empty (default) = any",
-                          d.roi_type.c_str(), rw));
-  g_object_class_install_property(
-      gobject_class, PROP_ROI_MIN_SIZE,
-      g_param_spec_int("roi-min-size", "Region minimum size",
-                       "roi-meta: only regions at least this wide and high (before roi-margin)", 0, kMaxSourceSide,
-                       d.roi_min_size, rw));
-  g_object_class_install_property(
-      gobject_class, PROP_ROI_MAX_SIZE,
-      g_param_spec_int("roi-max-size", "Region maximum size",
-                       "roi-meta: only regions at most this wide and high (before roi-margin); 0 = no limit", 0,
-                       kMaxSourceSide, d.roi_max_size, rw));
-  g_object_class_install_property(
-      gobject_class, PROP_ROI_MARGIN,
-      g_param_spec_double("roi-margin", "Region margin",
-                          "Fraction of a region's width / height added on each side (rois and roi-meta), rounded "
-                          "outward to whole pixels, then clipped to the frame; e.g. 0.1 grows a 100-px box to 120 px",
-                          0.0, 10.0, d.roi_margin, rw));
+  gst_cuda_prep_region_properties_install(gobject_class, PROP_REGION_FIRST, ~0u, REGION_SCOPE_TENSORIZE);
   g_object_class_install_property(
       gobject_class, PROP_OUTPUT,
       g_param_spec_enum("output", "Output",

@@ -291,7 +291,14 @@ static void write_source_pts(GstStructure *s, const CudaPrepSlotMeta *slots, int
   }
 }
 
-void CudaPrepTransformMetaWriter::attach(GstBuffer *buffer, const CudaPrepSlotMeta *slots, int n) {
+/* Which of the tensors of one frame or batch window this is: set on either path below. */
+static void write_tensor_count(GstCustomMeta *meta, int tensor_index, int tensors) {
+  gst_structure_set(gst_custom_meta_get_structure(meta), "tensor-index", G_TYPE_INT, tensor_index, "tensors",
+                    G_TYPE_INT, tensors, NULL);
+}
+
+void CudaPrepTransformMetaWriter::attach(GstBuffer *buffer, const CudaPrepSlotMeta *slots, int n, int tensor_index,
+                                         int tensors) {
   if (n < 1) return;
   bool same = stamp_ && written_.size() == (size_t)n;
   for (int i = 0; same && i < n; i++) same = same_slot_but_pts(written_[i], slots[i]);
@@ -302,12 +309,14 @@ void CudaPrepTransformMetaWriter::attach(GstBuffer *buffer, const CudaPrepSlotMe
   GstCustomMeta *meta = gst_buffer_get_custom_meta(buffer, GST_CUDA_PREP_TRANSFORM_META_NAME);
   if (meta && gst_mini_object_get_qdata(GST_MINI_OBJECT(buffer), stamp_quark()) == stamp_) {
     write_source_pts(gst_custom_meta_get_structure(meta), slots, n);
+    write_tensor_count(meta, tensor_index, tensors);
     return;
   }
   if (meta) gst_buffer_remove_meta(buffer, (GstMeta *)meta);
   gst_cuda_prep_buffer_add_batch_transform_meta(buffer, slots, n);
   meta = gst_buffer_get_custom_meta(buffer, GST_CUDA_PREP_TRANSFORM_META_NAME);
   if (!meta) return;
+  write_tensor_count(meta, tensor_index, tensors);
   GstMeta *base = (GstMeta *)meta;
   base->flags = (GstMetaFlags)(base->flags | GST_META_FLAG_POOLED); /* the macro is C-only */
   gst_mini_object_set_qdata(GST_MINI_OBJECT(buffer), stamp_quark(), stamp_, NULL);

@@ -38,7 +38,9 @@ void gst_cuda_prep_buffer_add_transform_meta(GstBuffer *buffer, const cudaprep::
  * from its streaming thread only. */
 class CudaPrepTransformMetaWriter {
  public:
-  void attach(GstBuffer *buffer, const CudaPrepSlotMeta *slots, int n);
+  /* @tensor_index of @tensors: where one frame (cudatensorize) or batch window
+   * (cudatensorbatch) gives several tensors, which of them this is ("tensor-index", "tensors"). */
+  void attach(GstBuffer *buffer, const CudaPrepSlotMeta *slots, int n, int tensor_index = 0, int tensors = 1);
 
  private:
   std::vector<CudaPrepSlotMeta> written_; /* the slots stamp_ stands for */

@@ -12,8 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "config.h"
 #include "gstcudaprepmeta.h"
 #include "harness_util.h"
+#if CUDAPREP_HAVE_ANALYTICS_OD
+#include <gst/analytics/analytics.h>
+#endif
 
 using test::BusWatch;
 using test::video_caps;
@@ -188,6 +192,27 @@ class Batcher {
     g_free(dbg);
     gst_message_unref(m);
     return s;
+  }
+  // Texts (message | debug) of the warnings posted so far (popped).
+  std::vector<std::string> warnings() {
+    std::vector<std::string> out;
+    while (GstMessage* m = gst_bus_pop_filtered(bus_, GST_MESSAGE_WARNING)) {
+      GError* e = nullptr;
+      gchar* dbg = nullptr;
+      gst_message_parse_warning(m, &e, &dbg);
+      out.push_back(std::string(e->message) + " | " + (dbg ? dbg : ""));
+      g_error_free(e);
+      g_free(dbg);
+      gst_message_unref(m);
+    }
+    return out;
+  }
+  // Sets property `name` of b.sink_<i> from its text, as a launch line would.
+  void set_pad(int i, const char* name, const std::string& value) {
+    GstPad* pad = gst_element_get_static_pad(batch, ("sink_" + std::to_string(i)).c_str());
+    ASSERT_NE(pad, nullptr);
+    gst_util_set_object_arg(G_OBJECT(pad), name, value.c_str());
+    gst_object_unref(pad);
   }
   // Adds appsrc src<i> linked to a newly requested b.sink_<i> while playing.
   void add_pad(int i) {
@@ -793,7 +818,11 @@ TEST(TensorBatchElement, InspectDocsAreComplete) {
                             "yuv-matrix",    "yuv-range",     "batch-size",  "latency"};
   for (const char* name : expected)
     EXPECT_NE(g_object_class_find_property(G_OBJECT_GET_CLASS(e), name), nullptr) << name;
-  EXPECT_NE(g_object_class_find_property(G_OBJECT_GET_CLASS(pad), "roi"), nullptr);
+  for (const char* name :
+       {"roi", "rois", "roi-meta", "roi-source", "roi-type", "roi-min-size", "roi-max-size", "roi-margin"})
+    EXPECT_NE(g_object_class_find_property(G_OBJECT_GET_CLASS(pad), name), nullptr) << name;
+  for (const char* name : {"roi-meta", "roi-source", "roi-type", "roi-min-size", "roi-max-size", "roi-margin"})
+    EXPECT_NE(g_object_class_find_property(G_OBJECT_GET_CLASS(e), name), nullptr) << name;
   // the tensor properties are cudatensorize's: same names and defaults
   GstElement* t = gst_element_factory_make("cudatensorize", nullptr);
   for (const char* name : expected) {
@@ -825,6 +854,410 @@ TEST(TensorBatchElement, StartPropertiesChangeOnlyWhenStopped) {
   EXPECT_EQ(bs, 0u);
   EXPECT_EQ(id, -1);
 }
+
+// ---- per-pad regions ------------------------------------------------------------------------
+
+namespace {
+
+// Slot i of a batch with regions, as the meta describes it.
+struct RegionSlot {
+  std::string pad;
+  int index = -1, id = -1;
+  gboolean empty = TRUE;
+  guint64 pts = GST_CLOCK_TIME_NONE;
+  GstCudaPrepTransform transform{};
+};
+RegionSlot region_slot(GstBuffer* buf, guint i) {
+  RegionSlot r;
+  GstCudaPrepSlotInfo info;
+  EXPECT_TRUE(gst_cuda_prep_buffer_get_slot_info(buf, i, &info)) << "slot " << i;
+  EXPECT_TRUE(gst_cuda_prep_buffer_get_slot_transform(buf, i, &r.transform)) << "slot " << i;
+  r.pad = info.source_pad ? info.source_pad : "";
+  r.index = info.region_index;
+  r.id = info.region_id;
+  r.empty = info.empty;
+  r.pts = info.source_pts;
+  return r;
+}
+
+// A region of a camera's frame that a slot must hold: `cudatensorize roi=<roi>` of that frame.
+struct Expected {
+  int camera;       // index into the test's cameras
+  std::string roi;  // "<x,y,w,h>" before clipping, "" for the whole frame
+  int index, id;    // region-index, region-id
+};
+
+struct Camera {
+  const char* photo;
+  const char* format;
+  GstVideoFormat gst_format;
+  int w, h;
+};
+
+// Checks the slots of `tensors` (in order; slots of B each) against `expected` then empty slots:
+// bytes equal to `cudatensorize <props> roi=...` of the camera's frame alone, meta naming the pad,
+// region index and id, the frame's PTS and cudatensorize's transform; every tensor says k of n.
+void expect_region_slots(const std::vector<GstSample*>& tensors, int slots, const std::string& props,
+                         const std::vector<Camera>& cams, const std::vector<GstBuffer*>& frames,
+                         const std::vector<Expected>& expected, const Bytes& empty) {
+  const size_t slot_size = gst_buffer_get_size(gst_sample_get_buffer(tensors[0])) / slots;
+  for (size_t k = 0; k < tensors.size(); k++) {
+    GstBuffer* buf = gst_sample_get_buffer(tensors[k]);
+    gint index = -1, count = -1;
+    EXPECT_TRUE(gst_cuda_prep_buffer_get_tensor_count(buf, &index, &count));
+    EXPECT_EQ(index, (gint)k);
+    EXPECT_EQ(count, (gint)tensors.size());
+    EXPECT_EQ(GST_BUFFER_PTS(buf), GST_BUFFER_PTS(gst_sample_get_buffer(tensors[0])));
+    for (int i = 0; i < slots; i++) {
+      const size_t n = k * slots + i;
+      const RegionSlot m = region_slot(buf, i);
+      if (n >= expected.size()) {
+        EXPECT_TRUE(m.empty) << "tensor " << k << " slot " << i;
+        EXPECT_TRUE(slot_bytes_of(tensors[k], i, slot_size) == empty) << "tensor " << k << " slot " << i;
+        continue;
+      }
+      const Expected& e = expected[n];
+      const Camera& c = cams[e.camera];
+      const std::string roi = e.roi.empty() ? "" : " roi=" + e.roi;
+      Alone a = tensorize_alone(props + roi, video_caps(c.format, c.w, c.h), frames[e.camera]);
+      EXPECT_FALSE(m.empty) << "tensor " << k << " slot " << i;
+      EXPECT_TRUE(slot_bytes_of(tensors[k], i, slot_size) == a.tensor) << "tensor " << k << " slot " << i;
+      EXPECT_EQ(m.pad, "sink_" + std::to_string(e.camera)) << "tensor " << k << " slot " << i;
+      EXPECT_EQ(m.index, e.index) << "tensor " << k << " slot " << i;
+      EXPECT_EQ(m.id, e.id) << "tensor " << k << " slot " << i;
+      EXPECT_EQ(m.pts, GST_BUFFER_PTS(frames[e.camera]));
+      expect_transform_eq(m.transform, a.transform);
+    }
+  }
+}
+
+// Pulls the tensors of one batch window: `n` tensors, then nothing more within 200 ms.
+std::vector<GstSample*> pull_window(Batcher& b, size_t n) {
+  std::vector<GstSample*> out;
+  for (size_t k = 0; k < n; k++) {
+    GstSample* s = b.pull();
+    EXPECT_NE(s, nullptr) << "tensor " << k << ": " << b.error();
+    if (!s) break;
+    out.push_back(s);
+  }
+  return out;
+}
+
+void unref_all(std::vector<GstSample*>& samples) {
+  for (GstSample* s : samples) gst_sample_unref(s);
+  samples.clear();
+}
+
+GstVideoRegionOfInterestMeta* add_roi_meta(GstBuffer* buf, const char* type, guint x, guint y, guint w, guint h,
+                                           gint id) {
+  GstVideoRegionOfInterestMeta* m = gst_buffer_add_video_region_of_interest_meta(buf, type, x, y, w, h);
+  m->id = id;
+  return m;
+}
+
+}  // namespace
+
+// Three cameras (NV12, BGR, I420 photos of different, odd sizes): sink_0 with three rois (two
+// partly outside its frame: clipped), sink_1 with none (its roi: one slot, as before), sink_2
+// with one roi entirely outside (skipped, one warning) and one inside. The five slots fill
+// batch-size=3 twice: two tensors for the one batch window, same timestamps, none dropped, and
+// every slot is `cudatensorize roi=<that region>` of that camera's frame alone, bit for bit.
+TEST(TensorBatchRegions, EverySlotEqualsCudatensorizeRoiOfItsCamera) {
+  const std::string props = "width=48 height=40 mean=<0.1,0.2,0.3> std=<0.5,0.25,2.0> pad-value=7";
+  const std::vector<Camera> cams = {{"baboon.jpg", "NV12", GST_VIDEO_FORMAT_NV12, 161, 97},
+                                    {"fruits.jpg", "BGR", GST_VIDEO_FORMAT_BGR, 75, 133},
+                                    {"home.jpg", "I420", GST_VIDEO_FORMAT_I420, 128, 96}};
+  Batcher b(props + " batch-size=3", 3);
+  for (int i = 0; i < 3; i++) b.set_caps(i, video_caps(cams[i].format, cams[i].w, cams[i].h));
+  b.set_pad(0, "rois", "<<0,0,100,60>,<120,50,80,80>,<-10,-10,30,30>>");
+  b.set_pad(1, "roi", "<5,10,60,100>");
+  b.set_pad(2, "rois", "<<200,0,10,10>,<32,16,64,48>>");
+  ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+  std::vector<GstBuffer*> frames;
+  for (int i = 0; i < 3; i++) {
+    frames.push_back(photo_frame(cams[i].photo, cams[i].gst_format, cams[i].w, cams[i].h, 0));
+    b.push(i, gst_buffer_ref(frames[i]));
+  }
+  std::vector<GstSample*> tensors = pull_window(b, 2);
+  ASSERT_EQ(tensors.size(), 2u);
+  EXPECT_STREQ(dims_of(tensors[0]), "48:40:3:3");
+  const std::vector<Expected> expected = {{0, "<0,0,100,60>", 0, -1},
+                                          {0, "<120,50,80,80>", 1, -1},
+                                          {0, "<-10,-10,30,30>", 2, -1},
+                                          {1, "<5,10,60,100>", -1, -1},
+                                          {2, "<32,16,64,48>", 1, -1}};
+  expect_region_slots(tensors, 3, props, cams, frames, expected, empty_slot(props, 48, 40));
+  // the clipped regions: the meta's source-rect says what was used
+  const RegionSlot clipped = region_slot(gst_sample_get_buffer(tensors[0]), 1);
+  EXPECT_DOUBLE_EQ(clipped.transform.source_rect[2], 41.0);
+  EXPECT_DOUBLE_EQ(clipped.transform.source_rect[3], 47.0);
+  const std::vector<std::string> warnings = b.warnings();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("sink_2: rois item 0"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("entirely outside the frame"), std::string::npos) << warnings[0];
+  EXPECT_EQ(b.error(), "");
+  unref_all(tensors);
+  for (GstBuffer* f : frames) gst_buffer_unref(f);
+}
+
+// roi-meta from GstVideoRegionOfInterestMeta: element-wide roi-meta, roi-type=car and
+// roi-min-size, sink_1 with its own roi-type=person. Boxes of other classes or too small are
+// left out, one partly outside is clipped, one entirely outside is skipped with one warning for
+// the stream; region-index counts the frame's metas, region-id is the meta's id. In the next
+// window sink_0's frame has no objects: it gives no slot.
+TEST(TensorBatchRegions, RoiMetaRegionsFilteredPerPad) {
+  const std::string props = "width=32 height=24";
+  const std::vector<Camera> cams = {{"fruits.jpg", "BGR", GST_VIDEO_FORMAT_BGR, 96, 64},
+                                    {"baboon.jpg", "NV12", GST_VIDEO_FORMAT_NV12, 80, 60}};
+  Batcher b(props + " batch-size=4 roi-meta=true roi-type=car roi-min-size=8", 2);
+  for (int i = 0; i < 2; i++) b.set_caps(i, video_caps(cams[i].format, cams[i].w, cams[i].h));
+  b.set_pad(1, "roi-type", "person");
+  ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+
+  std::vector<GstBuffer*> frames = {photo_frame(cams[0].photo, cams[0].gst_format, cams[0].w, cams[0].h, 0),
+                                    photo_frame(cams[1].photo, cams[1].gst_format, cams[1].w, cams[1].h, 0)};
+  add_roi_meta(frames[0], "car", 10, 5, 30, 20, 70);      // 0: kept
+  add_roi_meta(frames[0], "person", 0, 0, 20, 20, 71);    // 1: class
+  add_roi_meta(frames[0], "car", 50, 30, 4, 4, 72);       // 2: too small
+  add_roi_meta(frames[0], "car", 80, 40, 40, 40, 73);     // 3: partly outside, clipped
+  add_roi_meta(frames[0], "car", 200, 200, 20, 20, 74);   // 4: entirely outside, skipped
+  add_roi_meta(frames[1], "person", 20, 10, 30, 40, 80);  // 0: kept
+  add_roi_meta(frames[1], "car", 0, 0, 30, 30, 81);       // 1: class (this pad's)
+  for (int i = 0; i < 2; i++) b.push(i, gst_buffer_ref(frames[i]));
+  std::vector<GstSample*> tensors = pull_window(b, 1);
+  ASSERT_EQ(tensors.size(), 1u);
+  const Bytes empty = empty_slot(props, 32, 24);
+  expect_region_slots(tensors, 4, props, cams, frames,
+                      {{0, "<10,5,30,20>", 0, 70}, {0, "<80,40,40,40>", 3, 73}, {1, "<20,10,30,40>", 0, 80}}, empty);
+  unref_all(tensors);
+  for (GstBuffer* f : frames) gst_buffer_unref(f);
+
+  // next window: no object on sink_0 (one outside the frame again: no second warning)
+  frames = {photo_frame(cams[0].photo, cams[0].gst_format, cams[0].w, cams[0].h, GST_SECOND),
+            photo_frame(cams[1].photo, cams[1].gst_format, cams[1].w, cams[1].h, GST_SECOND)};
+  add_roi_meta(frames[0], "car", 300, 0, 20, 20, 90);
+  add_roi_meta(frames[1], "person", 5, 5, 20, 20, 91);
+  for (int i = 0; i < 2; i++) b.push(i, gst_buffer_ref(frames[i]));
+  tensors = pull_window(b, 1);
+  ASSERT_EQ(tensors.size(), 1u);
+  EXPECT_EQ(GST_BUFFER_PTS(gst_sample_get_buffer(tensors[0])), GST_SECOND);
+  expect_region_slots(tensors, 4, props, cams, frames, {{1, "<5,5,20,20>", 0, 91}}, empty);
+  unref_all(tensors);
+  for (GstBuffer* f : frames) gst_buffer_unref(f);
+
+  const std::vector<std::string> warnings = b.warnings();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("sink_0: region meta 4"), std::string::npos) << warnings[0];
+  EXPECT_EQ(b.error(), "");
+}
+
+// More regions than slots: batch-size=2 and two cameras of three rois each give three tensors
+// per window, with the window's timestamps, in pad then region order, none dropped.
+TEST(TensorBatchRegions, MoreRegionsThanSlotsGiveSeveralTensorsNoneDropped) {
+  Batcher b("width=8 height=8 batch-size=2", {video_caps("BGR", 16, 16), video_caps("NV12", 20, 12)});
+  b.set_pad(0, "rois", "<<0,0,8,8>,<8,8,8,8>,<4,4,8,8>>");
+  b.set_pad(1, "rois", "<<0,0,10,6>,<10,6,10,6>,<5,3,10,6>>");
+  ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+  for (int window = 0; window < 2; window++) {
+    const GstClockTime pts = window * GST_SECOND;
+    b.push(0, timed(test::make_frame(GST_VIDEO_FORMAT_BGR, 16, 16, window).buffer, pts, GST_SECOND));
+    b.push(1, timed(test::make_frame(GST_VIDEO_FORMAT_NV12, 20, 12, window + 7).buffer, pts, GST_SECOND));
+    std::vector<GstSample*> tensors = pull_window(b, 3);
+    ASSERT_EQ(tensors.size(), 3u);
+    for (int k = 0; k < 3; k++) {
+      GstBuffer* buf = gst_sample_get_buffer(tensors[k]);
+      EXPECT_EQ(GST_BUFFER_PTS(buf), pts);
+      EXPECT_EQ(GST_BUFFER_DURATION(buf), GST_SECOND);
+      gint index = -1, count = -1;
+      EXPECT_TRUE(gst_cuda_prep_buffer_get_tensor_count(buf, &index, &count));
+      EXPECT_EQ(index, k);
+      EXPECT_EQ(count, 3);
+      for (int i = 0; i < 2; i++) {
+        const int n = 2 * k + i;  // the window's n-th region: sink_0's three, then sink_1's
+        const RegionSlot m = region_slot(buf, i);
+        EXPECT_FALSE(m.empty);
+        EXPECT_EQ(m.pad, n < 3 ? "sink_0" : "sink_1");
+        EXPECT_EQ(m.index, n % 3);
+        EXPECT_EQ(m.pts, pts);
+      }
+    }
+    unref_all(tensors);
+  }
+  EXPECT_EQ(b.pull(200 * GST_MSECOND), nullptr) << "no tensor more";
+}
+
+// Pad properties of regions from a launch line: sink_0::rois (two regions) and sink_1::roi-meta
+// (a test pattern without metas: no object, no slot).
+TEST(TensorBatchRegions, RoisAndRoiMetaFromALaunchLine) {
+  GError* err = nullptr;
+  GstElement* pipeline = gst_parse_launch(
+      "cudatensorbatch name=b backend=cpu width=32 height=32 batch-size=3 "
+      "sink_0::rois=\"<<0,0,40,30>,<10,20,30,24>>\" sink_1::roi-meta=true sink_1::roi-type=car "
+      "! appsink name=out sync=false "
+      "videotestsrc num-buffers=1 ! video/x-raw,format=BGR,width=64,height=48 ! b. "
+      "videotestsrc num-buffers=1 pattern=ball ! video/x-raw,format=NV12,width=80,height=60 ! b.",
+      &err);
+  ASSERT_EQ(err, nullptr) << err->message;
+  ASSERT_NE(pipeline, nullptr);
+  GstElement* batch = gst_bin_get_by_name(GST_BIN(pipeline), "b");
+  GstPad* p0 = gst_element_get_static_pad(batch, "sink_0");
+  GstPad* p1 = gst_element_get_static_pad(batch, "sink_1");
+  ASSERT_NE(p0, nullptr);
+  ASSERT_NE(p1, nullptr);
+  GValue v = G_VALUE_INIT;
+  g_value_init(&v, GST_TYPE_ARRAY);
+  g_object_get_property(G_OBJECT(p0), "rois", &v);
+  gchar* text = gst_value_serialize(&v);
+  EXPECT_STREQ(text, "< (array)< (int)0, (int)0, (int)40, (int)30 >, (array)< (int)10, (int)20, (int)30, (int)24 > >");
+  g_free(text);
+  g_value_unset(&v);
+  gboolean roi_meta = FALSE;
+  gchar* type = nullptr;
+  g_object_get(p1, "roi-meta", &roi_meta, "roi-type", &type, NULL);
+  EXPECT_TRUE(roi_meta);
+  EXPECT_STREQ(type, "car");
+  g_free(type);
+  GstElement* out = gst_bin_get_by_name(GST_BIN(pipeline), "out");
+  ASSERT_NE(gst_element_set_state(pipeline, GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+  GstSample* sample = gst_app_sink_try_pull_sample(GST_APP_SINK(out), 5 * GST_SECOND);
+  ASSERT_NE(sample, nullptr);
+  GstBuffer* buf = gst_sample_get_buffer(sample);
+  for (int i = 0; i < 2; i++) {
+    const RegionSlot m = region_slot(buf, i);
+    EXPECT_FALSE(m.empty);
+    EXPECT_EQ(m.pad, "sink_0");
+    EXPECT_EQ(m.index, i);
+  }
+  EXPECT_TRUE(region_slot(buf, 2).empty);
+  gst_sample_unref(sample);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(out);
+  gst_object_unref(p0);
+  gst_object_unref(p1);
+  gst_object_unref(batch);
+  gst_object_unref(pipeline);
+}
+
+// Bad region settings are refused at start, once, naming the pad and the property; regions
+// need a fixed batch-size.
+TEST(TensorBatchRegions, BadRegionSettingsAreRefusedAtStart) {
+  struct Case {
+    const char* props;
+    const char* pad_prop;
+    const char* pad_value;
+    const char* expected;
+  } cases[] = {
+      {"", "rois", "<<0,0,8,8>>", "sink_0: rois needs a fixed batch-size"},
+      {"roi-meta=true", nullptr, nullptr, "sink_0: roi-meta needs a fixed batch-size"},
+      {"batch-size=2", "rois", "<<0,0,8>>", "sink_0: rois item 0 needs 4 values <x, y, width, height>, got 3"},
+      {"batch-size=2 roi-meta=true roi-min-size=10", "roi-max-size", "5",
+       "sink_0: roi-max-size 5 is below roi-min-size 10"},
+      {"batch-size=2 roi-meta=true roi-type=\"car,,bus\"", nullptr, nullptr, "roi-type \"car,,bus\": class 2"}};
+  for (const Case& c : cases) {
+    Batcher b(c.props, 1);
+    if (c.pad_prop) b.set_pad(0, c.pad_prop, c.pad_value);
+    EXPECT_EQ(b.play(), GST_STATE_CHANGE_FAILURE) << c.props;
+    const std::string err = b.error();
+    EXPECT_NE(err.find(c.expected), std::string::npos) << err;
+    EXPECT_EQ(b.error(), "") << "posted once";
+  }
+#if !CUDAPREP_HAVE_ANALYTICS_OD
+  Batcher b("batch-size=2 roi-meta=true roi-source=analytics", 1);
+  EXPECT_EQ(b.play(), GST_STATE_CHANGE_FAILURE);
+  EXPECT_NE(b.error().find("roi-source=analytics reads GstAnalyticsODMtd"), std::string::npos);
+#endif
+}
+
+// A pad's own rois or roi keeps it out of the element-wide roi-meta; the pad's own roi-meta=false
+// too. Regions set while playing take effect at the next batch.
+TEST(TensorBatchRegions, ElementRoiMetaAppliesToPadsWithoutTheirOwn) {
+  Batcher b("width=8 height=8 batch-size=4 roi-meta=true",
+            {video_caps("BGR", 16, 16), video_caps("BGR", 16, 16), video_caps("BGR", 16, 16)});
+  b.set_pad(1, "roi", "<0,0,8,8>");
+  b.set_pad(2, "roi-meta", "false");
+  ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+  for (int window = 0; window < 2; window++) {
+    for (int i = 0; i < 3; i++) {
+      GstBuffer* f = timed(test::make_frame(GST_VIDEO_FORMAT_BGR, 16, 16, i).buffer, window * GST_SECOND, GST_SECOND);
+      add_roi_meta(f, "car", 2, 2, 6, 6, 5 + i);
+      b.push(i, f);
+    }
+    GstSample* s = b.pull();
+    ASSERT_NE(s, nullptr) << b.error();
+    GstBuffer* buf = gst_sample_get_buffer(s);
+    // sink_0: its frame's one meta region; sink_1: its roi; sink_2: its whole frame (window 0),
+    // then its two rois (window 1)
+    const RegionSlot s0 = region_slot(buf, 0), s1 = region_slot(buf, 1), s2 = region_slot(buf, 2);
+    EXPECT_EQ(s0.pad, "sink_0");
+    EXPECT_EQ(s0.id, 5);
+    EXPECT_EQ(s1.pad, "sink_1");
+    EXPECT_EQ(s1.index, -1);
+    EXPECT_DOUBLE_EQ(s1.transform.source_rect[2], 8.0);
+    EXPECT_EQ(s2.pad, "sink_2");
+    EXPECT_EQ(s2.index, window == 0 ? -1 : 0);
+    EXPECT_EQ(region_slot(buf, 3).empty, window == 0);
+    if (window == 1) {
+      EXPECT_EQ(region_slot(buf, 3).index, 1);
+    }
+    gst_sample_unref(s);
+    if (window == 0) b.set_pad(2, "rois", "<<0,0,4,4>,<4,4,4,4>>");
+  }
+  EXPECT_EQ(b.error(), "");
+}
+
+#if CUDAPREP_HAVE_ANALYTICS_OD
+// roi-meta from GstAnalyticsODMtd (GStreamer >= 1.24): two cameras whose detector wrote ODMtds
+// (with a classification entry before each, so that ids differ from indices); sink_1 takes only
+// persons at least 10 px. Each slot is `cudatensorize roi=<box>` of that frame alone, its
+// region-id is the ODMtd's id, through which a result is related back to the detection.
+TEST(TensorBatchRegions, OdMtdRegionsWithClassAndSizeFilters) {
+  const std::string props = "width=32 height=24";
+  const std::vector<Camera> cams = {{"home.jpg", "I420", GST_VIDEO_FORMAT_I420, 90, 70},
+                                    {"building.jpg", "BGR", GST_VIDEO_FORMAT_BGR, 64, 96}};
+  Batcher b(props + " batch-size=2 roi-meta=true", 2);
+  for (int i = 0; i < 2; i++) b.set_caps(i, video_caps(cams[i].format, cams[i].w, cams[i].h));
+  b.set_pad(1, "roi-type", "person");
+  b.set_pad(1, "roi-min-size", "10");
+  ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+  std::vector<GstBuffer*> frames = {photo_frame(cams[0].photo, cams[0].gst_format, cams[0].w, cams[0].h, 0),
+                                    photo_frame(cams[1].photo, cams[1].gst_format, cams[1].w, cams[1].h, 0)};
+  struct Box {
+    const char* type;
+    int x, y, w, h;
+  };
+  const std::vector<std::vector<Box>> boxes = {
+      {{"car", 10, 10, 30, 20}, {"dog", 60, 40, 40, 40}},                            // both kept (any class)
+      {{"person", 5, 5, 20, 40}, {"person", 30, 30, 6, 6}, {"car", 0, 0, 20, 20}}};  // first kept
+  std::vector<std::vector<int>> ids(2);
+  for (int c = 0; c < 2; c++) {
+    GstAnalyticsRelationMeta* rmeta = gst_buffer_add_analytics_relation_meta(frames[c]);
+    for (const Box& box : boxes[c]) {
+      GstAnalyticsClsMtd cls;
+      EXPECT_TRUE(gst_analytics_relation_meta_add_one_cls_mtd(rmeta, 0.5f, g_quark_from_string("scene"), &cls));
+      GstAnalyticsODMtd od;
+      EXPECT_TRUE(gst_analytics_relation_meta_add_od_mtd(rmeta, g_quark_from_string(box.type), box.x, box.y, box.w,
+                                                         box.h, 0.9f, &od));
+      ids[c].push_back((int)od.id);
+    }
+  }
+  for (int i = 0; i < 2; i++) b.push(i, gst_buffer_ref(frames[i]));
+  std::vector<GstSample*> tensors = pull_window(b, 2);
+  ASSERT_EQ(tensors.size(), 2u);
+  expect_region_slots(
+      tensors, 2, props, cams, frames,
+      {{0, "<10,10,30,20>", 0, ids[0][0]}, {0, "<60,40,40,40>", 1, ids[0][1]}, {1, "<5,5,20,40>", 0, ids[1][0]}},
+      empty_slot(props, 32, 24));
+  // the id names the detection in the camera frame's relation meta
+  const RegionSlot m = region_slot(gst_sample_get_buffer(tensors[1]), 0);
+  GstAnalyticsRelationMeta* rmeta = gst_buffer_get_analytics_relation_meta(frames[1]);
+  GstAnalyticsODMtd od;
+  ASSERT_TRUE(gst_analytics_relation_meta_get_od_mtd(rmeta, (guint)m.id, &od));
+  EXPECT_EQ(gst_analytics_od_mtd_get_obj_type(&od), g_quark_from_string("person"));
+  unref_all(tensors);
+  for (GstBuffer* f : frames) gst_buffer_unref(f);
+  EXPECT_EQ(b.error(), "");
+}
+#endif
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
