@@ -77,8 +77,9 @@ TEST(PollingWait, ShorterWorkIsNotOversleptForLong) {
   // (20, 40, 80 ... us) until a check comes before the end again.
   PollingWait w;
   for (int i = 0; i < 8; i++) wait_once(w, 3000);
-  EXPECT_GT(wait_once(w, 1000), 1000.0);  // the first short wait is late: it slept about 3 ms
-  for (int i = 0; i < 10; i++) wait_once(w, 1000);
+  // (How late the first short wait is depends on how far the machine's sleeps overshoot, which
+  // the wait learns too: on a loaded machine it may already sleep less than 1 ms. Not asserted.)
+  for (int i = 0; i < 11; i++) wait_once(w, 1000);
   EXPECT_LT(w.first_sleep_us(), 1000.0);
   // No longer about 2 ms late. The best of 3: one wait on a loaded 2-core machine was once
   // descheduled for 1.4 ms after a correct sleep, which says nothing of what the wait learned.
