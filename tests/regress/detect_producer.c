@@ -4,7 +4,8 @@
  * confidence) and, where GStreamer's analytics library is there (1.24+), as GstAnalyticsODMtds,
  * each with a related GstAnalyticsClsMtd, plus a ClsMtd of the whole buffer. Knobs perturb one of
  * the detections (target) from a frame on: shift it, drop it, change its class, its confidence
- * or the confidence of its first class.
+ * or the confidence of its first class. With tensor=true (GStreamer 1.26) the confidences also go
+ * out as a GstTensorMeta: a 1x3 float32 tensor "scores".
  *
  *   0: person [100 + 4f, 200, 60, 120] confidence 0.9, classes adult 0.7, child 0.3
  *   1: person [400, 150 + 2f, 50, 100] confidence 0.8, classes adult 0.6, child 0.4
@@ -19,11 +20,14 @@
 #if CUDAPREP_HAVE_ANALYTICS_OD
 #include <gst/analytics/analytics.h>
 #endif
+#if CUDAPREP_HAVE_TENSOR_META
+#include <gst/analytics/gsttensormeta.h>
+#endif
 
 typedef struct {
   GstBaseTransform parent;
   gint target, shift, from_frame;
-  gboolean drop, roi, analytics;
+  gboolean drop, roi, analytics, tensor;
   gchar *relabel;
   gdouble confidence, cls_delta;
   guint64 frame;
@@ -43,7 +47,8 @@ enum {
   PROP_CLS_DELTA,
   PROP_FROM_FRAME,
   PROP_ROI,
-  PROP_ANALYTICS
+  PROP_ANALYTICS,
+  PROP_TENSOR
 };
 
 GType regress_detect_get_type(void);
@@ -69,6 +74,7 @@ static void set_property(GObject *object, guint id, const GValue *value, GParamS
     case PROP_FROM_FRAME: self->from_frame = g_value_get_int(value); break;
     case PROP_ROI: self->roi = g_value_get_boolean(value); break;
     case PROP_ANALYTICS: self->analytics = g_value_get_boolean(value); break;
+    case PROP_TENSOR: self->tensor = g_value_get_boolean(value); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
   }
 }
@@ -85,6 +91,7 @@ static void get_property(GObject *object, guint id, GValue *value, GParamSpec *p
     case PROP_FROM_FRAME: g_value_set_int(value, self->from_frame); break;
     case PROP_ROI: g_value_set_boolean(value, self->roi); break;
     case PROP_ANALYTICS: g_value_set_boolean(value, self->analytics); break;
+    case PROP_TENSOR: g_value_set_boolean(value, self->tensor); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
   }
 }
@@ -149,6 +156,19 @@ static GstFlowReturn transform_ip(GstBaseTransform *trans, GstBuffer *buf) {
     gst_analytics_relation_meta_add_cls_mtd(rmeta, 2, levels, quarks, &scene);
   }
 #endif
+#if CUDAPREP_HAVE_TENSOR_META
+  if (self->tensor) {
+    /* the detections' confidences as a 1x3 float32 tensor "scores" (a dropped one scores 0) */
+    gfloat scores[3];
+    for (gint i = 0; i < 3; i++) scores[i] = (on && self->drop && i == self->target) ? 0.0f : (gfloat)dets[i].conf;
+    gsize dims[2] = {1, 3};
+    GstTensor **tensors = g_new0(GstTensor *, 1);
+    tensors[0] =
+        gst_tensor_new_simple(g_quark_from_string("scores"), GST_TENSOR_DATA_TYPE_FLOAT32,
+                              gst_buffer_new_memdup(scores, sizeof scores), GST_TENSOR_DIM_ORDER_ROW_MAJOR, 2, dims);
+    gst_tensor_meta_set(gst_buffer_add_tensor_meta(buf), 1, tensors);
+  }
+#endif
   return GST_FLOW_OK;
 }
 
@@ -183,6 +203,9 @@ static void regress_detect_class_init(RegressDetectClass *klass) {
   g_object_class_install_property(oc, PROP_ROI, g_param_spec_boolean("roi", "ROI metas", "Add ROI metas", TRUE, rw));
   g_object_class_install_property(oc, PROP_ANALYTICS,
                                   g_param_spec_boolean("analytics", "Analytics", "Add ODMtds and ClsMtds", TRUE, rw));
+  g_object_class_install_property(
+      oc, PROP_TENSOR,
+      g_param_spec_boolean("tensor", "Tensor", "Add a GstTensorMeta of the confidences (GStreamer 1.26)", FALSE, rw));
   gst_element_class_add_static_pad_template(ec, &sink_template);
   gst_element_class_add_static_pad_template(ec, &src_template);
   gst_element_class_set_static_metadata(ec, "Regress detections", "Filter/Analyzer/Video",

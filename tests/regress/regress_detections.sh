@@ -4,13 +4,15 @@
 # of it checks against itself; shifting a box by 3 px, dropping one, changing a class or lowering
 # a confidence is each caught with a message naming the frame's box, and each is accepted under
 # the tolerance that allows it (and only that one).
-#   regress_detections.sh TOOL SOURCE_ROOT PRODUCER_DIR roi|analytics HAVE_ANALYTICS
+#   regress_detections.sh TOOL SOURCE_ROOT PRODUCER_DIR roi|analytics HAVE_ANALYTICS HAVE_TENSOR_META
 # roi: ROI metas (any GStreamer); analytics: GstAnalyticsODMtds with their ClsMtds and the
-# buffer's ClsMtd (GStreamer >= 1.24; exit 77, skipped, without it).
+# buffer's ClsMtd (GStreamer >= 1.24; exit 77, skipped, without it), and a GstTensorMeta's
+# tensor (GStreamer >= 1.26).
 source "$(dirname "$0")/common.sh"
 PRODUCER_DIR=${3:?producer dir}
 MODE=${4:-roi}
 HAVE_ANALYTICS=${5:-false}
+HAVE_TENSOR_META=${6:-false}
 if [ "$MODE" = analytics ] && [ "$HAVE_ANALYTICS" != true ]; then
   echo "skipped: built without GStreamer's analytics library (>= 1.24)"
   exit 77
@@ -100,6 +102,21 @@ if [ "$MODE" = analytics ]; then
     -p "box person [148,200,60,120] (ODMtd) moved 3 px" -- \
     "$TOOL" check --clip "$CLIP" --golden "$TMP/both" --allow-setting-changes \
     --pipeline "$HEAD ! regressdetect shift=3 from-frame=12 ! appsink name=detections"
+  if [ "$HAVE_TENSOR_META" = true ]; then
+    # a GstTensorMeta's tensor, by id, its values within --tensor-tol
+    G=$TMP/tensor-meta
+    DET='regressdetect roi=false tensor=true'
+    expect 0 "record a GstTensorMeta" -- "$TOOL" record --clip "$CLIP" --out "$G" \
+      --pipeline "$HEAD ! $DET ! appsink name=detections"
+    check 'head -1 "$G/frames.jsonl" | grep -qF "\"tensor_metas\":[{\"id\":\"scores\",\"dtype\":\"float32\",\"dims\":[1,3],\"bytes\":12,"' \
+      "the tensor recorded by id, type, dimensions and size"
+    expect 0 "checks against itself" -p "RESULT: PASS" -- "$TOOL" check --clip "$CLIP" --golden "$G"
+    check_with "a score changed" "confidence=0.8" 1 \
+      -p "tensor meta 'scores': tensor differs (max abs diff 0.1, tolerance exact)"
+    check_with "not under --det-conf-tol alone" "confidence=0.8" 1 -p "tensor meta 'scores'" -- --det-conf-tol 0.11
+    check_with "accepted under --tensor-tol max-abs=0.11" "confidence=0.8" 0 -p "RESULT: PASS" -- \
+      --det-conf-tol 0.11 --tensor-tol max-abs=0.11
+  fi
   finish
 fi
 

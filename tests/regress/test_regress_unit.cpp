@@ -1090,3 +1090,47 @@ TEST(RegressDetections, JsonRoundTripAndMalformedEntries) {
     EXPECT_NE(err.find("d: "), std::string::npos) << err;
   }
 }
+
+TEST(RegressDetections, TensorMetaTensorsByIdWithinTheTensorTolerance) {
+  auto tensor = [](const char* id, std::vector<float> v) {
+    MetaTensorRec t;
+    t.id = id;
+    t.dtype = "float32";
+    t.dims = {1, v.size()};
+    t.data = floats_bytes(v);
+    t.bytes = t.data.size();
+    t.sha256 = sha256_hex(t.data.data(), t.data.size());
+    t.stats = tensor_stats(t.data.data(), t.data.size(), DType::F32);
+    return t;
+  };
+  DetectionsEntry a, b;
+  a.tensors = {tensor("scores", {0.5f, 0.25f})};
+  b.tensors = {tensor("scores", {0.5f, 0.5f})};
+  DetOptions opt;
+  DetDiff d = diff_detections(a, b, opt, "golden", "this run");
+  EXPECT_TRUE(has_reason(d, "tensor meta 'scores': tensor differs (max abs diff 0.25, tolerance exact)"));
+  opt.tensor_tol.kind = TensorTolerance::MaxAbs;
+  opt.tensor_tol.value = 0.25;
+  EXPECT_TRUE(diff_detections(a, b, opt, "golden", "this run").failures.empty());
+  b.tensors = {tensor("scores", {0.5f, 0.25f, 0.0f})};
+  EXPECT_TRUE(has_reason(diff_detections(a, b, opt, "golden", "this run"),
+                         "tensor meta 'scores': float32 1x2 in golden, float32 1x3 in this run"));
+  b.tensors = {tensor("boxes", {0.5f, 0.25f})};
+  d = diff_detections(a, b, opt, "golden", "this run");
+  EXPECT_TRUE(has_reason(d, "tensor meta 'boxes': only in this run"));
+  EXPECT_TRUE(has_reason(d, "tensor meta 'scores': only in golden"));
+  // stored with its bytes, read back; bytes that contradict the digest are refused
+  FrameEntry f;
+  f.detections["detections"] = a;
+  Json parsed;
+  std::string err;
+  ASSERT_TRUE(Json::parse(frame_to_json(f).dump(false), &parsed, &err)) << err;
+  FrameEntry back;
+  ASSERT_TRUE(frame_from_json(parsed, &back, &err)) << err;
+  EXPECT_EQ(back.detections.at("detections").tensors.at(0).data, a.tensors[0].data);
+  a.tensors[0].sha256 = std::string(64, '0');
+  f.detections["detections"] = a;
+  ASSERT_TRUE(Json::parse(frame_to_json(f).dump(false), &parsed, &err)) << err;
+  EXPECT_FALSE(frame_from_json(parsed, &back, &err));
+  EXPECT_NE(err.find("contradicts"), std::string::npos) << err;
+}

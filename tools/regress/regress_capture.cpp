@@ -12,6 +12,9 @@
 #if CUDAPREP_HAVE_ANALYTICS_OD
 #include <gst/analytics/analytics.h>
 #endif
+#if CUDAPREP_HAVE_TENSOR_META
+#include <gst/analytics/gsttensormeta.h>
+#endif
 
 namespace regress {
 
@@ -211,6 +214,58 @@ void read_analytics(GstBuffer* buf, DetectionsEntry* e) {
 }
 #endif
 
+#if CUDAPREP_HAVE_TENSOR_META
+const char* tensor_dtype(GstTensorDataType t) {
+  switch (t) {
+    case GST_TENSOR_DATA_TYPE_INT8: return "int8";
+    case GST_TENSOR_DATA_TYPE_INT16: return "int16";
+    case GST_TENSOR_DATA_TYPE_INT32: return "int32";
+    case GST_TENSOR_DATA_TYPE_INT64: return "int64";
+    case GST_TENSOR_DATA_TYPE_UINT8: return "uint8";
+    case GST_TENSOR_DATA_TYPE_UINT16: return "uint16";
+    case GST_TENSOR_DATA_TYPE_UINT32: return "uint32";
+    case GST_TENSOR_DATA_TYPE_UINT64: return "uint64";
+    case GST_TENSOR_DATA_TYPE_FLOAT16: return "float16";
+    case GST_TENSOR_DATA_TYPE_FLOAT32: return "float32";
+    case GST_TENSOR_DATA_TYPE_FLOAT64: return "float64";
+    default: return "other";  // int4, uint4, bfloat16: compared as bytes, by digest
+  }
+}
+
+// Every tensor of the buffer's GstTensorMetas, by id: type, dimensions, digest and stats of its
+// bytes, and the bytes themselves when small enough to keep in frames.jsonl.
+void read_tensor_metas(GstBuffer* buf, DetectionsEntry* e) {
+  gpointer state = nullptr;
+  GstMeta* meta;
+  while ((meta = gst_buffer_iterate_meta_filtered(buf, &state, gst_tensor_meta_api_get_type()))) {
+    auto* tm = (GstTensorMeta*)meta;
+    for (gsize i = 0; i < tm->num_tensors; i++) {
+      const GstTensor* t = tm->tensors[i];
+      if (!t) continue;
+      MetaTensorRec r;
+      r.id = t->id ? g_quark_to_string(t->id) : "";
+      r.dtype = tensor_dtype(t->data_type);
+      for (gsize k = 0; k < t->num_dims; k++) r.dims.push_back(t->dims[k]);
+      GstMapInfo map;
+      if (t->data && gst_buffer_map(t->data, &map, GST_MAP_READ)) {
+        DType type = DType::U8;
+        dtype_from_name(r.dtype, &type);
+        r.bytes = map.size;
+        r.sha256 = sha256_hex(map.data, map.size);
+        r.stats = tensor_stats(map.data, map.size - map.size % dtype_size(type), type);
+        if (map.size <= kInlineTensorBytes) r.data.assign(map.data, map.data + map.size);
+        gst_buffer_unmap(t->data, &map);
+      } else {
+        r.sha256 = sha256_hex(nullptr, 0);
+      }
+      e->tensors.push_back(std::move(r));
+    }
+  }
+  std::stable_sort(e->tensors.begin(), e->tensors.end(),
+                   [](const MetaTensorRec& a, const MetaTensorRec& b) { return a.id < b.id; });
+}
+#endif
+
 // Every ROI meta (any roi-type: its parameter structures, serialised, and a "confidence" or
 // "score" field of one of them as the confidence), then, with GStreamer's analytics library,
 // every ODMtd and ClsMtd: in id order, as the producer added them.
@@ -244,6 +299,9 @@ DetectionsEntry read_detections(GstBuffer* buf) {
   std::stable_sort(e.items.begin(), e.items.end(), [](const DetRec& a, const DetRec& b) { return a.id < b.id; });
 #if CUDAPREP_HAVE_ANALYTICS_OD
   read_analytics(buf, &e);
+#endif
+#if CUDAPREP_HAVE_TENSOR_META
+  read_tensor_metas(buf, &e);
 #endif
   return e;
 }

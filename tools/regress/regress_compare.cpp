@@ -216,7 +216,9 @@ SinkResult compare_detections(const std::string& sink, const DetectionsEntry& re
   r.sink = sink;
   r.kind = "detections";
   r.ref_present = r.run_present = true;
-  r.det = diff_detections(ref, run, opt.det, rl, ul);
+  DetOptions det = opt.det;
+  det.tensor_tol = opt.tensor_tol;
+  r.det = diff_detections(ref, run, det, rl, ul);
   for (const std::string& why : r.det.failures) fail(&r, why);
   compare_pts(&r, ref.pts, run.pts, rl, ul);
   return r;

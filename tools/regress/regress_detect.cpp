@@ -1,5 +1,7 @@
 #include "regress_detect.h"
 
+#include <glib.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -96,6 +98,31 @@ void detections_to_json(const DetectionsEntry& e, Json* o) {
     items.push(it);
   }
   o->set("detections", items);
+  if (!e.tensors.empty()) {
+    Json ts = Json::array();
+    for (const MetaTensorRec& t : e.tensors) {
+      Json it = Json::object();
+      it.set("id", Json::string(t.id));
+      it.set("dtype", Json::string(t.dtype));
+      Json dims = Json::array();
+      for (uint64_t d : t.dims) dims.push(Json::integer((int64_t)d));
+      it.set("dims", dims);
+      it.set("bytes", Json::integer((int64_t)t.bytes));
+      it.set("sha256", Json::string(t.sha256));
+      it.set("min", Json::number(t.stats.min));
+      it.set("max", Json::number(t.stats.max));
+      it.set("mean", Json::number(t.stats.mean));
+      it.set("l2", Json::number(t.stats.l2));
+      it.set("nonfinite", Json::integer((int64_t)t.stats.nonfinite));
+      if (!t.data.empty()) {
+        gchar* b64 = g_base64_encode(t.data.data(), t.data.size());
+        it.set("data", Json::string(b64));
+        g_free(b64);
+      }
+      ts.push(it);
+    }
+    o->set("tensor_metas", ts);
+  }
   if (!e.classifications.empty()) {
     Json cls = Json::array();
     for (const ClsRec& c : e.classifications) {
@@ -184,6 +211,58 @@ bool detections_from_json(const Json& o, DetectionsEntry* e, std::string* error)
         return false;
       }
       e->classifications.push_back(c);
+    }
+  }
+  const Json& ts = o["tensor_metas"];
+  if (!ts.is_null()) {
+    if (!ts.is_array()) {
+      *error = "\"tensor_metas\" is not a list";
+      return false;
+    }
+    for (size_t i = 0; i < ts.size(); i++) {
+      const Json& it = ts.at(i);
+      MetaTensorRec t;
+      const std::string where = "tensor_metas " + std::to_string(i) + ": ";
+      int64_t bytes = -1, nonfinite = 0;
+      DType type;
+      if (!it["id"].get_string(&t.id) || !it["dtype"].get_string(&t.dtype) || !it["bytes"].get_int(&bytes) ||
+          bytes < 0 || !it["sha256"].get_string(&t.sha256) || t.sha256.size() != 64 ||
+          !it["min"].get_double(&t.stats.min) || !it["max"].get_double(&t.stats.max) ||
+          !it["mean"].get_double(&t.stats.mean) || !it["l2"].get_double(&t.stats.l2) ||
+          (it.has("nonfinite") && !it["nonfinite"].get_int(&nonfinite)) || !it["dims"].is_array()) {
+        *error = where + "needs id, dtype, dims, bytes, sha256 (64 hex digits), min, max, mean, l2";
+        return false;
+      }
+      if (t.dtype != "other" && !dtype_from_name(t.dtype, &type)) {
+        *error = where + "unknown dtype \"" + t.dtype + "\"";
+        return false;
+      }
+      t.bytes = (uint64_t)bytes;
+      t.stats.nonfinite = (uint64_t)nonfinite;
+      for (size_t k = 0; k < it["dims"].size(); k++) {
+        int64_t d;
+        if (!it["dims"].at(k).get_int(&d) || d < 0) {
+          *error = where + "\"dims\" is not a list of sizes";
+          return false;
+        }
+        t.dims.push_back((uint64_t)d);
+      }
+      std::string b64;
+      if (it.has("data")) {
+        if (!it["data"].get_string(&b64)) {
+          *error = where + "\"data\" is not a base64 string";
+          return false;
+        }
+        gsize n = 0;
+        guchar* raw = g_base64_decode(b64.c_str(), &n);
+        t.data.assign(raw, raw + n);
+        g_free(raw);
+        if (t.data.size() != t.bytes || sha256_hex(t.data.data(), t.data.size()) != t.sha256) {
+          *error = where + "\"data\" contradicts its \"bytes\" or \"sha256\"";
+          return false;
+        }
+      }
+      e->tensors.push_back(std::move(t));
     }
   }
   return true;
@@ -285,6 +364,38 @@ DetDiff diff_detections(const DetectionsEntry& ref, const DetectionsEntry& run, 
       d.failures.push_back(std::to_string(d.extra.size()) + " extra detections (tolerance " +
                            std::to_string(opt.extra) + ")");
     for (size_t i : d.extra) d.failures.push_back("extra detection " + det_text(run.items[i]));
+  }
+  // GstTensorMeta tensors, by id: the same type and dimensions, and values within --tensor-tol
+  // (exactly, by digest, where a side kept only the digest of a large tensor)
+  std::map<std::string, std::pair<const MetaTensorRec*, const MetaTensorRec*>> tensors;
+  for (const MetaTensorRec& t : ref.tensors) tensors[t.id].first = &t;
+  for (const MetaTensorRec& t : run.tensors) tensors[t.id].second = &t;
+  for (const auto& [id, p] : tensors) {
+    const std::string who = "tensor meta '" + id + "': ";
+    if (!p.first || !p.second) {
+      d.failures.push_back(who + "only in " + (p.first ? rl : ul));
+      continue;
+    }
+    const MetaTensorRec &a = *p.first, &b = *p.second;
+    auto dims = [](const MetaTensorRec& t) {
+      std::string s;
+      for (uint64_t x : t.dims) s += (s.empty() ? "" : "x") + std::to_string(x);
+      return s.empty() ? std::string("scalar") : s;
+    };
+    if (a.dtype != b.dtype || a.dims != b.dims) {
+      d.failures.push_back(who + a.dtype + " " + dims(a) + " in " + rl + ", " + b.dtype + " " + dims(b) + " in " + ul);
+      continue;
+    }
+    if (a.sha256 == b.sha256 && a.bytes == b.bytes) continue;
+    DType type;
+    if (a.data.empty() || b.data.empty() || !dtype_from_name(a.dtype, &type)) {
+      d.failures.push_back(who + "differs (SHA-256; values not stored, compared exactly)");
+      continue;
+    }
+    const TensorDiff td = diff_tensors(a.data.data(), a.data.size(), b.data.data(), b.data.size(), type);
+    d.max_tensor_abs = std::max(d.max_tensor_abs, td.max_abs);
+    const std::string why = tensor_diff_failure(td, opt.tensor_tol);
+    if (!why.empty()) d.failures.push_back(who + why);
   }
   // the buffer's own classifications, paired by position
   const size_t nc = std::max(ref.classifications.size(), run.classifications.size());

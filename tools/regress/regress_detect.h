@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "regress_json.h"
+#include "regress_math.h"
 
 namespace regress {
 
@@ -37,10 +38,23 @@ struct ClsRec {
   std::vector<ClassLevel> classes;
 };
 
+// One tensor of a GstTensorMeta (GStreamer 1.26) on the buffer.
+struct MetaTensorRec {
+  std::string id;     // the tensor's id
+  std::string dtype;  // "float32", ...; a type the tool does not read is "other"
+  std::vector<uint64_t> dims;
+  uint64_t bytes = 0;
+  std::string sha256;
+  TensorStats stats;
+  std::vector<uint8_t> data;  // the bytes, kept when at most kInlineTensorBytes
+};
+constexpr uint64_t kInlineTensorBytes = 65536;
+
 struct DetectionsEntry {
   int64_t pts = -1, duration = -1;
   std::vector<DetRec> items;            // ROI metas first, then ODMtds, each in id order
   std::vector<ClsRec> classifications;  // in id order
+  std::vector<MetaTensorRec> tensors;   // GstTensorMeta tensors, in id order
 };
 
 // The "detections" and "classifications" members of a frame's sink object.
@@ -48,11 +62,12 @@ void detections_to_json(const DetectionsEntry& e, Json* o);
 bool detections_from_json(const Json& o, DetectionsEntry* e, std::string* error);
 
 struct DetOptions {
-  double iou = 0.5;     // pairs need at least this IoU (> 0, <= 1)
-  double pos_tol = 0;   // the largest corner shift of a pair, px
-  double conf_tol = 0;  // confidence (detections and their classes)
-  uint64_t missed = 0;  // unpaired reference detections allowed per frame
-  uint64_t extra = 0;   // unpaired detections of the other side allowed per frame
+  double iou = 0.5;            // pairs need at least this IoU (> 0, <= 1)
+  double pos_tol = 0;          // the largest corner shift of a pair, px
+  double conf_tol = 0;         // confidence (detections and their classes)
+  uint64_t missed = 0;         // unpaired reference detections allowed per frame
+  uint64_t extra = 0;          // unpaired detections of the other side allowed per frame
+  TensorTolerance tensor_tol;  // GstTensorMeta tensors (--tensor-tol)
 };
 
 struct DetPair {
@@ -72,6 +87,7 @@ struct DetDiff {
   std::vector<DetPair> pairs;
   std::vector<size_t> missed, extra;  // indices into the reference's and the other side's lists
   double max_shift = 0, max_dconf = 0;
+  double max_tensor_abs = 0;                     // GstTensorMeta tensors whose values were compared
   std::map<std::string, DetClassCount> classes;  // by class key (det_class_key)
   std::vector<std::string> failures;             // why the frame fails under the options
 };
