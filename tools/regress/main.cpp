@@ -49,7 +49,8 @@ const char* kUsage =
     "Element settings go in DESC, batches too (cudatensorize batch-size=2 rois=\"<<x,y,w,h>,...>\", roi-meta=true,\n"
     "cudatensorbatch): a frame's tensors are recorded together, slot by slot, and checked per slot.\n"
     "record refuses to replace an existing recording in DIR unless --force is given.\n"
-    "Tolerances are plain decimal numbers: max-abs=X and the match tolerances >= 0, psnr=DB > 0.\n"
+    "Tolerances are plain decimal numbers: max-abs=X, the match tolerances, --det-pos-tol and --det-conf-tol\n"
+    ">= 0, psnr=DB > 0, --det-iou > 0 and <= 1; --det-missed and --det-extra are counts per frame.\n"
     "Exit status: 0 pass, 1 regression, 2 usage or setup error (also when interrupted: SIGINT, SIGTERM).\n";
 
 int usage_error(const std::string& msg) {

@@ -152,6 +152,19 @@ bool number_field(const GstStructure* p, const char* field, double* out) {
 }
 
 #if CUDAPREP_HAVE_ANALYTICS_OD
+// A float confidence as the shortest decimal that reads back to the same float (0.9f is
+// recorded as 0.9, not 0.8999999761581421).
+double float_value(float f) {
+  char text[G_ASCII_DTOSTR_BUF_SIZE], format[8];
+  for (int digits = 1; digits <= 9; digits++) {
+    g_snprintf(format, sizeof format, "%%.%dg", digits);
+    g_ascii_formatd(text, sizeof text, format, (double)f);
+    const double v = g_ascii_strtod(text, nullptr);
+    if ((float)v == f) return v;
+  }
+  return f;
+}
+
 std::vector<ClassLevel> cls_levels(GstAnalyticsClsMtd* cls) {
   std::vector<ClassLevel> out;
   const gsize n = gst_analytics_cls_mtd_get_length(cls);
@@ -159,7 +172,7 @@ std::vector<ClassLevel> cls_levels(GstAnalyticsClsMtd* cls) {
     ClassLevel c;
     const GQuark q = gst_analytics_cls_mtd_get_quark(cls, i);
     c.label = q ? g_quark_to_string(q) : "";
-    c.confidence = gst_analytics_cls_mtd_get_level(cls, i);
+    c.confidence = float_value(gst_analytics_cls_mtd_get_level(cls, i));
     out.push_back(c);
   }
   return out;
@@ -193,7 +206,7 @@ void read_analytics(GstBuffer* buf, DetectionsEntry* e) {
     d.w = w;
     d.h = h;
     d.has_confidence = true;
-    d.confidence = conf;
+    d.confidence = float_value(conf);
     for (size_t i = 0; i < clss.size(); i++) {
       if (gst_analytics_relation_meta_get_relation(rmeta, od.id, clss[i].id) == GST_ANALYTICS_REL_TYPE_NONE &&
           gst_analytics_relation_meta_get_relation(rmeta, clss[i].id, od.id) == GST_ANALYTICS_REL_TYPE_NONE)
