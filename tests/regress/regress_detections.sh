@@ -151,6 +151,15 @@ assert "refline" in text
 EOF' "HTML: 3 golden and 2 run boxes on frame 5, 2 pairs and 1 missed row, count plots per class"
 check 'ls "$TMP/html"/frame-00005-clip-frame.png >/dev/null 2>&1 || ls "$TMP/html"/*.png >/dev/null' "HTML: the frame's picture"
 
+# suite check passes the detection tolerances on to each clip's check
+mkdir -p "$TMP/suite" && cp -r "$G" "$TMP/suite/det"
+expect 0 "suite check with --det-missed 1 --det-pos-tol 2" -- "$TOOL" suite check --suite "$TMP/suite" \
+  --clips "$ROOT/tests/data" --out "$TMP/suite-results" -j 1 --quiet --det-missed 1 --det-pos-tol 2
+check 'grep -qF "detections IoU 0.5, box 2 px, confidence 0, missed 1, extra 0 a frame" "$TMP/suite-results/clips/det/report.txt"' \
+  "the clip's check got the tolerances"
+expect 2 "suite: a malformed --det-iou" -p "--det-iou 2" -- "$TOOL" suite check --suite "$TMP/suite" \
+  --clips "$ROOT/tests/data" --out "$TMP/suite-results2" --det-iou 2
+
 # malformed options are usage errors naming the option
 for bad in "--det-iou 0" "--det-iou 1.5" "--det-iou x" "--det-pos-tol -1" "--det-conf-tol nan" "--det-missed -1" \
   "--det-missed 1.5" "--det-extra x"; do
