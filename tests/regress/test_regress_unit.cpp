@@ -958,3 +958,179 @@ int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
 }
+
+namespace {
+
+DetRec det(const char* label, double x, double y, double w, double h, double conf = -1, const char* source = "roi") {
+  DetRec d;
+  d.source = source;
+  d.label = label;
+  d.x = x;
+  d.y = y;
+  d.w = w;
+  d.h = h;
+  if (conf >= 0) {
+    d.has_confidence = true;
+    d.confidence = conf;
+  }
+  return d;
+}
+
+DetectionsEntry dets(std::vector<DetRec> items) {
+  DetectionsEntry e;
+  e.items = std::move(items);
+  return e;
+}
+
+bool has_reason(const DetDiff& d, const std::string& text) {
+  for (const auto& f : d.failures)
+    if (f.find(text) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST(RegressDetections, IouAndCornerShift) {
+  EXPECT_DOUBLE_EQ(box_iou(det("a", 0, 0, 10, 10), det("a", 0, 0, 10, 10)), 1.0);
+  EXPECT_DOUBLE_EQ(box_iou(det("a", 0, 0, 10, 10), det("a", 5, 0, 10, 10)), 50.0 / 150.0);
+  EXPECT_DOUBLE_EQ(box_iou(det("a", 0, 0, 10, 10), det("a", 20, 0, 10, 10)), 0.0);
+  EXPECT_DOUBLE_EQ(corner_shift(det("a", 0, 0, 10, 10), det("a", 3, 4, 10, 10)), 5.0);
+  // the bottom-right corner moves further when the box grows
+  EXPECT_DOUBLE_EQ(corner_shift(det("a", 0, 0, 10, 10), det("a", 0, 0, 16, 18)), 10.0);
+}
+
+TEST(RegressDetections, PairsBestIouFirstOneToOneWithinAClass) {
+  // run box 0 overlaps both reference boxes; it goes to the one it overlaps most
+  const DetectionsEntry ref = dets({det("p", 0, 0, 10, 10), det("p", 4, 0, 10, 10)});
+  const DetectionsEntry run = dets({det("p", 5, 0, 10, 10), det("p", 0, 0, 10, 10)});
+  DetOptions opt;
+  opt.iou = 0.3;
+  opt.pos_tol = 1;
+  const DetDiff d = diff_detections(ref, run, opt, "golden", "this run");
+  ASSERT_EQ(d.pairs.size(), 2u);
+  EXPECT_EQ(d.pairs[0].ref, 0u);
+  EXPECT_EQ(d.pairs[0].run, 1u);
+  EXPECT_EQ(d.pairs[1].ref, 1u);
+  EXPECT_EQ(d.pairs[1].run, 0u);
+  EXPECT_DOUBLE_EQ(d.max_shift, 1.0);
+  EXPECT_TRUE(d.failures.empty()) << d.failures[0];
+  // another class never pairs, however well it overlaps; a ROI meta never pairs with an ODMtd
+  const DetDiff c =
+      diff_detections(dets({det("p", 0, 0, 10, 10)}), dets({det("q", 0, 0, 10, 10), det("p", 0, 0, 10, 10, -1, "od")}),
+                      opt, "golden", "this run");
+  EXPECT_TRUE(c.pairs.empty());
+  EXPECT_EQ(c.missed.size(), 1u);
+  EXPECT_EQ(c.extra.size(), 2u);
+  EXPECT_TRUE(has_reason(c, "missed detection p [0,0,10,10]"));
+  EXPECT_TRUE(has_reason(c, "extra detection q [0,0,10,10]"));
+  EXPECT_TRUE(has_reason(c, "extra detection p [0,0,10,10] (ODMtd)"));
+  EXPECT_EQ(c.classes.at("od:p").n_run, 1u);
+}
+
+TEST(RegressDetections, TolerancesBoundShiftConfidenceAndCounts) {
+  const DetectionsEntry ref = dets({det("p", 10, 10, 50, 50, 0.9), det("c", 100, 100, 20, 20, 0.5)});
+  const DetectionsEntry run = dets({det("p", 13, 10, 50, 50, 0.8)});
+  DetOptions opt;
+  DetDiff d = diff_detections(ref, run, opt, "golden", "this run");
+  EXPECT_TRUE(has_reason(d, "box p [10,10,50,50] moved 3 px to [13,10,50,50] (tolerance 0)"));
+  EXPECT_TRUE(has_reason(d, "p [10,10,50,50] confidence 0.9 -> 0.8 (tolerance 0)"));
+  EXPECT_TRUE(has_reason(d, "missed detection c [100,100,20,20]"));
+  opt.pos_tol = 3;
+  opt.conf_tol = 0.11;
+  opt.missed = 1;
+  d = diff_detections(ref, run, opt, "golden", "this run");
+  EXPECT_TRUE(d.failures.empty()) << d.failures[0];
+  // a confidence on one side only
+  d = diff_detections(dets({det("p", 0, 0, 5, 5, 0.5)}), dets({det("p", 0, 0, 5, 5)}), opt, "golden", "this run");
+  EXPECT_TRUE(has_reason(d, "p [0,0,5,5] confidence 0.5 in golden, none in this run"));
+}
+
+TEST(RegressDetections, ClassesOfPairsAndOfTheBuffer) {
+  DetRec a = det("p", 0, 0, 10, 10, 0.9, "od"), b = a;
+  a.classes = {{"adult", 0.7}, {"child", 0.3}};
+  b.classes = {{"adult", 0.5}, {"child", 0.3}};
+  DetectionsEntry ref = dets({a}), run = dets({b});
+  ref.classifications = {{1, {{"outdoor", 0.95}}}};
+  DetOptions opt;
+  DetDiff d = diff_detections(ref, run, opt, "golden", "this run");
+  EXPECT_TRUE(has_reason(d, "p [0,0,10,10] (ODMtd): class adult confidence 0.7 -> 0.5 (tolerance 0)"));
+  EXPECT_TRUE(has_reason(d, "classification 0: only in golden (outdoor 0.95)"));
+  b.classes = {{"senior", 0.7}, {"child", 0.3}};
+  d = diff_detections(dets({a}), dets({b}), opt, "golden", "this run");
+  EXPECT_TRUE(has_reason(d, "classes adult 0.7, child 0.3 in golden, senior 0.7, child 0.3 in this run"));
+}
+
+TEST(RegressDetections, JsonRoundTripAndMalformedEntries) {
+  DetectionsEntry e = dets({det("person", 1, 2, 3, 4, 0.25), det("car", 5, 6, 7, 8, 0.5, "od")});
+  e.items[0].params = {"detection, confidence=(double)0.25;"};
+  e.items[1].classes = {{"sedan", 0.6}};
+  e.classifications = {{3, {{"outdoor", 0.95}}}};
+  FrameEntry f;
+  f.detections["detections"] = e;
+  Json parsed;
+  std::string err;
+  ASSERT_TRUE(Json::parse(frame_to_json(f).dump(false), &parsed, &err)) << err;
+  FrameEntry back;
+  ASSERT_TRUE(frame_from_json(parsed, &back, &err)) << err;
+  EXPECT_EQ(frame_to_json(back).dump(false), frame_to_json(f).dump(false));
+  const DetectionsEntry& b = back.detections.at("detections");
+  ASSERT_EQ(b.items.size(), 2u);
+  EXPECT_EQ(b.items[1].source, "od");
+  EXPECT_EQ(b.items[0].params[0], "detection, confidence=(double)0.25;");
+  for (
+      const char* bad :
+      {R"({"frame":0,"d":{"pts":0,"duration":1,"detections":[{"source":"x","class":"a","box":[0,0,1,1]}]}})",
+       R"({"frame":0,"d":{"pts":0,"duration":1,"detections":[{"source":"roi","class":"a","box":[0,0,1]}]}})",
+       R"({"frame":0,"d":{"pts":0,"duration":1,"detections":[{"source":"roi","class":"a","box":[0,0,1,1],"confidence":"hi"}]}})",
+       R"({"frame":0,"d":{"pts":0,"duration":1,"detections":{}}})"}) {
+    ASSERT_TRUE(Json::parse(bad, &parsed, &err)) << bad;
+    FrameEntry x;
+    err.clear();
+    EXPECT_FALSE(frame_from_json(parsed, &x, &err)) << bad;
+    EXPECT_NE(err.find("d: "), std::string::npos) << err;
+  }
+}
+
+TEST(RegressDetections, TensorMetaTensorsByIdWithinTheTensorTolerance) {
+  auto tensor = [](const char* id, std::vector<float> v) {
+    MetaTensorRec t;
+    t.id = id;
+    t.dtype = "float32";
+    t.dims = {1, v.size()};
+    t.data = floats_bytes(v);
+    t.bytes = t.data.size();
+    t.sha256 = sha256_hex(t.data.data(), t.data.size());
+    t.stats = tensor_stats(t.data.data(), t.data.size(), DType::F32);
+    return t;
+  };
+  DetectionsEntry a, b;
+  a.tensors = {tensor("scores", {0.5f, 0.25f})};
+  b.tensors = {tensor("scores", {0.5f, 0.5f})};
+  DetOptions opt;
+  DetDiff d = diff_detections(a, b, opt, "golden", "this run");
+  EXPECT_TRUE(has_reason(d, "tensor meta 'scores': tensor differs (max abs diff 0.25, tolerance exact)"));
+  opt.tensor_tol.kind = TensorTolerance::MaxAbs;
+  opt.tensor_tol.value = 0.25;
+  EXPECT_TRUE(diff_detections(a, b, opt, "golden", "this run").failures.empty());
+  b.tensors = {tensor("scores", {0.5f, 0.25f, 0.0f})};
+  EXPECT_TRUE(has_reason(diff_detections(a, b, opt, "golden", "this run"),
+                         "tensor meta 'scores': float32 1x2 in golden, float32 1x3 in this run"));
+  b.tensors = {tensor("boxes", {0.5f, 0.25f})};
+  d = diff_detections(a, b, opt, "golden", "this run");
+  EXPECT_TRUE(has_reason(d, "tensor meta 'boxes': only in this run"));
+  EXPECT_TRUE(has_reason(d, "tensor meta 'scores': only in golden"));
+  // stored with its bytes, read back; bytes that contradict the digest are refused
+  FrameEntry f;
+  f.detections["detections"] = a;
+  Json parsed;
+  std::string err;
+  ASSERT_TRUE(Json::parse(frame_to_json(f).dump(false), &parsed, &err)) << err;
+  FrameEntry back;
+  ASSERT_TRUE(frame_from_json(parsed, &back, &err)) << err;
+  EXPECT_EQ(back.detections.at("detections").tensors.at(0).data, a.tensors[0].data);
+  a.tensors[0].sha256 = std::string(64, '0');
+  f.detections["detections"] = a;
+  ASSERT_TRUE(Json::parse(frame_to_json(f).dump(false), &parsed, &err)) << err;
+  EXPECT_FALSE(frame_from_json(parsed, &back, &err));
+  EXPECT_NE(err.find("contradicts"), std::string::npos) << err;
+}

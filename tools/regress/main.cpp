@@ -37,16 +37,20 @@ const char* kUsage =
     "  cudaprep-regress check   --clip FILE --golden DIR [--pipeline DESC] [--tensor-tol exact|max-abs=X|psnr=DB]\n"
     "                           [--match-pos-tol PX] [--match-score-tol S] [--report FILE] [--progress]\n"
     "                           [--verbose] [--allow-setting-changes] [--html DIR] [--device-id N]\n"
+    "                           [--det-iou X] [--det-pos-tol PX] [--det-conf-tol X] [--det-missed N] [--det-extra N]\n"
     "  cudaprep-regress compare DIR_A DIR_B [--tensor-tol ...] [--match-pos-tol PX] [--match-score-tol S]\n"
+    "                           [--det-iou X] [--det-pos-tol PX] [--det-conf-tol X] [--det-missed N] [--det-extra N]\n"
     "                           [--report FILE] [--verbose] [--allow-setting-changes] [--html DIR [--clip FILE]]\n"
     "  cudaprep-regress suite record|check|merge|list ...  (many clips: cudaprep-regress suite --help)\n"
     "  cudaprep-regress --version\n"
     "DESC is a gst-launch description with {clip} where the clip goes and appsinks named after what\n"
-    "they carry (appsink name=tensor after cudatensorize, appsink name=matches after cudatemplatematch).\n"
+    "they carry (appsink name=tensor after cudatensorize, appsink name=matches after cudatemplatematch,\n"
+    "appsink name=detections for any detector's ROI metas and analytics detections).\n"
     "Element settings go in DESC, batches too (cudatensorize batch-size=2 rois=\"<<x,y,w,h>,...>\", roi-meta=true,\n"
     "cudatensorbatch): a frame's tensors are recorded together, slot by slot, and checked per slot.\n"
     "record refuses to replace an existing recording in DIR unless --force is given.\n"
-    "Tolerances are plain decimal numbers: max-abs=X and the match tolerances >= 0, psnr=DB > 0.\n"
+    "Tolerances are plain decimal numbers: max-abs=X, the match tolerances, --det-pos-tol and --det-conf-tol\n"
+    ">= 0, psnr=DB > 0, --det-iou > 0 and <= 1; --det-missed and --det-extra are counts per frame.\n"
     "Exit status: 0 pass, 1 regression, 2 usage or setup error (also when interrupted: SIGINT, SIGTERM).\n";
 
 int usage_error(const std::string& msg) {
@@ -121,12 +125,32 @@ bool parse_nonneg(const std::string& text, const char* what, double* out, std::s
   return true;
 }
 
+bool parse_count(const std::string& text, const char* what, uint64_t* out, std::string* error) {
+  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos) {
+    *error = std::string(what) + " " + text + ": expected a count of detections (0, 1, 2, ...)";
+    return false;
+  }
+  *out = std::stoull(text);
+  return true;
+}
+
 bool tolerance_options(const Args& a, CompareOptions* opt, std::string* error) {
   if (a.flag("tensor-tol") && !parse_tensor_tolerance(a.get("tensor-tol"), &opt->tensor_tol, error)) return false;
   if (a.flag("match-pos-tol") && !parse_nonneg(a.get("match-pos-tol"), "--match-pos-tol", &opt->pos_tol, error))
     return false;
   if (a.flag("match-score-tol") && !parse_nonneg(a.get("match-score-tol"), "--match-score-tol", &opt->score_tol, error))
     return false;
+  if (a.flag("det-iou") &&
+      (!parse_decimal(a.get("det-iou"), &opt->det.iou) || !(opt->det.iou > 0) || opt->det.iou > 1)) {
+    *error = "--det-iou " + a.get("det-iou") + ": expected a decimal number > 0 and <= 1 (e.g. 0.5)";
+    return false;
+  }
+  if (a.flag("det-pos-tol") && !parse_nonneg(a.get("det-pos-tol"), "--det-pos-tol", &opt->det.pos_tol, error))
+    return false;
+  if (a.flag("det-conf-tol") && !parse_nonneg(a.get("det-conf-tol"), "--det-conf-tol", &opt->det.conf_tol, error))
+    return false;
+  if (a.flag("det-missed") && !parse_count(a.get("det-missed"), "--det-missed", &opt->det.missed, error)) return false;
+  if (a.flag("det-extra") && !parse_count(a.get("det-extra"), "--det-extra", &opt->det.extra, error)) return false;
   opt->allow_setting_changes = a.flag("allow-setting-changes");
   return true;
 }
@@ -232,6 +256,11 @@ class RecordHandler : public SampleHandler {
     frames_[index].index = index;
     frames_[index].matches[sink] = entry;
   }
+  void on_detections(const std::string& sink, uint64_t index, const DetectionsEntry& entry) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    frames_[index].index = index;
+    frames_[index].detections[sink] = entry;
+  }
   const std::map<uint64_t, FrameEntry>& frames() const { return frames_; }
   const std::string& error() const { return error_; }
 
@@ -303,7 +332,8 @@ int cmd_record(int argc, char** argv) {
   Manifest m = run.manifest(store);
   std::string lines;
   uint64_t expect = 0, total_bytes = 0, matches = 0;
-  std::map<std::string, uint64_t> per_template;
+  std::map<std::string, uint64_t> per_template, per_class;
+  uint64_t detections = 0;
   for (const auto& [index, f] : handler.frames()) {
     if (index != expect) {
       remove_tree(tmp);
@@ -315,6 +345,10 @@ int cmd_record(int argc, char** argv) {
     for (auto& mm : f.matches) {
       matches += mm.second.items.size();
       for (const MatchRec& r : mm.second.items) per_template[r.label]++;
+    }
+    for (auto& dd : f.detections) {
+      detections += dd.second.items.size();
+      for (const DetRec& d : dd.second.items) per_class[det_class_key(d)]++;
     }
   }
   const std::string manifest_text = manifest_to_json(m).dump(true) + "\n";
@@ -344,8 +378,9 @@ int cmd_record(int argc, char** argv) {
            s.caps.c_str(), s.memory == "system" ? "" : (" [" + s.memory + "]").c_str());
   }
   if (store == "full") printf("  tensor data: %" G_GUINT64_FORMAT " bytes\n", total_bytes);
-  bool match_sink = false;
+  bool match_sink = false, detect_sink = false;
   for (const auto& s : m.sinks) match_sink = match_sink || s.kind == "matches";
+  for (const auto& s : m.sinks) detect_sink = detect_sink || s.kind == "detections";
   std::string templates;  // a bank's matches per template
   if (per_template.size() > 1 || (per_template.size() == 1 && per_template.begin()->first != kSingleTemplateLabel))
     for (const auto& [label, n] : per_template)
@@ -353,6 +388,13 @@ int cmd_record(int argc, char** argv) {
   if (!templates.empty()) templates += ")";
   printf("  matches: %" G_GUINT64_FORMAT "%s%s\n", matches, templates.c_str(),
          match_sink && matches == 0 ? " (none in any frame: is that what the threshold and search region mean?)" : "");
+  if (detect_sink) {
+    std::string classes;
+    for (const auto& [key, n] : per_class) classes += (classes.empty() ? " (" : ", ") + key + " " + std::to_string(n);
+    if (!classes.empty()) classes += ")";
+    printf("  detections: %" G_GUINT64_FORMAT "%s%s\n", detections, classes.c_str(),
+           detections == 0 ? " (none in any frame: no ROI meta or ODMtd reached the detections sink)" : "");
+  }
   return 0;
 }
 
@@ -411,6 +453,22 @@ class CheckHandler : public SampleHandler {
     cmp_->add(index, compare_matches(sink, *ref, entry, cmp_->options(), cmp_->ref_label(), cmp_->run_label()));
   }
 
+  void on_detections(const std::string& sink, uint64_t index, const DetectionsEntry& entry) override {
+    const SinkInfo* gs = golden_.manifest.sink(sink);
+    if (!gs || gs->kind != "detections") return;
+    if (keeper_) keeper_->keep_detections(sink, index, entry);
+    const DetectionsEntry* ref = nullptr;
+    if (index < golden_.frames.size()) {
+      auto it = golden_.frames[index].detections.find(sink);
+      if (it != golden_.frames[index].detections.end()) ref = &it->second;
+    }
+    if (!ref) {
+      add_only_run(sink, "detections", index, entry.pts);
+      return;
+    }
+    cmp_->add(index, compare_detections(sink, *ref, entry, cmp_->options(), cmp_->ref_label(), cmp_->run_label()));
+  }
+
   std::string progress_note() override {
     const uint64_t n = cmp_->failing_frames();
     return n ? std::to_string(n) + " failing" : "";
@@ -461,6 +519,8 @@ void add_missing_frames(Comparison* cmp, const Recording& ref, const Manifest& r
         r.pts_ref = f.tensors.at(s.name).pts;
       else if (s.kind == "matches" && f.matches.count(s.name))
         r.pts_ref = f.matches.at(s.name).pts;
+      else if (s.kind == "detections" && f.detections.count(s.name))
+        r.pts_ref = f.detections.at(s.name).pts;
       else
         continue;
       cmp->add(i, r);
@@ -473,8 +533,8 @@ int cmd_check(int argc, char** argv) {
   a.command = "check";
   std::string err;
   if (!parse_args(argc, argv,
-                  {"clip", "golden", "pipeline", "tensor-tol", "match-pos-tol", "match-score-tol", "report", "html",
-                   "device-id"},
+                  {"clip", "golden", "pipeline", "tensor-tol", "match-pos-tol", "match-score-tol", "det-iou",
+                   "det-pos-tol", "det-conf-tol", "det-missed", "det-extra", "report", "html", "device-id"},
                   {"progress", "verbose", "allow-setting-changes"}, &a, &err))
     return usage_error(err);
   if (!a.positional.empty()) return usage_error("unexpected argument " + a.positional[0]);
@@ -578,7 +638,9 @@ int cmd_compare(int argc, char** argv) {
   Args a;
   a.command = "compare";
   std::string err;
-  if (!parse_args(argc, argv, {"tensor-tol", "match-pos-tol", "match-score-tol", "report", "html", "clip"},
+  if (!parse_args(argc, argv,
+                  {"tensor-tol", "match-pos-tol", "match-score-tol", "det-iou", "det-pos-tol", "det-conf-tol",
+                   "det-missed", "det-extra", "report", "html", "clip"},
                   {"verbose", "allow-setting-changes"}, &a, &err))
     return usage_error(err);
   if (a.positional.size() != 2) return usage_error("compare needs two recordings: DIR_A DIR_B");

@@ -6,8 +6,15 @@
 #include <algorithm>
 #include <cstring>
 
+#include "config.h"
 #include "gstcudaprepmeta.h"
 #include "regress_slots.h"
+#if CUDAPREP_HAVE_ANALYTICS_OD
+#include <gst/analytics/analytics.h>
+#endif
+#if CUDAPREP_HAVE_TENSOR_META
+#include <gst/analytics/gsttensormeta.h>
+#endif
 
 namespace regress {
 
@@ -132,6 +139,186 @@ std::vector<MatchRec> read_matches(GstBuffer* buf) {
   return out;
 }
 
+// A numeric field of a parameter structure, whatever its number type.
+bool number_field(const GstStructure* p, const char* field, double* out) {
+  const GValue* v = gst_structure_get_value(p, field);
+  if (!v) return false;
+  GValue d = G_VALUE_INIT;
+  g_value_init(&d, G_TYPE_DOUBLE);
+  const bool ok = g_value_type_transformable(G_VALUE_TYPE(v), G_TYPE_DOUBLE) && g_value_transform(v, &d);
+  if (ok) *out = g_value_get_double(&d);
+  g_value_unset(&d);
+  return ok;
+}
+
+#if CUDAPREP_HAVE_ANALYTICS_OD
+// A float confidence as the shortest decimal that reads back to the same float (0.9f is
+// recorded as 0.9, not 0.8999999761581421).
+double float_value(float f) {
+  char text[G_ASCII_DTOSTR_BUF_SIZE], format[8];
+  for (int digits = 1; digits <= 9; digits++) {
+    g_snprintf(format, sizeof format, "%%.%dg", digits);
+    g_ascii_formatd(text, sizeof text, format, (double)f);
+    const double v = g_ascii_strtod(text, nullptr);
+    if ((float)v == f) return v;
+  }
+  return f;
+}
+
+std::vector<ClassLevel> cls_levels(GstAnalyticsClsMtd* cls) {
+  std::vector<ClassLevel> out;
+  const gsize n = gst_analytics_cls_mtd_get_length(cls);
+  for (gsize i = 0; i < n; i++) {
+    ClassLevel c;
+    const GQuark q = gst_analytics_cls_mtd_get_quark(cls, i);
+    c.label = q ? g_quark_to_string(q) : "";
+    c.confidence = float_value(gst_analytics_cls_mtd_get_level(cls, i));
+    out.push_back(c);
+  }
+  return out;
+}
+
+// The ODMtds of the buffer's relation meta, with the ClsMtds related to each (either way); the
+// ClsMtds related to no ODMtd are the buffer's classifications.
+void read_analytics(GstBuffer* buf, DetectionsEntry* e) {
+  GstAnalyticsRelationMeta* rmeta = gst_buffer_get_analytics_relation_meta(buf);
+  if (!rmeta) return;
+  std::vector<GstAnalyticsMtd> ods, clss;
+  gpointer state = nullptr;
+  GstAnalyticsMtd mtd;
+  while (gst_analytics_relation_meta_iterate(rmeta, &state, gst_analytics_od_mtd_get_mtd_type(), &mtd))
+    ods.push_back(mtd);
+  state = nullptr;
+  while (gst_analytics_relation_meta_iterate(rmeta, &state, gst_analytics_cls_mtd_get_mtd_type(), &mtd))
+    clss.push_back(mtd);
+  std::vector<bool> cls_used(clss.size());
+  for (GstAnalyticsMtd& od : ods) {
+    DetRec d;
+    d.source = "od";
+    d.id = od.id;
+    const GQuark type = gst_analytics_od_mtd_get_obj_type(&od);
+    d.label = type ? g_quark_to_string(type) : "";
+    gint x = 0, y = 0, w = 0, h = 0;
+    gfloat conf = 0;
+    gst_analytics_od_mtd_get_location(&od, &x, &y, &w, &h, &conf);
+    d.x = x;
+    d.y = y;
+    d.w = w;
+    d.h = h;
+    d.has_confidence = true;
+    d.confidence = float_value(conf);
+    for (size_t i = 0; i < clss.size(); i++) {
+      if (gst_analytics_relation_meta_get_relation(rmeta, od.id, clss[i].id) == GST_ANALYTICS_REL_TYPE_NONE &&
+          gst_analytics_relation_meta_get_relation(rmeta, clss[i].id, od.id) == GST_ANALYTICS_REL_TYPE_NONE)
+        continue;
+      cls_used[i] = true;
+      std::vector<ClassLevel> levels = cls_levels(&clss[i]);
+      d.classes.insert(d.classes.end(), levels.begin(), levels.end());
+    }
+    e->items.push_back(d);
+  }
+  for (size_t i = 0; i < clss.size(); i++) {
+    if (cls_used[i]) continue;
+    ClsRec c;
+    c.id = clss[i].id;
+    c.classes = cls_levels(&clss[i]);
+    e->classifications.push_back(c);
+  }
+}
+#endif
+
+#if CUDAPREP_HAVE_TENSOR_META
+const char* tensor_dtype(GstTensorDataType t) {
+  switch (t) {
+    case GST_TENSOR_DATA_TYPE_INT8: return "int8";
+    case GST_TENSOR_DATA_TYPE_INT16: return "int16";
+    case GST_TENSOR_DATA_TYPE_INT32: return "int32";
+    case GST_TENSOR_DATA_TYPE_INT64: return "int64";
+    case GST_TENSOR_DATA_TYPE_UINT8: return "uint8";
+    case GST_TENSOR_DATA_TYPE_UINT16: return "uint16";
+    case GST_TENSOR_DATA_TYPE_UINT32: return "uint32";
+    case GST_TENSOR_DATA_TYPE_UINT64: return "uint64";
+    case GST_TENSOR_DATA_TYPE_FLOAT16: return "float16";
+    case GST_TENSOR_DATA_TYPE_FLOAT32: return "float32";
+    case GST_TENSOR_DATA_TYPE_FLOAT64: return "float64";
+    default: return "other";  // int4, uint4, bfloat16: compared as bytes, by digest
+  }
+}
+
+// Every tensor of the buffer's GstTensorMetas, by id: type, dimensions, digest and stats of its
+// bytes, and the bytes themselves when small enough to keep in frames.jsonl.
+void read_tensor_metas(GstBuffer* buf, DetectionsEntry* e) {
+  gpointer state = nullptr;
+  GstMeta* meta;
+  while ((meta = gst_buffer_iterate_meta_filtered(buf, &state, gst_tensor_meta_api_get_type()))) {
+    auto* tm = (GstTensorMeta*)meta;
+    for (gsize i = 0; i < tm->num_tensors; i++) {
+      const GstTensor* t = tm->tensors[i];
+      if (!t) continue;
+      MetaTensorRec r;
+      r.id = t->id ? g_quark_to_string(t->id) : "";
+      r.dtype = tensor_dtype(t->data_type);
+      for (gsize k = 0; k < t->num_dims; k++) r.dims.push_back(t->dims[k]);
+      GstMapInfo map;
+      if (t->data && gst_buffer_map(t->data, &map, GST_MAP_READ)) {
+        DType type = DType::U8;
+        dtype_from_name(r.dtype, &type);
+        r.bytes = map.size;
+        r.sha256 = sha256_hex(map.data, map.size);
+        r.stats = tensor_stats(map.data, map.size - map.size % dtype_size(type), type);
+        if (map.size <= kInlineTensorBytes) r.data.assign(map.data, map.data + map.size);
+        gst_buffer_unmap(t->data, &map);
+      } else {
+        r.sha256 = sha256_hex(nullptr, 0);
+      }
+      e->tensors.push_back(std::move(r));
+    }
+  }
+  std::stable_sort(e->tensors.begin(), e->tensors.end(),
+                   [](const MetaTensorRec& a, const MetaTensorRec& b) { return a.id < b.id; });
+}
+#endif
+
+// Every ROI meta (any roi-type: its parameter structures, serialised, and a "confidence" or
+// "score" field of one of them as the confidence), then, with GStreamer's analytics library,
+// every ODMtd and ClsMtd: in id order, as the producer added them.
+DetectionsEntry read_detections(GstBuffer* buf) {
+  DetectionsEntry e;
+  gpointer state = nullptr;
+  GstMeta* meta;
+  while ((meta = gst_buffer_iterate_meta_filtered(buf, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))) {
+    auto* roi = (GstVideoRegionOfInterestMeta*)meta;
+    DetRec d;
+    d.source = "roi";
+    d.id = roi->id;
+    d.label = roi->roi_type ? g_quark_to_string(roi->roi_type) : "";
+    d.x = roi->x;
+    d.y = roi->y;
+    d.w = roi->w;
+    d.h = roi->h;
+    for (GList* l = roi->params; l; l = l->next) {
+      const GstStructure* p = (const GstStructure*)l->data;
+      gchar* text = gst_structure_to_string(p);
+      d.params.push_back(text);
+      g_free(text);
+      double c;
+      if (!d.has_confidence && (number_field(p, "confidence", &c) || number_field(p, "score", &c))) {
+        d.has_confidence = true;
+        d.confidence = c;
+      }
+    }
+    e.items.push_back(d);
+  }
+  std::stable_sort(e.items.begin(), e.items.end(), [](const DetRec& a, const DetRec& b) { return a.id < b.id; });
+#if CUDAPREP_HAVE_ANALYTICS_OD
+  read_analytics(buf, &e);
+#endif
+#if CUDAPREP_HAVE_TENSOR_META
+  read_tensor_metas(buf, &e);
+#endif
+  return e;
+}
+
 int64_t clock_or_none(GstClockTime t) { return GST_CLOCK_TIME_IS_VALID(t) ? (int64_t)t : -1; }
 
 }  // namespace
@@ -188,8 +375,8 @@ bool take_caps(SinkState* s, GstCaps* caps, uint64_t index) {
       dtype_from_name(s->dtype, &s->type);
       s->tensor_bytes = caps_frame_bytes(text);
       s->batch = caps_batch(text);
-    } else if (!caps || gst_caps_get_size(caps) == 0 ||
-               !gst_structure_has_name(gst_caps_get_structure(caps, 0), "video/x-raw")) {
+    } else if (s->kind == "matches" && (!caps || gst_caps_get_size(caps) == 0 ||
+                                        !gst_structure_has_name(gst_caps_get_structure(caps, 0), "video/x-raw"))) {
       // the ROI metas of cudatemplatematch come on video frames: anything else here means
       // the sink is not where it should be (after cudatensorize, say), and would record
       // a golden without a single match
@@ -213,6 +400,13 @@ void take_matches(SinkState* s, GstBuffer* buf, uint64_t index) {
   e.duration = clock_or_none(GST_BUFFER_DURATION(buf));
   e.items = read_matches(buf);
   s->handler->on_matches(s->name, index, e);
+}
+
+void take_detections(SinkState* s, GstBuffer* buf, uint64_t index) {
+  DetectionsEntry e = read_detections(buf);
+  e.pts = clock_or_none(GST_BUFFER_PTS(buf));
+  e.duration = clock_or_none(GST_BUFFER_DURATION(buf));
+  s->handler->on_detections(s->name, index, e);
 }
 
 // Adds the tensor to the frame being gathered, handing the previous frame on when this tensor
@@ -246,10 +440,11 @@ GstFlowReturn on_new_sample(GstAppSink* appsink, gpointer user) {
   GstFlowReturn ret = GST_FLOW_OK;
   if (!take_caps(s, gst_sample_get_caps(sample), index)) {
     ret = GST_FLOW_ERROR;
-  } else if (buf && s->kind != "matches") {
+  } else if (buf && s->kind == "tensor") {
     ret = take_tensor(s, buf, index);
   } else {
-    if (buf) take_matches(s, buf, index);
+    if (buf && s->kind == "matches") take_matches(s, buf, index);
+    if (buf && s->kind == "detections") take_detections(s, buf, index);
     s->count.store(index + 1);
   }
   gst_sample_unref(sample);

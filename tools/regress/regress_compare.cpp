@@ -210,6 +210,20 @@ std::string field_text(const GstStructure* s, const char* field) {
 
 }  // namespace
 
+SinkResult compare_detections(const std::string& sink, const DetectionsEntry& ref, const DetectionsEntry& run,
+                              const CompareOptions& opt, const std::string& rl, const std::string& ul) {
+  SinkResult r;
+  r.sink = sink;
+  r.kind = "detections";
+  r.ref_present = r.run_present = true;
+  DetOptions det = opt.det;
+  det.tensor_tol = opt.tensor_tol;
+  r.det = diff_detections(ref, run, det, rl, ul);
+  for (const std::string& why : r.det.failures) fail(&r, why);
+  compare_pts(&r, ref.pts, run.pts, rl, ul);
+  return r;
+}
+
 void Comparison::compare_manifests(const Manifest& ref, const Manifest& run) {
   const std::string& rl = ref_label_;
   const std::string& ul = run_label_;
@@ -250,9 +264,12 @@ void Comparison::compare_manifests(const Manifest& ref, const Manifest& run) {
         if (s.kind == "tensor") {
           for (int i = 0; i < gst_structure_n_fields(sa); i++) fields.insert(gst_structure_nth_field_name(sa, i));
           for (int i = 0; i < gst_structure_n_fields(sb); i++) fields.insert(gst_structure_nth_field_name(sb, i));
-        } else {
+        } else if (s.kind == "matches") {
           // positions are in frame pixels: what matters is the frame size, rate and the luma
           fields = {"width", "height", "framerate", "format"};
+        } else {
+          // boxes are in frame pixels; the detector chose its own input
+          fields = {"width", "height", "framerate"};
         }
         for (const auto& f : fields) {
           const std::string va = field_text(sa, f.c_str()), vb = field_text(sb, f.c_str());
@@ -416,6 +433,11 @@ std::string Comparison::frame_line(const FrameResult& f, const SinkResult& r) co
            fmt(r.run_stats.min - r.ref_stats.min) + ", max " + fmt(r.run_stats.max - r.ref_stats.max) + ", mean " +
            fmt(r.run_stats.mean - r.ref_stats.mean) + ", L2 " + fmt(r.run_stats.l2 - r.ref_stats.l2);
     }
+  } else if (r.kind == "detections") {
+    s += std::to_string(r.det.n_ref) + " vs " + std::to_string(r.det.n_run) + " detections";
+    if (!r.det.pairs.empty()) s += ", max shift " + fmt(r.det.max_shift) + " px, max dconf " + fmt(r.det.max_dconf);
+    if (!r.det.missed.empty()) s += ", " + std::to_string(r.det.missed.size()) + " missed";
+    if (!r.det.extra.empty()) s += ", " + std::to_string(r.det.extra.size()) + " extra";
   } else {
     s += std::to_string(r.match.n_ref) + " vs " + std::to_string(r.match.n_run) + " matches";
     if (!r.match.pairs.empty())
@@ -546,6 +568,64 @@ std::string Comparison::template_summary_line(const TemplateSummary& t) const {
   return o.str();
 }
 
+std::vector<DetClassSummary> summarize_detection_classes(
+    const std::vector<std::pair<uint64_t, const SinkResult*>>& results) {
+  std::map<std::string, DetClassSummary> by;
+  for (const auto& [frame, r] : results) {
+    if (!r->ref_present || !r->run_present) continue;
+    for (const auto& [key, c] : r->det.classes) {
+      DetClassSummary& s = by[key];
+      s.key = key;
+      s.n_ref += c.n_ref;
+      s.n_run += c.n_run;
+      s.missed += c.missed;
+      s.extra += c.extra;
+      if (c.n_ref != c.n_run) s.count_frames++;
+    }
+  }
+  std::vector<DetClassSummary> out;
+  for (auto& kv : by) out.push_back(kv.second);
+  return out;
+}
+
+void Comparison::detection_summary_to(std::ostringstream& o, const std::string& name,
+                                      const std::vector<const SinkResult*>& list, const std::vector<uint64_t>& idx,
+                                      uint64_t both, uint64_t failing, const std::string& only) const {
+  uint64_t n_ref = 0, n_run = 0, pairs = 0, missed = 0, extra = 0, wshift = 0, wconf = 0;
+  double max_shift = 0, max_dconf = 0;
+  std::vector<std::pair<uint64_t, const SinkResult*>> results;
+  for (size_t i = 0; i < list.size(); i++) {
+    const SinkResult* r = list[i];
+    results.emplace_back(idx[i], r);
+    if (!r->ref_present || !r->run_present) continue;
+    n_ref += r->det.n_ref;
+    n_run += r->det.n_run;
+    pairs += r->det.pairs.size();
+    missed += r->det.missed.size();
+    extra += r->det.extra.size();
+    if (r->det.max_shift > max_shift) {
+      max_shift = r->det.max_shift;
+      wshift = idx[i];
+    }
+    if (r->det.max_dconf > max_dconf) {
+      max_dconf = r->det.max_dconf;
+      wconf = idx[i];
+    }
+  }
+  o << "  sink '" << name << "' (detections): " << both << " frames compared, " << failing << " failing" << only
+    << "; detections " << ref_label_ << " " << n_ref << ", " << run_label_ << " " << n_run << "; " << pairs
+    << " paired, " << missed << " missed, " << extra << " extra; max box shift " << fmt(max_shift) << " px";
+  if (max_shift > 0) o << " (frame " << wshift << ")";
+  o << ", max confidence delta " << fmt(max_dconf);
+  if (max_dconf > 0) o << " (frame " << wconf << ")";
+  o << "\n";
+  for (const DetClassSummary& c : summarize_detection_classes(results)) {
+    o << "    class '" << c.key << "': " << ref_label_ << " " << c.n_ref << ", " << run_label_ << " " << c.n_run;
+    if (c.count_frames) o << " (" << c.count_frames << " frames with a different count)";
+    o << "; " << c.missed << " missed, " << c.extra << " extra\n";
+  }
+}
+
 void Comparison::summary_to(std::ostringstream& o) const {
   // per-sink summary
   std::map<std::string, std::vector<const SinkResult*>> by_sink;
@@ -613,6 +693,8 @@ void Comparison::summary_to(std::ostringstream& o) const {
       for (size_t i = 0; i < list.size(); i++)
         if (!list[i]->slots.empty()) slots.emplace_back(idx[i], &list[i]->slots);
       if (!slots.empty()) slot_summary_to(o, slots);
+    } else if (list.front()->kind == "detections") {
+      detection_summary_to(o, name, list, idx, both, failing, only);
     } else {
       uint64_t n_ref = 0, n_run = 0, count_mismatch = 0, wpos = 0, wscore = 0;
       double max_dpos = 0, max_dscore = 0;
@@ -648,6 +730,12 @@ void Comparison::summary_to(std::ostringstream& o) const {
   }
   std::string tol = "tensors " + opt_.tensor_tol.text() + ", match position " + fmt(opt_.pos_tol) +
                     " px, match score " + fmt(opt_.score_tol);
+  bool detections = false;
+  for (const auto& [name, list] : by_sink) detections = detections || list.front()->kind == "detections";
+  if (detections)
+    tol += ", detections IoU " + fmt(opt_.det.iou) + ", box " + fmt(opt_.det.pos_tol) + " px, confidence " +
+           fmt(opt_.det.conf_tol) + ", missed " + std::to_string(opt_.det.missed) + ", extra " +
+           std::to_string(opt_.det.extra) + " a frame";
   o << "  tolerances: " << tol << "\n";
 
   const FrameResult* first = nullptr;
@@ -746,6 +834,15 @@ void compare_recordings(const Recording& ra, const Recording& rb, Comparison* cm
           if (ok)
             cmp->add(i, compare_tensor(s.name, ia->second, pa, ib->second, pb, t, cmp->options(), cmp->ref_label(),
                                        cmp->run_label()));
+          continue;
+        }
+        add_one_sided_frame(cmp, i, s, ha ? &ia->second.pts : nullptr, hb ? &ib->second.pts : nullptr);
+      } else if (s.kind == "detections") {
+        auto ia = fa.detections.find(s.name), ib = fb.detections.find(s.name);
+        const bool ha = ia != fa.detections.end(), hb = ib != fb.detections.end();
+        if (ha && hb) {
+          cmp->add(i, compare_detections(s.name, ia->second, ib->second, cmp->options(), cmp->ref_label(),
+                                         cmp->run_label()));
           continue;
         }
         add_one_sided_frame(cmp, i, s, ha ? &ia->second.pts : nullptr, hb ? &ib->second.pts : nullptr);

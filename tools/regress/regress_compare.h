@@ -20,10 +20,11 @@ struct CompareOptions {
   double pos_tol = 0;                  // match position, pixels (Euclidean distance of the sub-pixel positions)
   double score_tol = 0;                // match score
   bool allow_setting_changes = false;  // differing caps / properties: warn and compare anyway
+  DetOptions det;                      // detections sinks
 };
 
 struct SinkResult {
-  std::string sink, kind;  // kind: "tensor" or "matches"
+  std::string sink, kind;  // kind: "tensor", "matches" or "detections"
   bool ref_present = false, run_present = false;
   bool pass = true;
   std::string problem;  // why it fails (first reason)
@@ -40,6 +41,8 @@ struct SinkResult {
   std::vector<SlotResult> slots;              // batched tensors: each slot (the frame fails if one does)
   // matches
   MatchDiff match;
+  // detections
+  DetDiff det;
 };
 
 struct FrameResult {
@@ -54,6 +57,10 @@ SinkResult compare_tensor(const std::string& sink, const TensorEntry& ref, const
                           const std::string& ref_label, const std::string& run_label);
 SinkResult compare_matches(const std::string& sink, const MatchesEntry& ref, const MatchesEntry& run,
                            const CompareOptions& opt, const std::string& ref_label, const std::string& run_label);
+// Pairs and judges a frame's detections (diff_detections); the frame fails with the first of
+// its reasons, the others as notes.
+SinkResult compare_detections(const std::string& sink, const DetectionsEntry& ref, const DetectionsEntry& run,
+                              const CompareOptions& opt, const std::string& ref_label, const std::string& run_label);
 
 // One template of a matches sink over the frames both sides have.
 struct TemplateSummary {
@@ -72,6 +79,15 @@ std::vector<TemplateSummary> summarize_templates(const std::vector<std::pair<uin
                                                  const CompareOptions& opt);
 // Whether the summaries are of the single, unlabelled template alone (nothing per template to say).
 bool single_template(const std::vector<TemplateSummary>& templates);
+
+// One class (source and label) of a detections sink over the frames both sides have.
+struct DetClassSummary {
+  std::string key;  // det_class_key
+  uint64_t n_ref = 0, n_run = 0, missed = 0, extra = 0;
+  uint64_t count_frames = 0;  // frames whose counts of it differ
+};
+std::vector<DetClassSummary> summarize_detection_classes(
+    const std::vector<std::pair<uint64_t, const SinkResult*>>& results);
 
 class Comparison {
  public:
@@ -122,6 +138,10 @@ class Comparison {
   // A batched tensor's slot rows under its frame line: every slot, or the failing ones.
   std::string slot_lines(const SinkResult& r, bool all_slots) const;
   void summary_to(std::ostringstream& o) const;  // mu_ held
+  // "  sink 'detections' (detections): ..." and a line per class
+  void detection_summary_to(std::ostringstream& o, const std::string& name, const std::vector<const SinkResult*>& list,
+                            const std::vector<uint64_t>& idx, uint64_t both, uint64_t failing,
+                            const std::string& only) const;
   // "    template 'a': matches golden 31, this run 31; ..." (a matches sink's summary, per template)
   std::string template_summary_line(const TemplateSummary& t) const;
 

@@ -35,6 +35,8 @@ svg.plot .xlabel { text-anchor: end; fill: #555; } svg.plot .ylabel { fill: #222
 svg.plot .bandlabel { fill: #777; } svg.plot .tollabel { text-anchor: end; fill: #c1121f; }
 svg.plot .line { fill: none; stroke: #1f5fbf; stroke-width: 1.3; }
 svg.plot .pt { fill: #1f5fbf; } svg.plot .pt.fail { fill: #d00000; } svg.plot .pt.nonfinite { fill: #8c8c8c; }
+svg.plot .refline { fill: none; stroke: #00a352; stroke-width: 1.3; stroke-dasharray: 4 3; }
+svg.plot .refpt { fill: #00a352; }
 svg.plot .tolerance { stroke: #c1121f; stroke-width: 1.3; stroke-dasharray: 6 4; }
 svg.plot .failband { fill: #ffd6d6; }
 .legend .key { display: inline-block; width: 22px; height: 0; vertical-align: middle; margin-right: 4px; }

@@ -37,15 +37,18 @@ std::vector<FramePick> pick_frames(const std::vector<FrameResult>& frames) {
   for (const auto& f : frames)
     for (const auto& [name, r] : f.sinks) {
       if (!compared(r)) continue;
-      const bool tensor = r.kind == "tensor";
-      const std::pair<double, double> rank =
-          tensor ? std::make_pair(tensor_badness(r), 0.0) : std::make_pair(r.match.max_dpos, r.match.max_dscore);
+      const bool tensor = r.kind == "tensor", det = r.kind == "detections";
+      const std::pair<double, double> rank = tensor ? std::make_pair(tensor_badness(r), 0.0)
+                                             : det  ? std::make_pair(r.det.max_shift, r.det.max_dconf)
+                                                    : std::make_pair(r.match.max_dpos, r.match.max_dscore);
       Worst& w = worst[name];
       if (rank <= w.rank) continue;
       w.rank = rank;
       w.frame = f.index;
       w.why = "the worst of sink '" + name + "': " +
               (tensor           ? "largest max abs diff, " + num(rank.first)
+               : det            ? (rank.first > 0 ? "largest box shift, " + num(rank.first) + " px"
+                                                  : "largest confidence delta, " + num(rank.second))
                : rank.first > 0 ? "largest match position delta, " + num(rank.first) + " px"
                                 : "largest match score delta, " + num(rank.second));
     }
@@ -66,7 +69,7 @@ std::string frame_sections_html(const std::vector<FramePick>& picks, const std::
   // the clip's frames, decoded once for all pictures with matches
   bool matches = false;
   for (const auto& s : in.ref->sinks)
-    if (s.kind == "matches") matches = true;
+    if (s.kind == "matches" || s.kind == "detections") matches = true;
   std::map<uint64_t, RgbImage> decoded;
   std::string missing = in.clip.empty() ? in.clip_missing : "";
   if (matches && !in.clip.empty()) {
@@ -102,6 +105,9 @@ std::string frame_sections_html(const std::vector<FramePick>& picks, const std::
         const std::string part = tensor_pictures(p.frame, sink, it->second, in, dir, error);
         if (!error->empty()) return "";
         o += part;
+      } else if (sink.kind == "detections") {
+        o += detection_pictures(p.frame, sink, in, frame_png,
+                                frame_png.empty() ? (missing.empty() ? "the clip gave no such frame" : missing) : "");
       } else {
         o += match_pictures(p.frame, sink, in, frame_png,
                             frame_png.empty() ? (missing.empty() ? "the clip gave no such frame" : missing) : "");

@@ -29,6 +29,10 @@ std::string tensor_pictures(uint64_t frame, const SinkInfo& sink, const SinkResu
                             const std::string& dir, std::string* error);
 std::string match_pictures(uint64_t frame, const SinkInfo& sink, const HtmlReportInput& in,
                            const std::string& frame_png, const std::string& frame_missing);
+// A detections sink: the clip's frame with both sides' boxes and a table of the pairs, the
+// missed and the extra detections.
+std::string detection_pictures(uint64_t frame, const SinkInfo& sink, const HtmlReportInput& in,
+                               const std::string& frame_png, const std::string& frame_missing);
 // regress_html_slots.cpp: a batched tensor's slots: the one to draw (the first failing, else the
 // most different, else slot 0) and a table row per slot with its figures.
 size_t picture_slot(const SinkResult& r);

@@ -279,4 +279,55 @@ std::string match_pictures(uint64_t frame, const SinkInfo& sink, const HtmlRepor
   return o;
 }
 
+namespace {
+
+std::string det_boxes(const std::vector<DetRec>& list, const char* cls) {
+  std::string o;
+  for (const DetRec& d : list)
+    o += std::string("<rect class=\"") + cls + "\" data-class=\"" + markup_escape(det_class_key(d)) + "\" x=\"" +
+         num(d.x) + "\" y=\"" + num(d.y) + "\" width=\"" + num(d.w) + "\" height=\"" + num(d.h) + "\"><title>" +
+         markup_escape(det_text(d)) + "</title></rect>";
+  return o;
+}
+
+std::string det_cell(const DetRec* d) {
+  if (!d) return "<td colspan=\"2\">(none)</td>";
+  return "<td>" + markup_escape(det_text(*d)) + "</td><td>" +
+         (d->has_confidence ? num(d->confidence) : std::string("none")) + "</td>";
+}
+
+}  // namespace
+
+std::string detection_pictures(uint64_t frame, const SinkInfo& sink, const HtmlReportInput& in,
+                               const std::string& frame_png, const std::string& frame_missing) {
+  const std::string rl = in.cmp->ref_label(), ul = in.cmp->run_label();
+  std::string o = "<h3>sink '" + markup_escape(sink.name) + "' (detections)</h3>\n";
+  const DetectionsEntry* ea = in.ref_data->detections(sink.name, frame);
+  const DetectionsEntry* eb = in.run_data->detections(sink.name, frame);
+  int w = 0, h = 0;
+  if (!ea || !eb || !frame_size(sink, &w, &h))
+    return o + "<p class=\"note\">No picture: the detections of this frame are not at hand.</p>\n";
+  const DetDiff d = diff_detections(*ea, *eb, in.cmp->options().det, rl, ul);
+  const std::string overlay = det_boxes(ea->items, "mref") + det_boxes(eb->items, "mrun");
+  std::string caption = "<span class=\"kref\">&#9632;</span> " + markup_escape(rl) + " (wide)" +
+                        " &nbsp; <span class=\"krun\">&#9632;</span> " + markup_escape(ul) + " (thin, dashed)";
+  if (!frame_missing.empty()) caption += "<br>No frame image: " + markup_escape(frame_missing) + ".";
+  o += "<div class=\"row\">\n" +
+       figure(picture(frame_png, w, h, 0, 0, w, h, std::min(640, w), overlay, "frame " + std::to_string(frame)),
+              caption) +
+       "</div>\n";
+  o += "<table class=\"detections\"><tr><th>" + markup_escape(rl) + "</th><th>confidence</th><th>" + markup_escape(ul) +
+       "</th><th>confidence</th><th>IoU</th><th>box shift (px)</th><th>confidence delta</th></tr>\n";
+  for (const DetPair& p : d.pairs)
+    o += "<tr data-det=\"pair\">" + det_cell(&ea->items[p.ref]) + det_cell(&eb->items[p.run]) + "<td>" + num(p.iou) +
+         "</td><td>" + num(p.shift) + "</td><td>" + num(p.dconf) + "</td></tr>\n";
+  for (size_t i : d.missed)
+    o += "<tr class=\"fail\" data-det=\"missed\">" + det_cell(&ea->items[i]) + det_cell(nullptr) +
+         "<td colspan=\"3\">missed</td></tr>\n";
+  for (size_t i : d.extra)
+    o += "<tr class=\"fail\" data-det=\"extra\">" + det_cell(nullptr) + det_cell(&eb->items[i]) +
+         "<td colspan=\"3\">extra</td></tr>\n";
+  return o + "</table>\n";
+}
+
 }  // namespace regress

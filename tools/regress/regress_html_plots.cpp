@@ -1,4 +1,5 @@
 #include <cmath>
+#include <map>
 
 #include "regress_html_parts.h"
 
@@ -21,6 +22,56 @@ void set_tolerance(Plot* p, double value, const std::string& label) {
 }
 
 bool full_store(const Manifest* m) { return m && m->store == "full"; }
+
+// A detections sink: the largest box shift and confidence delta of its pairs per frame, and per
+// class its count on each side over the frames (the reference's dashed).
+void detection_plots(const std::vector<FrameResult>& frames, const std::string& sink, const CompareOptions& opt,
+                     const HtmlReportInput& in, SinkPlots* sp) {
+  const uint64_t n = frames.size();
+  Plot a = make_plot(sink, "box-shift", "box shift (px)", n);
+  Plot b = make_plot(sink, "confidence-delta", "confidence delta", n);
+  a.from_zero = b.from_zero = true;
+  set_tolerance(&a, opt.det.pos_tol, "tolerance " + format_short(opt.det.pos_tol, 6) + " px");
+  set_tolerance(&b, opt.det.conf_tol, "tolerance " + format_short(opt.det.conf_tol, 6));
+  std::map<std::string, Plot> counts;
+  std::vector<std::pair<uint64_t, const SinkResult*>> results;
+  for (const auto& f : frames) {
+    auto it = f.sinks.find(sink);
+    if (it == f.sinks.end() || !it->second.ref_present || !it->second.run_present) continue;
+    results.emplace_back(f.index, &it->second);
+  }
+  for (const DetClassSummary& c : summarize_detection_classes(results)) {
+    Plot p =
+        make_plot(sink, "count-" + c.key,
+                  "detections of " + c.key + " (" + in.cmp->run_label() + "; " + in.cmp->ref_label() + " dashed)", n);
+    p.from_zero = true;
+    p.ref_label = in.cmp->ref_label();
+    counts[c.key] = p;
+  }
+  for (const auto& [frame, r] : results) {
+    PlotPoint pa, pb;
+    pa.frame = pb.frame = frame;
+    pa.failing = pb.failing = !r->pass;
+    pa.value = r->det.max_shift;
+    pb.value = r->det.max_dconf;
+    if (!r->det.pairs.empty()) {
+      a.points.push_back(pa);
+      b.points.push_back(pb);
+    }
+    for (auto& [key, p] : counts) {
+      auto c = r->det.classes.find(key);
+      PlotPoint run, ref;
+      run.frame = ref.frame = frame;
+      run.failing = !r->pass;
+      run.value = c == r->det.classes.end() ? 0 : (double)c->second.n_run;
+      ref.value = c == r->det.classes.end() ? 0 : (double)c->second.n_ref;
+      p.points.push_back(run);
+      p.ref_points.push_back(ref);
+    }
+  }
+  sp->plots = {a, b};
+  for (auto& kv : counts) sp->plots.push_back(kv.second);
+}
 
 }  // namespace
 
@@ -79,6 +130,8 @@ std::vector<SinkPlots> report_plots(const std::vector<FrameResult>& frames, cons
         b.points.push_back(pb);
       }
       sp.plots = {a, b};
+    } else if (sink.kind == "detections") {
+      detection_plots(frames, sink.name, opt, in, &sp);
     } else {
       Plot a = make_plot(sink.name, "position-delta", "match position delta (px)", n);
       Plot b = make_plot(sink.name, "score-delta", "match score delta", n);

@@ -17,7 +17,8 @@ namespace regress {
 const char* tool_version() { return VERSION; }
 
 std::string sink_kind(const std::string& name) {
-  return (name.rfind("match", 0) == 0 || name.rfind("roi", 0) == 0) ? "matches" : "tensor";
+  if (name.rfind("match", 0) == 0 || name.rfind("roi", 0) == 0) return "matches";
+  return name.rfind("detect", 0) == 0 ? "detections" : "tensor";
 }
 
 std::string substitute_clip(const std::string& description, const std::string& token) {

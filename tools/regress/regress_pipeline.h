@@ -23,6 +23,7 @@ class SampleHandler {
   virtual void on_tensor(const std::string& sink, uint64_t index, const TensorEntry& entry, DType type,
                          const uint8_t* data) = 0;
   virtual void on_matches(const std::string& sink, uint64_t index, const MatchesEntry& entry) = 0;
+  virtual void on_detections(const std::string& sink, uint64_t index, const DetectionsEntry& entry) = 0;
   // Appended to the progress line ("2 failing").
   virtual std::string progress_note() { return ""; }
 };
@@ -46,7 +47,7 @@ int apply_clip(GstElement* pipeline, const std::string& token, const std::string
 // Collapses whitespace runs, trims: descriptions are compared in this form.
 std::string normalize_description(const std::string& description);
 // What an appsink carries, from its name: "matches" for names starting with "match" or "roi",
-// "tensor" otherwise.
+// "detections" for names starting with "detect", "tensor" otherwise.
 std::string sink_kind(const std::string& appsink_name);
 // The tool's own version ("0.1.0").
 const char* tool_version();

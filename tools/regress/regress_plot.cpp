@@ -55,6 +55,11 @@ std::string plot_svg(const Plot& p) {
     lo = std::min(lo, pt.value);
     hi = std::max(hi, pt.value);
   }
+  for (const auto& pt : p.ref_points) {
+    if (!std::isfinite(pt.value)) continue;
+    lo = std::min(lo, pt.value);
+    hi = std::max(hi, pt.value);
+  }
   if (p.has_tolerance) {
     lo = std::min(lo, p.tolerance);
     hi = std::max(hi, p.tolerance);
@@ -123,6 +128,22 @@ std::string plot_svg(const Plot& p) {
     o << "<line class=\"tolerance\" x1=\"" << x0 << "\" x2=\"" << x1 << "\" y1=\"" << ty << "\" y2=\"" << ty
       << "\"/><text class=\"tollabel\" x=\"" << x1 - 4 << "\" y=\"" << label_y << "\">"
       << markup_escape(p.tolerance_label) << "</text>\n";
+  }
+  // the reference's series: a dashed line under the main one
+  if (!p.ref_points.empty()) {
+    std::string ref_path;
+    for (const auto& pt : p.ref_points) {
+      if (!std::isfinite(pt.value)) continue;
+      const auto [x, y] = XY(pt);
+      ref_path += (ref_path.empty() ? "M" : " L") + num(x) + " " + num(y);
+    }
+    if (!ref_path.empty()) o << "<path class=\"refline\" d=\"" << ref_path << "\"/>\n";
+    for (const auto& pt : p.ref_points) {
+      const auto [x, y] = XY(pt);
+      o << "<circle class=\"refpt\" cx=\"" << x << "\" cy=\"" << y << "\" r=\"2\" data-frame=\"" << pt.frame
+        << "\" data-value=\"" << format_double(pt.value) << "\"><title>frame " << pt.frame << ": "
+        << markup_escape(p.ref_label) << " " << num(pt.value) << "</title></circle>\n";
+    }
   }
   // the line joins consecutive finite values
   std::string path;

@@ -25,6 +25,10 @@ struct Plot {
   std::string tolerance_label;  // "tolerance max-abs=1e-05"
   std::string nonfinite_label;  // text for the band of non-finite values ("inf: identical")
   bool from_zero = false;       // a magnitude: the y axis starts at 0
+  // a second series to compare with (the reference's), drawn as a dashed line with its own
+  // points (class "refpt", data-frame and data-value as the main series')
+  std::vector<PlotPoint> ref_points;
+  std::string ref_label;
 };
 
 std::string plot_svg(const Plot& p);

@@ -28,6 +28,12 @@ const MatchesEntry* RecordingSide::matches(const std::string& sink, uint64_t fra
   return it == rec_.frames[frame].matches.end() ? nullptr : &it->second;
 }
 
+const DetectionsEntry* RecordingSide::detections(const std::string& sink, uint64_t frame) const {
+  if (frame >= rec_.frames.size()) return nullptr;
+  auto it = rec_.frames[frame].detections.find(sink);
+  return it == rec_.frames[frame].detections.end() ? nullptr : &it->second;
+}
+
 void RunKeeper::keep_tensor(const std::string& sink, uint64_t frame, const SinkResult& r, const uint8_t* data,
                             size_t bytes) {
   if (r.identical) return;  // the report takes the reference's bytes
@@ -59,6 +65,11 @@ void RunKeeper::keep_matches(const std::string& sink, uint64_t frame, const Matc
   matches_[sink][frame] = e;
 }
 
+void RunKeeper::keep_detections(const std::string& sink, uint64_t frame, const DetectionsEntry& e) {
+  std::lock_guard<std::mutex> lock(mu_);
+  detections_[sink][frame] = e;
+}
+
 bool RunKeeper::tensor_bytes(const std::string& sink, uint64_t frame, std::vector<uint8_t>* out,
                              std::string* why) const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -80,6 +91,14 @@ const MatchesEntry* RunKeeper::matches(const std::string& sink, uint64_t frame) 
   std::lock_guard<std::mutex> lock(mu_);
   auto it = matches_.find(sink);
   if (it == matches_.end()) return nullptr;
+  auto f = it->second.find(frame);
+  return f == it->second.end() ? nullptr : &f->second;
+}
+
+const DetectionsEntry* RunKeeper::detections(const std::string& sink, uint64_t frame) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = detections_.find(sink);
+  if (it == detections_.end()) return nullptr;
   auto f = it->second.find(frame);
   return f == it->second.end() ? nullptr : &f->second;
 }

@@ -21,6 +21,8 @@ class SideData {
                             std::string* why) const = 0;
   // The matches of a frame, or nullptr.
   virtual const MatchesEntry* matches(const std::string& sink, uint64_t frame) const = 0;
+  // The detections of a frame, or nullptr.
+  virtual const DetectionsEntry* detections(const std::string& sink, uint64_t frame) const = 0;
 };
 
 class RecordingSide : public SideData {
@@ -29,6 +31,7 @@ class RecordingSide : public SideData {
   bool tensor_bytes(const std::string& sink, uint64_t frame, std::vector<uint8_t>* out,
                     std::string* why) const override;
   const MatchesEntry* matches(const std::string& sink, uint64_t frame) const override;
+  const DetectionsEntry* detections(const std::string& sink, uint64_t frame) const override;
 
  private:
   const Recording& rec_;
@@ -41,9 +44,11 @@ class RunKeeper : public SideData {
  public:
   void keep_tensor(const std::string& sink, uint64_t frame, const SinkResult& r, const uint8_t* data, size_t bytes);
   void keep_matches(const std::string& sink, uint64_t frame, const MatchesEntry& e);
+  void keep_detections(const std::string& sink, uint64_t frame, const DetectionsEntry& e);
   bool tensor_bytes(const std::string& sink, uint64_t frame, std::vector<uint8_t>* out,
                     std::string* why) const override;
   const MatchesEntry* matches(const std::string& sink, uint64_t frame) const override;
+  const DetectionsEntry* detections(const std::string& sink, uint64_t frame) const override;
 
  private:
   struct Kept {
@@ -58,6 +63,7 @@ class RunKeeper : public SideData {
   mutable std::mutex mu_;
   std::map<std::string, SinkKept> tensors_;
   std::map<std::string, std::map<uint64_t, MatchesEntry>> matches_;
+  std::map<std::string, std::map<uint64_t, DetectionsEntry>> detections_;
 };
 
 // How bad a tensor result is, for picking the worst frame: NaN counts as infinitely far.

@@ -328,8 +328,8 @@ bool manifest_from_json(const Json& j, Manifest* m, std::string* error) {
       *error = "sinks[" + std::to_string(i) + "]: unknown dtype \"" + s.dtype + "\"";
       return false;
     }
-    if (s.kind != "tensor" && s.kind != "matches") {
-      *error = "sinks[" + std::to_string(i) + "]: kind \"" + s.kind + "\" is neither tensor nor matches";
+    if (s.kind != "tensor" && s.kind != "matches" && s.kind != "detections") {
+      *error = "sinks[" + std::to_string(i) + "]: kind \"" + s.kind + "\" is not tensor, matches or detections";
       return false;
     }
     m->sinks.push_back(s);
@@ -454,6 +454,13 @@ Json frame_to_json(const FrameEntry& f) {
     o.set("matches", items);
     sinks[name] = o;
   }
+  for (const auto& [name, d] : f.detections) {
+    Json o = Json::object();
+    o.set("pts", d.pts < 0 ? Json::null() : Json::integer(d.pts));
+    o.set("duration", d.duration < 0 ? Json::null() : Json::integer(d.duration));
+    detections_to_json(d, &o);
+    sinks[name] = o;
+  }
   for (auto& [name, o] : sinks) j.set(name, o);
   return j;
 }
@@ -501,6 +508,14 @@ bool frame_from_json(const Json& j, FrameEntry* f, std::string* error) {
         m.items.push_back(r);
       }
       f->matches[name] = m;
+    } else if (o.has("detections")) {
+      DetectionsEntry d;
+      if (!opt_time(o, "pts", &d.pts, error) || !opt_time(o, "duration", &d.duration, error) ||
+          !detections_from_json(o, &d, error)) {
+        *error = name + ": " + *error;
+        return false;
+      }
+      f->detections[name] = d;
     } else {
       TensorEntry t;
       if (!opt_time(o, "pts", &t.pts, error) || !opt_time(o, "duration", &t.duration, error) ||
@@ -718,6 +733,15 @@ bool Recording::load(const std::string& d, std::string* error) {
       const SinkInfo* s = manifest.sink(name);
       if (!s || s->kind != "matches") {
         *error = fpath + " line " + std::to_string(lineno) + ": corrupt: matches sink \"" + name +
+                 "\" is not in the manifest";
+        return false;
+      }
+      counts[name]++;
+    }
+    for (const auto& [name, d] : f.detections) {
+      const SinkInfo* s = manifest.sink(name);
+      if (!s || s->kind != "detections") {
+        *error = fpath + " line " + std::to_string(lineno) + ": corrupt: detections sink \"" + name +
                  "\" is not in the manifest";
         return false;
       }

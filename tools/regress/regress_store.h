@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "regress_detect.h"
 #include "regress_json.h"
 #include "regress_math.h"
 
@@ -21,7 +22,7 @@ constexpr int kLayoutVersion = 1;
 
 struct SinkInfo {
   std::string name;
-  std::string kind;     // "tensor" or "matches"
+  std::string kind;     // "tensor", "matches" or "detections"
   std::string caps;     // negotiated caps of the first sample, without caps features
   std::string memory;   // "system" or the caps feature ("memory:CUDAMemory")
   std::string dtype;    // tensor sinks: element type name ("float32", ...)
@@ -102,8 +103,9 @@ struct MatchesEntry {
 
 struct FrameEntry {
   uint64_t index = 0;
-  std::map<std::string, TensorEntry> tensors;   // by sink name
-  std::map<std::string, MatchesEntry> matches;  // by sink name
+  std::map<std::string, TensorEntry> tensors;         // by sink name
+  std::map<std::string, MatchesEntry> matches;        // by sink name
+  std::map<std::string, DetectionsEntry> detections;  // by sink name
 };
 
 Json manifest_to_json(const Manifest& m);

@@ -16,7 +16,7 @@ struct SuiteClip {
   std::string clip;                            // the clip's path
   std::string golden;                          // the golden's directory
   std::string pipeline;                        // empty: the golden's own (check); record needs one
-  std::map<std::string, std::string> options;  // tensor-tol, match-pos-tol, match-score-tol, store
+  std::map<std::string, std::string> options;  // tensor-tol, match-pos-tol, match-score-tol, det-*, store
   double timeout_s = 0;                        // 0: none
 };
 

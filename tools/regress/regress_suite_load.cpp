@@ -15,7 +15,9 @@ namespace regress {
 
 namespace {
 
-const std::set<std::string> kClipOptions = {"tensor-tol", "match-pos-tol", "match-score-tol", "store"};
+const std::set<std::string> kClipOptions = {"tensor-tol", "match-pos-tol", "match-score-tol",
+                                            "det-iou",    "det-pos-tol",   "det-conf-tol",
+                                            "det-missed", "det-extra",     "store"};
 
 std::string join_path(const std::string& dir, const std::string& rel) {
   if (rel.empty() || g_path_is_absolute(rel.c_str()) || dir.empty() || dir == ".") return rel;

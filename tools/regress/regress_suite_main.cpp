@@ -25,8 +25,9 @@ const char* kSuiteUsage =
     "  cudaprep-regress suite check  --suite DIR|FILE --out RESULTS [--clips ROOT] [--goldens DIR] [-j N]\n"
     "                                [--gpus 0,1,... [--jobs-per-gpu K]] [--timeout S] [--parts N --part-index I]\n"
     "                                [--tensor-tol exact|max-abs=X|psnr=DB] [--match-pos-tol PX]\n"
-    "                                [--match-score-tol S] [--junit FILE] [--retry-failed N] [--wrapper PROGRAM]\n"
-    "                                [--quiet]\n"
+    "                                [--match-score-tol S] [--det-iou X] [--det-pos-tol PX] [--det-conf-tol X]\n"
+    "                                [--det-missed N] [--det-extra N] [--junit FILE] [--retry-failed N]\n"
+    "                                [--wrapper PROGRAM] [--quiet]\n"
     "  cudaprep-regress suite merge  --out RESULTS [--junit FILE] PART_RESULTS...\n"
     "  cudaprep-regress suite list   --suite DIR|FILE [--clips ROOT] [--goldens DIR] [--parts N --part-index I]\n"
     "A suite is a directory of goldens (clips found by name under --clips ROOT) or a manifest file\n"
@@ -147,7 +148,8 @@ bool parse_parts(const SuiteArgs& a, uint32_t* parts, uint32_t* index, std::stri
 bool suite_defaults(const SuiteArgs& a, SuiteDefaults* d, std::string* error) {
   d->clips_root = a.get("clips");
   d->goldens_dir = a.get("goldens");
-  for (const char* k : {"tensor-tol", "match-pos-tol", "match-score-tol", "store"})
+  for (const char* k : {"tensor-tol", "match-pos-tol", "match-score-tol", "det-iou", "det-pos-tol", "det-conf-tol",
+                        "det-missed", "det-extra", "store"})
     if (a.has(k)) d->options[k] = a.get(k);
   if (a.has("timeout")) {
     if (!parse_decimal(a.get("timeout"), &d->timeout_s) || d->timeout_s <= 0 || !std::isfinite(d->timeout_s)) {
@@ -163,10 +165,22 @@ bool suite_defaults(const SuiteArgs& a, SuiteDefaults* d, std::string* error) {
     TensorTolerance t;
     if (!parse_tensor_tolerance(a.get("tensor-tol"), &t, error)) return false;
   }
-  for (const char* k : {"match-pos-tol", "match-score-tol"}) {
+  for (const char* k : {"match-pos-tol", "match-score-tol", "det-pos-tol", "det-conf-tol"}) {
     double v = 0;
     if (a.has(k) && (!parse_decimal(a.get(k), &v) || v < 0 || std::signbit(v))) {
       *error = std::string("--") + k + " " + a.get(k) + ": expected a decimal number >= 0 (e.g. 0.5 or 1e-6)";
+      return false;
+    }
+  }
+  double iou = 0;
+  if (a.has("det-iou") && (!parse_decimal(a.get("det-iou"), &iou) || !(iou > 0) || iou > 1)) {
+    *error = "--det-iou " + a.get("det-iou") + ": expected a decimal number > 0 and <= 1 (e.g. 0.5)";
+    return false;
+  }
+  for (const char* k : {"det-missed", "det-extra"}) {
+    const std::string v = a.has(k) ? a.get(k) : "0";
+    if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos) {
+      *error = std::string("--") + k + " " + v + ": expected a count of detections (0, 1, 2, ...)";
       return false;
     }
   }
@@ -239,7 +253,8 @@ int cmd_run(const std::string& command, int argc, char** argv) {
     values.insert("store");
     flags.insert("force");
   } else {
-    values.insert({"tensor-tol", "match-pos-tol", "match-score-tol"});
+    values.insert({"tensor-tol", "match-pos-tol", "match-score-tol", "det-iou", "det-pos-tol", "det-conf-tol",
+                   "det-missed", "det-extra"});
   }
   if (!parse(argc, argv, values, flags, &a, &err)) return suite_usage(err);
   if (!a.positional.empty()) return suite_usage("unexpected argument " + a.positional[0]);

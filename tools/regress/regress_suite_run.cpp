@@ -56,7 +56,8 @@ std::vector<std::string> clip_command(const SuiteClip& c, const SuiteRunConfig& 
       argv.push_back("--pipeline");
       argv.push_back(c.pipeline);
     }
-    for (const char* k : {"tensor-tol", "match-pos-tol", "match-score-tol"}) {
+    for (const char* k : {"tensor-tol", "match-pos-tol", "match-score-tol", "det-iou", "det-pos-tol", "det-conf-tol",
+                          "det-missed", "det-extra"}) {
       auto it = c.options.find(k);
       if (it != c.options.end()) argv.push_back(std::string("--") + k + "=" + it->second);
     }
