@@ -2,7 +2,7 @@
 // suppression, one wait), medians: the bank matcher (8 x 64 px, 32 mixed 16..128 px, a masked
 // 64 px, a tracking window) beside the single-template matcher (one template; the same templates
 // one launch each) and NPP's nppiCrossCorrValid_NormLevel (one call per template, no mask, score
-// maps only). A markdown table last, with the issue's targets as ratios.
+// maps only). A markdown table last, with the targets as ratios.
 //
 //   template_bank_bench [iterations]
 #include <cuda_runtime.h>

@@ -4,13 +4,14 @@
 //   * tensorize_cuda (the fused kernel of this project);
 //   * a naive letterbox kernel of the kind common in TensorRT deployments (one thread per output
 //     pixel, bilinear, the source read again for every channel, three plane writes);
-//   * cudaMemcpyAsync device-to-device of the output tensor's bytes: the floor as the issue
+//   * cudaMemcpyAsync device-to-device of the output tensor's bytes: the floor as the target
 //     defines it (the fused kernel writes those bytes and also reads most of the input: about
 //     2.4 MB of NV12, 4.1 MB of BGR at this 3:1 scale), and of (input + output) bytes;
 //     "vs floor" is the ratio of per-frame times; a copy kernel on the SMs, in case the copy engine
 //     that cudaMemcpyAsync may use is slower;
-//   * batches (issue 10, not with --warm): 8 x 1080p NV12 -> 8x3x640x640, 64 regions of 32-400 px
-//     of one 1080p frame -> 64x3x224x224, and 4 NV12 + 4 BGR of different sizes -> 8x3x640x640:
+//   * batches (not with --warm): 8 x 1080p NV12 -> 8x3x640x640, 64 regions of 32-400 px of one
+//     1080p frame or 8 of each of 8 cameras -> 64x3x224x224, 4 NV12 + 4 BGR of different sizes ->
+//     8x3x640x640:
 //     tensorize_batch_cuda (one upload + one launch a batch) vs the same slots as single-frame
 //     launches vs the D2D copy of the batch's output bytes (a "frame" in the table is one batch),
 //     all three enqueued on the stream without a graph: the batch path uploads its slot table
@@ -30,7 +31,7 @@
 // never holds the next frame.
 //
 // Options: --warm turns the rotation off (L2 then holds the frame, as it may right after a decoder
-// wrote it; not the issue's method, for comparison only). --warps-per-block N (1..4; default:
+// wrote it; not the target's method, for comparison only). --warps-per-block N (1..4; default:
 // each launch's own, 2 single-frame and 4 batch) and --no-plane-routing time the kernels in
 // another launch shape (TensorizeTuning).
 // NPP is not used: the toolkit here ships without it.
@@ -259,7 +260,7 @@ void time_method(const char* input, const char* method, size_t moved_bytes, Laun
                    median(lat), median(call), 0, 0, 0});
 }
 
-// ---- batches (issue 10) ----------------------------------------------------------------------
+// ---- batches -------------------------------------------------------------------------------
 
 // One slot of a batch case: a source frame (format, size) and a region of it (empty = whole).
 struct BatchSlotCase {
@@ -305,10 +306,12 @@ TensorizePlan full_hd_plan(PixelFormat fmt) {
 }
 
 // Times one batch case side by side: the one-launch batch, the same slots as single-frame
-// launches, and the device-to-device copy of the batch's output bytes (the floor). Slots that
-// share a frame (regions) read the same input buffer. Inputs and outputs rotate over enough sets
-// that L2 never holds the next batch.
-void bench_batch(const char* name, const std::vector<BatchSlotCase>& cases, bool one_frame, int dst_w, int dst_h,
+// launches, and the device-to-device copy of the batch's output bytes (the floor). Each run of
+// `per_frame` consecutive slots reads one frame (regions of a camera's frame); with several frames
+// of several regions each, also one batch launch per frame (what one cudatensorize roi-meta
+// element per camera launches). Inputs and outputs rotate over enough sets that L2 never holds
+// the next batch.
+void bench_batch(const char* name, const std::vector<BatchSlotCase>& cases, int per_frame, int dst_w, int dst_h,
                  const cudaDeviceProp& prop, const TensorizeTuning& tuning, cudaStream_t s, std::vector<Row>* rows) {
   TensorOutputSpec spec;
   spec.dst_width = dst_w;
@@ -316,9 +319,12 @@ void bench_batch(const char* name, const std::vector<BatchSlotCase>& cases, bool
   TensorOutputPlan output;
   if (!make_output_plan(spec, &output).ok()) std::exit(1);
   const int n = int(cases.size());
-  const int frames = one_frame ? 1 : n;
+  const int frames = (n + per_frame - 1) / per_frame;
   std::vector<size_t> in_off(frames + 1, 0);
-  for (int f = 0; f < frames; ++f) in_off[f + 1] = in_off[f] + frame_bytes(cases[f].format, cases[f].w, cases[f].h);
+  for (int f = 0; f < frames; ++f) {
+    const BatchSlotCase& c = cases[size_t(f) * per_frame];
+    in_off[f + 1] = in_off[f] + frame_bytes(c.format, c.w, c.h);
+  }
   const size_t in_bytes = in_off[frames], out_bytes = batch_bytes(output, n);
   const size_t l2 = size_t(std::max(prop.l2CacheSize, 1 << 20));
   const int sets = int(std::max<size_t>(4, (3 * l2 + in_bytes + out_bytes - 1) / (in_bytes + out_bytes)));
@@ -346,7 +352,7 @@ void bench_batch(const char* name, const std::vector<BatchSlotCase>& cases, bool
     }
     for (int k = 0; k < sets; ++k) {
       slots[k][i].plan = plan;
-      slots[k][i].src = stacked_frame(c.format, c.w, c.h, in + size_t(k) * in_bytes + in_off[one_frame ? 0 : i]);
+      slots[k][i].src = stacked_frame(c.format, c.w, c.h, in + size_t(k) * in_bytes + in_off[i / per_frame]);
     }
   }
   BatchSlotTable table;
@@ -366,6 +372,28 @@ void bench_batch(const char* name, const std::vector<BatchSlotCase>& cases, bool
         }
       },
       s, rows, false);
+  if (frames > 1 && per_frame > 1) {
+    char per_camera[80];
+    std::snprintf(per_camera, sizeof(per_camera), "%d x tensorize_batch_cuda (a launch per frame)", frames);
+    std::vector<BatchSlotTable> tables(frames);
+    for (BatchSlotTable& t : tables)
+      if (!t.reserve(per_frame).ok()) std::exit(1);
+    time_method(
+        name, per_camera, in_bytes + out_bytes,
+        [&](int i) {
+          for (int f = 0; f < frames; ++f) {
+            TensorizeBatch b;
+            b.output = output;
+            b.slots = slots[i % sets].data() + size_t(f) * per_frame;
+            b.count = std::min(per_frame, n - f * per_frame);
+            const Status r =
+                tensorize_batch_cuda(b, out + size_t(i % sets) * out_bytes + slot_bytes(output) * f * per_frame,
+                                     slot_bytes(output) * b.count, s, &tables[f], tuning);
+            if (!r.ok()) std::exit(1);
+          }
+        },
+        s, rows, false);
+  }
   char single[64];
   std::snprintf(single, sizeof(single), "%d x tensorize_cuda (single launches)", n);
   const size_t slot = slot_bytes(output);
@@ -393,18 +421,20 @@ void bench_batch(const char* name, const std::vector<BatchSlotCase>& cases, bool
     (*rows)[k].vs_inout_copy = 0;  // not measured for batches ("-")
     (*rows)[k].vs_in_copy = 0;
   }
-  std::printf("%s: one launch = %.2fx the copy floor, %.2fx the single launches\n", name, batch_us / floor_us,
-              batch_us / (*rows)[first_row + 1].per_frame_us);
+  std::printf("%s: one launch = %.2fx the copy floor", name, batch_us / floor_us);
+  for (size_t k = first_row + 1; k + 1 < rows->size(); ++k)
+    std::printf(", %.2fx %s", batch_us / (*rows)[k].per_frame_us, (*rows)[k].method.c_str());
+  std::printf("\n");
   CK(cudaFree(in));
   CK(cudaFree(out));
   CK(cudaFree(copy_src));
   CK(cudaFree(copy_dst));
 }
 
-// The issue's three batch cases.
+// The batch cases: cameras, regions of one frame, regions of 8 cameras, mixed formats.
 void bench_batches(const cudaDeviceProp& prop, const TensorizeTuning& tuning, cudaStream_t s, std::vector<Row>* rows) {
   std::vector<BatchSlotCase> cams(8, BatchSlotCase{PixelFormat::NV12, 1920, 1080, Rect()});
-  bench_batch("batch: 8 x NV12 1920x1080 -> 8x3x640x640", cams, false, 640, 640, prop, tuning, s, rows);
+  bench_batch("batch: 8 x NV12 1920x1080 -> 8x3x640x640", cams, 1, 640, 640, prop, tuning, s, rows);
 
   std::vector<BatchSlotCase> regions;
   uint32_t seed = 7;
@@ -420,16 +450,22 @@ void bench_batches(const cudaDeviceProp& prop, const TensorizeTuning& tuning, cu
     r.y = next(1080 - r.h);
     regions.push_back({PixelFormat::NV12, 1920, 1080, r});
   }
-  bench_batch("batch: 64 regions 32-400 px of one NV12 1080p -> 64x3x224x224", regions, true, 224, 224, prop, tuning, s,
+  bench_batch("batch: 64 regions 32-400 px of one NV12 1080p -> 64x3x224x224", regions, 64, 224, 224, prop, tuning, s,
               rows);
+
+  // A second stage over 8 cameras: 8 regions of each camera's frame in one classifier batch.
+  std::vector<BatchSlotCase> camera_regions;
+  for (int i = 0; i < 64; ++i) camera_regions.push_back({PixelFormat::NV12, 1920, 1080, regions[i].roi});
+  bench_batch("batch: 8 cameras NV12 1080p x 8 regions 32-400 px -> 64x3x224x224", camera_regions, 8, 224, 224, prop,
+              tuning, s, rows);
 
   const std::vector<BatchSlotCase> mixed = {
       {PixelFormat::NV12, 1920, 1080, Rect()}, {PixelFormat::NV12, 1280, 720, Rect()},
       {PixelFormat::NV12, 3840, 2160, Rect()}, {PixelFormat::NV12, 1279, 719, Rect()},
       {PixelFormat::BGR, 1920, 1080, Rect()},  {PixelFormat::BGR, 640, 480, Rect()},
       {PixelFormat::BGR, 1280, 720, Rect()},   {PixelFormat::BGR, 1001, 777, Rect()}};
-  bench_batch("batch: mixed 4 NV12 + 4 BGR, sizes 640x480..3840x2160 -> 8x3x640x640", mixed, false, 640, 640, prop,
-              tuning, s, rows);
+  bench_batch("batch: mixed 4 NV12 + 4 BGR, sizes 640x480..3840x2160 -> 8x3x640x640", mixed, 1, 640, 640, prop, tuning,
+              s, rows);
 }
 
 struct Options {
@@ -455,7 +491,7 @@ bool parse_options(int argc, char** argv, Options* o) {
 
 }  // namespace
 
-// ---- camera and decoder formats, output types (issue 12) ------------------------------------------
+// ---- camera and decoder formats, output types ---------------------------------------------------
 
 // The fused kernel on 1080p YUY2 (USB / GMSL cameras) and P010 (HEVC Main10, HDR) -> 640x640
 // letterbox fp32 NCHW, and NV12 into the tensors quantised models take (uint8 NHWC, the pixels)
@@ -650,7 +686,7 @@ int main(int argc, char** argv) {
     time_method(
         name, "naive 1 thread/pixel", in_bytes + out_bytes, [&](int i) { naive(i, i); }, s, &rows);
     // The floors: device-to-device copies of the output's bytes, of input + output bytes and of the
-    // input's bytes (the issue's "copy of the same bytes" read either way); and a write-only pass
+    // input's bytes (the target's "copy of the same bytes" read either way); and a write-only pass
     // over the output's bytes (memset), the least a kernel that writes the tensor can take.
     double floor_us[3] = {0, 0, 0};
     const size_t floor_bytes[3] = {out_bytes, in_bytes + out_bytes, in_bytes};
@@ -764,7 +800,7 @@ int main(int argc, char** argv) {
                 ratio(r.vs_out_copy).c_str(), ratio(r.vs_inout_copy).c_str(), ratio(r.vs_in_copy).c_str());
   std::printf("\nGB/s moved: input + output bytes per frame (memcpy: 2 x its size, read + write) / time.\n");
   std::printf(
-      "Floor (the issue's): a device-to-device copy of the output tensor's bytes; target <= 1.3x, and a\n"
+      "Floor (the target's): a device-to-device copy of the output tensor's bytes; target <= 1.3x, and a\n"
       "single frame <= 6 us on the GPU.\n");
   return 0;
 }
