@@ -12,8 +12,8 @@ Every case is one gst-launch-1.0 process, run side by side with the decode-only 
     whole process (n/a where the output leaves from another thread, as an aggregator's does);
   - CPU: user + system time of the process (rusage), minus the baseline's, per decoded frame;
   - wall: the whole process, best of --runs (it is noisy), minus the baseline's, per frame.
-The 4-stream cases put 4 independent pipelines into one gst-launch; their throughput is compared
-with 4 decode-only pipelines. First, where build/bench/host_floor exists (CUDA builds), the
+The multi-stream cases put --streams independent pipelines (4) into one gst-launch; their
+throughput is compared with as many decode-only pipelines. First, where build/bench/host_floor exists (CUDA builds), the
 host's floor under the elements' thread CPU on this machine, now: tensorize's launch call and the
 matcher's match() alone, back to back and after 2 ms asleep (bench/host_floor.cpp). Every process is stopped after --timeout seconds (a hang ends the
 run with one message). Prints one markdown table last.
@@ -42,6 +42,8 @@ def parse_args():
     p.add_argument("--memory", default="(memory:CUDAMemory)", help="caps feature of decoded frames ('' for system)")
     p.add_argument("--element-args", default="", help="extra properties of both elements (e.g. backend=cpu)")
     p.add_argument("--only", action="append", default=[], help="a case to run (repeatable; default: all)")
+    p.add_argument("--streams", type=int, default=4, help="streams of the multi-stream cases")
+    p.add_argument("--wall-only", action="store_true", help="throughput only: no element latency run")
     p.add_argument("--latency", choices=["tracer", "probes"],
                    help="how element latency is measured (default: tracer on GStreamer < 1.24, else probes)")
     p.add_argument("--probe-bin", help="element_latency program (default: next to the plugin in GST_PLUGIN_PATH, "
@@ -52,7 +54,7 @@ def parse_args():
     a.latency = a.latency or ("tracer" if gst_version() < (1, 24) else "probes")
     if a.floor_bin is None:
         a.floor_bin = os.path.join(os.path.dirname(a.probe_bin or find_probe_bin()), "host_floor")
-    if a.latency == "probes":
+    if a.latency == "probes" and not a.wall_only:
         a.probe_bin = a.probe_bin or find_probe_bin()
         if not os.access(a.probe_bin, os.X_OK):
             sys.exit(f"no element_latency program at {a.probe_bin}: build it (ninja -C build bench/element_latency) "
@@ -89,12 +91,19 @@ def cases(a):
                                           f"{400 - side // 2},{side},{side}>\" draw={draw} ! fakesink")
     both = lambda n: (f"tee name=t{n} t{n}. ! queue ! {tz(n)} "
                       f"t{n}. ! queue ! {tm(n, 64, 'true')}")
-    # Batches: the 4 streams into one cudatensorbatch (one launch a batch of 4), and
-    # 16 regions of each frame as one 16-slot batch of 224x224 crops (a second stage's input).
+    # Batches: the streams into one cudatensorbatch (one launch a batch), and 16 regions of each
+    # frame as one 16-slot batch of 224x224 crops (a second stage's input).
     batch_head = f"cudatensorbatch name=tb {x} ! {tensor_cuda} ! fakesink "
     rois = "<" + ",".join(f"<{40 + 110 * (i % 4) * 4},{60 + 250 * (i // 4)},{32 + 24 * i},{32 + 22 * i}>"
                           for i in range(16)) + ">"
     regions = lambda n: tz(n, f'width=224 height=224 batch-size=16 rois="{rois}"')
+    # A second stage over every camera: 8 regions of each stream's frames, all in one batch of
+    # 8 x streams 224x224 crops, against one cudatensorize a stream (a batch of 8 each).
+    rois8 = "<" + ",".join(f"<{40 + 200 * i},{40 + 90 * i},{32 + 48 * i},{32 + 40 * i}>" for i in range(8)) + ">"
+    s = a.streams
+    crops = "width=224 height=224"
+    crops_head = f"cudatensorbatch name=tc {x} {crops} batch-size={8 * s} " + \
+        " ".join(f'sink_{n}::rois="{rois8}"' for n in range(s)) + f" ! {tensor_cuda} ! fakesink "
     return [
         ("decode only", [], lambda n: "fakesink", 1),
         ("tensorize, CUDA tensor", ["tz"], lambda n: tz(n), 1),
@@ -113,10 +122,16 @@ def cases(a):
         ("templatematch 128 px, draw=false", ["tm"], lambda n: tm(n, 128, "false"), 1),
         ("templatematch 128 px, draw=true", ["tm"], lambda n: tm(n, 128, "true"), 1),
         ("both behind a tee", ["tz", "tm"], both, 1),
-        ("4 streams, decode only", [], lambda n: "fakesink", 4),
-        ("4 streams, both behind a tee", ["tz", "tm"], both, 4),
-        ("4 streams, a cudatensorize each", ["tz"], lambda n: tz(n), 4),
-        ("4 streams, one cudatensorbatch (batch of 4)", ["tb"], lambda n: f"tb.sink_{n}", 4, batch_head),
+        (f"{s} streams, decode only", [], lambda n: "fakesink", s),
+        (f"{s} streams, both behind a tee", ["tz", "tm"], both, s),
+        (f"{s} streams, a cudatensorize each", ["tz"], lambda n: tz(n), s),
+        (f"{s} streams, one cudatensorbatch (batch of {s})", ["tb"], lambda n: f"tb.sink_{n}", s, batch_head),
+        (f"{s} streams, one cudatensorbatch (batch of {s}), a queue before each pad", ["tb"],
+         lambda n: f"queue ! tb.sink_{n}", s, batch_head),
+        (f"{s} streams, 8 regions each, a cudatensorize rois each (batch of 8)", ["tz"],
+         lambda n: tz(n, f'{crops} batch-size=8 rois="{rois8}"'), s),
+        (f"{s} streams, 8 regions each, one cudatensorbatch (batch of {8 * s})", ["tc"], lambda n: f"tc.sink_{n}", s,
+         crops_head),
         ("16 regions of each frame, 224x224 crops (batch of 16)", ["tz"], regions, 1),
     ]
 
@@ -223,13 +238,15 @@ def main():
             continue
         desc = pipeline(a, branch, streams, *head)
         measure = probe_latencies if a.latency == "probes" else tracer_latencies
-        lat = measure(a, desc, prefixes) if prefixes else {}
+        lat = measure(a, desc, prefixes) if prefixes and not a.wall_only else {}
         timed = [run(a, desc)[:2] for _ in range(a.runs)]
         wall = min(t[0] for t in timed)
         cpu = statistics.median(t[1] for t in timed)
         frames = a.frames * streams
         if not prefixes:
             baseline[streams] = (wall, cpu)
+        if streams not in baseline:
+            sys.exit(f"{name}: its decode-only case runs first (--only keeps every decode-only case)")
         b_wall, b_cpu = baseline[streams]
         results.append((name, streams, lat, wall, cpu, (cpu - b_cpu) / frames * 1e6,
                         (wall - b_wall) / frames * 1e6, b_wall / wall))
@@ -252,7 +269,7 @@ def main():
         text = "; ".join(f"{q} {v[1]:.0f} / {v[2]:.0f}" for q, v in lat.items() if v[0]) or "—"
         thread = "; ".join(f"{q} {v[3]:.0f} / {v[4]:.0f}" if v[3] is not None else f"{q} n/a"
                            for q, v in lat.items() if v[0]) or "—"
-        base = not lat
+        base = name.endswith("decode only")
         print(f"| {name} | {text} | {thread} | {'(%.3f s total)' % cpu if base else '%.0f' % cpu_add} | "
               f"{'(%.3f s total)' % wall if base else '%.0f' % wall_add} | {'1' if base else '%.3f' % ratio} |")
 
