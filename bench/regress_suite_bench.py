@@ -246,8 +246,11 @@ def main():
         sys.exit(f"the clip has {frames} frames, not {a.frames} (--frames 0 takes any)")
     names = gpu_names()
     ngpu = len(names) if a.gpus is None else a.gpus
-    runner = ["gst-bundle-run"] if os.environ.get("GST_BUNDLE_LOADER") else []
-    tool = runner + [a.tool]
+    if os.environ.get("GST_BUNDLE_LOADER"):
+        # suite runs each clip as /proc/self/exe, which under the bundle's loader is the loader
+        sys.exit("the bundle runs programs through its own loader (GST_BUNDLE_LOADER): suite cannot start its "
+                 "clips that way; use a bundle on the host's glibc (dev/gpu/device-pack.sh without GST_CHROOT)")
+    tool = [a.tool]
 
     work = os.path.abspath(a.work)
     shutil.rmtree(work, ignore_errors=True)
