@@ -113,10 +113,10 @@ fi
 if [ "$what" = regress-bench ]; then
   # The regression suite's throughput (bench/regress_suite_bench.sh): 8 names of the carried 540-frame
   # clip, suite check at -j 1 / -j 4 (and --gpus 0,1 where there are two GPUs) against decode only.
-  # One step of up to 570 s (STEP_TIMEOUT overrides): within the device tool's 10 minutes a call.
+  # One step of up to 540 s (STEP_TIMEOUT overrides): within the device tool's 10 minutes a call.
   # REGRESS_BENCH_ARGS: options of regress_suite_bench.py, quoted as in a shell.
   eval "regress_args=(${REGRESS_BENCH_ARGS:-})"
-  STEP_TIMEOUT=${STEP_TIMEOUT:-570} step regress-bench bash bench/regress_suite_bench.sh \
+  STEP_TIMEOUT=${STEP_TIMEOUT:-540} step regress-bench bash bench/regress_suite_bench.sh \
       --work /tmp/regress-suite-bench "${regress_args[@]}"
   cp -r /tmp/regress-suite-bench/logs "$LOG/regress-suite-logs" 2>/dev/null
   for r in /tmp/regress-suite-bench/*/results.json; do  # per clip: seconds, GPU, verdict
