@@ -5,8 +5,8 @@
 # Logs: $OUT/logs.tgz when $OUT is set, refreshed after every step (the device tool returns at
 # most 8 files). Each step ends after STEP_TIMEOUT seconds (default 200) as rc=124.
 # RACECHECK=0 leaves the (slow) template-matching racecheck out.
-# Usage: dev/gpu/device-run.sh [tests|bench|all|pipeline-bench|phases|sanitize-pipelines] [gtest filter]
-# (pipeline-bench and sanitize-pipelines take a device call of their own each: not part of all)
+# Usage: dev/gpu/device-run.sh [tests|bench|all|pipeline-bench|regress-bench|phases|sanitize-pipelines] [gtest filter]
+# (pipeline-bench, regress-bench and sanitize-pipelines take a device call of their own each: not part of all)
 set -u
 cd "$(dirname "$0")/../.."
 what=${1:-all}
@@ -109,6 +109,21 @@ if [ "$what" = pipeline-bench ] || [ "$what" = phases ]; then
   eval "pipeline_args=(${PIPELINE_ARGS:-})"
   step pipeline-bench bash bench/pipeline_bench.sh "${pipeline_args[@]}"
   tail -20 "$LOG/pipeline-bench.log"
+fi
+if [ "$what" = regress-bench ]; then
+  # The regression suite's throughput (bench/regress_suite_bench.sh): 8 names of the carried 540-frame
+  # clip, suite check at -j 1 / -j 4 (and --gpus 0,1 where there are two GPUs) against decode only.
+  # One step of up to 540 s (STEP_TIMEOUT overrides): within the device tool's 10 minutes a call.
+  # REGRESS_BENCH_ARGS: options of regress_suite_bench.py, quoted as in a shell.
+  eval "regress_args=(${REGRESS_BENCH_ARGS:-})"
+  STEP_TIMEOUT=${STEP_TIMEOUT:-540} step regress-bench bash bench/regress_suite_bench.sh \
+      --work /tmp/regress-suite-bench "${regress_args[@]}"
+  cp -r /tmp/regress-suite-bench/logs "$LOG/regress-suite-logs" 2>/dev/null
+  for r in /tmp/regress-suite-bench/*/results.json; do  # per clip: seconds, GPU, verdict
+    [ -f "$r" ] && cp "$r" "$LOG/regress-suite-logs/$(basename "$(dirname "$r")")-results.json"
+  done
+  [ -n "${OUT:-}" ] && tar -C /tmp -czf "$OUT/logs.tgz" cudaprep-logs
+  tail -30 "$LOG/regress-bench.log"
 fi
 if [ "$what" = sanitize-pipelines ]; then
   # Whole gst-launch pipelines under compute-sanitizer (the stream-ordered handoff, the upload ring).
