@@ -764,6 +764,89 @@ TEST(TensorBatchGpu, IntegerAndGrayBatchesEqualCpuPath) {
   }
 }
 
+// Per-camera regions through the GPU path: rois on one pad, ROI metas (one partly outside its
+// frame: clipped) on another, a pad without regions (its whole frame), and more regions than
+// batch-size (several tensors for one window). Every tensor and every slot's meta equal the CPU
+// path's.
+struct RegionBatchOutput {
+  std::vector<std::vector<uint8_t>> tensors;
+  std::vector<std::string> slots;  // per slot of every tensor: pad, region index and id, source rect
+};
+
+static RegionBatchOutput run_region_batch(const char* backend, bool cuda_in, const char* out_caps) {
+  const char* formats[3] = {"NV12", "BGR", "I420"};
+  const GstVideoFormat gst_formats[3] = {GST_VIDEO_FORMAT_NV12, GST_VIDEO_FORMAT_BGR, GST_VIDEO_FORMAT_I420};
+  const int sizes[3][2] = {{1921, 1081}, {641, 359}, {320, 241}};
+  std::string desc = std::string("cudatensorbatch name=b width=96 height=64 batch-size=4 backend=") + backend +
+                     " sink_0::rois=\"<<10,20,301,199>,<1500,900,400,170>,<0,0,64,33>>\" sink_1::roi-meta=true ! " +
+                     out_caps + " ! appsink name=out sync=false";
+  for (int i = 0; i < 3; i++) {
+    desc += " appsrc name=s" + std::to_string(i) + " format=time caps=\"" +
+            video_caps(formats[i], sizes[i][0], sizes[i][1], "") + "\" ! ";
+    if (cuda_in && i != 1) desc += "cudaupload ! video/x-raw(memory:CUDAMemory) ! ";
+    desc += "b.sink_" + std::to_string(i);
+  }
+  GError* err = nullptr;
+  GstElement* p = gst_parse_launch(desc.c_str(), &err);
+  EXPECT_EQ(err, nullptr) << desc;
+  RegionBatchOutput out;
+  if (!p) return out;
+  gst_element_set_state(p, GST_STATE_PLAYING);
+  for (int i = 0; i < 3; i++) {
+    GstElement* src = gst_bin_get_by_name(GST_BIN(p), ("s" + std::to_string(i)).c_str());
+    GstBuffer* buf = make_frame(gst_formats[i], sizes[i][0], sizes[i][1], 70 + i, 3, 0).buffer;
+    GST_BUFFER_PTS(buf) = 0;
+    GST_BUFFER_DURATION(buf) = GST_SECOND / 30;
+    if (i == 1) {
+      gst_buffer_add_video_region_of_interest_meta(buf, "car", 100, 50, 200, 120)->id = 11;
+      gst_buffer_add_video_region_of_interest_meta(buf, "car", 560, 300, 150, 100)->id = 12;  // clipped to 81x59
+    }
+    gst_app_src_push_buffer(GST_APP_SRC(src), buf);
+    gst_app_src_end_of_stream(GST_APP_SRC(src));
+    gst_object_unref(src);
+  }
+  GstElement* sink = gst_bin_get_by_name(GST_BIN(p), "out");
+  while (GstSample* s = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 10 * GST_SECOND)) {
+    GstBuffer* b = gst_sample_get_buffer(s);
+    out.tensors.push_back(bytes_of(b));
+    for (guint k = 0; k < gst_cuda_prep_buffer_get_slot_count(b); k++) {
+      GstCudaPrepSlotInfo info;
+      GstCudaPrepTransform t;
+      EXPECT_TRUE(gst_cuda_prep_buffer_get_slot_info(b, k, &info));
+      EXPECT_TRUE(gst_cuda_prep_buffer_get_slot_transform(b, k, &t));
+      char text[256];
+      std::snprintf(text, sizeof(text), "%s empty=%d region=%d id=%d rect=%g,%g,%g,%g",
+                    info.source_pad ? info.source_pad : "-", info.empty, info.region_index, info.region_id,
+                    t.source_rect[0], t.source_rect[1], t.source_rect[2], t.source_rect[3]);
+      out.slots.push_back(text);
+    }
+    gst_sample_unref(s);
+  }
+  gst_element_set_state(p, GST_STATE_NULL);
+  gst_object_unref(sink);
+  gst_object_unref(p);
+  return out;
+}
+
+TEST(TensorBatchGpu, RegionsOfEveryCameraEqualCpuPath) {
+  const RegionBatchOutput cpu = run_region_batch("cpu", false, "other/tensors");
+  // 3 rois + 2 metas + 1 whole frame = 6 slots: two tensors of 4, the last with 2 empty slots.
+  ASSERT_EQ(cpu.tensors.size(), 2u);
+  ASSERT_EQ(cpu.slots.size(), 8u);
+  EXPECT_EQ(cpu.slots[3], "sink_1 empty=0 region=0 id=11 rect=100,50,200,120");
+  EXPECT_EQ(cpu.slots[4], "sink_1 empty=0 region=1 id=12 rect=560,300,81,59");
+  for (bool cuda_in : {true, false}) {
+    for (const char* caps : {"other/tensors(memory:CUDAMemory)", "other/tensors"}) {
+      const RegionBatchOutput gpu = run_region_batch("cuda", cuda_in, caps);
+      const std::string what = std::string(cuda_in ? "CUDA in, " : "system in, ") + caps;
+      ASSERT_EQ(gpu.tensors.size(), cpu.tensors.size()) << what;
+      EXPECT_EQ(gpu.slots, cpu.slots) << what;
+      for (size_t k = 0; k < cpu.tensors.size(); k++)
+        expect_floats_close(gpu.tensors[k], cpu.tensors[k], false, what + ", tensor " + std::to_string(k));
+    }
+  }
+}
+
 int main(int argc, char** argv) {
   gst_init(&argc, &argv);
   if (cudaprep::cuda::device_count() == 0) {
