@@ -12,14 +12,11 @@ Then, each timed as wall time of the whole command (clips per minute = N * 60 / 
   - decode only: `gst-launch-1.0 filesrc ! qtdemux ! h264parse ! DECODER ! CAPS ! fakesink`, one
     process per clip, 1 and 4 at a time (the same clips);
   - with two GPUs or more (nvidia-smi -L): suite check --gpus 0,1 (its default, 4 clips on each
-    GPU: 8 at once) against one GPU; -j 8 --gpus 0 (as many at once on one GPU, to tell the second
-    GPU's share from the extra concurrency's); and --gpus 0,1 with each clip's decoder named for its
-    GPU (a --wrapper that swaps the decoder for the one bound to the clip's --device-id).
-`--gpus` sets the `device-id` of the cudaprep elements only; nvcodec's NVDEC decoders are bound to
-one GPU each by element name (nvh264dec, nvh264device1dec, ...; read-only `cuda-device-id`), so
-with the suite's pipeline every clip decodes on nvh264dec's GPU whatever GPU it was given. The
-script prints each decoder's GPU, the GPU each clip got (results.json), and, where nvidia-smi is
-there, each GPU's NVDEC and SM utilisation sampled during every case: where the decoding ran.
+    GPU: 8 at once) against one GPU, and -j 8 --gpus 0 (as many at once on one GPU, to tell the
+    second GPU's share from the extra concurrency's). --gpus puts each clip's whole pipeline on its
+    GPU: the cudaprep elements' device-id and the NVDEC decoder named for that GPU (nvh264dec,
+    nvh264device1dec, ...). The script prints, where nvidia-smi is there, each GPU's NVDEC and SM
+    utilisation sampled during every case: where the decoding ran.
 
 Every case must pass (exit 0, every clip `pass`), else the script stops with the clip's log.
 Prints one markdown table last: case, wall, clips/min, ratios, target, met.
@@ -39,7 +36,7 @@ import threading
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CASES = ["j1", "j4", "dec1", "dec4", "g2", "j8", "g2dec"]
+CASES = ["j1", "j4", "dec1", "dec4", "g2", "j8"]
 
 
 def parse_args():
@@ -57,9 +54,6 @@ def parse_args():
     p.add_argument("--work", default="/tmp/regress-suite-bench", help="scratch folder (emptied first)")
     p.add_argument("--timeout", type=int, default=300, help="seconds per clip before it counts as hung")
     p.add_argument("--gpus", type=int, default=None, help="GPUs to use (default: nvidia-smi -L's count; 0: none)")
-    p.add_argument("--decoder-map", default=None,
-                   help="GPU=decoder,... for the decoder-per-GPU case (default: read from each NVDEC decoder's "
-                        "cuda-device-id, e.g. 0=nvh264dec,1=nvh264device1dec)")
     p.add_argument("--cases", default=",".join(CASES),
                    help="cases to time, comma-separated (default: all of " + ",".join(CASES) + "; the two-GPU ones "
                         "only where there are two GPUs); ratios need their base case (j1, j4, dec4) in the same run")
@@ -138,23 +132,6 @@ def gpu_names():
     r = subprocess.run(["nvidia-smi", "--query-gpu=index,name,driver_version", "--format=csv,noheader"],
                        capture_output=True, text=True)
     return [l.strip() for l in r.stdout.splitlines() if l.strip()] if r.returncode == 0 else []
-
-
-def decoder_gpus(decoder):
-    """{GPU index: element} for the NVDEC decoders of the decoder's codec (nvh264dec, nvh264device1dec,
-    ...), from their read-only `cuda-device-id` (GStreamer 1.22 and newer); {} for other decoders."""
-    m = re.fullmatch(r"nv(\w+?)(device\d+)?dec", decoder)
-    if not m:
-        return {}
-    out = subprocess.run(["gst-inspect-1.0", "nvcodec"], capture_output=True, text=True).stdout
-    names = sorted(set(re.findall(r"\b(nv%s(?:device\d+)?dec)\b" % m.group(1), out)))
-    result = {}
-    for n in names:
-        txt = subprocess.run(["gst-inspect-1.0", n], capture_output=True, text=True).stdout
-        d = re.search(r"cuda-device-id\s*:.*?Default: (\d+)", txt, re.S)
-        if d:
-            result[int(d.group(1))] = n
-    return result
 
 
 class GpuSampler:
@@ -276,17 +253,6 @@ def main():
     print(f"suite: {manifest}, {a.clips} clips ({'hard links' if linked else 'copies'} of the clip), "
           f"store=digest\npipeline: {pipeline}")
 
-    if a.decoder_map:
-        dec_map = {int(g): n for g, n in (x.split("=", 1) for x in a.decoder_map.split(",") if x)}
-    else:
-        dec_map = decoder_gpus(a.decoder)
-    if dec_map:
-        print("NVDEC decoders by GPU (cuda-device-id): " +
-              ", ".join(f"GPU {g}: {n}" for g, n in sorted(dec_map.items())))
-        bound = [g for g, n in dec_map.items() if n == a.decoder]
-        print(f"{a.decoder} decodes on GPU {bound[0] if bound else '?'} whatever --device-id a clip gets: "
-              "--gpus sets only the cudaprep elements' device-id")
-
     logs = os.path.join(work, "logs")
     os.makedirs(logs)
     gpu_opt = ["--gpus", "0"]
@@ -357,14 +323,6 @@ def main():
         check_case("g2", "suite check --gpus 0,1 (4 per GPU: 8 at once)", ["--gpus", "0,1"], {0, 1})
     if ngpu >= 2 and "j8" in want:
         check_case("j8", "suite check -j 8 --gpus 0 (8 at once, one GPU)", ["-j", "8"] + gpu_opt, {0})
-    if ngpu >= 2 and "g2dec" in want and len(dec_map) >= 2:
-        wrapper = os.path.join(work, "decoder-per-gpu.sh")
-        subst = " ".join(f"{g}={n}" for g, n in sorted(dec_map.items()))
-        with open(wrapper, "w") as f:
-            f.write(WRAPPER.replace("@DECODER@", a.decoder).replace("@MAP@", subst))
-        os.chmod(wrapper, 0o755)
-        check_case("g2dec", "suite check --gpus 0,1, decoder of the clip's GPU", ["--gpus", "0,1"], {0, 1},
-                   ["--wrapper", wrapper])
 
     cpm = lambda k: a.clips * 60.0 / rows[k][1]
     ratio = lambda k, base: f"{cpm(k) / cpm(base):.2f}x" if base in rows else "n/a"
@@ -384,15 +342,14 @@ def main():
             goals.append(cpm("j4") / cpm("dec4") >= 0.9)
         targets["j4"] = ("vs -j 1 >= 3x; vs decode only >= 0.9x",
                          None if len(goals) < 2 else (goals[0] and goals[1]), goals)
-    for k, t in (("g2", ">= 1.8x -j 4 --gpus 0"), ("g2dec", ">= 1.8x -j 4 --gpus 0 (alternative)")):
-        if k in rows and "j4" in rows:
-            targets[k] = (t, cpm(k) / cpm("j4") >= 1.8, [])
+    if "g2" in rows and "j4" in rows:
+        targets["g2"] = (">= 1.8x -j 4 --gpus 0", cpm("g2") / cpm("j4") >= 1.8, [])
     for k in CASES:
         if k not in rows:
             continue
         label, wall, _ = rows[k]
         t, met, parts = targets.get(k, ("", None, []))
-        extra = f" ({ratio(k, 'j4')} -j 4)" if k in ("g2", "j8", "g2dec") else ""
+        extra = f" ({ratio(k, 'j4')} -j 4)" if k in ("g2", "j8") else ""
         if met is None:
             verdict = ""
         elif len(parts) == 2 and parts[0] != parts[1]:
@@ -404,25 +361,6 @@ def main():
     print("\nUtilisation during each case (nvidia-smi, every 200 ms):")
     for k, (label, _, util) in rows.items():
         print(f"- {label}: {util}")
-
-
-WRAPPER = r"""#!/bin/sh
-# suite --wrapper: runs `cudaprep-regress check ... --device-id=N` with the pipeline's decoder
-# replaced by the NVDEC decoder bound to GPU N (@MAP@).
-dev='' prev=''
-for x in "$@"; do case $x in --device-id=*) dev=${x#--device-id=} ;; esac; done
-dec=
-for m in @MAP@; do [ "${m%%=*}" = "$dev" ] && dec=${m#*=}; done
-prog=$1; shift
-set -- "$prog" "$@" --end--
-while [ "$1" != --end-- ]; do
-  a=$1; shift
-  if [ -n "$dec" ] && [ "$prev" = --pipeline ]; then a=$(printf '%s' "$a" | sed "s/ @DECODER@ / $dec /"); fi
-  set -- "$@" "$a"; prev=$a
-done
-shift
-exec "$@"
-"""
 
 
 def cpu_name():

@@ -1,26 +1,68 @@
 // cudaprep-regress: running a pipeline on a given GPU (record / check --device-id N).
 #include "regress_device_id.h"
 
+#include <regex>
+
 namespace regress {
+
+bool decoders_for_device(const std::string& description, int id, std::string* out, std::string* error) {
+  *out = description;
+  if (id <= 0) return true;
+  // An element's factory name: a word at the start of the description or after '!' or a space
+  // (a property value such as name=nvh264dec follows '=' and is left alone).
+  static const std::regex decoder("(^|[\\s!])nv([a-z0-9]+)dec(?=[\\s!]|$)");
+  std::string result;
+  auto last = description.cbegin();
+  for (std::sregex_iterator m(description.begin(), description.end(), decoder), end; m != end; ++m) {
+    const std::string codec = (*m)[2].str();
+    const std::string name = "nv" + codec + "dec";
+    if (codec.find("device") != std::string::npos) continue;  // already named for a GPU
+    GstElementFactory* f = gst_element_factory_find(name.c_str());
+    if (!f) continue;  // not a GStreamer element here: the parser says so
+    gst_object_unref(f);
+    const std::string on_device = "nv" + codec + "device" + std::to_string(id) + "dec";
+    f = gst_element_factory_find(on_device.c_str());
+    if (!f) {
+      *error = "--device-id " + std::to_string(id) + ": " + name + " has no element for GPU " + std::to_string(id) +
+               " (" + on_device + "): GStreamer's nvcodec registers one decoder per GPU that has the codec";
+      return false;
+    }
+    gst_object_unref(f);
+    result.append(last, (*m)[0].first + (*m)[1].length());
+    result += on_device;
+    last = (*m)[0].second;
+  }
+  result.append(last, description.cend());
+  *out = result;
+  return true;
+}
+
+namespace {
+
+// Sets the writable integer property `name` of `e` to `id`; whether it was set.
+bool set_int_property(GstElement* e, const char* name, int id) {
+  GParamSpec* p = g_object_class_find_property(G_OBJECT_GET_CLASS(e), name);
+  if (!p || !(p->flags & G_PARAM_WRITABLE) || (p->flags & G_PARAM_CONSTRUCT_ONLY)) return false;
+  if (G_PARAM_SPEC_VALUE_TYPE(p) != G_TYPE_INT && G_PARAM_SPEC_VALUE_TYPE(p) != G_TYPE_UINT) return false;
+  GValue v = G_VALUE_INIT;
+  g_value_init(&v, G_PARAM_SPEC_VALUE_TYPE(p));
+  if (G_VALUE_HOLDS_INT(&v))
+    g_value_set_int(&v, id);
+  else
+    g_value_set_uint(&v, (guint)id);
+  const bool valid = !g_param_value_validate(p, &v);
+  if (valid) g_object_set_property(G_OBJECT(e), name, &v);
+  g_value_unset(&v);
+  return valid;
+}
+
+}  // namespace
 
 int apply_device_id(GstElement* pipeline, int id) {
   int set = 0;
   auto one = [&](GstElement* e) {
-    GParamSpec* p = g_object_class_find_property(G_OBJECT_GET_CLASS(e), "device-id");
-    if (!p || !(p->flags & G_PARAM_WRITABLE)) return;
-    if (G_PARAM_SPEC_VALUE_TYPE(p) == G_TYPE_INT || G_PARAM_SPEC_VALUE_TYPE(p) == G_TYPE_UINT) {
-      GValue v = G_VALUE_INIT;
-      g_value_init(&v, G_PARAM_SPEC_VALUE_TYPE(p));
-      if (G_VALUE_HOLDS_INT(&v))
-        g_value_set_int(&v, id);
-      else
-        g_value_set_uint(&v, (guint)id);
-      if (!g_param_value_validate(p, &v)) {
-        g_object_set_property(G_OBJECT(e), "device-id", &v);
-        set++;
-      }
-      g_value_unset(&v);
-    }
+    set += set_int_property(e, "device-id", id);
+    set += set_int_property(e, "cuda-device-id", id);
   };
   one(pipeline);
   if (GST_IS_BIN(pipeline)) {

@@ -134,7 +134,8 @@ bool PipelineRun::prepare(const RunConfig& config, std::string* error) {
 
 // Parses the description with {clip} replaced by `token` into pipeline_.
 bool PipelineRun::parse_description(const std::string& token, std::string* error) {
-  const std::string desc = substitute_clip(config_.description, token);
+  std::string desc;
+  if (!decoders_for_device(substitute_clip(config_.description, token), config_.device_id, &desc, error)) return false;
   GError* err = nullptr;
   GstParseContext* ctx = gst_parse_context_new();
   GstElement* e = gst_parse_launch_full(desc.c_str(), ctx, GST_PARSE_FLAG_FATAL_ERRORS, &err);
