@@ -6,7 +6,9 @@
 
 #include <string>
 
+#include "regress_compare.h"
 #include "regress_device_id.h"
+#include "regress_store.h"
 
 namespace {
 
@@ -101,6 +103,29 @@ TEST(RegressDevice, CudaElementsGetTheGpuDecodersKeepTheirs) {
   gst_object_unref(up);
   gst_object_unref(dec);
   gst_object_unref(p);
+}
+
+// A golden made on GPU 0 checks a run on GPU 1: the CUDA elements' cuda-device-id is where the
+// pipeline ran, not a setting that changed; another property of theirs still is.
+TEST(RegressDevice, CudaDeviceIdIsNoSettingChange) {
+  auto manifest = [](const char* device, const char* other) {
+    regress::Manifest m;
+    regress::ElementInfo e;
+    e.name = "cudaupload0";
+    e.factory = "cudaupload";
+    e.plugin = "nvcodec";
+    e.properties = {{"cuda-device-id", device}, {"qos", other}};
+    m.elements.push_back(e);
+    m.pipeline = "p";
+    return m;
+  };
+  regress::Comparison same("check", "golden", "this run", regress::CompareOptions());
+  same.compare_manifests(manifest("0", "true"), manifest("1", "true"));
+  EXPECT_FALSE(same.has_errors()) << same.errors()[0];
+  regress::Comparison changed("check", "golden", "this run", regress::CompareOptions());
+  changed.compare_manifests(manifest("0", "true"), manifest("1", "false"));
+  ASSERT_TRUE(changed.has_errors());
+  EXPECT_NE(changed.errors()[0].find("property 'qos'"), std::string::npos) << changed.errors()[0];
 }
 
 int main(int argc, char** argv) {

@@ -290,6 +290,8 @@ void Comparison::compare_manifests(const Manifest& ref, const Manifest& run) {
     if (!ref.sink(s.name)) error("sink '" + s.name + "' is in " + ul + " but not in " + rl);
 
   // element properties
+  // Where it ran, not what it computes: the cudaprep elements' backend and device-id, and the GPU
+  // --device-id gives GStreamer's CUDA elements.
   static const std::set<std::string> device_props = {"backend", "device-id"};
   std::vector<std::string> only_ref, only_run;
   for (const auto& e : ref.elements) {
@@ -308,7 +310,7 @@ void Comparison::compare_manifests(const Manifest& ref, const Manifest& run) {
     for (auto& kv : pa) names.insert(kv.first);
     for (auto& kv : pb) names.insert(kv.first);
     for (const auto& n : names) {
-      if (cudaprep && device_props.count(n)) continue;  // where it ran, not what it computes
+      if ((cudaprep && device_props.count(n)) || n == "cuda-device-id") continue;
       auto ia = pa.find(n), ib = pb.find(n);
       if (cudaprep && (ia == pa.end() || ib == pb.end())) {
         note("element " + e.name + " property '" + n + "' is recorded only in " + (ia == pa.end() ? ul : rl) +
