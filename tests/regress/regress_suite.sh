@@ -31,6 +31,14 @@ assert used == {0, 1}, used
 PY" "each clip's cudatensorize ran with device-id set to its GPU, both GPUs used"
 expect 0 "suite check -j 2: all pass" -p "$NCLIPS clips: $NCLIPS pass, 0 regression" -- \
   "$TOOL" suite check --suite "$S/suite.ini" --out "$S/chk" -j 2 --junit "$S/chk.xml"
+# started through the dynamic loader (a relocated install on an older glibc): the clips run the
+# tool, not the loader (/proc/self/exe), the same way through --wrapper
+LOADER=$(ldd "$TOOL" | awk '/ld-linux/ {print $1}')
+if [ -x "$LOADER" ]; then
+  expect 0 "suite check started through the dynamic loader, clips through it as --wrapper" \
+    -p "$NCLIPS clips: $NCLIPS pass, 0 regression" -- \
+    "$LOADER" "$TOOL" suite check --suite "$S/suite.ini" --out "$S/chkld" -j 2 --wrapper "$LOADER" --quiet
+fi
 # the goldens' directory as the suite: each golden's own pipeline, its clip found by name under --clips
 expect 0 "suite check over the directory of goldens" -p "SUITE goldens (check): $NCLIPS clips: $NCLIPS pass" -- \
   "$TOOL" suite check --suite "$S/goldens" --clips "$S/clips" --out "$S/chkdir" -j 2

@@ -115,10 +115,19 @@ bool parse_count(const std::string& text, long min, long max, long* out) {
   return *out >= min && *out <= max;
 }
 
+// The tool's own program, which runs each clip. Started through a dynamic loader
+// (`ld-linux-x86-64.so.2 cudaprep-regress ...`, as a relocated install on an older glibc runs),
+// /proc/self/exe is the loader: argv[0] names the program then (--wrapper runs it the same way).
 std::string self_exe(const char* argv0) {
   gchar* p = g_file_read_link("/proc/self/exe", nullptr);
   std::string s = p ? p : argv0;
   g_free(p);
+  const std::string base = s.substr(s.rfind('/') + 1);
+  if (base.rfind("ld-linux", 0) == 0 || base.rfind("ld.so", 0) == 0 || base.rfind("ld64.so", 0) == 0) {
+    gchar* abs = g_canonicalize_filename(argv0, nullptr);
+    s = abs;
+    g_free(abs);
+  }
   return s;
 }
 
