@@ -223,11 +223,11 @@ def main():
         sys.exit(f"the clip has {frames} frames, not {a.frames} (--frames 0 takes any)")
     names = gpu_names()
     ngpu = len(names) if a.gpus is None else a.gpus
+    tool, wrap = [a.tool], []
     if os.environ.get("GST_BUNDLE_LOADER"):
-        # suite runs each clip as /proc/self/exe, which under the bundle's loader is the loader
-        sys.exit("the bundle runs programs through its own loader (GST_BUNDLE_LOADER): suite cannot start its "
-                 "clips that way; use a bundle on the host's glibc (dev/gpu/device-pack.sh without GST_CHROOT)")
-    tool = [a.tool]
+        # a bundle on its own glibc (dev/gpu/chroot-bundle-env.sh): the tool and each clip's run of
+        # it go through the bundle's loader
+        tool, wrap = ["gst-bundle-run", a.tool], ["--wrapper", shutil.which("gst-bundle-run") or "gst-bundle-run"]
 
     work = os.path.abspath(a.work)
     shutil.rmtree(work, ignore_errors=True)
@@ -258,7 +258,7 @@ def main():
     gpu_opt = ["--gpus", "0"]
     rec_out = os.path.join(work, "record")
     r, wall, _ = run_timed("record", tool + ["suite", "record", "--suite", manifest, "--out", rec_out,
-                                             "-j", "4"] + gpu_opt + ["--quiet"], ngpu, os.path.join(logs, "record.txt"))
+                                             "-j", "4"] + gpu_opt + wrap + ["--quiet"], ngpu, os.path.join(logs, "record.txt"))
     check_results("record", rec_out, r, a.clips)
     for i in range(a.clips):
         m = json.load(open(os.path.join(work, "goldens", f"clip-{i}", "manifest.json")))
@@ -278,7 +278,7 @@ def main():
     def check_case(key, label, opts, expect_gpus, extra=()):
         out = os.path.join(work, key)
         r, wall, util = run_timed(label, tool + ["suite", "check", "--suite", manifest, "--out", out] + opts +
-                                  list(extra) + ["--quiet"], ngpu, os.path.join(logs, key + ".txt"))
+                                  list(extra) + wrap + ["--quiet"], ngpu, os.path.join(logs, key + ".txt"))
         got = check_results(label, out, r, a.clips, expect_gpus)
         per_gpu = {}
         for g in got.values():
