@@ -8,8 +8,11 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config.h"
@@ -242,6 +245,30 @@ class Batcher {
     srcs_[i] = nullptr;
   }
 
+  // Records the GAP events that reach the appsink (start, duration), from now on.
+  void watch_gaps() {
+    GstPad* pad = gst_element_get_static_pad(sink_, "sink");
+    gst_pad_add_probe(
+        pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
+        [](GstPad*, GstPadProbeInfo* info, gpointer self) {
+          GstEvent* e = GST_PAD_PROBE_INFO_EVENT(info);
+          if (GST_EVENT_TYPE(e) == GST_EVENT_GAP) {
+            GstClockTime t, d;
+            gst_event_parse_gap(e, &t, &d);
+            Batcher* b = static_cast<Batcher*>(self);
+            std::lock_guard<std::mutex> hold(b->gaps_lock_);
+            b->gaps_.emplace_back(t, d);
+          }
+          return GST_PAD_PROBE_OK;
+        },
+        this, nullptr);
+    gst_object_unref(pad);
+  }
+  std::vector<std::pair<GstClockTime, GstClockTime>> gaps() {
+    std::lock_guard<std::mutex> hold(gaps_lock_);
+    return gaps_;
+  }
+
   GstElement* batch = nullptr;
 
  private:
@@ -249,6 +276,8 @@ class Batcher {
   GstElement* sink_ = nullptr;
   GstBus* bus_ = nullptr;
   std::vector<GstElement*> srcs_;
+  std::mutex gaps_lock_;
+  std::vector<std::pair<GstClockTime, GstClockTime>> gaps_;
 };
 
 const char* dims_of(GstSample* s) {
@@ -955,6 +984,85 @@ GstVideoRegionOfInterestMeta* add_roi_meta(GstBuffer* buf, const char* type, gui
   return m;
 }
 
+constexpr size_t kFlexibleHeader = 128;  // NNStreamer's GstTensorMetaInfo header, version 1
+
+// A flexible tensor (batch-mode=dynamic): its header's fields and the tensor after it.
+struct Flexible {
+  guint32 magic = 0, version = 0, type = 0, format = 0, media = 0;
+  std::vector<guint32> dims;  // dimension[] up to the first 0
+  bool rest_zero = true;      // every other word of the header is 0
+  Bytes payload;
+};
+Flexible flexible_of(GstBuffer* buf) {
+  Flexible f;
+  const Bytes all = buffer_bytes(buf);
+  EXPECT_GE(all.size(), kFlexibleHeader);
+  if (all.size() < kFlexibleHeader) return f;
+  guint32 w[kFlexibleHeader / 4];
+  memcpy(w, all.data(), kFlexibleHeader);
+  f.magic = w[0];
+  f.version = w[1];
+  f.type = w[2];
+  int i = 3;
+  for (; i < 19 && w[i]; i++) f.dims.push_back(w[i]);
+  for (; i < 19; i++) f.rest_zero &= w[i] == 0;
+  f.format = w[19];
+  f.media = w[20];
+  for (i = 21; i < (int)(kFlexibleHeader / 4); i++) f.rest_zero &= w[i] == 0;
+  f.payload.assign(all.begin() + kFlexibleHeader, all.end());
+  return f;
+}
+
+// The header of a float32 NCHW tensor of `count` w x h colour slots, and its size.
+void expect_flexible_header(const Flexible& f, int w, int h, int count) {
+  EXPECT_EQ(f.magic, 0xfeedccedu);
+  EXPECT_EQ(f.version, 0xDE001000u);  // 1.0
+  EXPECT_EQ(f.type, 7u);              // _NNS_FLOAT32
+  EXPECT_EQ(f.dims, (std::vector<guint32>{(guint32)w, (guint32)h, 3u, (guint32)count}));
+  EXPECT_EQ(f.format, 1u);  // _NNS_TENSOR_FORMAT_FLEXIBLE
+  EXPECT_EQ(f.media, 4u);   // _NNS_TENSOR
+  EXPECT_TRUE(f.rest_zero);
+  EXPECT_EQ(f.payload.size(), (size_t)w * h * 3 * 4 * count);
+}
+
+// expect_region_slots for a dynamic batch of at most `slots` a tensor: tensor k holds exactly
+// the window's slots [k * slots, k * slots + its batch), its header and meta say how many, and
+// each is `cudatensorize <props> roi=...` of its camera's frame alone, with its meta.
+void expect_dynamic_slots(const std::vector<GstSample*>& tensors, int slots, const std::string& props,
+                          const std::vector<Camera>& cams, const std::vector<GstBuffer*>& frames,
+                          const std::vector<Expected>& expected) {
+  EXPECT_EQ(tensors.size(), (expected.size() + slots - 1) / slots);
+  for (size_t k = 0; k < tensors.size(); k++) {
+    GstBuffer* buf = gst_sample_get_buffer(tensors[k]);
+    const int count = (int)std::min<size_t>(slots, expected.size() - std::min(expected.size(), k * slots));
+    const Flexible f = flexible_of(buf);
+    ASSERT_EQ(f.dims.size(), 4u) << "tensor " << k;
+    expect_flexible_header(f, (int)f.dims[0], (int)f.dims[1], count);
+    EXPECT_EQ(gst_cuda_prep_buffer_get_slot_count(buf), (guint)count) << "tensor " << k;
+    gint index = -1, total = -1;
+    EXPECT_TRUE(gst_cuda_prep_buffer_get_tensor_count(buf, &index, &total));
+    EXPECT_EQ(index, (gint)k);
+    EXPECT_EQ(total, (gint)tensors.size());
+    EXPECT_EQ(GST_BUFFER_PTS(buf), GST_BUFFER_PTS(gst_sample_get_buffer(tensors[0])));
+    const size_t slot_size = (size_t)f.dims[0] * f.dims[1] * 3 * 4;
+    for (int i = 0; i < count && f.payload.size() >= (i + 1) * slot_size; i++) {
+      const Expected& e = expected[k * slots + i];
+      const Camera& c = cams[e.camera];
+      const std::string roi = e.roi.empty() ? "" : " roi=" + e.roi;
+      Alone a = tensorize_alone(props + roi, video_caps(c.format, c.w, c.h), frames[e.camera]);
+      const RegionSlot m = region_slot(buf, i);
+      EXPECT_FALSE(m.empty) << "tensor " << k << " slot " << i;
+      EXPECT_TRUE(Bytes(f.payload.begin() + i * slot_size, f.payload.begin() + (i + 1) * slot_size) == a.tensor)
+          << "tensor " << k << " slot " << i;
+      EXPECT_EQ(m.pad, "sink_" + std::to_string(e.camera)) << "tensor " << k << " slot " << i;
+      EXPECT_EQ(m.index, e.index) << "tensor " << k << " slot " << i;
+      EXPECT_EQ(m.id, e.id) << "tensor " << k << " slot " << i;
+      EXPECT_EQ(m.pts, GST_BUFFER_PTS(frames[e.camera]));
+      expect_transform_eq(m.transform, a.transform);
+    }
+  }
+}
+
 }  // namespace
 
 // Three cameras (NV12, BGR, I420 photos of different, odd sizes): sink_0 with three rois (two
@@ -1258,6 +1366,225 @@ TEST(TensorBatchRegions, OdMtdRegionsWithClassAndSizeFilters) {
   EXPECT_EQ(b.error(), "");
 }
 #endif
+
+namespace {
+
+// A frame of test::make_frame with timestamps.
+GstBuffer* frame_at(GstVideoFormat format, int w, int h, uint32_t seed, GstClockTime pts, GstClockTime duration) {
+  return timed(test::make_frame(format, w, h, seed).buffer, pts, duration);
+}
+
+}  // namespace
+
+// ---- a dynamic batch (batch-mode=dynamic) ---------------------------------------------------------
+
+// batch-mode=dynamic: each tensor holds exactly its window's regions. Two cameras (BGR with two
+// rois, NV12 with roi-meta), batch-size=4, the same frames into a fixed and a dynamic batcher: a
+// window of 3 regions is one tensor of batch 3 (header W:H:C:3, 3 slots in the meta), one of 6
+// regions two tensors of 4 and 2; every dynamic slot is, bit for bit, the fixed batch's slot and
+// `cudatensorize roi=` of its camera's frame, with the same meta. The caps say flexible.
+TEST(TensorBatchDynamic, TensorHoldsExactlyTheWindowsRegions) {
+  const std::string props = "width=32 height=24";
+  const std::vector<Camera> cams = {{"fruits.jpg", "BGR", GST_VIDEO_FORMAT_BGR, 96, 64},
+                                    {"baboon.jpg", "NV12", GST_VIDEO_FORMAT_NV12, 80, 60}};
+  Batcher fixed(props + " batch-size=4", 2), dynamic(props + " batch-size=4 batch-mode=dynamic", 2);
+  for (Batcher* b : {&fixed, &dynamic}) {
+    for (int i = 0; i < 2; i++) b->set_caps(i, video_caps(cams[i].format, cams[i].w, cams[i].h));
+    b->set_pad(0, "rois", "<<0,0,40,30>,<50,20,40,40>>");
+    b->set_pad(1, "roi-meta", "true");
+    ASSERT_NE(b->play(), GST_STATE_CHANGE_FAILURE);
+  }
+  struct Box {
+    int x, y, w, h;
+  };
+  const std::vector<std::vector<Box>> boxes = {{{10, 10, 30, 20}},
+                                               {{0, 0, 20, 20}, {30, 5, 40, 40}, {60, 40, 30, 30}, {5, 30, 20, 25}}};
+  const size_t slot = 32 * 24 * 3 * 4;
+  for (int window = 0; window < 2; window++) {
+    SCOPED_TRACE("window " + std::to_string(window));
+    const GstClockTime pts = window * GST_SECOND;
+    std::vector<GstBuffer*> frames;
+    for (int i = 0; i < 2; i++)
+      frames.push_back(photo_frame(cams[i].photo, cams[i].gst_format, cams[i].w, cams[i].h, pts));
+    std::vector<Expected> expected = {{0, "<0,0,40,30>", 0, -1}, {0, "<50,20,40,40>", 1, -1}};
+    for (size_t r = 0; r < boxes[window].size(); r++) {
+      const Box& x = boxes[window][r];
+      add_roi_meta(frames[1], "car", x.x, x.y, x.w, x.h, 100 + (int)r);
+      expected.push_back({1,
+                          "<" + std::to_string(x.x) + "," + std::to_string(x.y) + "," + std::to_string(x.w) + "," +
+                              std::to_string(x.h) + ">",
+                          (int)r, 100 + (int)r});
+    }
+    for (Batcher* b : {&fixed, &dynamic})
+      for (int i = 0; i < 2; i++) b->push(i, gst_buffer_ref(frames[i]));
+    const size_t n = expected.size(), count = (n + 3) / 4;
+    EXPECT_EQ(count, window == 0 ? 1u : 2u);
+    std::vector<GstSample*> f = pull_window(fixed, count), d = pull_window(dynamic, count);
+    ASSERT_EQ(f.size(), count);
+    ASSERT_EQ(d.size(), count);
+    expect_dynamic_slots(d, 4, props, cams, frames, expected);
+    for (size_t k = 0; k < count; k++) {
+      const Flexible flex = flexible_of(gst_sample_get_buffer(d[k]));
+      const size_t slots = std::min<size_t>(4, n - 4 * k);
+      for (size_t i = 0; i < slots && flex.payload.size() >= (i + 1) * slot; i++) {
+        const Bytes got(flex.payload.begin() + i * slot, flex.payload.begin() + (i + 1) * slot);
+        EXPECT_TRUE(got == slot_bytes_of(f[k], (int)i, slot)) << "tensor " << k << " slot " << i;
+      }
+      for (size_t i = slots; i < 4; i++) EXPECT_TRUE(region_slot(gst_sample_get_buffer(f[k]), (guint)i).empty);
+    }
+    const GstStructure* caps = gst_caps_get_structure(gst_sample_get_caps(d[0]), 0);
+    EXPECT_TRUE(gst_structure_has_name(caps, "other/tensors"));
+    EXPECT_STREQ(gst_structure_get_string(caps, "format"), "flexible");
+    EXPECT_FALSE(gst_structure_has_field(caps, "dimensions"));
+    unref_all(f);
+    unref_all(d);
+    for (GstBuffer* x : frames) gst_buffer_unref(x);
+  }
+  EXPECT_EQ(dynamic.pull(200 * GST_MSECOND), nullptr) << "no tensor more";
+  EXPECT_EQ(fixed.error(), "");
+  EXPECT_EQ(dynamic.error(), "");
+}
+
+// A dynamic batch's window without any region gives no tensor (a flexible tensor cannot have a
+// batch of 0): a GAP event with the window's start and duration goes downstream instead, and
+// the tensors resume with the next regions.
+TEST(TensorBatchDynamic, WindowWithoutRegionsGivesAGapNoTensor) {
+  Batcher b("width=8 height=8 batch-size=2 batch-mode=dynamic roi-meta=true",
+            {video_caps("BGR", 16, 16), video_caps("BGR", 16, 16)});
+  b.watch_gaps();
+  ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+  const GstClockTime d = GST_SECOND / 10;
+  auto push_window = [&](int n, int pad_with_object) {
+    for (int i = 0; i < 2; i++) {
+      GstBuffer* f = frame_at(GST_VIDEO_FORMAT_BGR, 16, 16, 10 * n + i, n * d, d);
+      if (i == pad_with_object) add_roi_meta(f, "car", 2, 2, 8, 8, 10 * n + i);
+      b.push(i, f);
+    }
+  };
+  push_window(0, 0);
+  GstSample* s = b.pull();
+  ASSERT_NE(s, nullptr) << b.error();
+  EXPECT_EQ(gst_cuda_prep_buffer_get_slot_count(gst_sample_get_buffer(s)), 1u);
+  EXPECT_EQ(region_slot(gst_sample_get_buffer(s), 0).id, 0);
+  gst_sample_unref(s);
+
+  push_window(1, -1);
+  push_window(2, 1);
+  s = b.pull();
+  ASSERT_NE(s, nullptr) << b.error();
+  GstBuffer* out = gst_sample_get_buffer(s);
+  EXPECT_EQ(GST_BUFFER_PTS(out), 2 * d) << "window 1 gave no tensor";
+  EXPECT_EQ(gst_cuda_prep_buffer_get_slot_count(out), 1u);
+  EXPECT_EQ(flexible_of(out).dims, (std::vector<guint32>{8, 8, 3, 1}));
+  EXPECT_EQ(region_slot(out, 0).pad, "sink_1");
+  EXPECT_EQ(region_slot(out, 0).id, 21);
+  gst_sample_unref(s);
+  const std::vector<std::pair<GstClockTime, GstClockTime>> gaps = b.gaps();
+  ASSERT_EQ(gaps.size(), 1u);
+  EXPECT_EQ(gaps[0].first, d);
+  EXPECT_EQ(gaps[0].second, d);
+  b.eos(0);
+  b.eos(1);
+  EXPECT_EQ(b.pull(GST_SECOND), nullptr);
+  EXPECT_TRUE(b.at_eos());
+  EXPECT_EQ(b.error(), "");
+}
+
+// Whole frames in a dynamic batch: a pad without a frame in the window gives no slot (a 30 fps
+// and a 15 fps pad: a batch of 2, then a batch of sink_0 alone), each slot cudatensorize's
+// output for that frame alone.
+TEST(TensorBatchDynamic, PadsWithoutAFrameGiveNoSlot) {
+  const std::string props = "width=8 height=8";
+  const std::vector<Camera> cams = {{nullptr, "BGR", GST_VIDEO_FORMAT_BGR, 8, 8},
+                                    {nullptr, "NV12", GST_VIDEO_FORMAT_NV12, 12, 10}};
+  Batcher b(props + " batch-size=2 batch-mode=dynamic",
+            {video_caps("BGR", 8, 8), "video/x-raw,format=NV12,width=12,height=10,framerate=15/1"});
+  ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+  const GstClockTime d30 = GST_SECOND / 30, d15 = GST_SECOND / 15;
+  std::vector<GstBuffer*> f0 = {frame_at(GST_VIDEO_FORMAT_BGR, 8, 8, 1, 0, d30),
+                                frame_at(GST_VIDEO_FORMAT_BGR, 8, 8, 2, d30, d30)};
+  GstBuffer* f1 = frame_at(GST_VIDEO_FORMAT_NV12, 12, 10, 3, 0, d15);
+  for (GstBuffer* f : f0) b.push(0, gst_buffer_ref(f));
+  b.push(1, gst_buffer_ref(f1));
+  b.eos(0);
+  b.eos(1);
+  for (int n = 0; n < 2; n++) {
+    std::vector<GstSample*> tensors = pull_window(b, 1);
+    ASSERT_EQ(tensors.size(), 1u);
+    EXPECT_EQ(GST_BUFFER_PTS(gst_sample_get_buffer(tensors[0])), n * d30);
+    std::vector<Expected> expected = {{0, "", -1, -1}};
+    if (n == 0) expected.push_back({1, "", -1, -1});
+    expect_dynamic_slots(tensors, 2, props, cams, {f0[n], f1}, expected);
+    unref_all(tensors);
+  }
+  EXPECT_EQ(b.pull(GST_SECOND), nullptr);
+  for (GstBuffer* f : f0) gst_buffer_unref(f);
+  gst_buffer_unref(f1);
+}
+
+// A dynamic batch with a downstream that takes only static tensors is one negotiation error
+// that says so (the same downstream takes the fixed batch); batch-mode=dynamic without a
+// batch-size is refused at start.
+TEST(TensorBatchDynamic, StaticOnlyDownstreamIsANegotiationError) {
+  {
+    Batcher b("width=8 height=8 batch-size=2 ! other/tensors,format=static", {video_caps("BGR", 8, 8)});
+    ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+    b.push(0, frame_at(GST_VIDEO_FORMAT_BGR, 8, 8, 1, 0, GST_SECOND));
+    GstSample* s = b.pull();
+    ASSERT_NE(s, nullptr) << b.error();
+    gst_sample_unref(s);
+  }
+  Batcher b("width=8 height=8 batch-size=2 batch-mode=dynamic ! other/tensors,format=static",
+            {video_caps("BGR", 8, 8)});
+  ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+  b.push(0, frame_at(GST_VIDEO_FORMAT_BGR, 8, 8, 1, 0, GST_SECOND));
+  EXPECT_EQ(b.pull(GST_SECOND), nullptr);
+  const std::string err = b.error();
+  EXPECT_NE(err.find("Downstream does not accept a dynamic batch: batch-mode=dynamic makes "
+                     "other/tensors,format=flexible"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("format=(string)static"), std::string::npos) << err;  // what downstream takes
+
+  Batcher unsized("batch-mode=dynamic", 1);
+  EXPECT_EQ(unsized.play(), GST_STATE_CHANGE_FAILURE);
+  EXPECT_NE(unsized.error().find("batch-mode=dynamic needs a fixed batch-size"), std::string::npos);
+}
+
+// batch-mode from a launch line: read back, and the tensors are flexible with the header of
+// the window's two regions.
+TEST(TensorBatchDynamic, BatchModeFromALaunchLine) {
+  GError* err = nullptr;
+  GstElement* pipeline = gst_parse_launch(
+      "cudatensorbatch name=b backend=cpu width=16 height=16 batch-size=4 batch-mode=dynamic "
+      "sink_0::rois=\"<<0,0,32,24>,<8,8,16,16>>\" ! appsink name=out sync=false "
+      "videotestsrc num-buffers=1 ! video/x-raw,format=BGR,width=64,height=48 ! b.",
+      &err);
+  ASSERT_EQ(err, nullptr) << err->message;
+  ASSERT_NE(pipeline, nullptr);
+  GstElement* batch = gst_bin_get_by_name(GST_BIN(pipeline), "b");
+  GValue v = G_VALUE_INIT;
+  g_value_init(&v, G_PARAM_SPEC_VALUE_TYPE(g_object_class_find_property(G_OBJECT_GET_CLASS(batch), "batch-mode")));
+  g_object_get_property(G_OBJECT(batch), "batch-mode", &v);
+  gchar* text = gst_value_serialize(&v);
+  EXPECT_STREQ(text, "dynamic");
+  g_free(text);
+  g_value_unset(&v);
+  GstElement* out = gst_bin_get_by_name(GST_BIN(pipeline), "out");
+  ASSERT_NE(gst_element_set_state(pipeline, GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+  GstSample* sample = gst_app_sink_try_pull_sample(GST_APP_SINK(out), 5 * GST_SECOND);
+  ASSERT_NE(sample, nullptr);
+  EXPECT_STREQ(gst_structure_get_string(gst_caps_get_structure(gst_sample_get_caps(sample), 0), "format"), "flexible");
+  GstBuffer* buf = gst_sample_get_buffer(sample);
+  expect_flexible_header(flexible_of(buf), 16, 16, 2);
+  EXPECT_EQ(gst_cuda_prep_buffer_get_slot_count(buf), 2u);
+  EXPECT_EQ(region_slot(buf, 1).index, 1);
+  gst_sample_unref(sample);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(out);
+  gst_object_unref(batch);
+  gst_object_unref(pipeline);
+}
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
