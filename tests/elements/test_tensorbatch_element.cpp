@@ -943,6 +943,7 @@ void expect_region_slots(const std::vector<GstSample*>& tensors, int slots, cons
       if (n >= expected.size()) {
         EXPECT_TRUE(m.empty) << "tensor " << k << " slot " << i;
         EXPECT_TRUE(slot_bytes_of(tensors[k], i, slot_size) == empty) << "tensor " << k << " slot " << i;
+        EXPECT_EQ(m.pad, "") << "tensor " << k << " slot " << i << ": a slot no pad had";
         continue;
       }
       const Expected& e = expected[n];
@@ -1374,7 +1375,224 @@ GstBuffer* frame_at(GstVideoFormat format, int w, int h, uint32_t seed, GstClock
   return timed(test::make_frame(format, w, h, seed).buffer, pts, duration);
 }
 
+// The running time of `element`'s pipeline now.
+GstClockTime running_time_now(GstElement* element) {
+  GstClock* clock = gst_element_get_clock(element);
+  EXPECT_NE(clock, nullptr);
+  if (!clock) return 0;
+  const GstClockTime now = gst_clock_get_time(clock);
+  gst_object_unref(clock);
+  const GstClockTime base = gst_element_get_base_time(element);
+  return now > base ? now - base : 0;
+}
+
 }  // namespace
+
+// Live, regions: a camera that stalls (sink_0, roi-meta) does not hold the other camera's region
+// slots past latency: the window goes out with sink_1's two regions in the first slots, then
+// empty slots that no pad had (fixed) or as a batch of two (dynamic). When sink_0 comes back its
+// region takes the first slot again.
+TEST(TensorBatchRegions, StalledLiveCameraDoesNotHoldTheRegionBatch) {
+  const std::string props = "width=16 height=16";
+  const std::vector<Camera> cams = {{"baboon.jpg", "NV12", GST_VIDEO_FORMAT_NV12, 40, 30},
+                                    {"fruits.jpg", "BGR", GST_VIDEO_FORMAT_BGR, 40, 30}};
+  for (bool dynamic : {false, true}) {
+    SCOPED_TRACE(dynamic ? "batch-mode=dynamic" : "batch-mode=fixed");
+    Batcher b(props + " batch-size=4 latency=100000000 batch-mode=" + (dynamic ? "dynamic" : "fixed"),
+              {video_caps("NV12", 40, 30), video_caps("BGR", 40, 30)}, /*live=*/true);
+    b.set_pad(0, "roi-meta", "true");
+    b.set_pad(1, "rois", "<<0,0,20,15>,<20,15,20,15>>");
+    ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+    std::vector<GstBuffer*> frames = {nullptr, photo_frame(cams[1].photo, cams[1].gst_format, 40, 30, 0)};
+    const gint64 t0 = g_get_monotonic_time();
+    b.push(1, gst_buffer_ref(frames[1]));
+    std::vector<GstSample*> tensors = pull_window(b, 1);  // sink_0 never sends anything
+    ASSERT_EQ(tensors.size(), 1u);
+    EXPECT_LT(g_get_monotonic_time() - t0, 2 * G_USEC_PER_SEC) << "held past the latency";
+    EXPECT_EQ(GST_BUFFER_PTS(gst_sample_get_buffer(tensors[0])), 0u);
+    const std::vector<Expected> first = {{1, "<0,0,20,15>", 0, -1}, {1, "<20,15,20,15>", 1, -1}};
+    if (dynamic)
+      expect_dynamic_slots(tensors, 4, props, cams, frames, first);
+    else
+      expect_region_slots(tensors, 4, props, cams, frames, first, empty_slot(props, 16, 16));
+    unref_all(tensors);
+
+    // sink_0 comes back: a window well ahead of the clock, so that both frames are in it
+    const GstClockTime later = running_time_now(b.batch) + GST_SECOND;
+    gst_buffer_unref(frames[1]);
+    frames[0] = photo_frame(cams[0].photo, cams[0].gst_format, 40, 30, later);
+    frames[1] = photo_frame(cams[1].photo, cams[1].gst_format, 40, 30, later);
+    add_roi_meta(frames[0], "car", 4, 6, 30, 20, 9);
+    for (int i = 0; i < 2; i++) b.push(i, gst_buffer_ref(frames[i]));
+    tensors = pull_window(b, 1);
+    ASSERT_EQ(tensors.size(), 1u);
+    EXPECT_EQ(GST_BUFFER_PTS(gst_sample_get_buffer(tensors[0])), later);
+    const std::vector<Expected> second = {
+        {0, "<4,6,30,20>", 0, 9}, {1, "<0,0,20,15>", 0, -1}, {1, "<20,15,20,15>", 1, -1}};
+    if (dynamic)
+      expect_dynamic_slots(tensors, 4, props, cams, frames, second);
+    else
+      expect_region_slots(tensors, 4, props, cams, frames, second, empty_slot(props, 16, 16));
+    unref_all(tensors);
+    for (GstBuffer* f : frames) gst_buffer_unref(f);
+    EXPECT_EQ(b.error(), "");
+  }
+}
+
+// A pad with rois requested while playing joins the next window with its regions (one partly
+// outside its frame: clipped), after sink_0's; when sink_0 is released, sink_1's regions take
+// the first slots. The caps stay W:H:C:4 throughout.
+TEST(TensorBatchRegions, PadWithRegionsAddedAndRemovedWhilePlaying) {
+  const std::string props = "width=16 height=16";
+  const std::vector<Camera> cams = {{"fruits.jpg", "BGR", GST_VIDEO_FORMAT_BGR, 32, 24},
+                                    {"home.jpg", "I420", GST_VIDEO_FORMAT_I420, 40, 30}};
+  Batcher b(props + " batch-size=4", {video_caps("BGR", 32, 24)});
+  b.set_pad(0, "rois", "<<0,0,16,12>,<16,12,16,12>>");
+  ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+  const GstClockTime d = GST_SECOND / 30;
+  const Bytes empty = empty_slot(props, 16, 16);
+
+  std::vector<GstBuffer*> frames = {photo_frame(cams[0].photo, cams[0].gst_format, 32, 24, 0), nullptr};
+  b.push(0, gst_buffer_ref(frames[0]));
+  std::vector<GstSample*> tensors = pull_window(b, 1);
+  ASSERT_EQ(tensors.size(), 1u);
+  EXPECT_STREQ(dims_of(tensors[0]), "16:16:3:4");
+  expect_region_slots(tensors, 4, props, cams, frames, {{0, "<0,0,16,12>", 0, -1}, {0, "<16,12,16,12>", 1, -1}}, empty);
+  unref_all(tensors);
+
+  b.add_pad(1);
+  b.set_caps(1, video_caps("I420", 40, 30));
+  b.set_pad(1, "rois", "<<4,4,20,20>,<-5,10,20,40>>");
+  gst_buffer_unref(frames[0]);
+  frames = {photo_frame(cams[0].photo, cams[0].gst_format, 32, 24, d),
+            photo_frame(cams[1].photo, cams[1].gst_format, 40, 30, d)};
+  for (int i = 0; i < 2; i++) b.push(i, gst_buffer_ref(frames[i]));
+  tensors = pull_window(b, 1);
+  ASSERT_EQ(tensors.size(), 1u);
+  EXPECT_STREQ(dims_of(tensors[0]), "16:16:3:4");
+  EXPECT_EQ(GST_BUFFER_PTS(gst_sample_get_buffer(tensors[0])), d);
+  expect_region_slots(
+      tensors, 4, props, cams, frames,
+      {{0, "<0,0,16,12>", 0, -1}, {0, "<16,12,16,12>", 1, -1}, {1, "<4,4,20,20>", 0, -1}, {1, "<-5,10,20,40>", 1, -1}},
+      empty);
+  EXPECT_DOUBLE_EQ(region_slot(gst_sample_get_buffer(tensors[0]), 3).transform.source_rect[2], 15.0);  // clipped
+  unref_all(tensors);
+
+  b.remove_pad(0);
+  for (GstBuffer* f : frames) gst_buffer_unref(f);
+  frames = {nullptr, photo_frame(cams[1].photo, cams[1].gst_format, 40, 30, 2 * d)};
+  b.push(1, gst_buffer_ref(frames[1]));
+  tensors = pull_window(b, 1);
+  ASSERT_EQ(tensors.size(), 1u);
+  EXPECT_STREQ(dims_of(tensors[0]), "16:16:3:4");
+  EXPECT_EQ(GST_BUFFER_PTS(gst_sample_get_buffer(tensors[0])), 2 * d);
+  expect_region_slots(tensors, 4, props, cams, frames, {{1, "<4,4,20,20>", 0, -1}, {1, "<-5,10,20,40>", 1, -1}}, empty);
+  unref_all(tensors);
+  gst_buffer_unref(frames[1]);
+  EXPECT_EQ(b.pull(200 * GST_MSECOND), nullptr) << "no tensor more";
+  EXPECT_EQ(b.error(), "");
+}
+
+// Caps change mid-stream (size and format) on a pad with rois and on one with roi-meta: the slots
+// are `cudatensorize roi=` of the new frames; a roi partly outside the smaller frame is clipped,
+// one entirely outside it is skipped with one warning naming the pad and gives no slot.
+TEST(TensorBatchRegions, CapsChangeMidStreamOnPadsWithRegions) {
+  const std::string props = "width=24 height=16";
+  std::vector<Camera> cams = {{"fruits.jpg", "BGR", GST_VIDEO_FORMAT_BGR, 96, 64},
+                              {"baboon.jpg", "NV12", GST_VIDEO_FORMAT_NV12, 80, 60}};
+  Batcher b(props + " batch-size=4", {video_caps("BGR", 96, 64), video_caps("NV12", 80, 60)});
+  b.set_pad(0, "rois", "<<0,0,30,20>,<40,30,30,20>,<60,40,30,20>>");
+  b.set_pad(1, "roi-meta", "true");
+  ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+  const GstClockTime d = GST_SECOND / 30;
+  const Bytes empty = empty_slot(props, 24, 16);
+
+  std::vector<GstBuffer*> frames;
+  for (int i = 0; i < 2; i++) frames.push_back(photo_frame(cams[i].photo, cams[i].gst_format, cams[i].w, cams[i].h, 0));
+  add_roi_meta(frames[1], "car", 10, 10, 30, 30, 5);
+  for (int i = 0; i < 2; i++) b.push(i, gst_buffer_ref(frames[i]));
+  std::vector<GstSample*> tensors = pull_window(b, 1);
+  ASSERT_EQ(tensors.size(), 1u);
+  expect_region_slots(
+      tensors, 4, props, cams, frames,
+      {{0, "<0,0,30,20>", 0, -1}, {0, "<40,30,30,20>", 1, -1}, {0, "<60,40,30,20>", 2, -1}, {1, "<10,10,30,30>", 0, 5}},
+      empty);
+  unref_all(tensors);
+  EXPECT_TRUE(b.warnings().empty());
+  for (GstBuffer* f : frames) gst_buffer_unref(f);
+
+  cams = {{"home.jpg", "I420", GST_VIDEO_FORMAT_I420, 50, 36}, {"building.jpg", "BGR", GST_VIDEO_FORMAT_BGR, 40, 30}};
+  b.set_caps(0, video_caps("I420", 50, 36));
+  b.set_caps(1, video_caps("BGR", 40, 30));
+  frames.clear();
+  for (int i = 0; i < 2; i++) frames.push_back(photo_frame(cams[i].photo, cams[i].gst_format, cams[i].w, cams[i].h, d));
+  add_roi_meta(frames[1], "car", 20, 10, 30, 30, 6);  // partly outside: clipped
+  for (int i = 0; i < 2; i++) b.push(i, gst_buffer_ref(frames[i]));
+  tensors = pull_window(b, 1);
+  ASSERT_EQ(tensors.size(), 1u);
+  EXPECT_STREQ(dims_of(tensors[0]), "24:16:3:4");
+  EXPECT_EQ(GST_BUFFER_PTS(gst_sample_get_buffer(tensors[0])), d);
+  expect_region_slots(tensors, 4, props, cams, frames,
+                      {{0, "<0,0,30,20>", 0, -1}, {0, "<40,30,30,20>", 1, -1}, {1, "<20,10,30,30>", 0, 6}}, empty);
+  const GstCudaPrepTransform clipped = region_slot(gst_sample_get_buffer(tensors[0]), 1).transform;
+  EXPECT_DOUBLE_EQ(clipped.source_rect[2], 10.0);
+  EXPECT_DOUBLE_EQ(clipped.source_rect[3], 6.0);
+  unref_all(tensors);
+  for (GstBuffer* f : frames) gst_buffer_unref(f);
+  const std::vector<std::string> warnings = b.warnings();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("sink_0: rois item 2"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("entirely outside the frame"), std::string::npos) << warnings[0];
+  EXPECT_EQ(b.error(), "");
+}
+
+// Non-live, regions: EOS on one camera (sink_0) leaves out its region from then on, the other
+// camera's go on in the first slots (fixed: the rest empty; dynamic: a smaller batch); EOS on
+// both ends.
+TEST(TensorBatchRegions, EosOnOneCameraWithRegions) {
+  const std::string props = "width=8 height=8";
+  const std::vector<Camera> cams = {{nullptr, "GRAY8", GST_VIDEO_FORMAT_GRAY8, 20, 12},
+                                    {nullptr, "BGR", GST_VIDEO_FORMAT_BGR, 16, 16}};
+  for (bool dynamic : {false, true}) {
+    SCOPED_TRACE(dynamic ? "batch-mode=dynamic" : "batch-mode=fixed");
+    Batcher b(props + " batch-size=3 batch-mode=" + (dynamic ? "dynamic" : "fixed"),
+              {video_caps("GRAY8", 20, 12), video_caps("BGR", 16, 16)});
+    b.set_pad(0, "rois", "<<2,2,10,8>>");
+    b.set_pad(1, "rois", "<<0,0,8,8>,<8,8,8,8>>");
+    ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+    const GstClockTime d = GST_SECOND / 10;
+    GstBuffer* gray = frame_at(GST_VIDEO_FORMAT_GRAY8, 20, 12, 2, 0, d);
+    std::vector<GstBuffer*> bgr = {frame_at(GST_VIDEO_FORMAT_BGR, 16, 16, 1, 0, d),
+                                   frame_at(GST_VIDEO_FORMAT_BGR, 16, 16, 3, d, d),
+                                   frame_at(GST_VIDEO_FORMAT_BGR, 16, 16, 4, 2 * d, d)};
+    b.push(0, gst_buffer_ref(gray));
+    b.eos(0);
+    for (GstBuffer* f : bgr) b.push(1, gst_buffer_ref(f));
+    b.eos(1);
+    for (int n = 0; n < 3; n++) {
+      std::vector<GstSample*> tensors = pull_window(b, 1);
+      ASSERT_EQ(tensors.size(), 1u) << "window " << n;
+      GstBuffer* out = gst_sample_get_buffer(tensors[0]);
+      EXPECT_EQ(GST_BUFFER_PTS(out), n * d);
+      EXPECT_EQ(GST_BUFFER_DURATION(out), d);
+      const std::vector<GstBuffer*> frames = {gray, bgr[n]};
+      std::vector<Expected> expected;
+      if (n == 0) expected.push_back({0, "<2,2,10,8>", 0, -1});
+      expected.push_back({1, "<0,0,8,8>", 0, -1});
+      expected.push_back({1, "<8,8,8,8>", 1, -1});
+      if (dynamic)
+        expect_dynamic_slots(tensors, 3, props, cams, frames, expected);
+      else
+        expect_region_slots(tensors, 3, props, cams, frames, expected, empty_slot(props, 8, 8));
+      unref_all(tensors);
+    }
+    EXPECT_EQ(b.pull(GST_SECOND), nullptr);
+    EXPECT_TRUE(b.at_eos());
+    EXPECT_EQ(b.error(), "");
+    gst_buffer_unref(gray);
+    for (GstBuffer* f : bgr) gst_buffer_unref(f);
+  }
+}
 
 // ---- a dynamic batch (batch-mode=dynamic) ---------------------------------------------------------
 
