@@ -259,7 +259,11 @@ static gboolean refresh_pad_plan(GstCudaTensorBatch *self, GstCudaTensorBatchPad
   RegionSettings regions;
   SlotSourceSpec source;
   Status st = pad_regions(state.built_from, own, &regions);
-  if (st.ok()) st = gst_cuda_prep_slot_source(state.built_from.tensor, own.roi, ps.input.info(), &source);
+  /* The pad's roi is its one slot, not used while it has regions: not held against its frame. */
+  static const std::vector<int> kWholeFrame;
+  if (st.ok())
+    st = gst_cuda_prep_slot_source(state.built_from.tensor, regions.regions() ? kWholeFrame : own.roi, ps.input.info(),
+                                   &source);
   if (st.ok())
     st = gst_cuda_prep_region_plans_init(&ps.plans, state.spec, source, gst_cuda_prep_frame_desc(ps.input.info()),
                                          regions);

@@ -1546,6 +1546,36 @@ TEST(TensorBatchRegions, CapsChangeMidStreamOnPadsWithRegions) {
   EXPECT_EQ(b.error(), "");
 }
 
+// A pad's `roi` is not used while it has rois or roi-meta: after a caps change that leaves it
+// outside the smaller frame it is no error, and the pad's regions fill their slots.
+TEST(TensorBatchRegions, UnusedRoiOutsideTheNewFrameIsNoError) {
+  const std::string props = "width=16 height=16";
+  std::vector<Camera> cams = {{"fruits.jpg", "BGR", GST_VIDEO_FORMAT_BGR, 96, 64}};
+  Batcher b(props + " batch-size=2", {video_caps("BGR", 96, 64)});
+  b.set_pad(0, "roi", "<60,40,20,20>");
+  b.set_pad(0, "rois", "<<0,0,30,20>>");
+  ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+  const Bytes empty = empty_slot(props, 16, 16);
+  std::vector<GstBuffer*> frames = {photo_frame(cams[0].photo, cams[0].gst_format, 96, 64, 0)};
+  b.push(0, gst_buffer_ref(frames[0]));
+  std::vector<GstSample*> tensors = pull_window(b, 1);
+  ASSERT_EQ(tensors.size(), 1u);
+  expect_region_slots(tensors, 2, props, cams, frames, {{0, "<0,0,30,20>", 0, -1}}, empty);
+  unref_all(tensors);
+  gst_buffer_unref(frames[0]);
+
+  cams = {{"home.jpg", "NV12", GST_VIDEO_FORMAT_NV12, 50, 36}};
+  b.set_caps(0, video_caps("NV12", 50, 36));
+  frames = {photo_frame(cams[0].photo, cams[0].gst_format, 50, 36, GST_SECOND / 30)};
+  b.push(0, gst_buffer_ref(frames[0]));
+  tensors = pull_window(b, 1);
+  ASSERT_EQ(tensors.size(), 1u) << b.error();
+  expect_region_slots(tensors, 2, props, cams, frames, {{0, "<0,0,30,20>", 0, -1}}, empty);
+  unref_all(tensors);
+  gst_buffer_unref(frames[0]);
+  EXPECT_EQ(b.error(), "");
+}
+
 // Non-live, regions: EOS on one camera (sink_0) leaves out its region from then on, the other
 // camera's go on in the first slots (fixed: the rest empty; dynamic: a smaller batch); EOS on
 // both ends.
