@@ -24,8 +24,13 @@
  * one slot per region of its frame instead of one per frame, and none when its frame has no
  * region. A batch window's slots are taken in pad order; those beyond them are empty, and more
  * than batch-size give several tensors with the window's timestamps, none dropped. Regions need
- * a fixed batch-size (the caps stay static). Each slot is `cudatensorize roi=<region>` of that
- * frame alone.
+ * a fixed batch-size. Each slot is `cudatensorize roi=<region>` of that frame alone.
+ *
+ * batch-mode=fixed (default) keeps the caps static, W:H:C:B with B = batch-size. With
+ * batch-mode=dynamic each tensor holds exactly its window's slots (K, at most batch-size; no
+ * empty slot), as NNStreamer's flexible tensors: caps other/tensors,format=flexible, each
+ * buffer a 128-byte GstTensorMetaInfo header (dimensions W:H:C:K) then the tensor; the pool's
+ * buffers are sized for batch-size slots. A window without slot gives a GAP event, no tensor.
  *
  * Every batch carries a "GstCudaPrepTransformMeta" with, per slot, the source pad, the source
  * buffer's PTS, whether the slot is empty, the region's index and id (the ROI meta's or ODMtd's)
@@ -42,12 +47,15 @@
 #include "gstcudatensorbatch.h"
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "frame_pool.h"
+#include "cuda_device.h"
 #include "cuda_element_core.h"
+#include "enum_types.h"
 #include "gstcudatensorbatchpad.h"
 #include "pixel_format.h"
 #include "region_settings.h"
@@ -68,21 +76,42 @@ using namespace cudaprep;
 enum {
   PROP_0,
   PROP_BATCH_SIZE,
+  PROP_BATCH_MODE,
   PROP_REGION_FIRST,                                       /* roi-meta and its filters: the pads' defaults */
   PROP_CORE_FIRST = PROP_REGION_FIRST + REGION_PROP_COUNT, /* device-id, backend (cuda_element_core.h) */
   PROP_TENSOR_FIRST = PROP_CORE_FIRST + CORE_PROP_COUNT,   /* then the tensor properties */
 };
 
-/* Properties, behind the object lock (versioned_settings.h): batch_size is taken at start
- * (NULL / READY only), the tensor settings before every batch. device-id and backend are the
- * core's. */
+/* batch-mode: how many slots a tensor has. */
+enum BatchMode {
+  BATCH_MODE_FIXED,   /* batch-size slots: static caps W:H:C:B, empty slots where a window has fewer */
+  BATCH_MODE_DYNAMIC, /* a window's slots (at most batch-size a tensor): flexible caps (tensor_caps.h) */
+};
+
+static GType batch_mode_get_type(void) {
+  static GType type = 0;
+  static const GEnumValue values[] = {
+      {BATCH_MODE_FIXED, "batch-size slots a tensor (static caps W:H:C:B); slots without a frame or region are empty",
+       "fixed"},
+      {BATCH_MODE_DYNAMIC,
+       "A tensor holds exactly its batch window's slots, at most batch-size (other/tensors,format=flexible: "
+       "NNStreamer's header before each tensor gives its shape)",
+       "dynamic"},
+      {0, NULL, NULL}};
+  return gst_cuda_prep_register_enum(&type, "GstCudaTensorBatchMode", values);
+}
+
+/* Properties, behind the object lock (versioned_settings.h): batch_size and batch_mode are taken
+ * at start (NULL / READY only), the tensor settings before every batch. device-id and backend
+ * are the core's. */
 struct BatchSettings {
   TensorizeSettings tensor;
-  guint batch_size = 0;   /* 0: one slot per sink pad */
+  guint batch_size = 0; /* 0: one slot per sink pad */
+  gint batch_mode = BATCH_MODE_FIXED;
   RegionSettings regions; /* roi-meta and filters of the pads that set none of their own (no rois) */
 
   bool operator==(const BatchSettings &o) const {
-    return tensor == o.tensor && batch_size == o.batch_size && regions == o.regions;
+    return tensor == o.tensor && batch_size == o.batch_size && batch_mode == o.batch_mode && regions == o.regions;
   }
 };
 
@@ -103,10 +132,13 @@ struct BatchState {
   TensorOutputPlan output{};
   gboolean have_output = FALSE;
   guint64 generation = 0; /* bumped with every new output plan: pads rebuild theirs */
-  int slots = 0;          /* B of the negotiated caps */
+  int slots = 0;          /* B of the negotiated caps; with a dynamic batch, the most a tensor holds */
   int pending_slots = 0;  /* B of the caps being negotiated */
   gboolean output_cuda = FALSE;
-  gsize bytes = 0;
+  gboolean dynamic = FALSE;         /* flexible caps: a tensor holds its window's slots, after a header */
+  gboolean pending_dynamic = FALSE; /* of the caps being negotiated */
+  guint8 header[kFlexibleHeaderBytes] = {};
+  gsize bytes = 0; /* of a full tensor (header included): the pool's buffers */
   std::unique_ptr<Tensorizer> tensorizer;
   std::vector<BatchSlot> batch; /* sized at negotiation: no allocation per batch */
   std::vector<CudaPrepSlotMeta> meta;
@@ -227,7 +259,11 @@ static gboolean refresh_pad_plan(GstCudaTensorBatch *self, GstCudaTensorBatchPad
   RegionSettings regions;
   SlotSourceSpec source;
   Status st = pad_regions(state.built_from, own, &regions);
-  if (st.ok()) st = gst_cuda_prep_slot_source(state.built_from.tensor, own.roi, ps.input.info(), &source);
+  /* The pad's roi is its one slot, not used while it has regions: not held against its frame. */
+  static const std::vector<int> kWholeFrame;
+  if (st.ok())
+    st = gst_cuda_prep_slot_source(state.built_from.tensor, regions.regions() ? kWholeFrame : own.roi, ps.input.info(),
+                                   &source);
   if (st.ok())
     st = gst_cuda_prep_region_plans_init(&ps.plans, state.spec, source, gst_cuda_prep_frame_desc(ps.input.info()),
                                          regions);
@@ -368,25 +404,38 @@ static TensorShapeSettings shape_settings(const BatchSettings &s, int slots) {
 static GstFlowReturn gst_cuda_tensor_batch_update_src_caps(GstAggregator *agg, GstCaps *downstream, GstCaps **ret) {
   GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH(agg);
   BatchState &state = self->impl->state;
-  const TensorShapeSettings shape = shape_settings(settings_snapshot(self), slots_wanted(self));
+  const BatchSettings settings = settings_snapshot(self);
+  const TensorShapeSettings shape = shape_settings(settings, slots_wanted(self));
+  const gboolean dynamic = settings.batch_mode == BATCH_MODE_DYNAMIC;
   gint fps_n, fps_d;
   fastest_framerate(self, &fps_n, &fps_d);
   GValue fps = G_VALUE_INIT;
   g_value_init(&fps, GST_TYPE_FRACTION);
   gst_value_set_fraction(&fps, fps_n, fps_d);
   /* CUDA memory first where the GPU runs: the tensor stays on the device. */
-  GstCaps *ours = gst_cuda_prep_tensor_open_caps(&fps, self->impl->core.device().gpu(), TRUE);
+  const gboolean gpu = self->impl->core.device().gpu();
+  GstCaps *ours =
+      dynamic ? gst_cuda_prep_tensor_flexible_caps(&fps, gpu, TRUE) : gst_cuda_prep_tensor_open_caps(&fps, gpu, TRUE);
   g_value_unset(&fps);
 
   *ret = gst_caps_intersect_full(ours, downstream, GST_CAPS_INTERSECT_FIRST);
   if (gst_caps_is_empty(*ret)) {
-    state.refusal.post_no_intersection(GST_ELEMENT(self), ours, downstream);
+    if (dynamic)
+      state.refusal.post_no_flexible(GST_ELEMENT(self), "batch-mode=dynamic", ours, downstream);
+    else
+      state.refusal.post_no_intersection(GST_ELEMENT(self), ours, downstream);
     gst_caps_unref(ours);
     gst_clear_caps(ret);
     return GST_FLOW_NOT_NEGOTIATED;
   }
   gst_caps_unref(ours);
   *ret = gst_caps_make_writable(gst_caps_truncate(*ret));
+  state.pending_dynamic = dynamic;
+  if (dynamic) {
+    /* The shape is the properties': downstream reads each tensor's from its header. */
+    state.pending_shape = shape.value;
+    return GST_FLOW_OK;
+  }
   gst_cuda_prep_tensor_fixate_shape(gst_caps_get_structure(*ret, 0), shape);
   Status st = gst_cuda_prep_tensor_shape_from_caps(*ret, shape, "cudatensorbatch", &state.pending_shape);
   if (!st.ok()) {
@@ -416,7 +465,9 @@ static gboolean gst_cuda_tensor_batch_negotiated_src_caps(GstAggregator *agg, Gs
   state.shape = state.pending_shape;
   state.slots = slots;
   state.output_cuda = gst_cuda_prep_caps_has_cuda_feature(caps, 0);
-  state.bytes = batch_bytes(state.output, state.slots);
+  state.dynamic = state.pending_dynamic;
+  /* A dynamic batch's buffers are sized for the most slots a tensor holds, and trimmed to each. */
+  state.bytes = (state.dynamic ? kFlexibleHeaderBytes : 0) + batch_bytes(state.output, state.slots);
   state.batch.assign(state.slots, BatchSlot());
   state.meta.assign(state.slots, CudaPrepSlotMeta());
   state.window.reserve(2 * state.slots);
@@ -431,9 +482,9 @@ static gboolean gst_cuda_tensor_batch_negotiated_src_caps(GstAggregator *agg, Gs
     return FALSE;
   }
   state.have_output = TRUE;
-  GST_INFO_OBJECT(self, "batch of %d: tensor %dx%dx%d (%s, %s), %s path, output in %s memory", state.slots,
-                  state.output.dst_width, state.output.dst_height, state.output.channels,
-                  state.output.layout == Layout::NCHW ? "nchw" : "nhwc",
+  GST_INFO_OBJECT(self, "%s batch of %d: tensor %dx%dx%d (%s, %s), %s path, output in %s memory",
+                  state.dynamic ? "dynamic" : "fixed", state.slots, state.output.dst_width, state.output.dst_height,
+                  state.output.channels, state.output.layout == Layout::NCHW ? "nchw" : "nhwc",
                   gst_cuda_prep_tensor_type_name(state.output.dtype), device.gpu() ? "CUDA" : "CPU",
                   state.output_cuda ? "CUDA" : "system");
   return TRUE;
@@ -548,6 +599,10 @@ static gboolean check_settings_at_start(GstCudaTensorBatch *self) {
   std::vector<GstCudaTensorBatchPad *> pads;
   collect_pads(self, pads);
   if (st.ok()) st = gst_cuda_prep_region_settings_check(settings.regions, NULL);
+  if (st.ok() && settings.batch_mode == BATCH_MODE_DYNAMIC && settings.batch_size == 0)
+    st = Status::error(
+        "batch-mode=dynamic needs a fixed batch-size: the most slots a tensor holds (its buffers are sized for it; "
+        "a window with more gives several tensors)");
   for (size_t i = 0; st.ok() && i < pads.size(); i++) {
     const CudaTensorBatchPadSettings own = gst_cuda_tensor_batch_pad_settings(pads[i], NULL);
     RegionSettings regions;
@@ -673,7 +728,8 @@ static gboolean take_frame(GstCudaTensorBatch *self, GstCudaTensorBatchPad *pad,
       RegionSettings r;
       regions = pad_regions(state.built_from, gst_cuda_tensor_batch_pad_settings(pad, NULL), &r).ok() && r.regions();
     }
-    if (!regions) state.window.push_back(WindowSlot{pad, -1});
+    /* A dynamic batch holds no empty slot. */
+    if (!regions && !state.dynamic) state.window.push_back(WindowSlot{pad, -1});
     return TRUE;
   }
   if (ps.regions.roi_meta) {
@@ -710,10 +766,18 @@ static gboolean finish_slots(GstCudaTensorBatch *self) {
   return ok;
 }
 
-/* Fills the slots of tensor @k of this window: window slots [k * B, (k + 1) * B), the rest empty. */
-static void fill_slots(GstCudaTensorBatch *self, size_t k) {
+/* The slots of tensor @k of this window: B, or with a dynamic batch those of the window left
+ * for it (at most B). */
+static int tensor_slots(const BatchState &state, size_t k) {
+  if (!state.dynamic) return state.slots;
+  return (int)MIN((size_t)state.slots, state.window.size() - k * state.slots);
+}
+
+/* Fills the @count slots of tensor @k of this window: window slots [k * B, k * B + count), the
+ * rest empty. */
+static void fill_slots(GstCudaTensorBatch *self, size_t k, int count) {
   BatchState &state = self->impl->state;
-  for (int i = 0; i < state.slots; i++) {
+  for (int i = 0; i < count; i++) {
     const size_t n = k * state.slots + i;
     BatchSlot &slot = state.batch[i];
     CudaPrepSlotMeta &meta = state.meta[i];
@@ -739,6 +803,21 @@ static void fill_slots(GstCudaTensorBatch *self, size_t k) {
   }
 }
 
+/* The flexible tensor's header (tensor_caps.h) of a batch of @count slots at @dst, the start of
+ * the tensor's memory: copied on the element's stream on the GPU path, before the kernel. */
+static Status write_header(GstCudaTensorBatch *self, uint8_t *dst, int count) {
+  BatchState &state = self->impl->state;
+  TensorShape shape = state.shape;
+  shape.batch = count;
+  gst_cuda_prep_tensor_flexible_header(shape, state.header);
+  if (!state.tensorizer->on_device()) {
+    memcpy(dst, state.header, kFlexibleHeaderBytes);
+    return Status();
+  }
+  return cuda::copy_2d_async(dst, kFlexibleHeaderBytes, state.header, kFlexibleHeaderBytes, kFlexibleHeaderBytes, 1,
+                             cuda::CopyKind::HostToDevice, self->impl->core.device().stream());
+}
+
 /* Tensor @k of this window into @outbuf in one pass, with its transform meta (attached while the
  * GPU works); on return the tensor is complete in memory, or left on the element's stream that
  * its memory carries (see gst_cuda_prep_write_tensor). */
@@ -747,11 +826,15 @@ static GstFlowReturn write_tensor(GstCudaTensorBatch *self, GstBuffer *outbuf, s
   CudaPrepDevice &device = self->impl->core.device();
   CudaPrepScopedContext ctx(device, GST_ELEMENT(self));
   if (!ctx.ok()) return GST_FLOW_ERROR;
-  fill_slots(self, k);
+  const int count = tensor_slots(state, k);
+  fill_slots(self, k, count);
   TensorizeBatch batch;
   batch.output = state.output;
   batch.slots = state.batch.data();
-  batch.count = state.slots;
+  batch.count = count;
+  const gsize header = state.dynamic ? kFlexibleHeaderBytes : 0;
+  const gsize bytes = header + batch_bytes(state.output, count);
+  gst_buffer_set_size(outbuf, bytes);
   /* The slots' frames go back to their producers once unmapped, and the batch holds none: it
    * waits for its kernel unless every frame is ordered on its stream (frame_lifetime.h). */
   state.lifetime.begin_output(FALSE);
@@ -761,8 +844,9 @@ static GstFlowReturn write_tensor(GstCudaTensorBatch *self, GstBuffer *outbuf, s
   }
   TensorOutputTarget target;
   Status st = target.begin(device, state.tensorizer->on_device(), state.output_cuda, outbuf, 0);
-  if (st.ok()) st = state.tensorizer->run_batch(batch, target.data(), state.bytes); /* every row */
-  if (st.ok()) state.transform_meta.attach(outbuf, state.meta.data(), state.slots, (int)k, (int)tensors);
+  if (st.ok() && state.dynamic) st = write_header(self, target.data(), count);
+  if (st.ok()) st = state.tensorizer->run_batch(batch, target.data() + header, bytes - header); /* every row */
+  if (st.ok()) state.transform_meta.attach(outbuf, state.meta.data(), count, (int)k, (int)tensors);
   st = target.finish(device, state.built_from.tensor.gpu_wait, state.lifetime, std::move(st));
   if (!st.ok()) {
     GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Batch tensorize failed"), ("%s", st.message().c_str()));
@@ -782,8 +866,21 @@ static gboolean take_frames(GstCudaTensorBatch *self, const BatchWindow &w) {
   return ok;
 }
 
+/* A window without slot of a dynamic batch gives no tensor: a GAP event covers its time, so that
+ * downstream's position advances. Only once a tensor has gone out (the stream's first tensor
+ * carries the segment that a GAP needs before it). */
+static void push_gap(GstCudaTensorBatch *self, const BatchWindow &w) {
+  if (!GST_CLOCK_TIME_IS_VALID(w.start)) return;
+  GstPad *srcpad = GST_AGGREGATOR_SRC_PAD(self);
+  GstEvent *segment = gst_pad_get_sticky_event(srcpad, GST_EVENT_SEGMENT, 0);
+  if (!segment) return;
+  gst_event_unref(segment);
+  gst_pad_push_event(srcpad, gst_event_new_gap(w.start, w.duration));
+}
+
 /* The tensors of window @w: its frames taken and their slots listed in pad order (pad 0's,
- * then pad 1's, ...), then ceil(slots / B) tensors (at least one) with the window's timestamps,
+ * then pad 1's, ...), then ceil(slots / B) tensors with the window's timestamps (a fixed batch:
+ * at least one; a dynamic one: none, a GAP instead, when the window has no slot),
  * each pushed (without the CUDA context current) before the next is made. */
 static GstFlowReturn run_window(GstCudaTensorBatch *self, const BatchWindow &w) {
   GstAggregator *agg = GST_AGGREGATOR(self);
@@ -793,7 +890,9 @@ static GstFlowReturn run_window(GstCudaTensorBatch *self, const BatchWindow &w) 
     finish_slots(self);
     return GST_FLOW_ERROR;
   }
-  const size_t tensors = MAX((size_t)1, (state.window.size() + state.slots - 1) / state.slots);
+  /* A fixed batch gives at least one tensor (all slots empty); a dynamic one none when the
+   * window has no slot. */
+  const size_t tensors = MAX((size_t)(state.dynamic ? 0 : 1), (state.window.size() + state.slots - 1) / state.slots);
   GstBufferPool *pool = gst_aggregator_get_buffer_pool(agg);
   if (!pool) {
     GST_ELEMENT_ERROR(self, RESOURCE, FAILED, ("No output buffer pool"), (NULL));
@@ -812,7 +911,6 @@ static GstFlowReturn run_window(GstCudaTensorBatch *self, const BatchWindow &w) 
     GstBuffer *outbuf = NULL;
     ret = gst_buffer_pool_acquire_buffer(pool, &outbuf, NULL);
     if (ret != GST_FLOW_OK) break;
-    gst_buffer_set_size(outbuf, state.bytes);
     ret = write_tensor(self, outbuf, k, tensors);
     if (ret != GST_FLOW_OK) {
       gst_buffer_unref(outbuf);
@@ -822,6 +920,7 @@ static GstFlowReturn run_window(GstCudaTensorBatch *self, const BatchWindow &w) 
     GST_BUFFER_DURATION(outbuf) = w.duration;
     ret = gst_aggregator_finish_buffer(agg, outbuf);
   }
+  if (tensors == 0) push_gap(self, w);
   gst_object_unref(pool);
   const gboolean unmapped = finish_slots(self);
   return ret == GST_FLOW_OK && !unmapped ? GST_FLOW_ERROR : ret;
@@ -905,7 +1004,9 @@ static void gst_cuda_tensor_batch_set_property(GObject *object, guint prop_id, c
     if (prop_id == PROP_BATCH_SIZE) {
       s.batch_size = g_value_get_uint(value);
       s.tensor.model_set &= ~MODEL_FIELD_BATCH;
-    } else if (prop_id >= PROP_REGION_FIRST && prop_id < PROP_CORE_FIRST)
+    } else if (prop_id == PROP_BATCH_MODE)
+      s.batch_mode = g_value_get_enum(value);
+    else if (prop_id >= PROP_REGION_FIRST && prop_id < PROP_CORE_FIRST)
       gst_cuda_prep_region_property_set(s.regions, prop_id - PROP_REGION_FIRST, value);
     else
       known = prop_id >= PROP_TENSOR_FIRST &&
@@ -924,6 +1025,10 @@ static void gst_cuda_tensor_batch_get_property(GObject *object, guint prop_id, G
   const gboolean known = impl->settings.read(self, [&](const BatchSettings &s) -> gboolean {
     if (prop_id == PROP_BATCH_SIZE) {
       g_value_set_uint(value, s.batch_size);
+      return TRUE;
+    }
+    if (prop_id == PROP_BATCH_MODE) {
+      g_value_set_enum(value, s.batch_mode);
       return TRUE;
     }
     if (prop_id >= PROP_REGION_FIRST && prop_id < PROP_CORE_FIRST)
@@ -957,8 +1062,20 @@ static void gst_cuda_tensor_batch_class_init(GstCudaTensorBatchClass *klass) {
                         "at the next batch when pads are requested or released. A fixed size keeps the caps "
                         "static: slots without a pad or region are empty, more regions than slots give "
                         "several tensors for the batch (same timestamps), and no more pads than slots can be "
-                        "requested. Pads with rois or roi-meta need a fixed size. NULL/READY only",
+                        "requested. Pads with rois or roi-meta need a fixed size. With batch-mode=dynamic: the "
+                        "most slots a tensor holds. NULL/READY only",
                         0, kMaxBatchSlots, BatchSettings().batch_size, ready_only));
+  g_object_class_install_property(
+      gobject_class, PROP_BATCH_MODE,
+      g_param_spec_enum("batch-mode", "Batch mode",
+                        "fixed: every tensor has batch-size slots (static caps W:H:C:B), empty ones where a window "
+                        "has fewer frames or regions. dynamic: each tensor holds exactly its window's slots (at "
+                        "most batch-size, which it needs; more give several tensors), no empty slot, and a window "
+                        "without any gives no tensor but a GAP event; the caps are other/tensors,format=flexible "
+                        "(NNStreamer's flexible tensors: each buffer starts with a 128-byte GstTensorMetaInfo "
+                        "header giving W:H:C:K, then the tensor), and a downstream that takes only static caps is "
+                        "a negotiation error. NULL/READY only",
+                        batch_mode_get_type(), BatchSettings().batch_mode, ready_only));
   gst_cuda_prep_region_properties_install(gobject_class, PROP_REGION_FIRST, ~(1u << REGION_PROP_ROIS),
                                           REGION_SCOPE_BATCH);
   CudaPrepElementCore::install_properties(gobject_class, PROP_CORE_FIRST);

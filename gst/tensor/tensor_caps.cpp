@@ -1,6 +1,8 @@
 /* Building tensor caps, and the one explanation of a refusal (tensor_caps.h). */
 #include "tensor_caps.h"
 
+#include <cstring>
+
 #include "dtypes.h"
 
 GST_DEBUG_CATEGORY_STATIC(cudaprep_tensor_caps_debug);
@@ -31,6 +33,25 @@ gchar *gst_cuda_prep_tensor_dimensions(const TensorShape &s) {
   return g_strdup_printf("%d:%d:%d:%d", s.channels, s.width, s.height, s.batch);
 }
 
+static void set_framerate(GstStructure *s, const GValue *framerate) {
+  if (framerate)
+    gst_structure_set_value(s, "framerate", framerate);
+  else
+    gst_structure_set(s, "framerate", GST_TYPE_FRACTION_RANGE, 0, 1, G_MAXINT, 1, NULL);
+}
+
+/* @s in system memory, and in CUDA memory when @with_cuda (first when @cuda_first). Takes @s. */
+static GstCaps *in_memories(GstStructure *s, gboolean with_cuda, gboolean cuda_first) {
+  GstCaps *sys = gst_caps_new_full(gst_structure_copy(s), NULL);
+  if (!with_cuda) {
+    gst_structure_free(s);
+    return sys;
+  }
+  GstCaps *dev = gst_caps_new_full(s, NULL);
+  gst_caps_set_features(dev, 0, gst_caps_features_new("memory:CUDAMemory", NULL));
+  return cuda_first ? gst_caps_merge(dev, sys) : gst_caps_merge(sys, dev);
+}
+
 /* other/tensors, format=static, num_tensors=1, types={ every row of kDTypes }, framerate. */
 static GstStructure *open_structure(const GValue *framerate) {
   GstStructure *s =
@@ -44,23 +65,54 @@ static GstStructure *open_structure(const GValue *framerate) {
     gst_value_list_append_and_take_value(&types, &v);
   }
   gst_structure_take_value(s, "types", &types);
-  if (framerate)
-    gst_structure_set_value(s, "framerate", framerate);
-  else
-    gst_structure_set(s, "framerate", GST_TYPE_FRACTION_RANGE, 0, 1, G_MAXINT, 1, NULL);
+  set_framerate(s, framerate);
   return s;
 }
 
 GstCaps *gst_cuda_prep_tensor_open_caps(const GValue *framerate, gboolean with_cuda, gboolean cuda_first) {
-  GstStructure *s = open_structure(framerate);
-  GstCaps *sys = gst_caps_new_full(gst_structure_copy(s), NULL);
-  if (!with_cuda) {
-    gst_structure_free(s);
-    return sys;
+  return in_memories(open_structure(framerate), with_cuda, cuda_first);
+}
+
+/* ---- flexible tensors -------------------------------------------------------------------- */
+
+GstCaps *gst_cuda_prep_tensor_flexible_caps(const GValue *framerate, gboolean with_cuda, gboolean cuda_first) {
+  GstStructure *s = gst_structure_new("other/tensors", "format", G_TYPE_STRING, "flexible", NULL);
+  set_framerate(s, framerate);
+  return in_memories(s, with_cuda, cuda_first);
+}
+
+gboolean gst_cuda_prep_tensor_caps_flexible(GstCaps *caps) {
+  if (!caps || gst_caps_get_size(caps) == 0) return FALSE;
+  const GstStructure *s = gst_caps_get_structure(caps, 0);
+  return gst_structure_has_name(s, "other/tensors") &&
+         g_strcmp0(gst_structure_get_string(s, "format"), "flexible") == 0;
+}
+
+/* NNStreamer's values (tensor_typedef.h: tensor_type, tensor_format, media_type; the magic and
+ * version 1.0 of GstTensorMetaInfo). */
+static guint32 nns_type(cudaprep::DType dtype) {
+  switch (dtype) {
+    case cudaprep::DType::Float32: return 7;
+    case cudaprep::DType::Float16: return 10;
+    case cudaprep::DType::UInt8: return 5;
+    case cudaprep::DType::Int8: return 4;
   }
-  GstCaps *dev = gst_caps_new_full(s, NULL);
-  gst_caps_set_features(dev, 0, gst_caps_features_new("memory:CUDAMemory", NULL));
-  return cuda_first ? gst_caps_merge(dev, sys) : gst_caps_merge(sys, dev);
+  return 11; /* _NNS_END: invalid */
+}
+
+void gst_cuda_prep_tensor_flexible_header(const TensorShape &shape, guint8 header[kFlexibleHeaderBytes]) {
+  constexpr guint32 kMagic = 0xfeedcced, kVersion1 = 0xDE000000u | (1u << 12), kFormatFlexible = 1, kMediaTensor = 4;
+  const bool nchw = shape.layout == cudaprep::Layout::NCHW;
+  const guint32 dims[4] = {(guint32)(nchw ? shape.width : shape.channels), (guint32)(nchw ? shape.height : shape.width),
+                           (guint32)(nchw ? shape.channels : shape.height), (guint32)shape.batch};
+  guint32 words[kFlexibleHeaderBytes / 4] = {};
+  words[0] = kMagic;
+  words[1] = kVersion1;
+  words[2] = nns_type(shape.dtype);
+  for (int i = 0; i < 4; i++) words[3 + i] = dims[i]; /* dimension[4..15] = 0: rank 4 */
+  words[19] = kFormatFlexible;
+  words[20] = kMediaTensor;
+  memcpy(header, words, kFlexibleHeaderBytes); /* host order, as NNStreamer copies the structure */
 }
 
 GstCaps *gst_cuda_prep_tensor_template_caps(void) {
@@ -127,6 +179,18 @@ void TensorRefusal::post_no_intersection(GstElement *element, GstCaps *produced,
        name + " produces " + caps_text(produced) +
            " (properties width, height, layout, dtype, "
            "channels, batch-size)");
+}
+
+void TensorRefusal::post_no_flexible(GstElement *element, const char *property, GstCaps *produced,
+                                     GstCaps *downstream) {
+  const std::string name = factory_name(element);
+  post(element,
+       std::string("Downstream does not accept a dynamic batch: ") + property + " makes " +
+           "other/tensors,format=flexible (each tensor's batch is its slots, its shape in a header of each "
+           "buffer) and downstream takes only " +
+           caps_text(downstream) +
+           "; link an element that takes flexible tensors, or set batch-mode=fixed for static caps",
+       name + " produces " + caps_text(produced));
 }
 
 void TensorRefusal::post_contradiction(GstElement *element, const cudaprep::Status &why, GstCaps *downstream) {

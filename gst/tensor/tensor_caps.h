@@ -45,6 +45,20 @@ GstCaps *gst_cuda_prep_tensor_template_caps(void);
 /* other/tensors of any shape and every dtype, with @framerate (NULL: any): in CUDA memory and
  * in system memory, CUDA first when @cuda_first; system memory only when !@with_cuda. */
 GstCaps *gst_cuda_prep_tensor_open_caps(const GValue *framerate, gboolean with_cuda, gboolean cuda_first);
+/* A batch whose size changes from buffer to buffer (cudatensorbatch batch-mode=dynamic), in
+ * NNStreamer's flexible tensors: the caps are other/tensors,format=flexible with a framerate and
+ * no dimensions nor types, and each buffer's one memory is NNStreamer's GstTensorMetaInfo header
+ * (version 1, kFlexibleHeaderBytes bytes: magic, version, element type, dimension[16] innermost
+ * first and 0 past the rank, format=flexible, media type=tensor) followed by the tensor, as
+ * tensor_filter and the other elements that take flexible tensors read it. In CUDA memory and
+ * in system memory as gst_cuda_prep_tensor_open_caps. */
+constexpr gsize kFlexibleHeaderBytes = 128;
+GstCaps *gst_cuda_prep_tensor_flexible_caps(const GValue *framerate, gboolean with_cuda, gboolean cuda_first);
+/* Whether the first structure of @caps is other/tensors,format=flexible. */
+gboolean gst_cuda_prep_tensor_caps_flexible(GstCaps *caps);
+/* The header of a flexible tensor of @shape (its batch: the slots it holds, at least 1). */
+void gst_cuda_prep_tensor_flexible_header(const TensorShape &shape, guint8 header[kFlexibleHeaderBytes]);
+
 /* "W:H:C:B" for NCHW, "C:W:H:B" for NHWC. */
 gchar *gst_cuda_prep_tensor_dimensions(const TensorShape &shape);
 /* The caps' name of a dtype (kDTypes), and back; FALSE for a name no row has. */
@@ -81,6 +95,9 @@ class TensorRefusal {
   /* Downstream's fixed caps contradict a property or are no tensor the element makes
    * (@why: gst_cuda_prep_tensor_shape_from_caps's error). */
   void post_contradiction(GstElement *element, const cudaprep::Status &why, GstCaps *downstream);
+  /* A dynamic batch was asked for (@property: the setting that asks) and downstream takes no
+   * flexible tensor (@produced) but only static ones. */
+  void post_no_flexible(GstElement *element, const char *property, GstCaps *produced, GstCaps *downstream);
   void forget();
 
  private:

@@ -8,8 +8,11 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config.h"
@@ -242,6 +245,30 @@ class Batcher {
     srcs_[i] = nullptr;
   }
 
+  // Records the GAP events that reach the appsink (start, duration), from now on.
+  void watch_gaps() {
+    GstPad* pad = gst_element_get_static_pad(sink_, "sink");
+    gst_pad_add_probe(
+        pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM,
+        [](GstPad*, GstPadProbeInfo* info, gpointer self) {
+          GstEvent* e = GST_PAD_PROBE_INFO_EVENT(info);
+          if (GST_EVENT_TYPE(e) == GST_EVENT_GAP) {
+            GstClockTime t, d;
+            gst_event_parse_gap(e, &t, &d);
+            Batcher* b = static_cast<Batcher*>(self);
+            std::lock_guard<std::mutex> hold(b->gaps_lock_);
+            b->gaps_.emplace_back(t, d);
+          }
+          return GST_PAD_PROBE_OK;
+        },
+        this, nullptr);
+    gst_object_unref(pad);
+  }
+  std::vector<std::pair<GstClockTime, GstClockTime>> gaps() {
+    std::lock_guard<std::mutex> hold(gaps_lock_);
+    return gaps_;
+  }
+
   GstElement* batch = nullptr;
 
  private:
@@ -249,6 +276,8 @@ class Batcher {
   GstElement* sink_ = nullptr;
   GstBus* bus_ = nullptr;
   std::vector<GstElement*> srcs_;
+  std::mutex gaps_lock_;
+  std::vector<std::pair<GstClockTime, GstClockTime>> gaps_;
 };
 
 const char* dims_of(GstSample* s) {
@@ -914,6 +943,7 @@ void expect_region_slots(const std::vector<GstSample*>& tensors, int slots, cons
       if (n >= expected.size()) {
         EXPECT_TRUE(m.empty) << "tensor " << k << " slot " << i;
         EXPECT_TRUE(slot_bytes_of(tensors[k], i, slot_size) == empty) << "tensor " << k << " slot " << i;
+        EXPECT_EQ(m.pad, "") << "tensor " << k << " slot " << i << ": a slot no pad had";
         continue;
       }
       const Expected& e = expected[n];
@@ -953,6 +983,85 @@ GstVideoRegionOfInterestMeta* add_roi_meta(GstBuffer* buf, const char* type, gui
   GstVideoRegionOfInterestMeta* m = gst_buffer_add_video_region_of_interest_meta(buf, type, x, y, w, h);
   m->id = id;
   return m;
+}
+
+constexpr size_t kFlexibleHeader = 128;  // NNStreamer's GstTensorMetaInfo header, version 1
+
+// A flexible tensor (batch-mode=dynamic): its header's fields and the tensor after it.
+struct Flexible {
+  guint32 magic = 0, version = 0, type = 0, format = 0, media = 0;
+  std::vector<guint32> dims;  // dimension[] up to the first 0
+  bool rest_zero = true;      // every other word of the header is 0
+  Bytes payload;
+};
+Flexible flexible_of(GstBuffer* buf) {
+  Flexible f;
+  const Bytes all = buffer_bytes(buf);
+  EXPECT_GE(all.size(), kFlexibleHeader);
+  if (all.size() < kFlexibleHeader) return f;
+  guint32 w[kFlexibleHeader / 4];
+  memcpy(w, all.data(), kFlexibleHeader);
+  f.magic = w[0];
+  f.version = w[1];
+  f.type = w[2];
+  int i = 3;
+  for (; i < 19 && w[i]; i++) f.dims.push_back(w[i]);
+  for (; i < 19; i++) f.rest_zero &= w[i] == 0;
+  f.format = w[19];
+  f.media = w[20];
+  for (i = 21; i < (int)(kFlexibleHeader / 4); i++) f.rest_zero &= w[i] == 0;
+  f.payload.assign(all.begin() + kFlexibleHeader, all.end());
+  return f;
+}
+
+// The header of a float32 NCHW tensor of `count` w x h colour slots, and its size.
+void expect_flexible_header(const Flexible& f, int w, int h, int count) {
+  EXPECT_EQ(f.magic, 0xfeedccedu);
+  EXPECT_EQ(f.version, 0xDE001000u);  // 1.0
+  EXPECT_EQ(f.type, 7u);              // _NNS_FLOAT32
+  EXPECT_EQ(f.dims, (std::vector<guint32>{(guint32)w, (guint32)h, 3u, (guint32)count}));
+  EXPECT_EQ(f.format, 1u);  // _NNS_TENSOR_FORMAT_FLEXIBLE
+  EXPECT_EQ(f.media, 4u);   // _NNS_TENSOR
+  EXPECT_TRUE(f.rest_zero);
+  EXPECT_EQ(f.payload.size(), (size_t)w * h * 3 * 4 * count);
+}
+
+// expect_region_slots for a dynamic batch of at most `slots` a tensor: tensor k holds exactly
+// the window's slots [k * slots, k * slots + its batch), its header and meta say how many, and
+// each is `cudatensorize <props> roi=...` of its camera's frame alone, with its meta.
+void expect_dynamic_slots(const std::vector<GstSample*>& tensors, int slots, const std::string& props,
+                          const std::vector<Camera>& cams, const std::vector<GstBuffer*>& frames,
+                          const std::vector<Expected>& expected) {
+  EXPECT_EQ(tensors.size(), (expected.size() + slots - 1) / slots);
+  for (size_t k = 0; k < tensors.size(); k++) {
+    GstBuffer* buf = gst_sample_get_buffer(tensors[k]);
+    const int count = (int)std::min<size_t>(slots, expected.size() - std::min(expected.size(), k * slots));
+    const Flexible f = flexible_of(buf);
+    ASSERT_EQ(f.dims.size(), 4u) << "tensor " << k;
+    expect_flexible_header(f, (int)f.dims[0], (int)f.dims[1], count);
+    EXPECT_EQ(gst_cuda_prep_buffer_get_slot_count(buf), (guint)count) << "tensor " << k;
+    gint index = -1, total = -1;
+    EXPECT_TRUE(gst_cuda_prep_buffer_get_tensor_count(buf, &index, &total));
+    EXPECT_EQ(index, (gint)k);
+    EXPECT_EQ(total, (gint)tensors.size());
+    EXPECT_EQ(GST_BUFFER_PTS(buf), GST_BUFFER_PTS(gst_sample_get_buffer(tensors[0])));
+    const size_t slot_size = (size_t)f.dims[0] * f.dims[1] * 3 * 4;
+    for (int i = 0; i < count && f.payload.size() >= (i + 1) * slot_size; i++) {
+      const Expected& e = expected[k * slots + i];
+      const Camera& c = cams[e.camera];
+      const std::string roi = e.roi.empty() ? "" : " roi=" + e.roi;
+      Alone a = tensorize_alone(props + roi, video_caps(c.format, c.w, c.h), frames[e.camera]);
+      const RegionSlot m = region_slot(buf, i);
+      EXPECT_FALSE(m.empty) << "tensor " << k << " slot " << i;
+      EXPECT_TRUE(Bytes(f.payload.begin() + i * slot_size, f.payload.begin() + (i + 1) * slot_size) == a.tensor)
+          << "tensor " << k << " slot " << i;
+      EXPECT_EQ(m.pad, "sink_" + std::to_string(e.camera)) << "tensor " << k << " slot " << i;
+      EXPECT_EQ(m.index, e.index) << "tensor " << k << " slot " << i;
+      EXPECT_EQ(m.id, e.id) << "tensor " << k << " slot " << i;
+      EXPECT_EQ(m.pts, GST_BUFFER_PTS(frames[e.camera]));
+      expect_transform_eq(m.transform, a.transform);
+    }
+  }
 }
 
 }  // namespace
@@ -1258,6 +1367,472 @@ TEST(TensorBatchRegions, OdMtdRegionsWithClassAndSizeFilters) {
   EXPECT_EQ(b.error(), "");
 }
 #endif
+
+namespace {
+
+// A frame of test::make_frame with timestamps.
+GstBuffer* frame_at(GstVideoFormat format, int w, int h, uint32_t seed, GstClockTime pts, GstClockTime duration) {
+  return timed(test::make_frame(format, w, h, seed).buffer, pts, duration);
+}
+
+// The running time of `element`'s pipeline now.
+GstClockTime running_time_now(GstElement* element) {
+  GstClock* clock = gst_element_get_clock(element);
+  EXPECT_NE(clock, nullptr);
+  if (!clock) return 0;
+  const GstClockTime now = gst_clock_get_time(clock);
+  gst_object_unref(clock);
+  const GstClockTime base = gst_element_get_base_time(element);
+  return now > base ? now - base : 0;
+}
+
+}  // namespace
+
+// Live, regions: a camera that stalls (sink_0, roi-meta) does not hold the other camera's region
+// slots past latency: the window goes out with sink_1's two regions in the first slots, then
+// empty slots that no pad had (fixed) or as a batch of two (dynamic). When sink_0 comes back its
+// region takes the first slot again.
+TEST(TensorBatchRegions, StalledLiveCameraDoesNotHoldTheRegionBatch) {
+  const std::string props = "width=16 height=16";
+  const std::vector<Camera> cams = {{"baboon.jpg", "NV12", GST_VIDEO_FORMAT_NV12, 40, 30},
+                                    {"fruits.jpg", "BGR", GST_VIDEO_FORMAT_BGR, 40, 30}};
+  for (bool dynamic : {false, true}) {
+    SCOPED_TRACE(dynamic ? "batch-mode=dynamic" : "batch-mode=fixed");
+    Batcher b(props + " batch-size=4 latency=100000000 batch-mode=" + (dynamic ? "dynamic" : "fixed"),
+              {video_caps("NV12", 40, 30), video_caps("BGR", 40, 30)}, /*live=*/true);
+    b.set_pad(0, "roi-meta", "true");
+    b.set_pad(1, "rois", "<<0,0,20,15>,<20,15,20,15>>");
+    ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+    std::vector<GstBuffer*> frames = {nullptr, photo_frame(cams[1].photo, cams[1].gst_format, 40, 30, 0)};
+    const gint64 t0 = g_get_monotonic_time();
+    b.push(1, gst_buffer_ref(frames[1]));
+    std::vector<GstSample*> tensors = pull_window(b, 1);  // sink_0 never sends anything
+    ASSERT_EQ(tensors.size(), 1u);
+    EXPECT_LT(g_get_monotonic_time() - t0, 2 * G_USEC_PER_SEC) << "held past the latency";
+    EXPECT_EQ(GST_BUFFER_PTS(gst_sample_get_buffer(tensors[0])), 0u);
+    const std::vector<Expected> first = {{1, "<0,0,20,15>", 0, -1}, {1, "<20,15,20,15>", 1, -1}};
+    if (dynamic)
+      expect_dynamic_slots(tensors, 4, props, cams, frames, first);
+    else
+      expect_region_slots(tensors, 4, props, cams, frames, first, empty_slot(props, 16, 16));
+    unref_all(tensors);
+
+    // sink_0 comes back: a window well ahead of the clock, so that both frames are in it
+    const GstClockTime later = running_time_now(b.batch) + GST_SECOND;
+    gst_buffer_unref(frames[1]);
+    frames[0] = photo_frame(cams[0].photo, cams[0].gst_format, 40, 30, later);
+    frames[1] = photo_frame(cams[1].photo, cams[1].gst_format, 40, 30, later);
+    add_roi_meta(frames[0], "car", 4, 6, 30, 20, 9);
+    for (int i = 0; i < 2; i++) b.push(i, gst_buffer_ref(frames[i]));
+    tensors = pull_window(b, 1);
+    ASSERT_EQ(tensors.size(), 1u);
+    EXPECT_EQ(GST_BUFFER_PTS(gst_sample_get_buffer(tensors[0])), later);
+    const std::vector<Expected> second = {
+        {0, "<4,6,30,20>", 0, 9}, {1, "<0,0,20,15>", 0, -1}, {1, "<20,15,20,15>", 1, -1}};
+    if (dynamic)
+      expect_dynamic_slots(tensors, 4, props, cams, frames, second);
+    else
+      expect_region_slots(tensors, 4, props, cams, frames, second, empty_slot(props, 16, 16));
+    unref_all(tensors);
+    for (GstBuffer* f : frames) gst_buffer_unref(f);
+    EXPECT_EQ(b.error(), "");
+  }
+}
+
+// A pad with rois requested while playing joins the next window with its regions (one partly
+// outside its frame: clipped), after sink_0's; when sink_0 is released, sink_1's regions take
+// the first slots. The caps stay W:H:C:4 throughout.
+TEST(TensorBatchRegions, PadWithRegionsAddedAndRemovedWhilePlaying) {
+  const std::string props = "width=16 height=16";
+  const std::vector<Camera> cams = {{"fruits.jpg", "BGR", GST_VIDEO_FORMAT_BGR, 32, 24},
+                                    {"home.jpg", "I420", GST_VIDEO_FORMAT_I420, 40, 30}};
+  Batcher b(props + " batch-size=4", {video_caps("BGR", 32, 24)});
+  b.set_pad(0, "rois", "<<0,0,16,12>,<16,12,16,12>>");
+  ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+  const GstClockTime d = GST_SECOND / 30;
+  const Bytes empty = empty_slot(props, 16, 16);
+
+  std::vector<GstBuffer*> frames = {photo_frame(cams[0].photo, cams[0].gst_format, 32, 24, 0), nullptr};
+  b.push(0, gst_buffer_ref(frames[0]));
+  std::vector<GstSample*> tensors = pull_window(b, 1);
+  ASSERT_EQ(tensors.size(), 1u);
+  EXPECT_STREQ(dims_of(tensors[0]), "16:16:3:4");
+  expect_region_slots(tensors, 4, props, cams, frames, {{0, "<0,0,16,12>", 0, -1}, {0, "<16,12,16,12>", 1, -1}}, empty);
+  unref_all(tensors);
+
+  b.add_pad(1);
+  b.set_caps(1, video_caps("I420", 40, 30));
+  b.set_pad(1, "rois", "<<4,4,20,20>,<-5,10,20,40>>");
+  gst_buffer_unref(frames[0]);
+  frames = {photo_frame(cams[0].photo, cams[0].gst_format, 32, 24, d),
+            photo_frame(cams[1].photo, cams[1].gst_format, 40, 30, d)};
+  for (int i = 0; i < 2; i++) b.push(i, gst_buffer_ref(frames[i]));
+  tensors = pull_window(b, 1);
+  ASSERT_EQ(tensors.size(), 1u);
+  EXPECT_STREQ(dims_of(tensors[0]), "16:16:3:4");
+  EXPECT_EQ(GST_BUFFER_PTS(gst_sample_get_buffer(tensors[0])), d);
+  expect_region_slots(
+      tensors, 4, props, cams, frames,
+      {{0, "<0,0,16,12>", 0, -1}, {0, "<16,12,16,12>", 1, -1}, {1, "<4,4,20,20>", 0, -1}, {1, "<-5,10,20,40>", 1, -1}},
+      empty);
+  EXPECT_DOUBLE_EQ(region_slot(gst_sample_get_buffer(tensors[0]), 3).transform.source_rect[2], 15.0);  // clipped
+  unref_all(tensors);
+
+  b.remove_pad(0);
+  for (GstBuffer* f : frames) gst_buffer_unref(f);
+  frames = {nullptr, photo_frame(cams[1].photo, cams[1].gst_format, 40, 30, 2 * d)};
+  b.push(1, gst_buffer_ref(frames[1]));
+  tensors = pull_window(b, 1);
+  ASSERT_EQ(tensors.size(), 1u);
+  EXPECT_STREQ(dims_of(tensors[0]), "16:16:3:4");
+  EXPECT_EQ(GST_BUFFER_PTS(gst_sample_get_buffer(tensors[0])), 2 * d);
+  expect_region_slots(tensors, 4, props, cams, frames, {{1, "<4,4,20,20>", 0, -1}, {1, "<-5,10,20,40>", 1, -1}}, empty);
+  unref_all(tensors);
+  gst_buffer_unref(frames[1]);
+  EXPECT_EQ(b.pull(200 * GST_MSECOND), nullptr) << "no tensor more";
+  EXPECT_EQ(b.error(), "");
+}
+
+// Caps change mid-stream (size and format) on a pad with rois and on one with roi-meta: the slots
+// are `cudatensorize roi=` of the new frames; a roi partly outside the smaller frame is clipped,
+// one entirely outside it is skipped with one warning naming the pad and gives no slot.
+TEST(TensorBatchRegions, CapsChangeMidStreamOnPadsWithRegions) {
+  const std::string props = "width=24 height=16";
+  std::vector<Camera> cams = {{"fruits.jpg", "BGR", GST_VIDEO_FORMAT_BGR, 96, 64},
+                              {"baboon.jpg", "NV12", GST_VIDEO_FORMAT_NV12, 80, 60}};
+  Batcher b(props + " batch-size=4", {video_caps("BGR", 96, 64), video_caps("NV12", 80, 60)});
+  b.set_pad(0, "rois", "<<0,0,30,20>,<40,30,30,20>,<60,40,30,20>>");
+  b.set_pad(1, "roi-meta", "true");
+  ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+  const GstClockTime d = GST_SECOND / 30;
+  const Bytes empty = empty_slot(props, 24, 16);
+
+  std::vector<GstBuffer*> frames;
+  for (int i = 0; i < 2; i++) frames.push_back(photo_frame(cams[i].photo, cams[i].gst_format, cams[i].w, cams[i].h, 0));
+  add_roi_meta(frames[1], "car", 10, 10, 30, 30, 5);
+  for (int i = 0; i < 2; i++) b.push(i, gst_buffer_ref(frames[i]));
+  std::vector<GstSample*> tensors = pull_window(b, 1);
+  ASSERT_EQ(tensors.size(), 1u);
+  expect_region_slots(
+      tensors, 4, props, cams, frames,
+      {{0, "<0,0,30,20>", 0, -1}, {0, "<40,30,30,20>", 1, -1}, {0, "<60,40,30,20>", 2, -1}, {1, "<10,10,30,30>", 0, 5}},
+      empty);
+  unref_all(tensors);
+  EXPECT_TRUE(b.warnings().empty());
+  for (GstBuffer* f : frames) gst_buffer_unref(f);
+
+  cams = {{"home.jpg", "I420", GST_VIDEO_FORMAT_I420, 50, 36}, {"building.jpg", "BGR", GST_VIDEO_FORMAT_BGR, 40, 30}};
+  b.set_caps(0, video_caps("I420", 50, 36));
+  b.set_caps(1, video_caps("BGR", 40, 30));
+  frames.clear();
+  for (int i = 0; i < 2; i++) frames.push_back(photo_frame(cams[i].photo, cams[i].gst_format, cams[i].w, cams[i].h, d));
+  add_roi_meta(frames[1], "car", 20, 10, 30, 30, 6);  // partly outside: clipped
+  for (int i = 0; i < 2; i++) b.push(i, gst_buffer_ref(frames[i]));
+  tensors = pull_window(b, 1);
+  ASSERT_EQ(tensors.size(), 1u);
+  EXPECT_STREQ(dims_of(tensors[0]), "24:16:3:4");
+  EXPECT_EQ(GST_BUFFER_PTS(gst_sample_get_buffer(tensors[0])), d);
+  expect_region_slots(tensors, 4, props, cams, frames,
+                      {{0, "<0,0,30,20>", 0, -1}, {0, "<40,30,30,20>", 1, -1}, {1, "<20,10,30,30>", 0, 6}}, empty);
+  const GstCudaPrepTransform clipped = region_slot(gst_sample_get_buffer(tensors[0]), 1).transform;
+  EXPECT_DOUBLE_EQ(clipped.source_rect[2], 10.0);
+  EXPECT_DOUBLE_EQ(clipped.source_rect[3], 6.0);
+  unref_all(tensors);
+  for (GstBuffer* f : frames) gst_buffer_unref(f);
+  const std::vector<std::string> warnings = b.warnings();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("sink_0: rois item 2"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("entirely outside the frame"), std::string::npos) << warnings[0];
+  EXPECT_EQ(b.error(), "");
+}
+
+// A pad's `roi` is not used while it has rois or roi-meta: after a caps change that leaves it
+// outside the smaller frame it is no error, and the pad's regions fill their slots.
+TEST(TensorBatchRegions, UnusedRoiOutsideTheNewFrameIsNoError) {
+  const std::string props = "width=16 height=16";
+  std::vector<Camera> cams = {{"fruits.jpg", "BGR", GST_VIDEO_FORMAT_BGR, 96, 64}};
+  Batcher b(props + " batch-size=2", {video_caps("BGR", 96, 64)});
+  b.set_pad(0, "roi", "<60,40,20,20>");
+  b.set_pad(0, "rois", "<<0,0,30,20>>");
+  ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+  const Bytes empty = empty_slot(props, 16, 16);
+  std::vector<GstBuffer*> frames = {photo_frame(cams[0].photo, cams[0].gst_format, 96, 64, 0)};
+  b.push(0, gst_buffer_ref(frames[0]));
+  std::vector<GstSample*> tensors = pull_window(b, 1);
+  ASSERT_EQ(tensors.size(), 1u);
+  expect_region_slots(tensors, 2, props, cams, frames, {{0, "<0,0,30,20>", 0, -1}}, empty);
+  unref_all(tensors);
+  gst_buffer_unref(frames[0]);
+
+  cams = {{"home.jpg", "NV12", GST_VIDEO_FORMAT_NV12, 50, 36}};
+  b.set_caps(0, video_caps("NV12", 50, 36));
+  frames = {photo_frame(cams[0].photo, cams[0].gst_format, 50, 36, GST_SECOND / 30)};
+  b.push(0, gst_buffer_ref(frames[0]));
+  tensors = pull_window(b, 1);
+  ASSERT_EQ(tensors.size(), 1u) << b.error();
+  expect_region_slots(tensors, 2, props, cams, frames, {{0, "<0,0,30,20>", 0, -1}}, empty);
+  unref_all(tensors);
+  gst_buffer_unref(frames[0]);
+  EXPECT_EQ(b.error(), "");
+}
+
+// Non-live, regions: EOS on one camera (sink_0) leaves out its region from then on, the other
+// camera's go on in the first slots (fixed: the rest empty; dynamic: a smaller batch); EOS on
+// both ends.
+TEST(TensorBatchRegions, EosOnOneCameraWithRegions) {
+  const std::string props = "width=8 height=8";
+  const std::vector<Camera> cams = {{nullptr, "GRAY8", GST_VIDEO_FORMAT_GRAY8, 20, 12},
+                                    {nullptr, "BGR", GST_VIDEO_FORMAT_BGR, 16, 16}};
+  for (bool dynamic : {false, true}) {
+    SCOPED_TRACE(dynamic ? "batch-mode=dynamic" : "batch-mode=fixed");
+    Batcher b(props + " batch-size=3 batch-mode=" + (dynamic ? "dynamic" : "fixed"),
+              {video_caps("GRAY8", 20, 12), video_caps("BGR", 16, 16)});
+    b.set_pad(0, "rois", "<<2,2,10,8>>");
+    b.set_pad(1, "rois", "<<0,0,8,8>,<8,8,8,8>>");
+    ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+    const GstClockTime d = GST_SECOND / 10;
+    GstBuffer* gray = frame_at(GST_VIDEO_FORMAT_GRAY8, 20, 12, 2, 0, d);
+    std::vector<GstBuffer*> bgr = {frame_at(GST_VIDEO_FORMAT_BGR, 16, 16, 1, 0, d),
+                                   frame_at(GST_VIDEO_FORMAT_BGR, 16, 16, 3, d, d),
+                                   frame_at(GST_VIDEO_FORMAT_BGR, 16, 16, 4, 2 * d, d)};
+    b.push(0, gst_buffer_ref(gray));
+    b.eos(0);
+    for (GstBuffer* f : bgr) b.push(1, gst_buffer_ref(f));
+    b.eos(1);
+    for (int n = 0; n < 3; n++) {
+      std::vector<GstSample*> tensors = pull_window(b, 1);
+      ASSERT_EQ(tensors.size(), 1u) << "window " << n;
+      GstBuffer* out = gst_sample_get_buffer(tensors[0]);
+      EXPECT_EQ(GST_BUFFER_PTS(out), n * d);
+      EXPECT_EQ(GST_BUFFER_DURATION(out), d);
+      const std::vector<GstBuffer*> frames = {gray, bgr[n]};
+      std::vector<Expected> expected;
+      if (n == 0) expected.push_back({0, "<2,2,10,8>", 0, -1});
+      expected.push_back({1, "<0,0,8,8>", 0, -1});
+      expected.push_back({1, "<8,8,8,8>", 1, -1});
+      if (dynamic)
+        expect_dynamic_slots(tensors, 3, props, cams, frames, expected);
+      else
+        expect_region_slots(tensors, 3, props, cams, frames, expected, empty_slot(props, 8, 8));
+      unref_all(tensors);
+    }
+    EXPECT_EQ(b.pull(GST_SECOND), nullptr);
+    EXPECT_TRUE(b.at_eos());
+    EXPECT_EQ(b.error(), "");
+    gst_buffer_unref(gray);
+    for (GstBuffer* f : bgr) gst_buffer_unref(f);
+  }
+}
+
+// ---- a dynamic batch (batch-mode=dynamic) ---------------------------------------------------------
+
+// batch-mode=dynamic: each tensor holds exactly its window's regions. Two cameras (BGR with two
+// rois, NV12 with roi-meta), batch-size=4, the same frames into a fixed and a dynamic batcher: a
+// window of 3 regions is one tensor of batch 3 (header W:H:C:3, 3 slots in the meta), one of 6
+// regions two tensors of 4 and 2; every dynamic slot is, bit for bit, the fixed batch's slot and
+// `cudatensorize roi=` of its camera's frame, with the same meta. The caps say flexible.
+TEST(TensorBatchDynamic, TensorHoldsExactlyTheWindowsRegions) {
+  const std::string props = "width=32 height=24";
+  const std::vector<Camera> cams = {{"fruits.jpg", "BGR", GST_VIDEO_FORMAT_BGR, 96, 64},
+                                    {"baboon.jpg", "NV12", GST_VIDEO_FORMAT_NV12, 80, 60}};
+  Batcher fixed(props + " batch-size=4", 2), dynamic(props + " batch-size=4 batch-mode=dynamic", 2);
+  for (Batcher* b : {&fixed, &dynamic}) {
+    for (int i = 0; i < 2; i++) b->set_caps(i, video_caps(cams[i].format, cams[i].w, cams[i].h));
+    b->set_pad(0, "rois", "<<0,0,40,30>,<50,20,40,40>>");
+    b->set_pad(1, "roi-meta", "true");
+    ASSERT_NE(b->play(), GST_STATE_CHANGE_FAILURE);
+  }
+  struct Box {
+    int x, y, w, h;
+  };
+  const std::vector<std::vector<Box>> boxes = {{{10, 10, 30, 20}},
+                                               {{0, 0, 20, 20}, {30, 5, 40, 40}, {60, 40, 30, 30}, {5, 30, 20, 25}}};
+  const size_t slot = 32 * 24 * 3 * 4;
+  for (int window = 0; window < 2; window++) {
+    SCOPED_TRACE("window " + std::to_string(window));
+    const GstClockTime pts = window * GST_SECOND;
+    std::vector<GstBuffer*> frames;
+    for (int i = 0; i < 2; i++)
+      frames.push_back(photo_frame(cams[i].photo, cams[i].gst_format, cams[i].w, cams[i].h, pts));
+    std::vector<Expected> expected = {{0, "<0,0,40,30>", 0, -1}, {0, "<50,20,40,40>", 1, -1}};
+    for (size_t r = 0; r < boxes[window].size(); r++) {
+      const Box& x = boxes[window][r];
+      add_roi_meta(frames[1], "car", x.x, x.y, x.w, x.h, 100 + (int)r);
+      expected.push_back({1,
+                          "<" + std::to_string(x.x) + "," + std::to_string(x.y) + "," + std::to_string(x.w) + "," +
+                              std::to_string(x.h) + ">",
+                          (int)r, 100 + (int)r});
+    }
+    for (Batcher* b : {&fixed, &dynamic})
+      for (int i = 0; i < 2; i++) b->push(i, gst_buffer_ref(frames[i]));
+    const size_t n = expected.size(), count = (n + 3) / 4;
+    EXPECT_EQ(count, window == 0 ? 1u : 2u);
+    std::vector<GstSample*> f = pull_window(fixed, count), d = pull_window(dynamic, count);
+    ASSERT_EQ(f.size(), count);
+    ASSERT_EQ(d.size(), count);
+    expect_dynamic_slots(d, 4, props, cams, frames, expected);
+    for (size_t k = 0; k < count; k++) {
+      const Flexible flex = flexible_of(gst_sample_get_buffer(d[k]));
+      const size_t slots = std::min<size_t>(4, n - 4 * k);
+      for (size_t i = 0; i < slots && flex.payload.size() >= (i + 1) * slot; i++) {
+        const Bytes got(flex.payload.begin() + i * slot, flex.payload.begin() + (i + 1) * slot);
+        EXPECT_TRUE(got == slot_bytes_of(f[k], (int)i, slot)) << "tensor " << k << " slot " << i;
+      }
+      for (size_t i = slots; i < 4; i++) EXPECT_TRUE(region_slot(gst_sample_get_buffer(f[k]), (guint)i).empty);
+    }
+    const GstStructure* caps = gst_caps_get_structure(gst_sample_get_caps(d[0]), 0);
+    EXPECT_TRUE(gst_structure_has_name(caps, "other/tensors"));
+    EXPECT_STREQ(gst_structure_get_string(caps, "format"), "flexible");
+    EXPECT_FALSE(gst_structure_has_field(caps, "dimensions"));
+    unref_all(f);
+    unref_all(d);
+    for (GstBuffer* x : frames) gst_buffer_unref(x);
+  }
+  EXPECT_EQ(dynamic.pull(200 * GST_MSECOND), nullptr) << "no tensor more";
+  EXPECT_EQ(fixed.error(), "");
+  EXPECT_EQ(dynamic.error(), "");
+}
+
+// A dynamic batch's window without any region gives no tensor (a flexible tensor cannot have a
+// batch of 0): a GAP event with the window's start and duration goes downstream instead, and
+// the tensors resume with the next regions.
+TEST(TensorBatchDynamic, WindowWithoutRegionsGivesAGapNoTensor) {
+  Batcher b("width=8 height=8 batch-size=2 batch-mode=dynamic roi-meta=true",
+            {video_caps("BGR", 16, 16), video_caps("BGR", 16, 16)});
+  b.watch_gaps();
+  ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+  const GstClockTime d = GST_SECOND / 10;
+  auto push_window = [&](int n, int pad_with_object) {
+    for (int i = 0; i < 2; i++) {
+      GstBuffer* f = frame_at(GST_VIDEO_FORMAT_BGR, 16, 16, 10 * n + i, n * d, d);
+      if (i == pad_with_object) add_roi_meta(f, "car", 2, 2, 8, 8, 10 * n + i);
+      b.push(i, f);
+    }
+  };
+  push_window(0, 0);
+  GstSample* s = b.pull();
+  ASSERT_NE(s, nullptr) << b.error();
+  EXPECT_EQ(gst_cuda_prep_buffer_get_slot_count(gst_sample_get_buffer(s)), 1u);
+  EXPECT_EQ(region_slot(gst_sample_get_buffer(s), 0).id, 0);
+  gst_sample_unref(s);
+
+  push_window(1, -1);
+  push_window(2, 1);
+  s = b.pull();
+  ASSERT_NE(s, nullptr) << b.error();
+  GstBuffer* out = gst_sample_get_buffer(s);
+  EXPECT_EQ(GST_BUFFER_PTS(out), 2 * d) << "window 1 gave no tensor";
+  EXPECT_EQ(gst_cuda_prep_buffer_get_slot_count(out), 1u);
+  EXPECT_EQ(flexible_of(out).dims, (std::vector<guint32>{8, 8, 3, 1}));
+  EXPECT_EQ(region_slot(out, 0).pad, "sink_1");
+  EXPECT_EQ(region_slot(out, 0).id, 21);
+  gst_sample_unref(s);
+  const std::vector<std::pair<GstClockTime, GstClockTime>> gaps = b.gaps();
+  ASSERT_EQ(gaps.size(), 1u);
+  EXPECT_EQ(gaps[0].first, d);
+  EXPECT_EQ(gaps[0].second, d);
+  b.eos(0);
+  b.eos(1);
+  EXPECT_EQ(b.pull(GST_SECOND), nullptr);
+  EXPECT_TRUE(b.at_eos());
+  EXPECT_EQ(b.error(), "");
+}
+
+// Whole frames in a dynamic batch: a pad without a frame in the window gives no slot (a 30 fps
+// and a 15 fps pad: a batch of 2, then a batch of sink_0 alone), each slot cudatensorize's
+// output for that frame alone.
+TEST(TensorBatchDynamic, PadsWithoutAFrameGiveNoSlot) {
+  const std::string props = "width=8 height=8";
+  const std::vector<Camera> cams = {{nullptr, "BGR", GST_VIDEO_FORMAT_BGR, 8, 8},
+                                    {nullptr, "NV12", GST_VIDEO_FORMAT_NV12, 12, 10}};
+  Batcher b(props + " batch-size=2 batch-mode=dynamic",
+            {video_caps("BGR", 8, 8), "video/x-raw,format=NV12,width=12,height=10,framerate=15/1"});
+  ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+  const GstClockTime d30 = GST_SECOND / 30, d15 = GST_SECOND / 15;
+  std::vector<GstBuffer*> f0 = {frame_at(GST_VIDEO_FORMAT_BGR, 8, 8, 1, 0, d30),
+                                frame_at(GST_VIDEO_FORMAT_BGR, 8, 8, 2, d30, d30)};
+  GstBuffer* f1 = frame_at(GST_VIDEO_FORMAT_NV12, 12, 10, 3, 0, d15);
+  for (GstBuffer* f : f0) b.push(0, gst_buffer_ref(f));
+  b.push(1, gst_buffer_ref(f1));
+  b.eos(0);
+  b.eos(1);
+  for (int n = 0; n < 2; n++) {
+    std::vector<GstSample*> tensors = pull_window(b, 1);
+    ASSERT_EQ(tensors.size(), 1u);
+    EXPECT_EQ(GST_BUFFER_PTS(gst_sample_get_buffer(tensors[0])), n * d30);
+    std::vector<Expected> expected = {{0, "", -1, -1}};
+    if (n == 0) expected.push_back({1, "", -1, -1});
+    expect_dynamic_slots(tensors, 2, props, cams, {f0[n], f1}, expected);
+    unref_all(tensors);
+  }
+  EXPECT_EQ(b.pull(GST_SECOND), nullptr);
+  for (GstBuffer* f : f0) gst_buffer_unref(f);
+  gst_buffer_unref(f1);
+}
+
+// A dynamic batch with a downstream that takes only static tensors is one negotiation error
+// that says so (the same downstream takes the fixed batch); batch-mode=dynamic without a
+// batch-size is refused at start.
+TEST(TensorBatchDynamic, StaticOnlyDownstreamIsANegotiationError) {
+  {
+    Batcher b("width=8 height=8 batch-size=2 ! other/tensors,format=static", {video_caps("BGR", 8, 8)});
+    ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+    b.push(0, frame_at(GST_VIDEO_FORMAT_BGR, 8, 8, 1, 0, GST_SECOND));
+    GstSample* s = b.pull();
+    ASSERT_NE(s, nullptr) << b.error();
+    gst_sample_unref(s);
+  }
+  Batcher b("width=8 height=8 batch-size=2 batch-mode=dynamic ! other/tensors,format=static",
+            {video_caps("BGR", 8, 8)});
+  ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+  b.push(0, frame_at(GST_VIDEO_FORMAT_BGR, 8, 8, 1, 0, GST_SECOND));
+  EXPECT_EQ(b.pull(GST_SECOND), nullptr);
+  const std::string err = b.error();
+  EXPECT_NE(err.find("Downstream does not accept a dynamic batch: batch-mode=dynamic makes "
+                     "other/tensors,format=flexible"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("format=(string)static"), std::string::npos) << err;  // what downstream takes
+
+  Batcher unsized("batch-mode=dynamic", 1);
+  EXPECT_EQ(unsized.play(), GST_STATE_CHANGE_FAILURE);
+  EXPECT_NE(unsized.error().find("batch-mode=dynamic needs a fixed batch-size"), std::string::npos);
+}
+
+// batch-mode from a launch line: read back, and the tensors are flexible with the header of
+// the window's two regions.
+TEST(TensorBatchDynamic, BatchModeFromALaunchLine) {
+  GError* err = nullptr;
+  GstElement* pipeline = gst_parse_launch(
+      "cudatensorbatch name=b backend=cpu width=16 height=16 batch-size=4 batch-mode=dynamic "
+      "sink_0::rois=\"<<0,0,32,24>,<8,8,16,16>>\" ! appsink name=out sync=false "
+      "videotestsrc num-buffers=1 ! video/x-raw,format=BGR,width=64,height=48 ! b.",
+      &err);
+  ASSERT_EQ(err, nullptr) << err->message;
+  ASSERT_NE(pipeline, nullptr);
+  GstElement* batch = gst_bin_get_by_name(GST_BIN(pipeline), "b");
+  GValue v = G_VALUE_INIT;
+  g_value_init(&v, G_PARAM_SPEC_VALUE_TYPE(g_object_class_find_property(G_OBJECT_GET_CLASS(batch), "batch-mode")));
+  g_object_get_property(G_OBJECT(batch), "batch-mode", &v);
+  gchar* text = gst_value_serialize(&v);
+  EXPECT_STREQ(text, "dynamic");
+  g_free(text);
+  g_value_unset(&v);
+  GstElement* out = gst_bin_get_by_name(GST_BIN(pipeline), "out");
+  ASSERT_NE(gst_element_set_state(pipeline, GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+  GstSample* sample = gst_app_sink_try_pull_sample(GST_APP_SINK(out), 5 * GST_SECOND);
+  ASSERT_NE(sample, nullptr);
+  EXPECT_STREQ(gst_structure_get_string(gst_caps_get_structure(gst_sample_get_caps(sample), 0), "format"), "flexible");
+  GstBuffer* buf = gst_sample_get_buffer(sample);
+  expect_flexible_header(flexible_of(buf), 16, 16, 2);
+  EXPECT_EQ(gst_cuda_prep_buffer_get_slot_count(buf), 2u);
+  EXPECT_EQ(region_slot(buf, 1).index, 1);
+  gst_sample_unref(sample);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(out);
+  gst_object_unref(batch);
+  gst_object_unref(pipeline);
+}
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
