@@ -5,6 +5,7 @@
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <memory>
@@ -773,11 +774,13 @@ struct RegionBatchOutput {
   std::vector<std::string> slots;  // per slot of every tensor: pad, region index and id, source rect
 };
 
-static RegionBatchOutput run_region_batch(const char* backend, bool cuda_in, const char* out_caps) {
+static RegionBatchOutput run_region_batch(const char* backend, bool cuda_in, const char* out_caps,
+                                          const std::string& extra = "") {
   const char* formats[3] = {"NV12", "BGR", "I420"};
   const GstVideoFormat gst_formats[3] = {GST_VIDEO_FORMAT_NV12, GST_VIDEO_FORMAT_BGR, GST_VIDEO_FORMAT_I420};
   const int sizes[3][2] = {{1921, 1081}, {641, 359}, {320, 241}};
-  std::string desc = std::string("cudatensorbatch name=b width=96 height=64 batch-size=4 backend=") + backend +
+  std::string desc = std::string("cudatensorbatch name=b width=96 height=64 batch-size=4 ") + extra +
+                     " backend=" + backend +
                      " sink_0::rois=\"<<10,20,301,199>,<1500,900,400,170>,<0,0,64,33>>\" sink_1::roi-meta=true ! " +
                      out_caps + " ! appsink name=out sync=false";
   for (int i = 0; i < 3; i++) {
@@ -843,6 +846,33 @@ TEST(TensorBatchGpu, RegionsOfEveryCameraEqualCpuPath) {
       EXPECT_EQ(gpu.slots, cpu.slots) << what;
       for (size_t k = 0; k < cpu.tensors.size(); k++)
         expect_floats_close(gpu.tensors[k], cpu.tensors[k], false, what + ", tensor " + std::to_string(k));
+    }
+  }
+}
+
+// batch-mode=dynamic: NNStreamer's flexible tensors of exactly the window's slots (4, then 2),
+// each a 128-byte header the element writes before the slots; equal to the CPU path's.
+TEST(TensorBatchGpu, DynamicRegionBatchEqualsCpuPath) {
+  constexpr size_t kHeader = 128, kSlot = 96u * 64 * 3 * 4;
+  const RegionBatchOutput cpu = run_region_batch("cpu", false, "other/tensors", "batch-mode=dynamic");
+  ASSERT_EQ(cpu.tensors.size(), 2u);
+  ASSERT_EQ(cpu.tensors[0].size(), kHeader + 4 * kSlot);
+  ASSERT_EQ(cpu.tensors[1].size(), kHeader + 2 * kSlot);
+  ASSERT_EQ(cpu.slots.size(), 6u);
+  for (bool cuda_in : {true, false}) {
+    for (const char* caps : {"other/tensors(memory:CUDAMemory)", "other/tensors"}) {
+      const RegionBatchOutput gpu = run_region_batch("cuda", cuda_in, caps, "batch-mode=dynamic");
+      const std::string what = std::string(cuda_in ? "CUDA in, " : "system in, ") + caps;
+      ASSERT_EQ(gpu.tensors.size(), cpu.tensors.size()) << what;
+      EXPECT_EQ(gpu.slots, cpu.slots) << what;
+      for (size_t k = 0; k < cpu.tensors.size(); k++) {
+        ASSERT_EQ(gpu.tensors[k].size(), cpu.tensors[k].size()) << what;
+        EXPECT_TRUE(std::equal(cpu.tensors[k].begin(), cpu.tensors[k].begin() + kHeader, gpu.tensors[k].begin()))
+            << what << ": the header of tensor " << k;
+        expect_floats_close(std::vector<uint8_t>(gpu.tensors[k].begin() + kHeader, gpu.tensors[k].end()),
+                            std::vector<uint8_t>(cpu.tensors[k].begin() + kHeader, cpu.tensors[k].end()), false,
+                            what + ", tensor " + std::to_string(k));
+      }
     }
   }
 }
