@@ -169,6 +169,30 @@ TEST(RegressMath, StatsAndDigest) {
   EXPECT_EQ(tensor_stats((uint8_t*)i16, 4, DType::I16).min, -3);
 }
 
+// FIPS 180-2's examples, the empty message, and a long message fed in uneven pieces.
+TEST(RegressMath, Sha256KnownVectors) {
+  EXPECT_EQ(sha256_hex(nullptr, 0), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  const std::string abc = "abc";
+  EXPECT_EQ(sha256_hex((const uint8_t*)abc.data(), abc.size()),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  const std::string two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+  EXPECT_EQ(sha256_hex((const uint8_t*)two.data(), two.size()),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  const std::vector<uint8_t> million(1000000, 'a');
+  EXPECT_EQ(sha256_hex(million.data(), million.size()),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  Sha256 h;
+  size_t off = 0;
+  for (size_t piece = 1; off < million.size(); piece = piece * 3 + 1) {
+    const size_t n = std::min(piece, million.size() - off);
+    h.update(million.data() + off, n);
+    off += n;
+  }
+  EXPECT_EQ(h.hex(), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  h.update((const uint8_t*)abc.data(), abc.size());  // hex() started it over
+  EXPECT_EQ(h.hex(), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
 TEST(RegressMath, DiffIdenticalAndPerturbed) {
   auto a = ramp(1000);
   auto ba = floats_bytes(a);

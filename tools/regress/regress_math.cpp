@@ -1,6 +1,7 @@
 #include "regress_math.h"
 
 #include <glib.h>
+#include <openssl/evp.h>
 
 #include <algorithm>
 #include <charconv>
@@ -126,15 +127,34 @@ TensorStats tensor_stats(const uint8_t* data, size_t bytes, DType t) {
   return s;
 }
 
-std::string sha256_hex(const uint8_t* data, size_t bytes) {
-  GChecksum* c = g_checksum_new(G_CHECKSUM_SHA256);
-  // g_checksum_update takes gssize: feed large buffers in pieces
-  const size_t chunk = (size_t)1 << 30;
-  for (size_t off = 0; off < bytes; off += chunk)
-    g_checksum_update(c, data + off, (gssize)std::min(chunk, bytes - off));
-  std::string out = g_checksum_get_string(c);
-  g_checksum_free(c);
+Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
+  if (!ctx_ || !EVP_DigestInit_ex(ctx_, EVP_sha256(), nullptr)) g_error("cudaprep-regress: cannot start a SHA-256");
+}
+
+Sha256::~Sha256() { EVP_MD_CTX_free(ctx_); }
+
+void Sha256::update(const uint8_t* data, size_t bytes) {
+  if (bytes && !EVP_DigestUpdate(ctx_, data, bytes)) g_error("cudaprep-regress: SHA-256 update failed");
+}
+
+std::string Sha256::hex() {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (!EVP_DigestFinal_ex(ctx_, md, &len) || !EVP_DigestInit_ex(ctx_, EVP_sha256(), nullptr))
+    g_error("cudaprep-regress: SHA-256 final failed");
+  static const char kHex[] = "0123456789abcdef";
+  std::string out(2 * len, '0');
+  for (unsigned int i = 0; i < len; i++) {
+    out[2 * i] = kHex[md[i] >> 4];
+    out[2 * i + 1] = kHex[md[i] & 0xf];
+  }
   return out;
+}
+
+std::string sha256_hex(const uint8_t* data, size_t bytes) {
+  Sha256 h;
+  h.update(data, bytes);
+  return h.hex();
 }
 
 double psnr_peak(double min, double max) {
