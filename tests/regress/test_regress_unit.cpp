@@ -193,6 +193,49 @@ TEST(RegressMath, Sha256KnownVectors) {
   EXPECT_EQ(h.hex(), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
+// tensor_stats against the plain definition (element_value, one element after the other),
+// bit for bit, for every type, with NaNs and infinities among float values.
+TEST(RegressMath, StatsMatchElementByElement) {
+  std::mt19937 rng(7);
+  std::vector<uint8_t> bytes(8 * 4099);
+  for (auto& b : bytes) b = (uint8_t)rng();
+  for (DType t : {DType::F32, DType::F16, DType::F64, DType::U8, DType::I8, DType::U16, DType::I16, DType::I32,
+                  DType::U32, DType::I64, DType::U64}) {
+    const size_t n = bytes.size() / dtype_size(t);
+    TensorStats want;
+    double sum = 0, sum_sq = 0;
+    bool first = true;
+    for (size_t i = 0; i < n; i++) {
+      const double v = element_value(bytes.data(), t, i);
+      want.count++;
+      if (!std::isfinite(v)) {
+        want.nonfinite++;
+        continue;
+      }
+      want.min = first ? v : std::min(want.min, v);
+      want.max = first ? v : std::max(want.max, v);
+      first = false;
+      sum += v;
+      sum_sq += v * v;
+    }
+    want.mean = want.count > want.nonfinite ? sum / (double)(want.count - want.nonfinite) : 0.0;
+    want.l2 = std::sqrt(sum_sq);
+    const TensorStats got = tensor_stats(bytes.data(), bytes.size(), t);
+    SCOPED_TRACE(dtype_name(t));
+    EXPECT_EQ(got.count, want.count);
+    EXPECT_EQ(got.nonfinite, want.nonfinite);
+    if (t == DType::F32 || t == DType::F16) {
+      EXPECT_GT(got.nonfinite, 0u);  // random bits: some NaNs
+    }
+    for (auto pair : {std::make_pair(got.min, want.min), std::make_pair(got.max, want.max),
+                      std::make_pair(got.mean, want.mean), std::make_pair(got.l2, want.l2)})
+      EXPECT_EQ(memcmp(&pair.first, &pair.second, sizeof(double)), 0) << pair.first << " vs " << pair.second;
+  }
+  const TensorStats none = tensor_stats(bytes.data(), 0, DType::F32);
+  EXPECT_EQ(none.count, 0u);
+  EXPECT_EQ(none.mean, 0.0);
+}
+
 TEST(RegressMath, DiffIdenticalAndPerturbed) {
   auto a = ramp(1000);
   auto ba = floats_bytes(a);
