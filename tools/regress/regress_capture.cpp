@@ -343,9 +343,8 @@ void flush_pending(SinkState* s) {
   if (e.slots.size() == 1 && e.tensors == 1 && e.slots[0].region_index < 0 && e.slots[0].source_pad.empty())
     e.slots.clear();
   e.bytes = bytes.size();
-  e.sha256 = sha256_hex(bytes.data(), bytes.size());
+  e.sha256 = digest_frame(bytes.data(), bytes.size(), &e.slots);
   e.stats = tensor_stats(bytes.data(), bytes.size() - bytes.size() % dtype_size(type), type);
-  digest_slots(bytes.data(), bytes.size(), &e.slots);
   std::string why;
   if (!check_frame_tensors(e, tensor_bytes, batch, &why)) {
     std::lock_guard<std::mutex> lock(s->mu);
