@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 PKGS="meson ninja-build g++ pkg-config python3
  libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstreamer-plugins-bad1.0-dev
  gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad
- gstreamer1.0-libav libgtest-dev libopencv-dev opencv-doc libjson-glib-dev
+ gstreamer1.0-libav libgtest-dev libopencv-dev opencv-doc libjson-glib-dev libssl-dev
  python3-gi gir1.2-gstreamer-1.0 python3-numpy"
 if [ "${1:-}" = --list-packages ]; then
   echo $PKGS

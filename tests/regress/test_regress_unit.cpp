@@ -6,13 +6,17 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "regress_compare.h"
+#include "regress_frame_queue.h"
 #include "regress_json.h"
 #include "regress_math.h"
 #include "regress_pipeline.h"
@@ -167,6 +171,113 @@ TEST(RegressMath, StatsAndDigest) {
   EXPECT_EQ(s.max, 255);
   int16_t i16[] = {-3, 5};
   EXPECT_EQ(tensor_stats((uint8_t*)i16, 4, DType::I16).min, -3);
+}
+
+// FIPS 180-2's examples, the empty message, and a long message fed in uneven pieces.
+TEST(RegressMath, Sha256KnownVectors) {
+  EXPECT_EQ(sha256_hex(nullptr, 0), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  const std::string abc = "abc";
+  EXPECT_EQ(sha256_hex((const uint8_t*)abc.data(), abc.size()),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  const std::string two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+  EXPECT_EQ(sha256_hex((const uint8_t*)two.data(), two.size()),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  const std::vector<uint8_t> million(1000000, 'a');
+  EXPECT_EQ(sha256_hex(million.data(), million.size()),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  Sha256 h;
+  size_t off = 0;
+  for (size_t piece = 1; off < million.size(); piece = piece * 3 + 1) {
+    const size_t n = std::min(piece, million.size() - off);
+    h.update(million.data() + off, n);
+    off += n;
+  }
+  EXPECT_EQ(h.hex(), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  h.update((const uint8_t*)abc.data(), abc.size());  // hex() started it over
+  EXPECT_EQ(h.hex(), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+// tensor_stats against the plain definition (element_value, one element after the other),
+// bit for bit, for every type, with NaNs and infinities among float values.
+TEST(RegressMath, StatsMatchElementByElement) {
+  std::mt19937 rng(7);
+  std::vector<uint8_t> bytes(8 * 4099);
+  for (auto& b : bytes) b = (uint8_t)rng();
+  for (DType t : {DType::F32, DType::F16, DType::F64, DType::U8, DType::I8, DType::U16, DType::I16, DType::I32,
+                  DType::U32, DType::I64, DType::U64}) {
+    const size_t n = bytes.size() / dtype_size(t);
+    TensorStats want;
+    double sum = 0, sum_sq = 0;
+    bool first = true;
+    for (size_t i = 0; i < n; i++) {
+      const double v = element_value(bytes.data(), t, i);
+      want.count++;
+      if (!std::isfinite(v)) {
+        want.nonfinite++;
+        continue;
+      }
+      want.min = first ? v : std::min(want.min, v);
+      want.max = first ? v : std::max(want.max, v);
+      first = false;
+      sum += v;
+      sum_sq += v * v;
+    }
+    want.mean = want.count > want.nonfinite ? sum / (double)(want.count - want.nonfinite) : 0.0;
+    want.l2 = std::sqrt(sum_sq);
+    const TensorStats got = tensor_stats(bytes.data(), bytes.size(), t);
+    SCOPED_TRACE(dtype_name(t));
+    EXPECT_EQ(got.count, want.count);
+    EXPECT_EQ(got.nonfinite, want.nonfinite);
+    if (t == DType::F32 || t == DType::F16) {
+      EXPECT_GT(got.nonfinite, 0u);  // random bits: some NaNs
+    }
+    for (auto pair : {std::make_pair(got.min, want.min), std::make_pair(got.max, want.max),
+                      std::make_pair(got.mean, want.mean), std::make_pair(got.l2, want.l2)})
+      EXPECT_EQ(memcmp(&pair.first, &pair.second, sizeof(double)), 0) << pair.first << " vs " << pair.second;
+  }
+  const TensorStats none = tensor_stats(bytes.data(), 0, DType::F32);
+  EXPECT_EQ(none.count, 0u);
+  EXPECT_EQ(none.mean, 0.0);
+}
+
+// The capture's worker queue: frames digested at uneven speeds on several threads come out
+// complete, in submission order, each with its own bytes, and the byte buffers are reused.
+TEST(RegressFrameQueue, DeliversEveryFrameInOrder) {
+  const int frames = 300;
+  std::vector<uint64_t> delivered;
+  std::set<const uint8_t*> buffers;
+  int wrong = 0;
+  {
+    FrameQueue q(
+        3, 4,
+        [](QueuedFrame& f) {
+          // later frames often finish first
+          std::this_thread::sleep_for(std::chrono::microseconds((f.index * 7919) % 13 * 40));
+          f.entry.sha256 = sha256_hex(f.bytes.data(), f.bytes.size());
+        },
+        [&](QueuedFrame& f) {
+          delivered.push_back(f.index);
+          buffers.insert(f.bytes.data());
+          const std::vector<uint8_t> want(1000, (uint8_t)f.index);
+          if (f.bytes != want || f.entry.sha256 != sha256_hex(want.data(), want.size())) wrong++;
+        });
+    std::vector<uint8_t> gather;
+    for (int i = 0; i < frames; i++) {
+      gather.assign(1000, (uint8_t)i);  // the same size: capacity once reached is kept
+      QueuedFrame* f = q.acquire();
+      f->index = (uint64_t)i;
+      f->bytes.swap(gather);
+      q.submit(f);
+      if (i == frames / 2) {
+        q.drain();
+        EXPECT_EQ(delivered.size(), (size_t)i + 1);
+      }
+    }
+  }  // the destructor delivers the rest
+  ASSERT_EQ(delivered.size(), (size_t)frames);
+  for (int i = 0; i < frames; i++) EXPECT_EQ(delivered[i], (uint64_t)i);
+  EXPECT_EQ(wrong, 0);
+  EXPECT_LE(buffers.size(), 5u);  // the queue's 4 and the gathering one
 }
 
 TEST(RegressMath, DiffIdenticalAndPerturbed) {

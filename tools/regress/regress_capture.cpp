@@ -323,38 +323,60 @@ int64_t clock_or_none(GstClockTime t) { return GST_CLOCK_TIME_IS_VALID(t) ? (int
 
 }  // namespace
 
-// Hands the pending frame to the handler, digested. Its slots are kept where there is a batch
+namespace {
+
+// On a queue worker: the frame's digests and stats. Its slots are kept where there is a batch
 // (several slots or tensors, a region, an aggregator's pad): a plain tensor's single slot is
 // its transform, recorded as before.
-void flush_pending(SinkState* s) {
-  if (!s->pending) return;
-  s->pending = false;
-  const uint64_t index = s->count.load();
-  TensorEntry& e = s->pending_entry;
-  const std::vector<uint8_t>& bytes = s->pending_bytes;
-  DType type;
-  uint64_t tensor_bytes, batch;
-  {
-    std::lock_guard<std::mutex> lock(s->mu);
-    type = s->type;
-    tensor_bytes = s->tensor_bytes;
-    batch = s->batch;
-  }
+void digest_frame_entry(QueuedFrame& f) {
+  TensorEntry& e = f.entry;
+  const std::vector<uint8_t>& bytes = f.bytes;
   if (e.slots.size() == 1 && e.tensors == 1 && e.slots[0].region_index < 0 && e.slots[0].source_pad.empty())
     e.slots.clear();
   e.bytes = bytes.size();
-  e.sha256 = sha256_hex(bytes.data(), bytes.size());
-  e.stats = tensor_stats(bytes.data(), bytes.size() - bytes.size() % dtype_size(type), type);
-  digest_slots(bytes.data(), bytes.size(), &e.slots);
+  e.sha256 = digest_frame(bytes.data(), bytes.size(), &e.slots);
+  e.stats = tensor_stats(bytes.data(), bytes.size() - bytes.size() % dtype_size(f.type), f.type);
+}
+
+// On a queue worker, one frame at a time in frame order: checks the frame against the caps and
+// hands it to the handler.
+void deliver_frame(SinkState* s, QueuedFrame& f) {
   std::string why;
-  if (!check_frame_tensors(e, tensor_bytes, batch, &why)) {
+  if (!check_frame_tensors(f.entry, f.tensor_bytes, f.batch, &why)) {
     std::lock_guard<std::mutex> lock(s->mu);
     if (s->error.empty())
-      s->error = "sink '" + s->name + "': frame " + std::to_string(index) + " does not agree with its caps (" +
+      s->error = "sink '" + s->name + "': frame " + std::to_string(f.index) + " does not agree with its caps (" +
                  s->caps + "): " + why;
   }
-  s->handler->on_tensor(s->name, index, e, type, bytes.data());
-  s->count.store(index + 1);
+  s->handler->on_tensor(s->name, f.index, f.entry, f.type, f.bytes.data());
+  s->count.store(f.index + 1);
+}
+
+}  // namespace
+
+void flush_pending(SinkState* s) {
+  if (!s->pending) return;
+  s->pending = false;
+  if (!s->queue) {
+    const int threads = FrameQueue::default_threads();
+    s->queue.reset(new FrameQueue(threads, FrameQueue::default_depth(threads), digest_frame_entry,
+                                  [s](QueuedFrame& f) { deliver_frame(s, f); }));
+  }
+  QueuedFrame* f = s->queue->acquire();
+  f->index = s->submitted++;
+  f->entry = std::move(s->pending_entry);
+  f->bytes.swap(s->pending_bytes);
+  {
+    std::lock_guard<std::mutex> lock(s->mu);
+    f->type = s->type;
+    f->tensor_bytes = s->tensor_bytes;
+    f->batch = s->batch;
+  }
+  s->queue->submit(f);
+}
+
+void drain_frames(SinkState* s) {
+  if (s->queue) s->queue->drain();
 }
 
 namespace {
@@ -410,7 +432,7 @@ void take_detections(SinkState* s, GstBuffer* buf, uint64_t index) {
 }
 
 // Adds the tensor to the frame being gathered, handing the previous frame on when this tensor
-// starts a new one. The frame is counted when complete (flush_pending).
+// starts a new one. The frame is counted when complete and queued (flush_pending).
 GstFlowReturn take_tensor(SinkState* s, GstBuffer* buf, uint64_t index) {
   GstMapInfo map;
   if (!gst_buffer_map(buf, &map, GST_MAP_READ)) {
@@ -436,7 +458,8 @@ GstFlowReturn on_new_sample(GstAppSink* appsink, gpointer user) {
   GstSample* sample = gst_app_sink_pull_sample(appsink);
   if (!sample) return GST_FLOW_FLUSHING;
   GstBuffer* buf = gst_sample_get_buffer(sample);
-  const uint64_t index = s->count.load();
+  // a tensor sink's frames are counted when queued, the others' when handled
+  const uint64_t index = s->kind == "tensor" ? s->submitted : s->count.load();
   GstFlowReturn ret = GST_FLOW_OK;
   if (!take_caps(s, gst_sample_get_caps(sample), index)) {
     ret = GST_FLOW_ERROR;

@@ -1,6 +1,7 @@
 #include "regress_math.h"
 
 #include <glib.h>
+#include <openssl/evp.h>
 
 #include <algorithm>
 #include <charconv>
@@ -8,6 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <type_traits>
 
 namespace regress {
 
@@ -98,43 +100,105 @@ double element_value(const uint8_t* data, DType t, size_t i) {
   return 0;
 }
 
-TensorStats tensor_stats(const uint8_t* data, size_t bytes, DType t) {
+namespace {
+
+// tensor_stats over elements of one type: `load` reads element i as the type's value. One loop
+// per type (no per-element dispatch on the type), with the same operations in the same order as
+// for any type, so the result is the same to the bit.
+template <typename Load>
+TensorStats stats_of(const uint8_t* data, size_t n, bool may_be_nonfinite, Load load) {
   TensorStats s;
-  const size_t n = bytes / dtype_size(t);
-  double sum = 0, sum_sq = 0;
-  bool first = true;
-  for (size_t i = 0; i < n; i++) {
-    double v = element_value(data, t, i);
-    s.count++;
-    if (!std::isfinite(v)) {
+  s.count = n;
+  double sum = 0, sum_sq = 0, lo = 0, hi = 0;
+  size_t i = 0;
+  for (; i < n; i++) {  // the first finite element starts min and max
+    const double v = load(data, i);
+    if (may_be_nonfinite && !std::isfinite(v)) {
       s.nonfinite++;
       continue;
     }
-    if (first) {
-      s.min = s.max = v;
-      first = false;
-    } else {
-      s.min = std::min(s.min, v);
-      s.max = std::max(s.max, v);
+    lo = hi = v;
+    sum += v;
+    sum_sq += v * v;
+    i++;
+    break;
+  }
+  for (; i < n; i++) {
+    const double v = load(data, i);
+    if (may_be_nonfinite && !std::isfinite(v)) {
+      s.nonfinite++;
+      continue;
     }
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
     sum += v;
     sum_sq += v * v;
   }
+  s.min = lo;
+  s.max = hi;
   const uint64_t finite = s.count - s.nonfinite;
   s.mean = finite ? sum / (double)finite : 0.0;
   s.l2 = std::sqrt(sum_sq);
   return s;
 }
 
-std::string sha256_hex(const uint8_t* data, size_t bytes) {
-  GChecksum* c = g_checksum_new(G_CHECKSUM_SHA256);
-  // g_checksum_update takes gssize: feed large buffers in pieces
-  const size_t chunk = (size_t)1 << 30;
-  for (size_t off = 0; off < bytes; off += chunk)
-    g_checksum_update(c, data + off, (gssize)std::min(chunk, bytes - off));
-  std::string out = g_checksum_get_string(c);
-  g_checksum_free(c);
+template <typename T>
+TensorStats stats_as(const uint8_t* data, size_t n) {
+  return stats_of(data, n, std::is_floating_point<T>::value,
+                  [](const uint8_t* d, size_t i) { return (double)load_le<T>(d + i * sizeof(T)); });
+}
+
+}  // namespace
+
+// Element values in double, summed in element order: deterministic for the same bytes.
+TensorStats tensor_stats(const uint8_t* data, size_t bytes, DType t) {
+  const size_t n = bytes / dtype_size(t);
+  switch (t) {
+    case DType::F32: return stats_as<float>(data, n);
+    case DType::F16:
+      return stats_of(data, n, true,
+                      [](const uint8_t* d, size_t i) { return (double)half_to_float(load_le<uint16_t>(d + i * 2)); });
+    case DType::F64: return stats_as<double>(data, n);
+    case DType::U8: return stats_as<uint8_t>(data, n);
+    case DType::I8: return stats_as<int8_t>(data, n);
+    case DType::U16: return stats_as<uint16_t>(data, n);
+    case DType::I16: return stats_as<int16_t>(data, n);
+    case DType::I32: return stats_as<int32_t>(data, n);
+    case DType::U32: return stats_as<uint32_t>(data, n);
+    case DType::I64: return stats_as<int64_t>(data, n);
+    case DType::U64: return stats_as<uint64_t>(data, n);
+  }
+  return TensorStats();
+}
+
+Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
+  if (!ctx_ || !EVP_DigestInit_ex(ctx_, EVP_sha256(), nullptr)) g_error("cudaprep-regress: cannot start a SHA-256");
+}
+
+Sha256::~Sha256() { EVP_MD_CTX_free(ctx_); }
+
+void Sha256::update(const uint8_t* data, size_t bytes) {
+  if (bytes && !EVP_DigestUpdate(ctx_, data, bytes)) g_error("cudaprep-regress: SHA-256 update failed");
+}
+
+std::string Sha256::hex() {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (!EVP_DigestFinal_ex(ctx_, md, &len) || !EVP_DigestInit_ex(ctx_, EVP_sha256(), nullptr))
+    g_error("cudaprep-regress: SHA-256 final failed");
+  static const char kHex[] = "0123456789abcdef";
+  std::string out(2 * len, '0');
+  for (unsigned int i = 0; i < len; i++) {
+    out[2 * i] = kHex[md[i] >> 4];
+    out[2 * i + 1] = kHex[md[i] & 0xf];
+  }
   return out;
+}
+
+std::string sha256_hex(const uint8_t* data, size_t bytes) {
+  Sha256 h;
+  h.update(data, bytes);
+  return h.hex();
 }
 
 double psnr_peak(double min, double max) {

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+struct evp_md_ctx_st;  // OpenSSL's EVP_MD_CTX (openssl/evp.h)
+
 namespace regress {
 
 enum class DType { F32, F16, F64, U8, I8, U16, I16, I32, U32, I64, U64 };
@@ -34,7 +36,25 @@ struct TensorStats {
 // Sequential accumulation in double: deterministic for the same bytes.
 TensorStats tensor_stats(const uint8_t* data, size_t bytes, DType t);
 
+// SHA-256 through OpenSSL's libcrypto (its code uses the CPU's SHA instructions where there are
+// some). Lowercase hex.
 std::string sha256_hex(const uint8_t* data, size_t bytes);
+
+// SHA-256 of bytes fed in pieces: update() any number of times, then hex(), which ends it.
+class Sha256 {
+ public:
+  Sha256();
+  ~Sha256();
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+  void update(const uint8_t* data, size_t bytes);
+  // The digest of everything fed since the start (or the last hex()), as sha256_hex gives it;
+  // the object then starts over.
+  std::string hex();
+
+ private:
+  evp_md_ctx_st* ctx_;
+};
 
 struct TensorDiff {
   bool same_size = true;

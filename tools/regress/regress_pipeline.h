@@ -15,8 +15,9 @@
 
 namespace regress {
 
-// Receives samples from the streaming threads: one thread per sink, never two at once for the
-// same sink, but different sinks concurrently.
+// Receives samples from the streaming threads (a tensor sink's frames from its queue's worker
+// threads, in frame order): never two at once for the same sink, but different sinks
+// concurrently.
 class SampleHandler {
  public:
   virtual ~SampleHandler() = default;

@@ -121,9 +121,13 @@ bool PipelineRun::run(SampleHandler* handler, std::string* error) {
   // the frames still gathered: their last tensor has come
   if (end.eos)
     for (auto& s : sinks_) flush_pending(s.get());
+  // the run ends when the handler has every frame queued so far
+  for (auto& s : sinks_) drain_frames(s.get());
   progress.update(true);
   note_devices();  // reads the caps at the elements' inputs: before the pipeline stops
   gst_element_set_state(pipeline_, GST_STATE_NULL);
+  // after an error or a signal, the frames queued before the streaming threads stopped
+  for (auto& s : sinks_) drain_frames(s.get());
   return report(end, error);
 }
 

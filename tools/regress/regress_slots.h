@@ -43,6 +43,9 @@ bool continues_frame(const TensorEntry& frame, const TensorEntry& tensor);
 
 // Sets each slot's sha256 from `data` (`bytes` split evenly over the slots).
 void digest_slots(const uint8_t* data, uint64_t bytes, std::vector<SlotEntry>* slots);
+// The SHA-256 of all of `data`, setting each slot's sha256 as digest_slots does, in one pass
+// over the bytes: each piece is fed to the frame's digest and to its slot's while in cache.
+std::string digest_frame(const uint8_t* data, uint64_t bytes, std::vector<SlotEntry>* slots);
 
 // "slot 1" (one tensor a frame) or "tensor 1 slot 0", with the region or "empty":
 // "tensor 1 slot 0 (region 2)".
