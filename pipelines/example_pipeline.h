@@ -1,6 +1,7 @@
 // What both example consumers share: running a gst-launch description that ends in
-// `appsink name=sink`, and ending with one clear line, never a hang, when it cannot run (a
-// missing file, a missing element, a syntax error) or fails while running.
+// `appsink name=sink` (and in further named appsinks, read side by side), and ending with one
+// clear line, never a hang, when it cannot run (a missing file, a missing element, a syntax
+// error) or fails while running.
 #pragma once
 
 #include <gst/app/gstappsink.h>
@@ -8,18 +9,21 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 class ExamplePipeline {
  public:
   explicit ExamplePipeline(const char* program) : program_(program) {}
   ~ExamplePipeline() {
     if (pipeline_) gst_element_set_state(pipeline_, GST_STATE_NULL);
-    if (sink_) gst_object_unref(sink_);
+    for (GstAppSink* sink : sinks_) gst_object_unref(sink);
     if (pipeline_) gst_object_unref(pipeline_);
   }
 
-  // Parses and starts `desc`. On failure prints one line and returns the exit status (2), else 0.
-  int start(const std::string& desc) {
+  // Parses and starts `desc`, whose samples are read from `appsink name=sink` (index 0 of
+  // next()'s `which`) and from the appsinks named in `more` (1, 2, ...). On failure prints one
+  // line and returns the exit status (2), else 0.
+  int start(const std::string& desc, const std::vector<std::string>& more = {}) {
     GError* err = nullptr;
     pipeline_ = gst_parse_launch(desc.c_str(), &err);
     // A missing element is a recoverable parse error: gst_parse_launch returns the partial
@@ -29,14 +33,18 @@ class ExamplePipeline {
       if (err) g_error_free(err);
       return 2;
     }
-    GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline_), "sink");
-    if (!sink || !GST_IS_APP_SINK(sink)) {
-      std::fprintf(stderr, "%s: the pipeline needs an 'appsink name=sink'\n", program_);
-      if (sink) gst_object_unref(sink);
-      return 2;
+    std::vector<std::string> names{"sink"};
+    names.insert(names.end(), more.begin(), more.end());
+    for (const std::string& name : names) {
+      GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline_), name.c_str());
+      if (!sink || !GST_IS_APP_SINK(sink)) {
+        std::fprintf(stderr, "%s: the pipeline needs an 'appsink name=%s'\n", program_, name.c_str());
+        if (sink) gst_object_unref(sink);
+        return 2;
+      }
+      sinks_.push_back(GST_APP_SINK(sink));
+      g_object_set(sink, "sync", FALSE, NULL);
     }
-    sink_ = GST_APP_SINK(sink);
-    g_object_set(sink_, "sync", FALSE, NULL);
     if (gst_element_set_state(pipeline_, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
       report_error("could not start the pipeline");
       return 2;
@@ -44,11 +52,24 @@ class ExamplePipeline {
     return 0;
   }
 
-  // The next sample, or nullptr at the end of the stream or on an error (see finish()).
-  GstSample* next() {
+  // The next sample of any of the appsinks (taken in turn, so that none waits for the others'
+  // end; `which` says whose: 0 for `sink`), or nullptr once every one is at the end of its
+  // stream, or on an error (see finish()).
+  GstSample* next(size_t* which = nullptr) {
+    const GstClockTime wait = 100 * GST_MSECOND / sinks_.size();
     for (;;) {
-      if (GstSample* s = gst_app_sink_try_pull_sample(sink_, 100 * GST_MSECOND)) return s;
-      if (gst_app_sink_is_eos(sink_)) return nullptr;
+      bool all_eos = true;
+      for (size_t k = 0; k < sinks_.size(); k++) {
+        const size_t i = (turn_ + k) % sinks_.size();
+        if (gst_app_sink_is_eos(sinks_[i])) continue;
+        all_eos = false;
+        if (GstSample* s = gst_app_sink_try_pull_sample(sinks_[i], wait)) {
+          turn_ = i + 1;
+          if (which) *which = i;
+          return s;
+        }
+      }
+      if (all_eos) return nullptr;
       if (GstMessage* m = gst_bus_peek(GST_ELEMENT_BUS(pipeline_))) {
         const bool error = GST_MESSAGE_TYPE(m) == GST_MESSAGE_ERROR;
         gst_message_unref(m);
@@ -87,7 +108,8 @@ class ExamplePipeline {
 
   const char* program_;
   GstElement* pipeline_ = nullptr;
-  GstAppSink* sink_ = nullptr;
+  std::vector<GstAppSink*> sinks_;
+  size_t turn_ = 0;  // the sink next() tries first
 };
 
 // Whether a sample's caps are a tensor; prints why not (one line) otherwise.

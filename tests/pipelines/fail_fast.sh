@@ -35,13 +35,18 @@ for s in file.sh preview.sh dump-tensors.sh templatematch.sh; do
   expect 2 "no such file: $missing" bash "$P/$s" "$missing"
   expect 2 "not an element property (name=value): 'oops'" bash "$P/$s" "$root/tests/data/vtest-h264.mp4" oops
 done
-for s in main.sh batch.sh two_stage.sh; do
+for s in main.sh batch.sh two_stage.sh multi_camera.sh; do
   expect 2 "no such file: $missing" env CLIP=$missing bash "$P/$s"
 done
 expect 2 "takes no arguments" bash "$P/main.sh" extra
 for s in batch.sh two_stage.sh regions.sh; do
   expect 2 "not an element property (name=value): 'oops'" bash "$P/$s" oops
 done
+expect 2 "the number of cameras must be 1 to 99, not 'oops'" bash "$P/multi_camera.sh" oops
+expect 2 "the number of cameras must be 1 to 99, not '0'" bash "$P/multi_camera.sh" --all 0
+expect 2 "takes at most one number of cameras" bash "$P/multi_camera.sh" 2 3
+expect 2 "an appsink name must follow '--detector'" "$B" --detector
+expect 2 "the pipeline needs an 'appsink name=det'" "$B" --detector det "videotestsrc num-buffers=3 ! cudatensorize ! appsink name=sink"
 expect 2 "no such camera device: /dev/nonexistent-video" bash "$P/camera.sh" /dev/nonexistent-video
 expect 2 "is not built: run bash pipelines/main.sh first" env CUDAPREP_BUILD_DIR=/nonexistent bash "$P/file.sh"
 # a setting refused when the element starts: gst-launch-1.0's first error line

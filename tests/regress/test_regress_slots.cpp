@@ -186,6 +186,17 @@ TEST(RegressSlots, WhichTensorsMakeOneFrame) {
   TensorEntry plain;
   plain.pts = 40;
   EXPECT_FALSE(continues_frame(plain, plain));
+  // where the meta says which tensor of its frame / batch window a tensor is, that decides:
+  // cudatensorbatch's regions start again from 0 at each pad (sink_0's regions 0, 1, then
+  // sink_1's region 0), which the regions alone take for a next frame
+  EXPECT_FALSE(continues_frame(first, tensor_of(40, 0, -1)));
+  EXPECT_TRUE(continues_frame(first, tensor_of(40, 0, -1), 1));
+  EXPECT_FALSE(continues_frame(first, tensor_of(40, 2, -1), 0));  // the first of a next window
+  EXPECT_FALSE(continues_frame(first, tensor_of(40, 0, -1), 2));  // not the next one: 1 gathered
+  EXPECT_FALSE(continues_frame(first, tensor_of(80, 0, -1), 1));  // another PTS
+  TensorEntry two = first;
+  two.tensors = 2;
+  EXPECT_TRUE(continues_frame(two, tensor_of(40, 0, -1), 2));
 }
 
 TEST(RegressSlots, EachSlotIsComparedAndNamed) {
@@ -237,9 +248,25 @@ TEST(RegressSlots, EmptySlotsRegionsAndTensorCounts) {
   b.entry.slots[0].transform.tensor_to_src[2] = 1e-6;
   r = compare_tensor("t", a.entry, a.data(), b.entry, b.data(), DType::F32, CompareOptions(), "A", "B");
   EXPECT_TRUE(contains(r.slots[3].problem, "empty in A, filled in B")) << r.slots[3].problem;
-  EXPECT_TRUE(contains(r.slots[1].problem, "region index/id 1/-1 in A, 1/4 in B")) << r.slots[1].problem;
-  EXPECT_TRUE(contains(r.slots[0].problem, "slot transform / source rect differs by 1e-06")) << r.slots[0].problem;
+  EXPECT_TRUE(contains(r.slots[1].problem, "region id -1 in A, 4 in B")) << r.slots[1].problem;
+  EXPECT_FALSE(contains(r.slots[1].problem, "region index")) << r.slots[1].problem;
+  EXPECT_TRUE(contains(r.slots[0].problem, "slot transform differs by 1e-06 (tensor_to_src)")) << r.slots[0].problem;
   EXPECT_TRUE(r.slots[2].pass);
+  // the camera, the region index and the source rectangle, each named
+  b = batch_frame(2);
+  b.entry.slots[0].source_pad = "sink_1";
+  b.entry.slots[1].region_index = 3;
+  b.entry.slots[2].source_rect[2] += 2;
+  b.entry.slots[2].transform.src_to_tensor[0] += 0.5;
+  r = compare_tensor("t", a.entry, a.data(), b.entry, b.data(), DType::F32, CompareOptions(), "A", "B");
+  EXPECT_TRUE(contains(r.slots[0].problem, "camera (source pad) '' in A, 'sink_1' in B")) << r.slots[0].problem;
+  EXPECT_TRUE(contains(r.slots[1].problem, "region index 1 in A, 3 in B")) << r.slots[1].problem;
+  EXPECT_TRUE(contains(r.slots[2].problem, "slot transform differs by 2 (src_to_tensor, source_rect)"))
+      << r.slots[2].problem;
+  // the frame's problem: its first failing slot, named
+  EXPECT_TRUE(contains(r.problem, "tensor 0 slot 0 (region 0): camera (source pad) '' in A, 'sink_1' in B"))
+      << r.problem;
+  EXPECT_TRUE(r.slots[3].pass);
   // another number of tensors for the frame: a failure, each slot accounted for
   const Frame c = batch_frame(1);
   r = compare_tensor("t", a.entry, a.data(), c.entry, c.data(), DType::F32, CompareOptions(), "A", "B");

@@ -445,7 +445,14 @@ GstFlowReturn take_tensor(SinkState* s, GstBuffer* buf, uint64_t index) {
   part.duration = clock_or_none(GST_BUFFER_DURATION(buf));
   read_transform(buf, &part.transform);
   read_slots(buf, &part.slots);
-  if (!s->pending || !continues_frame(s->pending_entry, part)) flush_pending(s);
+  // which of the tensors of its frame / batch window the meta says this one is (-1: not said)
+  int tensor_index = -1;
+  GstCustomMeta* meta = gst_meta_get_info(GST_CUDA_PREP_TRANSFORM_META_NAME)
+                            ? gst_buffer_get_custom_meta(buf, GST_CUDA_PREP_TRANSFORM_META_NAME)
+                            : nullptr;
+  if (!meta || !gst_structure_get_int(gst_custom_meta_get_structure(meta), "tensor-index", &tensor_index))
+    tensor_index = -1;
+  if (!s->pending || !continues_frame(s->pending_entry, part, tensor_index)) flush_pending(s);
   add_to_pending(s, std::move(part), map.data, map.size);
   gst_buffer_unmap(buf, &map);
   return GST_FLOW_OK;

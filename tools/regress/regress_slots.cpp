@@ -35,6 +35,33 @@ double transform_delta(const Transform& a, const Transform& b) {
   return std::isnan(d) ? INFINITY : d;
 }
 
+std::string transform_fields_differing(const SlotEntry& a, const SlotEntry& b, double* delta) {
+  std::string fields;
+  *delta = 0;
+  auto field = [&](const char* name, const double* x, const double* y, int n) {
+    double d = 0;
+    for (int k = 0; k < n; k++) {
+      const double diff = x[k] == y[k] ? 0.0 : std::fabs(x[k] - y[k]);
+      if (!(diff <= d)) d = diff;  // NaN sticks
+    }
+    if (!(d <= *delta)) *delta = d;
+    if (!(d <= kTransformTolerance)) fields += std::string(fields.empty() ? "" : ", ") + name;
+  };
+  if (a.transform.present && b.transform.present) {
+    const Transform &p = a.transform, &q = b.transform;
+    const double ps[2] = {(double)p.source_w, (double)p.source_h}, qs[2] = {(double)q.source_w, (double)q.source_h};
+    const double pt[2] = {(double)p.tensor_w, (double)p.tensor_h}, qt[2] = {(double)q.tensor_w, (double)q.tensor_h};
+    field("source", ps, qs, 2);
+    field("tensor", pt, qt, 2);
+    field("src_to_tensor", p.src_to_tensor, q.src_to_tensor, 6);
+    field("tensor_to_src", p.tensor_to_src, q.tensor_to_src, 6);
+    field("active_rect", p.active_rect, q.active_rect, 4);
+  }
+  field("source_rect", a.source_rect, b.source_rect, 4);
+  if (std::isnan(*delta)) *delta = INFINITY;
+  return fields;
+}
+
 uint64_t caps_batch(const std::string& text) {
   TensorCapsText c;
   if (!static_tensor_caps(text, &c) || c.num_tensors != 1 || c.dimensions.size() != 1) return 0;
@@ -150,9 +177,10 @@ bool check_frame_tensors(const TensorEntry& t, uint64_t tensor_bytes, uint64_t b
   return true;
 }
 
-bool continues_frame(const TensorEntry& frame, const TensorEntry& tensor) {
+bool continues_frame(const TensorEntry& frame, const TensorEntry& tensor, int tensor_index) {
   const std::vector<SlotEntry>& before = frame.slots;
   if (tensor.pts != frame.pts || tensor.slots.empty() || before.size() < tensor.slots.size()) return false;
+  if (tensor_index >= 0) return tensor_index > 0 && (uint32_t)tensor_index == frame.tensors;
   int last = -1;
   for (size_t i = before.size() - tensor.slots.size(); i < before.size(); i++) {
     if (before[i].empty) return false;
@@ -227,23 +255,21 @@ std::vector<SlotResult> compare_slots(const TensorEntry& ref, const uint8_t* ref
     if (a.empty != b.empty)
       fail(&s, std::string(a.empty ? "empty" : "filled") + " in " + rl + ", " + (b.empty ? "empty" : "filled") +
                    " in " + ul);
-    if (a.region_index != b.region_index || a.region_id != b.region_id)
-      fail(&s, "region index/id " + std::to_string(a.region_index) + "/" + std::to_string(a.region_id) + " in " + rl +
-                   ", " + std::to_string(b.region_index) + "/" + std::to_string(b.region_id) + " in " + ul);
+    if (a.source_pad != b.source_pad)
+      fail(&s, "camera (source pad) '" + a.source_pad + "' in " + rl + ", '" + b.source_pad + "' in " + ul);
+    if (a.region_index != b.region_index)
+      fail(&s, "region index " + std::to_string(a.region_index) + " in " + rl + ", " + std::to_string(b.region_index) +
+                   " in " + ul);
+    if (a.region_id != b.region_id)
+      fail(&s,
+           "region id " + std::to_string(a.region_id) + " in " + rl + ", " + std::to_string(b.region_id) + " in " + ul);
     if (a.source_pts != b.source_pts)
       fail(&s, "source pts " + int_text(a.source_pts) + " in " + rl + ", " + int_text(b.source_pts) + " in " + ul);
-    if (a.source_pad != b.source_pad)
-      fail(&s, "source pad '" + a.source_pad + "' in " + rl + ", '" + b.source_pad + "' in " + ul);
     if (a.transform.present != b.transform.present) {
       fail(&s, "slot transform only in " + (a.transform.present ? rl : ul));
     } else {
-      s.transform_delta = a.transform.present ? transform_delta(a.transform, b.transform) : 0;
-      for (int k = 0; k < 4; k++)
-        s.transform_delta =
-            std::max(s.transform_delta,
-                     a.source_rect[k] == b.source_rect[k] ? 0.0 : std::fabs(a.source_rect[k] - b.source_rect[k]));
-      if (!(s.transform_delta <= kTransformTolerance))
-        fail(&s, "slot transform / source rect differs by " + fmt(s.transform_delta));
+      const std::string fields = transform_fields_differing(a, b, &s.transform_delta);
+      if (!fields.empty()) fail(&s, "slot transform differs by " + fmt(s.transform_delta) + " (" + fields + ")");
     }
     if (ref_each != run_each) {
       fail(&s, "slot size differs: " + rl + " " + std::to_string(ref_each) + " bytes, " + ul + " " +

@@ -22,6 +22,12 @@ constexpr double kTransformTolerance = 1e-9;
 // The largest difference between two transforms' fields (inf where one is NaN).
 double transform_delta(const Transform& a, const Transform& b);
 
+// The fields of two slots' transforms (as frames.jsonl names them: source, tensor,
+// src_to_tensor, tensor_to_src, active_rect) and source rectangles (source_rect) that differ by
+// more than kTransformTolerance, ", "-joined ("" when none does); `delta` is the largest
+// difference of any of them (inf where one is NaN).
+std::string transform_fields_differing(const SlotEntry& a, const SlotEntry& b, double* delta);
+
 // B of static tensor caps with one tensor: its fourth dimension (1 when it has three or fewer);
 // 0 when the caps do not fix it (video, flexible or several tensors, unparsable).
 uint64_t caps_batch(const std::string& caps);
@@ -35,11 +41,15 @@ bool slots_from_json(const Json& j, std::vector<SlotEntry>* slots, std::string* 
 bool check_frame_tensors(const TensorEntry& t, uint64_t tensor_bytes, uint64_t batch, std::string* why);
 
 // Whether `tensor` (one buffer, its slots numbered as tensor 0) is a further tensor of `frame`
-// (the tensors gathered so far): cudatensorize gives a frame with more regions than batch-size
-// as tensors with the same timestamps, each full but the last, the regions in order. So: same
-// PTS, the tensor before it full, and its first region a later one than that tensor's last (a
-// next frame starts again from its first region).
-bool continues_frame(const TensorEntry& frame, const TensorEntry& tensor);
+// (the tensors gathered so far): cudatensorize gives a frame with more regions than batch-size,
+// and cudatensorbatch a batch window with more regions than batch-size, as tensors with the
+// same timestamps, each full but the last. Where the tensor's meta says which of them it is
+// (`tensor_index`, its "tensor-index" field; -1: not said), it continues the frame when it is
+// the next one (index = the frame's tensors so far) with the same PTS. Otherwise, from the
+// regions in order: same PTS, the tensor before it full, and its first region a later one than
+// that tensor's last (a next frame starts again from its first region; this cannot follow
+// cudatensorbatch, whose regions start again from 0 at each pad).
+bool continues_frame(const TensorEntry& frame, const TensorEntry& tensor, int tensor_index = -1);
 
 // Sets each slot's sha256 from `data` (`bytes` split evenly over the slots).
 void digest_slots(const uint8_t* data, uint64_t bytes, std::vector<SlotEntry>* slots);
@@ -63,9 +73,12 @@ struct SlotResult {
   double transform_delta = 0;
 };
 
-// Compares two frames' slots by position (tensor, slot): emptiness flag, region index and id,
-// source PTS and pad, transform and source rectangle, and the slot's values (its padding too,
-// when empty) within `tol`, from the bytes where both sides have them, else by SHA-256.
+// Compares two frames' slots by position (tensor, slot): emptiness flag, camera (source pad),
+// region index and id, source PTS, transform and source rectangle, and the slot's values (its
+// padding too, when empty) within `tol`, from the bytes where both sides have them, else by
+// SHA-256. Each difference is named in the slot's problem: "camera (source pad) 'sink_0' in
+// golden, 'sink_2' in this run", "region id ...", "slot transform differs by 3 (tensor_to_src,
+// source_rect)", "tensor differs (...)" / "SHA-256 differs" (the bytes).
 std::vector<SlotResult> compare_slots(const TensorEntry& ref, const uint8_t* ref_data, const TensorEntry& run,
                                       const uint8_t* run_data, DType type, const TensorTolerance& tol,
                                       const std::string& ref_label, const std::string& run_label);
