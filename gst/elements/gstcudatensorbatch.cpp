@@ -412,10 +412,12 @@ static GstFlowReturn gst_cuda_tensor_batch_update_src_caps(GstAggregator *agg, G
   GValue fps = G_VALUE_INIT;
   g_value_init(&fps, GST_TYPE_FRACTION);
   gst_value_set_fraction(&fps, fps_n, fps_d);
-  /* CUDA memory first where the GPU runs: the tensor stays on the device. */
+  /* CUDA memory first where the GPU runs: the tensor stays on the device. A dynamic batch's
+   * buffers are trimmed to each tensor, which GstCudaMemory's buffers do not allow (resizing one
+   * leaves it, or a copy of it, at the pool's size): its tensors are in (pinned) system memory. */
   const gboolean gpu = self->impl->core.device().gpu();
-  GstCaps *ours =
-      dynamic ? gst_cuda_prep_tensor_flexible_caps(&fps, gpu, TRUE) : gst_cuda_prep_tensor_open_caps(&fps, gpu, TRUE);
+  GstCaps *ours = dynamic ? gst_cuda_prep_tensor_flexible_caps(&fps, FALSE, FALSE)
+                          : gst_cuda_prep_tensor_open_caps(&fps, gpu, TRUE);
   g_value_unset(&fps);
 
   *ret = gst_caps_intersect_full(ours, downstream, GST_CAPS_INTERSECT_FIRST);
@@ -835,6 +837,12 @@ static GstFlowReturn write_tensor(GstCudaTensorBatch *self, GstBuffer *outbuf, s
   const gsize header = state.dynamic ? kFlexibleHeaderBytes : 0;
   const gsize bytes = header + batch_bytes(state.output, count);
   gst_buffer_set_size(outbuf, bytes);
+  if (gst_buffer_get_size(outbuf) != bytes) { /* a buffer that cannot be trimmed: never a wrong size */
+    GST_ELEMENT_ERROR(
+        self, RESOURCE, FAILED, ("Could not size the output buffer"),
+        ("a tensor of %" G_GSIZE_FORMAT " bytes in a buffer of %" G_GSIZE_FORMAT, bytes, gst_buffer_get_size(outbuf)));
+    return GST_FLOW_ERROR;
+  }
   /* The slots' frames go back to their producers once unmapped, and the batch holds none: it
    * waits for its kernel unless every frame is ordered on its stream (frame_lifetime.h). */
   state.lifetime.begin_output(FALSE);
