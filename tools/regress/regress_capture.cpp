@@ -78,11 +78,11 @@ void read_slots(GstBuffer* buf, std::vector<SlotEntry>* out) {
   }
 }
 
-void add_to_pending(SinkState* s, TensorEntry part, const uint8_t* data, size_t size) {
+void add_to_pending(SinkState* s, TensorEntry part, GstBuffer* buf) {
+  s->pending_buffers.push_back(gst_buffer_ref(buf));
   if (!s->pending) {
     s->pending = true;
     s->pending_entry = std::move(part);
-    s->pending_bytes.assign(data, data + size);
     return;
   }
   TensorEntry& e = s->pending_entry;
@@ -91,7 +91,6 @@ void add_to_pending(SinkState* s, TensorEntry part, const uint8_t* data, size_t 
     e.slots.push_back(slot);
   }
   e.tensors++;
-  s->pending_bytes.insert(s->pending_bytes.end(), data, data + size);
 }
 
 // Every ROI meta with a "template-match" parameter structure, whatever its roi-type (a bank's
@@ -329,6 +328,19 @@ namespace {
 // (several slots or tensors, a region, an aggregator's pad): a plain tensor's single slot is
 // its transform, recorded as before.
 void digest_frame_entry(QueuedFrame& f) {
+  f.bytes.clear();  // (keeps its capacity)
+  f.unreadable = false;
+  for (GstBuffer* b : f.buffers) {
+    GstMapInfo map;
+    if (!f.unreadable && gst_buffer_map(b, &map, GST_MAP_READ)) {
+      f.bytes.insert(f.bytes.end(), map.data, map.data + map.size);
+      gst_buffer_unmap(b, &map);
+    } else {
+      f.unreadable = true;
+    }
+    gst_buffer_unref(b);
+  }
+  f.buffers.clear();
   TensorEntry& e = f.entry;
   const std::vector<uint8_t>& bytes = f.bytes;
   if (e.slots.size() == 1 && e.tensors == 1 && e.slots[0].region_index < 0 && e.slots[0].source_pad.empty())
@@ -341,6 +353,11 @@ void digest_frame_entry(QueuedFrame& f) {
 // On a queue worker, one frame at a time in frame order: checks the frame against the caps and
 // hands it to the handler.
 void deliver_frame(SinkState* s, QueuedFrame& f) {
+  if (f.unreadable) {
+    std::lock_guard<std::mutex> lock(s->mu);
+    if (s->error.empty()) s->error = "sink '" + s->name + "': cannot map frame " + std::to_string(f.index);
+    return;
+  }
   std::string why;
   if (!check_frame_tensors(f.entry, f.tensor_bytes, f.batch, &why)) {
     std::lock_guard<std::mutex> lock(s->mu);
@@ -365,7 +382,7 @@ void flush_pending(SinkState* s) {
   QueuedFrame* f = s->queue->acquire();
   f->index = s->submitted++;
   f->entry = std::move(s->pending_entry);
-  f->bytes.swap(s->pending_bytes);
+  f->buffers.swap(s->pending_buffers);
   {
     std::lock_guard<std::mutex> lock(s->mu);
     f->type = s->type;
@@ -433,13 +450,7 @@ void take_detections(SinkState* s, GstBuffer* buf, uint64_t index) {
 
 // Adds the tensor to the frame being gathered, handing the previous frame on when this tensor
 // starts a new one. The frame is counted when complete and queued (flush_pending).
-GstFlowReturn take_tensor(SinkState* s, GstBuffer* buf, uint64_t index) {
-  GstMapInfo map;
-  if (!gst_buffer_map(buf, &map, GST_MAP_READ)) {
-    std::lock_guard<std::mutex> lock(s->mu);
-    if (s->error.empty()) s->error = "sink '" + s->name + "': cannot map frame " + std::to_string(index);
-    return GST_FLOW_ERROR;
-  }
+GstFlowReturn take_tensor(SinkState* s, GstBuffer* buf) {
   TensorEntry part;
   part.pts = clock_or_none(GST_BUFFER_PTS(buf));
   part.duration = clock_or_none(GST_BUFFER_DURATION(buf));
@@ -453,8 +464,7 @@ GstFlowReturn take_tensor(SinkState* s, GstBuffer* buf, uint64_t index) {
   if (!meta || !gst_structure_get_int(gst_custom_meta_get_structure(meta), "tensor-index", &tensor_index))
     tensor_index = -1;
   if (!s->pending || !continues_frame(s->pending_entry, part, tensor_index)) flush_pending(s);
-  add_to_pending(s, std::move(part), map.data, map.size);
-  gst_buffer_unmap(buf, &map);
+  add_to_pending(s, std::move(part), buf);  // read on a queue worker
   return GST_FLOW_OK;
 }
 
@@ -471,7 +481,7 @@ GstFlowReturn on_new_sample(GstAppSink* appsink, gpointer user) {
   if (!take_caps(s, gst_sample_get_caps(sample), index)) {
     ret = GST_FLOW_ERROR;
   } else if (buf && s->kind == "tensor") {
-    ret = take_tensor(s, buf, index);
+    ret = take_tensor(s, buf);
   } else {
     if (buf && s->kind == "matches") take_matches(s, buf, index);
     if (buf && s->kind == "detections") take_detections(s, buf, index);

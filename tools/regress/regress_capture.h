@@ -38,11 +38,15 @@ struct SinkState {
   // pipeline has stopped.
   bool pending = false;
   TensorEntry pending_entry;
-  std::vector<uint8_t> pending_bytes;  // swapped with a queued frame's: keeps a frame's capacity
-  uint64_t submitted = 0;              // frames handed to the queue (a tensor sink's frame numbers)
+  std::vector<GstBuffer*> pending_buffers;  // held; swapped with a queued frame's (empty) list
+  uint64_t submitted = 0;                   // frames handed to the queue (a tensor sink's frame numbers)
   // A tensor sink's frames on their way to the handler (made by the first one). Last: destroyed
   // first, delivering what it holds while the fields above still exist.
   std::unique_ptr<FrameQueue> queue;
+
+  ~SinkState() {
+    for (GstBuffer* b : pending_buffers) gst_buffer_unref(b);  // a frame never queued (stopped)
+  }
 };
 
 // The appsink's new-sample callback; `user` is the sink's SinkState.

@@ -4,10 +4,13 @@
 // then delivered, in the order frames were submitted, one at a time.
 //
 // A fixed number of frames is in flight: submitting waits while all of them are taken, so a
-// slow handler slows the pipeline instead of piling frames up in memory. The frames' byte
-// buffers are reused: the caller swaps its gathering buffer with the free frame's, so once
-// every buffer has grown to a frame's size no frame allocates bytes.
+// slow handler slows the pipeline instead of piling frames up in memory. The streaming thread
+// hands over the frame's buffers unread; a worker maps them (downloading CUDA memory) into the
+// frame's byte buffer, which is reused: once every frame's has grown to a frame's size no frame
+// allocates bytes.
 #pragma once
+
+#include <gst/gst.h>
 
 #include <condition_variable>
 #include <cstdint>
@@ -25,6 +28,10 @@ namespace regress {
 struct QueuedFrame {
   uint64_t index = 0;  // the sink's frame number
   TensorEntry entry;
+  // The frame's tensors as they came (held, not yet read: a CUDA tensor is downloaded where it is
+  // mapped, on a worker), gathered into `bytes` there, in order.
+  std::vector<GstBuffer*> buffers;
+  bool unreadable = false;  // a buffer could not be mapped
   std::vector<uint8_t> bytes;
   DType type = DType::U8;
   uint64_t tensor_bytes = 0, batch = 0;  // what the sink's caps fix
