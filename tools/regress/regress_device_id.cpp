@@ -1,38 +1,47 @@
 // cudaprep-regress: running a pipeline on a given GPU (record / check --device-id N).
 #include "regress_device_id.h"
 
-#include <regex>
-
 namespace regress {
 
 bool decoders_for_device(const std::string& description, int id, std::string* out, std::string* error) {
   *out = description;
   if (id <= 0) return true;
-  // An element's factory name: a word at the start of the description or after '!' or a space
-  // (a property value such as name=nvh264dec follows '=' and is left alone).
-  static const std::regex decoder("(^|[\\s!])nv([a-z0-9]+)dec(?=[\\s!]|$)");
+  // An element's factory name: a word of [a-z0-9] at the start of the description or after '!'
+  // or a space, ending the same way (a property value such as name=nvh264dec follows '=' and is
+  // left alone).
+  auto separator = [](char c) { return g_ascii_isspace(c) || c == '!'; };
   std::string result;
-  auto last = description.cbegin();
-  for (std::sregex_iterator m(description.begin(), description.end(), decoder), end; m != end; ++m) {
-    const std::string codec = (*m)[2].str();
-    const std::string name = "nv" + codec + "dec";
-    if (codec.find("device") != std::string::npos) continue;  // already named for a GPU
-    GstElementFactory* f = gst_element_factory_find(name.c_str());
-    if (!f) continue;  // not a GStreamer element here: the parser says so
+  const size_t n = description.size();
+  for (size_t i = 0; i < n;) {
+    size_t j = i;
+    while (j < n && (g_ascii_islower(description[j]) || g_ascii_isdigit(description[j]))) j++;
+    if (j == i) {
+      result += description[i++];
+      continue;
+    }
+    const std::string word = description.substr(i, j - i);
+    const bool whole = (i == 0 || separator(description[i - 1])) && (j == n || separator(description[j]));
+    const bool decoder = whole && word.size() > 5 && word.compare(0, 2, "nv") == 0 &&
+                         word.compare(word.size() - 3, 3, "dec") == 0 && word.find("device") == std::string::npos;
+    GstElementFactory* f = decoder ? gst_element_factory_find(word.c_str()) : nullptr;
+    if (!f) {  // not a decoder of the default GPU (or not an element here: the parser says so)
+      result += word;
+      i = j;
+      continue;
+    }
     gst_object_unref(f);
+    const std::string codec = word.substr(2, word.size() - 5);
     const std::string on_device = "nv" + codec + "device" + std::to_string(id) + "dec";
     f = gst_element_factory_find(on_device.c_str());
     if (!f) {
-      *error = "--device-id " + std::to_string(id) + ": " + name + " has no element for GPU " + std::to_string(id) +
+      *error = "--device-id " + std::to_string(id) + ": " + word + " has no element for GPU " + std::to_string(id) +
                " (" + on_device + "): GStreamer's nvcodec registers one decoder per GPU that has the codec";
       return false;
     }
     gst_object_unref(f);
-    result.append(last, (*m)[0].first + (*m)[1].length());
     result += on_device;
-    last = (*m)[0].second;
+    i = j;
   }
-  result.append(last, description.cend());
   *out = result;
   return true;
 }
