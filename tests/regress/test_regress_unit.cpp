@@ -20,6 +20,7 @@
 #include "regress_json.h"
 #include "regress_math.h"
 #include "regress_pipeline.h"
+#include "regress_slots.h"
 #include "regress_store.h"
 
 using namespace regress;
@@ -238,6 +239,91 @@ TEST(RegressMath, StatsMatchElementByElement) {
   const TensorStats none = tensor_stats(bytes.data(), 0, DType::F32);
   EXPECT_EQ(none.count, 0u);
   EXPECT_EQ(none.mean, 0.0);
+}
+
+// The one pass over a frame's buffers (copy, digests, stats in pieces) against the separate
+// computations: the bytes concatenated, the frame's and each slot's SHA-256 of their bytes, and
+// tensor_stats over the whole elements, bit for bit. Every type; buffers of odd sizes that split
+// elements and pieces; frames not a multiple of the element size nor of the piece size.
+TEST(RegressMath, FramePassMatchesSeparateComputations) {
+  std::mt19937 rng(11);
+  const size_t piece = kFramePiece;
+  const std::vector<std::vector<size_t>> layouts = {
+      {0},
+      {1},
+      {7},
+      {piece},
+      {piece + 3},
+      {3 * piece - 5},
+      {piece - 1, 2, piece + 1},
+      {5, 0, 3, 2 * piece + 7, 1},
+      {100003, 99991, 100019},
+  };
+  for (DType t : {DType::F32, DType::F16, DType::F64, DType::U8, DType::I8, DType::U16, DType::I16, DType::I32,
+                  DType::U32, DType::I64, DType::U64}) {
+    for (const auto& layout : layouts) {
+      for (size_t n_slots : {0, 1, 3, 8}) {
+        std::vector<std::vector<uint8_t>> parts;
+        std::vector<uint8_t> all;
+        for (size_t size : layout) {
+          std::vector<uint8_t> p(size);
+          for (auto& b : p) b = (uint8_t)rng();
+          all.insert(all.end(), p.begin(), p.end());
+          parts.push_back(std::move(p));
+        }
+        SCOPED_TRACE(std::string(dtype_name(t)) + ", " + std::to_string(all.size()) + " bytes in " +
+                     std::to_string(parts.size()) + " parts, " + std::to_string(n_slots) + " slots");
+        std::vector<SlotEntry> slots(n_slots);
+        std::vector<uint8_t> out(all.size());
+        FramePass pass(out.data(), all.size(), t, &slots);
+        for (const auto& p : parts) pass.add(p.data(), p.size());
+        TensorStats got;
+        const std::string sha = pass.finish(&got);
+
+        EXPECT_TRUE(out == all);
+        EXPECT_EQ(sha, sha256_hex(all.data(), all.size()));
+        const size_t each = n_slots ? all.size() / n_slots : 0;
+        for (size_t i = 0; i < n_slots; i++) EXPECT_EQ(slots[i].sha256, sha256_hex(all.data() + i * each, each));
+        std::vector<SlotEntry> again(n_slots);
+        EXPECT_EQ(digest_frame(all.data(), all.size(), &again), sha);
+        for (size_t i = 0; i < n_slots; i++) EXPECT_EQ(again[i].sha256, slots[i].sha256);
+
+        const size_t whole = all.size() - all.size() % dtype_size(t);
+        const TensorStats want = tensor_stats(all.data(), whole, t);
+        EXPECT_EQ(got.count, want.count);
+        EXPECT_EQ(got.nonfinite, want.nonfinite);
+        for (auto pair : {std::make_pair(got.min, want.min), std::make_pair(got.max, want.max),
+                          std::make_pair(got.mean, want.mean), std::make_pair(got.l2, want.l2)})
+          EXPECT_EQ(memcmp(&pair.first, &pair.second, sizeof(double)), 0) << pair.first << " vs " << pair.second;
+      }
+    }
+  }
+}
+
+// The stats accumulator fed element runs of any length equals tensor_stats at once, bit for bit,
+// also when the first elements are not finite (min and max start at the first finite one).
+TEST(RegressMath, StatsAccumulatorMatchesOnePass) {
+  std::mt19937 rng(5);
+  std::vector<uint8_t> bytes(8 * 1000);
+  for (auto& b : bytes) b = (uint8_t)rng();
+  const float nan = std::nanf("");
+  memcpy(bytes.data(), &nan, 4);  // F32: a NaN first
+  memcpy(bytes.data() + 4, &nan, 4);
+  for (DType t : {DType::F32, DType::F16, DType::F64, DType::U8, DType::I16, DType::U64}) {
+    SCOPED_TRACE(dtype_name(t));
+    const size_t n = bytes.size() / dtype_size(t);
+    const TensorStats want = tensor_stats(bytes.data(), bytes.size(), t);
+    for (size_t step : {1, 2, 3, 7, 64, 999}) {
+      StatsAccumulator acc(t);
+      for (size_t i = 0; i < n; i += step) acc.add(bytes.data() + i * dtype_size(t), std::min(step, n - i));
+      const TensorStats got = acc.finish();
+      EXPECT_EQ(got.count, want.count);
+      EXPECT_EQ(got.nonfinite, want.nonfinite);
+      for (auto pair : {std::make_pair(got.min, want.min), std::make_pair(got.max, want.max),
+                        std::make_pair(got.mean, want.mean), std::make_pair(got.l2, want.l2)})
+        EXPECT_EQ(memcmp(&pair.first, &pair.second, sizeof(double)), 0) << pair.first << " vs " << pair.second;
+    }
+  }
 }
 
 // The capture's worker queue: frames digested at uneven speeds on several threads come out

@@ -328,26 +328,33 @@ namespace {
 // (several slots or tensors, a region, an aggregator's pad): a plain tensor's single slot is
 // its transform, recorded as before.
 void digest_frame_entry(QueuedFrame& f) {
-  f.bytes.clear();  // (keeps its capacity)
   f.unreadable = false;
+  std::vector<GstMapInfo> maps;
+  maps.reserve(f.buffers.size());
+  uint64_t total = 0;
   for (GstBuffer* b : f.buffers) {
     GstMapInfo map;
-    if (!f.unreadable && gst_buffer_map(b, &map, GST_MAP_READ)) {
-      f.bytes.insert(f.bytes.end(), map.data, map.data + map.size);
-      gst_buffer_unmap(b, &map);
-    } else {
+    if (!gst_buffer_map(b, &map, GST_MAP_READ)) {
       f.unreadable = true;
+      break;
     }
-    gst_buffer_unref(b);
+    maps.push_back(map);
+    total += map.size;
   }
-  f.buffers.clear();
   TensorEntry& e = f.entry;
-  const std::vector<uint8_t>& bytes = f.bytes;
-  if (e.slots.size() == 1 && e.tensors == 1 && e.slots[0].region_index < 0 && e.slots[0].source_pad.empty())
-    e.slots.clear();
-  e.bytes = bytes.size();
-  e.sha256 = digest_frame(bytes.data(), bytes.size(), &e.slots);
-  e.stats = tensor_stats(bytes.data(), bytes.size() - bytes.size() % dtype_size(f.type), f.type);
+  if (!f.unreadable) {
+    if (e.slots.size() == 1 && e.tensors == 1 && e.slots[0].region_index < 0 && e.slots[0].source_pad.empty())
+      e.slots.clear();
+    f.bytes.resize(total);  // (keeps its capacity)
+    e.bytes = total;
+    // one pass over the tensors: the copy, the digests and the stats of each piece while in cache
+    FramePass pass(f.bytes.data(), total, f.type, &e.slots);
+    for (const GstMapInfo& map : maps) pass.add(map.data, map.size);
+    e.sha256 = pass.finish(&e.stats);
+  }
+  for (size_t i = 0; i < maps.size(); i++) gst_buffer_unmap(f.buffers[i], &maps[i]);
+  for (GstBuffer* b : f.buffers) gst_buffer_unref(b);
+  f.buffers.clear();
 }
 
 // On a queue worker, one frame at a time in frame order: checks the frame against the caps and

@@ -100,33 +100,34 @@ double element_value(const uint8_t* data, DType t, size_t i) {
   return 0;
 }
 
-namespace {
-
-// tensor_stats over elements of one type: `load` reads element i as the type's value. One loop
-// per type (no per-element dispatch on the type), with the same operations in the same order as
-// for any type, so the result is the same to the bit.
+// One loop per element type (no per-element dispatch on the type), with the same operations
+// in the same order for any type and however the elements are split over add() calls, so the
+// result is the same to the bit. `load` reads element i as the type's value.
 template <typename Load>
-TensorStats stats_of(const uint8_t* data, size_t n, bool may_be_nonfinite, Load load) {
-  TensorStats s;
-  s.count = n;
-  double sum = 0, sum_sq = 0, lo = 0, hi = 0;
+void StatsAccumulator::add_with(const uint8_t* data, size_t n, bool may_be_nonfinite, Load load) {
+  count_ += n;
+  uint64_t nonfinite = nonfinite_;
+  double sum = sum_, sum_sq = sum_sq_, lo = lo_, hi = hi_;
   size_t i = 0;
-  for (; i < n; i++) {  // the first finite element starts min and max
-    const double v = load(data, i);
-    if (may_be_nonfinite && !std::isfinite(v)) {
-      s.nonfinite++;
-      continue;
+  if (!started_) {
+    for (; i < n; i++) {  // the first finite element starts min and max
+      const double v = load(data, i);
+      if (may_be_nonfinite && !std::isfinite(v)) {
+        nonfinite++;
+        continue;
+      }
+      lo = hi = v;
+      sum += v;
+      sum_sq += v * v;
+      started_ = true;
+      i++;
+      break;
     }
-    lo = hi = v;
-    sum += v;
-    sum_sq += v * v;
-    i++;
-    break;
   }
   for (; i < n; i++) {
     const double v = load(data, i);
     if (may_be_nonfinite && !std::isfinite(v)) {
-      s.nonfinite++;
+      nonfinite++;
       continue;
     }
     lo = std::min(lo, v);
@@ -134,41 +135,54 @@ TensorStats stats_of(const uint8_t* data, size_t n, bool may_be_nonfinite, Load 
     sum += v;
     sum_sq += v * v;
   }
-  s.min = lo;
-  s.max = hi;
-  const uint64_t finite = s.count - s.nonfinite;
-  s.mean = finite ? sum / (double)finite : 0.0;
-  s.l2 = std::sqrt(sum_sq);
-  return s;
+  nonfinite_ = nonfinite;
+  sum_ = sum;
+  sum_sq_ = sum_sq;
+  lo_ = lo;
+  hi_ = hi;
 }
 
 template <typename T>
-TensorStats stats_as(const uint8_t* data, size_t n) {
-  return stats_of(data, n, std::is_floating_point<T>::value,
-                  [](const uint8_t* d, size_t i) { return (double)load_le<T>(d + i * sizeof(T)); });
+void StatsAccumulator::add_as(const uint8_t* data, size_t n) {
+  add_with(data, n, std::is_floating_point<T>::value,
+           [](const uint8_t* d, size_t i) { return (double)load_le<T>(d + i * sizeof(T)); });
 }
 
-}  // namespace
-
 // Element values in double, summed in element order: deterministic for the same bytes.
-TensorStats tensor_stats(const uint8_t* data, size_t bytes, DType t) {
-  const size_t n = bytes / dtype_size(t);
-  switch (t) {
-    case DType::F32: return stats_as<float>(data, n);
+void StatsAccumulator::add(const uint8_t* data, size_t n) {
+  switch (type_) {
+    case DType::F32: return add_as<float>(data, n);
     case DType::F16:
-      return stats_of(data, n, true,
+      return add_with(data, n, true,
                       [](const uint8_t* d, size_t i) { return (double)half_to_float(load_le<uint16_t>(d + i * 2)); });
-    case DType::F64: return stats_as<double>(data, n);
-    case DType::U8: return stats_as<uint8_t>(data, n);
-    case DType::I8: return stats_as<int8_t>(data, n);
-    case DType::U16: return stats_as<uint16_t>(data, n);
-    case DType::I16: return stats_as<int16_t>(data, n);
-    case DType::I32: return stats_as<int32_t>(data, n);
-    case DType::U32: return stats_as<uint32_t>(data, n);
-    case DType::I64: return stats_as<int64_t>(data, n);
-    case DType::U64: return stats_as<uint64_t>(data, n);
+    case DType::F64: return add_as<double>(data, n);
+    case DType::U8: return add_as<uint8_t>(data, n);
+    case DType::I8: return add_as<int8_t>(data, n);
+    case DType::U16: return add_as<uint16_t>(data, n);
+    case DType::I16: return add_as<int16_t>(data, n);
+    case DType::I32: return add_as<int32_t>(data, n);
+    case DType::U32: return add_as<uint32_t>(data, n);
+    case DType::I64: return add_as<int64_t>(data, n);
+    case DType::U64: return add_as<uint64_t>(data, n);
   }
-  return TensorStats();
+}
+
+TensorStats StatsAccumulator::finish() const {
+  TensorStats s;
+  s.count = count_;
+  s.nonfinite = nonfinite_;
+  s.min = lo_;
+  s.max = hi_;
+  const uint64_t finite = s.count - s.nonfinite;
+  s.mean = finite ? sum_ / (double)finite : 0.0;
+  s.l2 = std::sqrt(sum_sq_);
+  return s;
+}
+
+TensorStats tensor_stats(const uint8_t* data, size_t bytes, DType t) {
+  StatsAccumulator acc(t);
+  acc.add(data, bytes / dtype_size(t));
+  return acc.finish();
 }
 
 Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {

@@ -36,6 +36,28 @@ struct TensorStats {
 // Sequential accumulation in double: deterministic for the same bytes.
 TensorStats tensor_stats(const uint8_t* data, size_t bytes, DType t);
 
+// tensor_stats over elements fed in pieces: add() any number of times (whole elements, in
+// order), then finish(). The result equals tensor_stats over all the elements at once, to the
+// bit: the same operations in the same order (tensor_stats is this with one add()).
+class StatsAccumulator {
+ public:
+  explicit StatsAccumulator(DType t) : type_(t) {}
+  // `count` elements of the accumulator's type at `data` (no alignment needed).
+  void add(const uint8_t* data, size_t count);
+  TensorStats finish() const;
+
+ private:
+  template <typename Load>
+  void add_with(const uint8_t* data, size_t n, bool may_be_nonfinite, Load load);
+  template <typename T>
+  void add_as(const uint8_t* data, size_t n);
+
+  DType type_;
+  bool started_ = false;  // a finite element has started min and max
+  uint64_t count_ = 0, nonfinite_ = 0;
+  double sum_ = 0, sum_sq_ = 0, lo_ = 0, hi_ = 0;
+};
+
 // SHA-256 through OpenSSL's libcrypto (its code uses the CPU's SHA instructions where there are
 // some). Lowercase hex.
 std::string sha256_hex(const uint8_t* data, size_t bytes);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 
 namespace regress {
@@ -195,28 +196,65 @@ void digest_slots(const uint8_t* data, uint64_t bytes, std::vector<SlotEntry>* s
   for (size_t i = 0; i < slots->size(); i++) (*slots)[i].sha256 = sha256_hex(data + i * each, each);
 }
 
-std::string digest_frame(const uint8_t* data, uint64_t bytes, std::vector<SlotEntry>* slots) {
-  Sha256 frame;
+FrameDigest::FrameDigest(uint64_t bytes, std::vector<SlotEntry>* slots) : slots_(slots) {
   if (!slots->empty()) {
-    // pieces small enough to stay in the L2 cache between the two digests
-    const uint64_t piece = 64 * 1024;
-    const uint64_t each = bytes / slots->size();
-    Sha256 slot;
-    for (size_t i = 0; i < slots->size(); i++) {
-      const uint8_t* p = data + i * each;
-      for (uint64_t off = 0; off < each; off += piece) {
-        const size_t n = (size_t)std::min(piece, each - off);
-        frame.update(p + off, n);
-        slot.update(p + off, n);
-      }
-      (*slots)[i].sha256 = slot.hex();
-    }
-    const uint64_t covered = each * slots->size();
-    data += covered;  // what the even split leaves over, in no slot
-    bytes -= covered;
+    each_ = bytes / slots->size();
+    covered_ = each_ * slots->size();
   }
-  frame.update(data, bytes);
-  return frame.hex();
+}
+
+void FrameDigest::update(const uint8_t* data, size_t n) {
+  frame_.update(data, n);
+  while (n && offset_ < covered_) {  // split at the slots' ends
+    const uint64_t slot_end = (slot_ + 1) * each_;
+    const size_t k = (size_t)std::min<uint64_t>(n, slot_end - offset_);
+    slot_digest_.update(data, k);
+    offset_ += k;
+    data += k;
+    n -= k;
+    if (offset_ == slot_end) (*slots_)[slot_++].sha256 = slot_digest_.hex();
+  }
+  offset_ += n;  // what the even split leaves over, in no slot
+}
+
+std::string FrameDigest::finish() {
+  for (; slot_ < slots_->size(); slot_++) (*slots_)[slot_].sha256 = slot_digest_.hex();  // empty slots
+  return frame_.hex();
+}
+
+std::string digest_frame(const uint8_t* data, uint64_t bytes, std::vector<SlotEntry>* slots) {
+  FrameDigest d(bytes, slots);
+  // pieces small enough to stay in the L2 cache between the frame's digest and the slot's
+  for (uint64_t off = 0; off < bytes; off += kFramePiece)
+    d.update(data + off, (size_t)std::min<uint64_t>(kFramePiece, bytes - off));
+  return d.finish();
+}
+
+FramePass::FramePass(uint8_t* out, uint64_t bytes, DType t, std::vector<SlotEntry>* slots)
+    : out_(out), element_(dtype_size(t)), digest_(bytes, slots), stats_(t) {
+  stats_end_ = bytes - bytes % element_;
+}
+
+void FramePass::add(const uint8_t* data, size_t n) {
+  while (n) {
+    const size_t k = std::min(n, kFramePiece);
+    uint8_t* piece = out_ + written_;
+    memcpy(piece, data, k);
+    written_ += k;
+    data += k;
+    n -= k;
+    digest_.update(piece, k);
+    const uint64_t whole = (std::min(written_, stats_end_) - stats_done_) / element_;
+    if (whole) {
+      stats_.add(out_ + stats_done_, (size_t)whole);
+      stats_done_ += whole * element_;
+    }
+  }
+}
+
+std::string FramePass::finish(TensorStats* stats) {
+  *stats = stats_.finish();
+  return digest_.finish();
 }
 
 std::string slot_name(const SlotEntry& s, bool several_tensors) {

@@ -57,6 +57,49 @@ void digest_slots(const uint8_t* data, uint64_t bytes, std::vector<SlotEntry>* s
 // over the bytes: each piece is fed to the frame's digest and to its slot's while in cache.
 std::string digest_frame(const uint8_t* data, uint64_t bytes, std::vector<SlotEntry>* slots);
 
+// digest_frame over bytes fed in pieces: update() with the frame's `bytes` in order, any split,
+// then finish(), which sets each slot's sha256 (those not yet set) and gives the frame's.
+class FrameDigest {
+ public:
+  FrameDigest(uint64_t bytes, std::vector<SlotEntry>* slots);
+  void update(const uint8_t* data, size_t n);
+  std::string finish();
+
+ private:
+  std::vector<SlotEntry>* slots_;
+  uint64_t each_ = 0;     // bytes a slot (the even split)
+  uint64_t covered_ = 0;  // bytes in slots; the rest is in none
+  uint64_t offset_ = 0;   // bytes fed so far
+  size_t slot_ = 0;       // the slot being fed
+  Sha256 frame_, slot_digest_;
+};
+
+// The size of the pieces a frame is walked in: small enough to stay in the L2 cache between
+// the copy, the digests and the stats.
+constexpr size_t kFramePiece = 64 * 1024;
+
+// One pass over a frame given in parts (the buffers of a window's tensors, one after the
+// other): each part is copied to `out` in pieces of kFramePiece, and each piece, while in cache,
+// feeds the frame's and its slot's digests (as digest_frame) and the stats of its whole elements
+// (as tensor_stats over the frame's first `bytes - bytes % dtype_size(t)` bytes; an element split
+// between parts or pieces is taken once its last byte is copied).
+class FramePass {
+ public:
+  // `out` holds `bytes`, the sum of the parts' sizes.
+  FramePass(uint8_t* out, uint64_t bytes, DType t, std::vector<SlotEntry>* slots);
+  void add(const uint8_t* data, size_t n);
+  // The frame's SHA-256 (each slot's set); `stats` gets the stats. Call once every byte is added.
+  std::string finish(TensorStats* stats);
+
+ private:
+  uint8_t* out_;
+  uint64_t written_ = 0;
+  uint64_t stats_end_, stats_done_ = 0;
+  size_t element_;
+  FrameDigest digest_;
+  StatsAccumulator stats_;
+};
+
 // "slot 1" (one tensor a frame) or "tensor 1 slot 0", with the region or "empty":
 // "tensor 1 slot 0 (region 2)".
 std::string slot_name(const SlotEntry& s, bool several_tensors);
