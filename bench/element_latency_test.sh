@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # element_latency (bench/element_latency.cpp) on the CPU: a known per-buffer delay is measured as
-# such, and an aggregator's output buffers are counted and timed from their last input.
+# such, an aggregator's output buffers are counted and timed from their last input, and a
+# steady-state span leaves the warm-up out.
 # Usage: element_latency_test.sh path/to/element_latency
 set -euo pipefail
 bin=$1
@@ -27,7 +28,7 @@ awk -v c="$(field conv cpu_median_us <<<"$out")" -v m="$(field conv median_us <<
   'BEGIN { exit !(c > 500 && c <= m * 1.05 + 50) }' ||
   fail "videoconvert: thread CPU not over 500 us, or over its latency"
 grep -q '^rusage user_s=[0-9.]* sys_s=[0-9.]*$' <<<"$out" || fail "no rusage line"
-grep -q '^wall_s=[0-9.]*$' <<<"$out" || fail "no wall_s line"
+grep -q '^wall_s=[0-9.]* preroll_s=[0-9.]* init_s=[0-9.]* teardown_s=[0-9.]*$' <<<"$out" || fail "no wall_s line"
 
 # Two streams into one cudatensorbatch (CPU backend): 30 frames each make 30 batches, each timed
 # from the later of its two frames; a tensor comes out per batch.
@@ -55,4 +56,20 @@ if err=$("$bin" --timeout=1 --element=id 'videotestsrc is-live=true ! identity n
   fail "timeout ignored"
 fi
 grep -q 'no EOS within 1 s' <<<"$err" || fail "timeout: $err"
+# The steady-state span: from the 30th buffer out of every FROM pad (the later of the two) to
+# the last buffer into the sinks. Two streams of 60 buffers, 5 ms each: 30 buffers each after
+# the warm-up, in 30 x 5 ms (the later stream's; a loaded machine stretches it, not shortens it).
+out=$("$bin" --timeout=60 --span-from='src*' --span-to='sink*' \
+  "videotestsrc name=src0 num-buffers=60 ! identity sleep-time=5000 ! fakesink name=sink0 \
+   videotestsrc name=src1 num-buffers=60 ! identity sleep-time=5000 ! fakesink name=sink1")
+echo "$out"
+grep -q '^span_s=[0-9.]* span_buffers=60$' <<<"$out" || fail "span: not 60 buffers after the warm-up"
+awk -v s="$(sed -n 's/^span_s=\([0-9.]*\).*/\1/p' <<<"$out")" 'BEGIN { exit !(s >= 0.145 && s < 2) }' ||
+  fail "span: not in [0.145, 2) s for 30 buffers of 5 ms"
+if err=$("$bin" --span-from='src*' --span-to=sink 'videotestsrc name=src num-buffers=10 ! fakesink name=sink' 2>&1); then
+  fail "a warm-up longer than the stream accepted"
+fi
+grep -q 'pushed 10 buffers, not more than --span-warmup' <<<"$err" || fail "short stream: $err"
+if err=$("$bin" --span-from=src 'videotestsrc name=src num-buffers=1 ! fakesink' 2>&1); then fail "--span-from alone accepted"; fi
+grep -q -- '--span-from and --span-to go together' <<<"$err" || fail "span-from alone: $err"
 echo "element_latency: all checks passed"
