@@ -5,8 +5,8 @@
 # Logs: $OUT/logs.tgz when $OUT is set, refreshed after every step (the device tool returns at
 # most 8 files). Each step ends after STEP_TIMEOUT seconds (default 200) as rc=124.
 # RACECHECK=0 leaves the (slow) template-matching racecheck out.
-# Usage: dev/gpu/device-run.sh [tests|bench|all|pipeline-bench|regress-bench|phases|sanitize-pipelines] [gtest filter]
-# (pipeline-bench, regress-bench and sanitize-pipelines take a device call of their own each: not part of all)
+# Usage: dev/gpu/device-run.sh [tests|bench|all|pipeline-bench|stream-cases|startup|regress-bench|phases|sanitize-pipelines] [gtest filter]
+# (pipeline-bench, stream-cases, startup, regress-bench and sanitize-pipelines take a device call of their own each: not part of all)
 set -u
 cd "$(dirname "$0")/../.."
 what=${1:-all}
@@ -109,6 +109,30 @@ if [ "$what" = pipeline-bench ] || [ "$what" = phases ]; then
   eval "pipeline_args=(${PIPELINE_ARGS:-})"
   step pipeline-bench bash bench/pipeline_bench.sh "${pipeline_args[@]}"
   tail -20 "$LOG/pipeline-bench.log"
+fi
+if [ "$what" = stream-cases ]; then
+  # Eight NVDEC streams into cudatensorize / cudatensorbatch against decode only, process wall
+  # and steady-state span (dev/gpu/stream-cases.sh; STREAM_RUNS runs of each, default 6).
+  T="other/tensors(memory:CUDAMemory)"
+  step stream-cases bash dev/gpu/stream-cases.sh 8 "${STREAM_RUNS:-6}" \
+    "8 cudatensorize|cudatensorize ! $T ! fakesink" \
+    "cudatensorbatch|tb.sink_%n|cudatensorbatch name=tb ! $T ! fakesink" \
+    "queue, cudatensorbatch|queue ! tb.sink_%n|cudatensorbatch name=tb ! $T ! fakesink"
+  tail -5 "$LOG/stream-cases.log"
+fi
+if [ "$what" = startup ]; then
+  # What one stream's start costs (PLAYING to the first ASYNC_DONE, the element's first buffer),
+  # then where it goes (dev/gpu/startup-gaps.sh).
+  clip=.carry/bench/pipeline-clip-1080p.mp4
+  src="filesrc location=$clip ! qtdemux ! h264parse ! nvh264dec ! video/x-raw(memory:CUDAMemory)"
+  for r in 1 2 3 4 5; do
+    for branch in "identity name=id0" "cudatensorize name=id0 ! other/tensors(memory:CUDAMemory)"; do
+      echo "$branch: $("${run[@]}" build/bench/element_latency --element='id*' "$src ! $branch ! fakesink" |
+        grep -E '^(id\* first|wall)' | tr '\n' ' ')"
+    done
+  done | sort | tee "$LOG/startup.log"
+  step startup-gaps bash dev/gpu/startup-gaps.sh "cudatensorize ! 'other/tensors(memory:CUDAMemory)'"
+  cat "$LOG/startup-gaps.log"
 fi
 if [ "$what" = regress-bench ]; then
   # The regression suite's throughput (bench/regress_suite_bench.sh): 8 names of the carried 540-frame

@@ -8,8 +8,11 @@
 set -euo pipefail
 category=$1 branch=$2 clip=${3:-.carry/bench/pipeline-clip-1080p.mp4}
 log=$(mktemp)
-eval "GST_DEBUG=$category:6 GST_DEBUG_NO_COLOR=1 gst-launch-1.0 -q filesrc location=\"$clip\" ! qtdemux ! \
-  h264parse ! nvh264dec ! 'video/x-raw(memory:CUDAMemory)' ! $branch ! fakesink" 2> "$log" >/dev/null
+line=""  # STREAMS=N: N copies of the pipeline in one process (the phases of all of them together)
+for ((n = 0; n < ${STREAMS:-1}; n++)); do
+  line+=" filesrc location=\"$clip\" ! qtdemux ! h264parse ! nvh264dec ! 'video/x-raw(memory:CUDAMemory)' ! $branch ! fakesink"
+done
+eval "GST_DEBUG=$category:6 GST_DEBUG_NO_COLOR=1 gst-launch-1.0 -q $line" 2> "$log" >/dev/null
 grep -o 'texture objects:.*' "$log" | tail -1 || true
 python3 - "$log" "$branch" <<'PY'
 import re, statistics, sys
