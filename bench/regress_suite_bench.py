@@ -10,12 +10,12 @@ Then, each timed as wall time of the whole command (clips per minute = N * 60 / 
   - suite check -j 1 --gpus 0;
   - suite check -j 4 --gpus 0;
   - decode only: `gst-launch-1.0 filesrc ! qtdemux ! h264parse ! DECODER ! CAPS ! fakesink`, one
-    process per clip, 1 and 4 at a time (the same clips), with GPU 0 alone visible as the suite's
-    clips on GPU 0 have it;
+    process per clip, 1 and 4 at a time (the same clips);
   - with two GPUs or more (nvidia-smi -L): suite check --gpus 0,1 (its default, 4 clips on each
     GPU: 8 at once) against one GPU, and -j 8 --gpus 0 (as many at once on one GPU, to tell the
-    second GPU's share from the extra concurrency's). --gpus runs each clip with its GPU alone
-    visible (CUDA_VISIBLE_DEVICES), so its whole pipeline runs there. The script prints, where nvidia-smi is there, each GPU's NVDEC and SM
+    second GPU's share from the extra concurrency's). --gpus puts each clip's whole pipeline on its
+    GPU: the cudaprep elements' device-id and the NVDEC decoder named for that GPU (nvh264dec,
+    nvh264device1dec, ...). The script prints, where nvidia-smi is there, each GPU's NVDEC and SM
     utilisation sampled during every case: where the decoding ran.
 
 Every case must pass (exit 0, every clip `pass`), else the script stops with the clip's log.
@@ -172,11 +172,11 @@ class GpuSampler:
         return "; ".join(parts) if parts else "n/a"
 
 
-def run_timed(name, cmd, gpus_present, log, env=None):
+def run_timed(name, cmd, gpus_present, log):
     print(f"--- {name}: {' '.join(shlex.quote(c) for c in cmd)}", flush=True)
     with GpuSampler(gpus_present > 0) as s:
         t0 = time.monotonic()
-        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         wall = time.monotonic() - t0
     with open(log, "w") as f:
         f.write(r.stdout)
@@ -305,11 +305,7 @@ def main():
 
     def decode_case(key, label, jobs):
         cmd = ["sh", "-c", f'printf "%s\\n" "$@" | xargs -P {jobs} -n 1 sh {shlex.quote(decode_sh)}', "sh"] + clip_paths
-        env = None
-        if ngpu > 0:  # GPU 0 alone, as `suite check --gpus 0` runs its clips
-            visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-            env = dict(os.environ, CUDA_VISIBLE_DEVICES=visible.split(",")[0] if visible else "0")
-        r, wall, util = run_timed(label, cmd, ngpu, os.path.join(logs, key + ".txt"), env)
+        r, wall, util = run_timed(label, cmd, ngpu, os.path.join(logs, key + ".txt"))
         if r.returncode != 0:
             sys.exit(f"{label}: exit {r.returncode}:\n{r.stdout[-3000:]}")
         rows[key] = (label, wall, util)

@@ -190,7 +190,6 @@ std::string describe_device(const DeviceInfo& d) {
   if (!d.name.empty()) s += " (" + d.name + ")";
   if (!d.driver.empty()) s += ", driver " + d.driver;
   if (!d.arch.empty()) s += ", " + d.arch;
-  if (!d.visible.empty()) s += ", CUDA_VISIBLE_DEVICES=" + d.visible;
   return s;
 }
 

@@ -94,8 +94,6 @@ std::string sides_html(const HtmlReportInput& in) {
   o += row("driver", a.device.driver, b.device.driver);
   o += row("CUDA runtime", a.device.runtime, b.device.runtime);
   o += row("architecture", a.device.arch, b.device.arch);
-  if (!a.device.visible.empty() || !b.device.visible.empty())
-    o += row("CUDA_VISIBLE_DEVICES", a.device.visible, b.device.visible);
   o += row("GStreamer", a.gstreamer_version, b.gstreamer_version);
   o += row("cudaprep plugin", cudaprep_version(a), cudaprep_version(b));
   o += row("cudaprep elements", cudaprep_elements(a), cudaprep_elements(b));

@@ -219,8 +219,6 @@ void PipelineRun::note_devices() {
 
   device_ = DeviceInfo();
   device_.arch = host_arch();
-  const char* visible = g_getenv("CUDA_VISIBLE_DEVICES");
-  device_.visible = visible ? visible : "";
   if (any_cuda) {
     device_.kind = "cuda";
     if (!cuda_device_describe(cuda_index, &device_.name, &device_.driver, &device_.runtime))

@@ -179,7 +179,6 @@ Json manifest_to_json(const Manifest& m) {
   dev.set("driver", Json::string(m.device.driver));
   dev.set("runtime", Json::string(m.device.runtime));
   dev.set("arch", Json::string(m.device.arch));
-  if (!m.device.visible.empty()) dev.set("visible", Json::string(m.device.visible));
   j.set("device", dev);
   j.set("gstreamer_version", Json::string(m.gstreamer_version));
   Json sinks = Json::array();
@@ -304,7 +303,6 @@ bool manifest_from_json(const Json& j, Manifest* m, std::string* error) {
   opt_string(dev, "driver", &m->device.driver);
   opt_string(dev, "runtime", &m->device.runtime);
   opt_string(dev, "arch", &m->device.arch);
-  opt_string(dev, "visible", &m->device.visible);
   const Json& sinks = j["sinks"];
   if (!sinks.is_array() || sinks.size() == 0) {
     *error = "field \"sinks\" missing or empty";

@@ -44,7 +44,6 @@ struct DeviceInfo {
   std::string driver;        // CUDA driver version ("13.0"), "" for cpu
   std::string runtime;       // CUDA runtime version of the tool's build, "" for cpu
   std::string arch;          // host architecture (x86_64, aarch64)
-  std::string visible;       // CUDA_VISIBLE_DEVICES of the run ("" = unset: every GPU visible)
 };
 
 struct Manifest {

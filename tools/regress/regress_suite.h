@@ -101,17 +101,10 @@ struct SuiteRunConfig {
   std::string out;      // results directory
   int jobs = 1;
   std::vector<int> gpus;  // empty: no device-id given
-  // Per entry of gpus: the CUDA_VISIBLE_DEVICES its clips run with (suite_visible_devices).
-  std::vector<std::string> visible;
   int retry_failed = 0;
   bool force = false;  // record: replace existing goldens
   bool progress = true;
 };
-
-// The CUDA_VISIBLE_DEVICES a clip on each of `gpus` runs with: the GPU alone, named as the
-// suite's own CUDA_VISIBLE_DEVICES names it when that is set (GPU 1 of "2,3" is "3"). False,
-// with `error`, for an index that list does not have.
-bool suite_visible_devices(const std::vector<int>& gpus, std::vector<std::string>* visible, std::string* error);
 
 // Runs the clips (each in its own process), fills `results`. Never stops at a failing clip.
 void run_suite(const Suite& suite, const std::vector<SuiteClip>& clips, const SuiteRunConfig& config,

@@ -297,7 +297,6 @@ int cmd_run(const std::string& command, int argc, char** argv) {
     }
     g_strfreev(ids);
     if (!ok) return suite_usage("--gpus " + a.get("gpus") + ": expected GPU indices, each once: 0,1,...");
-    if (!suite_visible_devices(cfg.gpus, &cfg.visible, &err)) return suite_usage(err);
   }
   // with --gpus and no -j: --jobs-per-gpu clips on each GPU at once (default 4)
   long per_gpu = 4;

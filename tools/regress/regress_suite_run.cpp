@@ -34,13 +34,7 @@ double now_s() { return g_get_monotonic_time() / 1e6; }
 
 std::string clip_dir_rel(const SuiteClip& c) { return "clips/" + c.name; }
 
-// The clip runs on its GPU with every other GPU hidden (CUDA_VISIBLE_DEVICES, spawn), so there
-// its GPU is device 0: each cudaprep and CUDA element gets device-id 0 and the decoders keep the
-// names of device 0. Whatever else the pipeline holds (a user's inference element without a
-// device property) runs there too, and GStreamer's nvcodec, which probes every GPU it sees in
-// each process that loads it (about a second a GPU, one process at a time), probes one.
-std::vector<std::string> clip_command(const SuiteClip& c, const SuiteRunConfig& cfg, bool on_gpu,
-                                      const std::string& dir) {
+std::vector<std::string> clip_command(const SuiteClip& c, const SuiteRunConfig& cfg, int gpu, const std::string& dir) {
   std::vector<std::string> argv;
   if (!cfg.wrapper.empty()) argv.push_back(cfg.wrapper);
   argv.push_back(cfg.self);
@@ -72,7 +66,7 @@ std::vector<std::string> clip_command(const SuiteClip& c, const SuiteRunConfig& 
     argv.push_back("--html");
     argv.push_back(dir + "/html");
   }
-  if (on_gpu) argv.push_back("--device-id=0");
+  if (gpu >= 0) argv.push_back("--device-id=" + std::to_string(gpu));
   return argv;
 }
 
@@ -86,18 +80,10 @@ struct Job {
   std::string log;        // relative to out
 };
 
-// Starts args with the suite's environment, CUDA_VISIBLE_DEVICES set to `visible` unless empty.
-bool spawn(const std::vector<std::string>& args, const std::string& visible, const std::string& log_path, pid_t* pid,
-           std::string* error) {
+bool spawn(const std::vector<std::string>& args, const std::string& log_path, pid_t* pid, std::string* error) {
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  const std::string visible_entry = "CUDA_VISIBLE_DEVICES=" + visible;
-  std::vector<char*> envp;
-  for (char** e = environ; *e; e++)
-    if (visible.empty() || !g_str_has_prefix(*e, "CUDA_VISIBLE_DEVICES=")) envp.push_back(*e);
-  if (!visible.empty()) envp.push_back(const_cast<char*>(visible_entry.c_str()));
-  envp.push_back(nullptr);
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
@@ -117,7 +103,7 @@ bool spawn(const std::vector<std::string>& args, const std::string& visible, con
   sigaddset(&def, SIGPIPE);
   posix_spawnattr_setsigdefault(&attr, &def);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  const int rc = posix_spawnp(pid, argv[0], &fa, &attr, argv.data(), envp.data());
+  const int rc = posix_spawnp(pid, argv[0], &fa, &attr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) {
@@ -154,28 +140,6 @@ std::string failure_message(const std::string& log_text, Verdict v) {
 }
 
 }  // namespace
-
-bool suite_visible_devices(const std::vector<int>& gpus, std::vector<std::string>* visible, std::string* error) {
-  visible->clear();
-  const char* env = g_getenv("CUDA_VISIBLE_DEVICES");
-  gchar** names = env ? g_strsplit(env, ",", -1) : nullptr;
-  const guint count = names ? g_strv_length(names) : 0;
-  bool ok = true;
-  for (int g : gpus) {
-    if (!names) {
-      visible->push_back(std::to_string(g));
-    } else if ((guint)g < count && *g_strstrip(names[g])) {
-      visible->push_back(names[g]);
-    } else {
-      *error = "--gpus: GPU " + std::to_string(g) + " is not among the " + std::to_string(count) +
-               " that CUDA_VISIBLE_DEVICES=" + env + " leaves visible (the indices count from 0 in that list)";
-      ok = false;
-      break;
-    }
-  }
-  g_strfreev(names);
-  return ok;
-}
 
 void run_suite(const Suite& suite, const std::vector<SuiteClip>& clips, const SuiteRunConfig& cfg,
                SuiteResults* results) {
@@ -221,8 +185,7 @@ void run_suite(const Suite& suite, const std::vector<SuiteClip>& clips, const Su
       g_mkdir_with_parents(parent, 0755);
       g_free(parent);
     }
-    const std::string visible = job->gpu >= 0 ? cfg.visible[job->gpu] : "";
-    if (!spawn(clip_command(c, cfg, job->gpu >= 0, dir), visible, cfg.out + "/" + job->log, &job->pid, &err)) {
+    if (!spawn(clip_command(c, cfg, r.gpu, dir), cfg.out + "/" + job->log, &job->pid, &err)) {
       r.verdict = Verdict::kSetupError;
       r.message = err;
       return false;
