@@ -172,18 +172,11 @@ void for_each_pad(GstElement *element, GstPadDirection direction, Add &&add) {
 // Adds a probe to every pad of one direction, each with its own preallocated times.
 void probe_pads(GstElement *element, GstPadDirection direction, size_t capacity,
                 std::vector<std::unique_ptr<PadTimes>> &out) {
-  GstIterator *it =
-      direction == GST_PAD_SINK ? gst_element_iterate_sink_pads(element) : gst_element_iterate_src_pads(element);
-  GValue item = G_VALUE_INIT;
-  while (gst_iterator_next(it, &item) == GST_ITERATOR_OK) {
-    auto *pad = GST_PAD(g_value_get_object(&item));
+  for_each_pad(element, direction, [&](GstPad *pad) {
     out.push_back(std::make_unique<PadTimes>());
     out.back()->reserve(capacity);
     gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, record_time, out.back().get(), nullptr);
-    g_value_reset(&item);
-  }
-  g_value_unset(&item);
-  gst_iterator_free(it);
+  });
 }
 
 std::vector<GstElement *> find_elements(GstBin *bin, const std::string &name) {
