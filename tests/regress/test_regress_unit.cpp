@@ -198,6 +198,15 @@ TEST(RegressMath, Sha256KnownVectors) {
   EXPECT_EQ(h.hex(), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
+// Two stats equal bit for bit (the goldens compare them so).
+void expect_same_stats(const TensorStats& got, const TensorStats& want) {
+  EXPECT_EQ(got.count, want.count);
+  EXPECT_EQ(got.nonfinite, want.nonfinite);
+  for (auto pair : {std::make_pair(got.min, want.min), std::make_pair(got.max, want.max),
+                    std::make_pair(got.mean, want.mean), std::make_pair(got.l2, want.l2)})
+    EXPECT_EQ(memcmp(&pair.first, &pair.second, sizeof(double)), 0) << pair.first << " vs " << pair.second;
+}
+
 // tensor_stats against the plain definition (element_value, one element after the other),
 // bit for bit, for every type, with NaNs and infinities among float values.
 TEST(RegressMath, StatsMatchElementByElement) {
@@ -227,14 +236,10 @@ TEST(RegressMath, StatsMatchElementByElement) {
     want.l2 = std::sqrt(sum_sq);
     const TensorStats got = tensor_stats(bytes.data(), bytes.size(), t);
     SCOPED_TRACE(dtype_name(t));
-    EXPECT_EQ(got.count, want.count);
-    EXPECT_EQ(got.nonfinite, want.nonfinite);
+    expect_same_stats(got, want);
     if (t == DType::F32 || t == DType::F16) {
       EXPECT_GT(got.nonfinite, 0u);  // random bits: some NaNs
     }
-    for (auto pair : {std::make_pair(got.min, want.min), std::make_pair(got.max, want.max),
-                      std::make_pair(got.mean, want.mean), std::make_pair(got.l2, want.l2)})
-      EXPECT_EQ(memcmp(&pair.first, &pair.second, sizeof(double)), 0) << pair.first << " vs " << pair.second;
   }
   const TensorStats none = tensor_stats(bytes.data(), 0, DType::F32);
   EXPECT_EQ(none.count, 0u);
@@ -290,11 +295,7 @@ TEST(RegressMath, FramePassMatchesSeparateComputations) {
 
         const size_t whole = all.size() - all.size() % dtype_size(t);
         const TensorStats want = tensor_stats(all.data(), whole, t);
-        EXPECT_EQ(got.count, want.count);
-        EXPECT_EQ(got.nonfinite, want.nonfinite);
-        for (auto pair : {std::make_pair(got.min, want.min), std::make_pair(got.max, want.max),
-                          std::make_pair(got.mean, want.mean), std::make_pair(got.l2, want.l2)})
-          EXPECT_EQ(memcmp(&pair.first, &pair.second, sizeof(double)), 0) << pair.first << " vs " << pair.second;
+        expect_same_stats(got, want);
       }
     }
   }
@@ -317,11 +318,7 @@ TEST(RegressMath, StatsAccumulatorMatchesOnePass) {
       StatsAccumulator acc(t);
       for (size_t i = 0; i < n; i += step) acc.add(bytes.data() + i * dtype_size(t), std::min(step, n - i));
       const TensorStats got = acc.finish();
-      EXPECT_EQ(got.count, want.count);
-      EXPECT_EQ(got.nonfinite, want.nonfinite);
-      for (auto pair : {std::make_pair(got.min, want.min), std::make_pair(got.max, want.max),
-                        std::make_pair(got.mean, want.mean), std::make_pair(got.l2, want.l2)})
-        EXPECT_EQ(memcmp(&pair.first, &pair.second, sizeof(double)), 0) << pair.first << " vs " << pair.second;
+      expect_same_stats(got, want);
     }
   }
 }
