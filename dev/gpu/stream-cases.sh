@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # N NVDEC streams in one process, each followed by a branch, against decode only: per case the
-# best of R runs of the process's wall time and of its steady-state span (first decoded frame to
-# last buffer at the sinks: bench/element_latency --span-from/--span-to, which leaves out what a
-# process pays once, nvcodec's plugin loading and the decoders' set-up), with the throughput
+# best of R runs of the process's wall time and of its steady-state span (every decoder past its
+# 30th frame to the last buffer at the sinks: bench/element_latency --span-from/--span-to, which
+# leaves out what a process pays once, nvcodec's plugin loading and the decoders' set-up; the
+# preroll, start, PLAYING-to-EOS and teardown times of each run are listed too), with the throughput
 # ratios. The cases take turns in every round, so that a drift of the machine reaches them alike.
 # For looking into what one element costs many streams (the pipeline bench keeps the cases it
 # reports; this takes any branch). Run on the GPU machine with the bundle sourced and
@@ -44,7 +45,7 @@ for ((r = 0; r < runs; r++)); do
     wall[$name]=$(min "$t" "${wall[$name]:-}") span[$name]=$(min "$s" "${span[$name]:-}")
   done
 done
-echo "$streams streams of $(basename "$clip"), best of $runs: process wall (s, ratio) | decoded span (s, ratio)"
+echo "$streams streams of $(basename "$clip"), best of $runs: process wall (s, ratio) | steady-state span (s, ratio)"
 for c in "${cases[@]}"; do
   name=${c%%|*}
   [ -n "${wall[$name]:-}" ] || continue
