@@ -93,5 +93,6 @@ Status BankMatcherCuda::score_map(const GrayView&, int, const Rect&, std::vector
 }
 const std::vector<BankCandidate>& BankMatcherCuda::last_candidates() const { return impl_->candidates; }
 void BankMatcherCuda::release() {}
+void BankMatcherCuda::use_cuda_cores_only(bool) {}
 
 }  // namespace cudaprep

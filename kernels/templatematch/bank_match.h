@@ -88,10 +88,11 @@ class BankMatcherCpu {
 
 // CUDA path: configure() once per frame size, set_bank() per bank (uploads it; allocates the
 // per-member cell keys and the pinned candidate list), match() per frame: one launch scores all
-// members in their regions (each frame tile is staged in shared memory once for all members and
-// each member's best position per cell kept with atomics), a second launch turns the cells that
-// reach their threshold into candidates with sub-pixel offsets (written into pinned host memory)
-// and clears the cells; then one wait and the host's suppression.
+// members in their regions (on the tensor cores from sm_80: each frame tile is staged in shared
+// memory once for a group of up to 8 members and multiplied with all of them at once; each
+// member's best position per cell kept with atomics), a second launch turns the cells that reach
+// their threshold into candidates with sub-pixel offsets (written into pinned host memory) and
+// clears the cells; then one wait and the host's suppression.
 class BankMatcherCuda {
  public:
   BankMatcherCuda();
@@ -110,6 +111,9 @@ class BankMatcherCuda {
                    int* map_h);
   const std::vector<BankCandidate>& last_candidates() const;
   void release();
+  // The pre-Ampere kernel (dp4a on the CUDA cores) even where tensor cores exist, from the next
+  // set_bank() on (tests).
+  void use_cuda_cores_only(bool on);
 
   struct Impl;
 

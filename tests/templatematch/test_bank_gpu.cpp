@@ -1,7 +1,8 @@
 // The CUDA bank matcher against the CPU bank matcher: every member's score map bit for bit
 // (no-score windows NaN on both), the same candidates, the same matches; banks of 1, 8 and 32
 // templates of mixed sizes (4..256 px) with and without masks, on frames of odd sizes, pitches
-// and offsets, with per-member regions, over consecutive frames. No OpenCV, no GStreamer.
+// and offsets, with per-member regions, over consecutive frames; both kernels (tensor cores and
+// the pre-Ampere dp4a one, forced). No OpenCV, no GStreamer.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -67,9 +68,9 @@ TemplateBank make_bank(const Gray& frame, int count, int max_side, bool masks, u
 
 bool same_float(float a, float b) { return (std::isnan(a) && std::isnan(b)) || std::memcmp(&a, &b, 4) == 0; }
 
-void expect_same(const Gray& frame, const TemplateBank& bank, size_t pitch, size_t offset, const BankSearch& search,
-                 bool across, const std::string& what) {
-  SCOPED_TRACE(what);
+void expect_same_on(bool cuda_cores_only, const Gray& frame, const TemplateBank& bank, size_t pitch, size_t offset,
+                    const BankSearch& search, bool across, const std::string& what) {
+  SCOPED_TRACE(what + (cuda_cores_only ? " (dp4a kernel)" : " (default kernel)"));
   BankMatcherCpu cpu;
   Status st = cpu.set_bank(bank);
   ASSERT_TRUE(st.ok()) << st.message();
@@ -77,6 +78,7 @@ void expect_same(const Gray& frame, const TemplateBank& bank, size_t pitch, size
   ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
   {
     BankMatcherCuda gpu;
+    gpu.use_cuda_cores_only(cuda_cores_only);
     ASSERT_TRUE(gpu.configure(frame.width, frame.height, stream).ok());
     st = gpu.set_bank(bank);
     ASSERT_TRUE(st.ok()) << st.message();
@@ -130,6 +132,11 @@ void expect_same(const Gray& frame, const TemplateBank& bank, size_t pitch, size
   cudaStreamDestroy(stream);
 }
 
+void expect_same(const Gray& frame, const TemplateBank& bank, size_t pitch, size_t offset, const BankSearch& search,
+                 bool across, const std::string& what) {
+  for (bool cores : {false, true}) expect_same_on(cores, frame, bank, pitch, offset, search, across, what);
+}
+
 }  // namespace
 
 TEST(BankGpu, EqualsCpuForBanksOfMixedSizes) {
@@ -170,4 +177,35 @@ TEST(BankGpu, EqualsCpuOnNoiseWithFlatPatchesAndRegions) {
   for (size_t t = 0; t < bank.templates.size(); ++t) search.thresholds[t] = -1.0;  // every cell a candidate
   expect_same(frame, bank, frame.width, 0, search, false, "regions");
   expect_same(frame, bank, frame.width + 1, 1, search, true, "regions, suppression across templates");
+}
+
+// Every way the tensor-core kernel packs members: groups of 2..8 and a last group of one (a
+// member alone fills the 8 columns with 8 of its rows), masked and unmasked groups side by side,
+// widths at and around the 32-byte chunks, and the largest member the bank takes.
+TEST(BankGpu, EqualsCpuForEveryGroupShape) {
+  const int counts[] = {2, 3, 5, 9, 17};
+  for (int count : counts) {
+    Gray frame = tmtest::structured_gray(287, 203, count);
+    const TemplateBank bank = make_bank(frame, count, 70, count % 2 == 1, 100 + count);
+    expect_same(frame, bank, frame.width + 3, 5, BankSearch::over(bank, Rect{0, 0, frame.width, frame.height}), false,
+                "bank of " + std::to_string(count));
+  }
+  Gray frame = tmtest::structured_gray(300, 290, 77);
+  TemplateBank bank = make_bank(frame, 6, 64, true, 5);
+  const int widths[] = {31, 32, 33, 64, 65, 256};
+  for (int k = 0; k < 6; ++k) {
+    MaskedGray& g = bank.members[k].image;
+    g.width = widths[k];
+    g.height = k == 5 ? 256 : 9 + 7 * k;
+    g.pixels.clear();
+    for (int j = 0; j < g.height; ++j)
+      for (int i = 0; i < g.width; ++i) g.pixels.push_back(frame.at(3 * k + i, 11 + j));
+    if (g.masked()) {
+      g.mask.clear();
+      for (int j = 0; j < g.height; ++j)
+        for (int i = 0; i < g.width; ++i) g.mask.push_back((i * 7 + j * 3) % 5 != 0);
+    }
+  }
+  expect_same(frame, bank, frame.width, 0, BankSearch::over(bank, Rect{0, 0, frame.width, frame.height}), false,
+              "chunk widths");
 }
