@@ -92,6 +92,18 @@ __device__ __forceinline__ float key_score(unsigned long long key) {
   return __uint_as_float((ordered & 0x80000000u) ? (ordered & 0x7fffffffu) : ~ordered);
 }
 
+// Merges a block's best position of each cell it touched (ncl cells, ncl_x a row, from cell
+// (cx0, cy0)) into the member's cell keys, then waits for the block.
+__device__ __forceinline__ void flush_cell_keys(const unsigned long long* cell_keys, int ncl, int ncl_x, int cx0,
+                                                int cy0, const MemberDev& md, const MemberRegion& rg) {
+  if (static_cast<int>(threadIdx.x) < ncl) {
+    const unsigned long long key = cell_keys[threadIdx.x];
+    const int cx = cx0 + threadIdx.x % ncl_x, cy = cy0 + threadIdx.x / ncl_x;
+    if (key != 0) atomicMax(&md.keys[cy * rg.ncx + cx], key);
+  }
+  __syncthreads();
+}
+
 __global__ void __launch_bounds__(kThreads) bank_scores_dp4a_kernel(const BankParams p) {
   extern __shared__ __align__(16) uint8_t tile[];
   __shared__ unsigned long long cell_keys[kLocalCells];
@@ -166,12 +178,7 @@ __global__ void __launch_bounds__(kThreads) bank_scores_dp4a_kernel(const BankPa
       atomicMax(&cell_keys[local], cell_key(score, static_cast<unsigned>(v) * rg.mw + u));
     }
     __syncthreads();
-    if (threadIdx.x < ncl) {
-      const unsigned long long key = cell_keys[threadIdx.x];
-      const int cx = cx0 + threadIdx.x % ncl_x, cy = cy0 + threadIdx.x / ncl_x;
-      if (key != 0) atomicMax(&md.keys[cy * rg.ncx + cx], key);
-    }
-    __syncthreads();
+    flush_cell_keys(cell_keys, ncl, ncl_x, cx0, cy0, md, rg);
   }
 }
 
@@ -536,12 +543,7 @@ __global__ void __launch_bounds__(kMmaThreads) bank_scores_mma_kernel(const Bank
         if (local >= 0 && key != 0 && (lane == 0 || before != local)) atomicMax(&cell_keys[local], key);
       }
       __syncthreads();
-      if (threadIdx.x < ncl) {
-        const unsigned long long key = cell_keys[threadIdx.x];
-        const int cx = cx0 + threadIdx.x % ncl_x, cy = cy0 + threadIdx.x / ncl_x;
-        if (key != 0) atomicMax(&md.keys[cy * rg.ncx + cx], key);
-      }
-      __syncthreads();
+      flush_cell_keys(cell_keys, ncl, ncl_x, cx0, cy0, md, rg);
     }
   }
 }
