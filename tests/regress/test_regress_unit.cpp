@@ -301,6 +301,66 @@ TEST(RegressMath, FramePassMatchesSeparateComputations) {
   }
 }
 
+// pass_frame: a frame equal to its expected entry (a digest-only golden's) is neither copied nor
+// summed, and takes that entry's stats; any other frame (a byte changed, another size, other
+// slots, no expected entry) gets its own bytes, digests and stats, as FramePass gives them.
+TEST(RegressMath, PassFrameSkipsTheCopyOnlyForTheExpectedBytes) {
+  std::mt19937 rng(5);
+  std::vector<uint8_t> a(3 * kFramePiece + 17), b(kFramePiece - 3);
+  for (auto& x : a) x = (uint8_t)rng();
+  for (auto& x : b) x = (uint8_t)rng();
+  std::vector<uint8_t> all(a);
+  all.insert(all.end(), b.begin(), b.end());
+  const DType t = DType::F32;
+  for (size_t n_slots : {0, 4}) {
+    SCOPED_TRACE(std::to_string(n_slots) + " slots");
+    // What a recording stores for these bytes.
+    TensorEntry golden;
+    golden.slots.resize(n_slots);
+    std::vector<uint8_t> kept;
+    EXPECT_TRUE(pass_frame({{a.data(), a.size()}, {b.data(), b.size()}}, t, nullptr, &golden, &kept));
+    EXPECT_TRUE(kept == all);
+    EXPECT_EQ(golden.bytes, all.size());
+    EXPECT_EQ(golden.sha256, sha256_hex(all.data(), all.size()));
+    expect_same_stats(golden.stats, tensor_stats(all.data(), all.size() - all.size() % 4, t));
+
+    // The same bytes: no copy, the golden's stats and digests.
+    TensorEntry same;
+    same.slots.resize(n_slots);
+    std::vector<uint8_t> out(5, 1);
+    EXPECT_FALSE(pass_frame({{a.data(), a.size()}, {b.data(), b.size()}}, t, &golden, &same, &out));
+    EXPECT_TRUE(out.empty());
+    EXPECT_EQ(same.sha256, golden.sha256);
+    EXPECT_EQ(same.bytes, golden.bytes);
+    expect_same_stats(same.stats, golden.stats);
+    for (size_t i = 0; i < n_slots; i++) EXPECT_EQ(same.slots[i].sha256, golden.slots[i].sha256);
+
+    // One byte changed: its own digests and stats, and the bytes.
+    std::vector<uint8_t> b2(b);
+    b2[b2.size() / 2] ^= 0x40;
+    std::vector<uint8_t> all2(a);
+    all2.insert(all2.end(), b2.begin(), b2.end());
+    TensorEntry changed;
+    changed.slots.resize(n_slots);
+    EXPECT_TRUE(pass_frame({{a.data(), a.size()}, {b2.data(), b2.size()}}, t, &golden, &changed, &out));
+    EXPECT_TRUE(out == all2);
+    EXPECT_EQ(changed.sha256, sha256_hex(all2.data(), all2.size()));
+    EXPECT_NE(changed.sha256, golden.sha256);
+    expect_same_stats(changed.stats, tensor_stats(all2.data(), all2.size() - all2.size() % 4, t));
+    if (n_slots) {
+      const size_t each = all2.size() / n_slots;
+      for (size_t i = 0; i < n_slots; i++)
+        EXPECT_EQ(changed.slots[i].sha256, sha256_hex(all2.data() + i * each, each)) << "slot " << i;
+    }
+
+    // Other slots than the expected entry's: a full pass.
+    TensorEntry other_slots;
+    other_slots.slots.resize(n_slots + 1);
+    EXPECT_TRUE(pass_frame({{a.data(), a.size()}, {b.data(), b.size()}}, t, &golden, &other_slots, &out));
+    EXPECT_TRUE(out == all);
+  }
+}
+
 // The stats accumulator fed element runs of any length equals tensor_stats at once, bit for bit,
 // also when the first elements are not finite (min and max start at the first finite one).
 TEST(RegressMath, StatsAccumulatorMatchesOnePass) {

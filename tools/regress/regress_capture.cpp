@@ -331,7 +331,7 @@ void digest_frame_entry(QueuedFrame& f) {
   f.unreadable = false;
   std::vector<GstMapInfo> maps;
   maps.reserve(f.buffers.size());
-  uint64_t total = 0;
+  std::vector<FramePart> parts;
   for (GstBuffer* b : f.buffers) {
     GstMapInfo map;
     if (!gst_buffer_map(b, &map, GST_MAP_READ)) {
@@ -339,18 +339,13 @@ void digest_frame_entry(QueuedFrame& f) {
       break;
     }
     maps.push_back(map);
-    total += map.size;
+    parts.emplace_back(map.data, map.size);
   }
   TensorEntry& e = f.entry;
   if (!f.unreadable) {
     if (e.slots.size() == 1 && e.tensors == 1 && e.slots[0].region_index < 0 && e.slots[0].source_pad.empty())
       e.slots.clear();
-    f.bytes.resize(total);  // (keeps its capacity)
-    e.bytes = total;
-    // one pass over the tensors: the copy, the digests and the stats of each piece while in cache
-    FramePass pass(f.bytes.data(), total, f.type, &e.slots);
-    for (const GstMapInfo& map : maps) pass.add(map.data, map.size);
-    e.sha256 = pass.finish(&e.stats);
+    f.have_bytes = pass_frame(parts, f.type, f.expected, &e, &f.bytes);
   }
   for (size_t i = 0; i < maps.size(); i++) gst_buffer_unmap(f.buffers[i], &maps[i]);
   for (GstBuffer* b : f.buffers) gst_buffer_unref(b);
@@ -372,7 +367,7 @@ void deliver_frame(SinkState* s, QueuedFrame& f) {
       s->error = "sink '" + s->name + "': frame " + std::to_string(f.index) + " does not agree with its caps (" +
                  s->caps + "): " + why;
   }
-  s->handler->on_tensor(s->name, f.index, f.entry, f.type, f.bytes.data());
+  s->handler->on_tensor(s->name, f.index, f.entry, f.type, f.have_bytes ? f.bytes.data() : nullptr);
   s->count.store(f.index + 1);
 }
 
@@ -396,6 +391,7 @@ void flush_pending(SinkState* s) {
     f->tensor_bytes = s->tensor_bytes;
     f->batch = s->batch;
   }
+  f->expected = s->handler->expected_tensor(s->name, f->index, f->type);
   s->queue->submit(f);
 }
 

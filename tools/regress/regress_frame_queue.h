@@ -32,7 +32,10 @@ struct QueuedFrame {
   // mapped, on a worker), gathered into `bytes` there, in order.
   std::vector<GstBuffer*> buffers;
   bool unreadable = false;  // a buffer could not be mapped
+  // What a digest-only comparison holds the frame to (the handler's, pass_frame), else null.
+  const TensorEntry* expected = nullptr;
   std::vector<uint8_t> bytes;
+  bool have_bytes = false;  // false: the frame equals `expected` and its bytes were not copied
   DType type = DType::U8;
   uint64_t tensor_bytes = 0, batch = 0;  // what the sink's caps fix
 };

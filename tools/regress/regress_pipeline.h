@@ -21,8 +21,16 @@ namespace regress {
 class SampleHandler {
  public:
   virtual ~SampleHandler() = default;
+  // data: the frame's bytes; null where expected_tensor() gave an entry that the frame equals.
   virtual void on_tensor(const std::string& sink, uint64_t index, const TensorEntry& entry, DType type,
                          const uint8_t* data) = 0;
+  // The entry a tensor frame is held to by its digest alone (a digest-only golden), if any: a
+  // frame equal to it is handed over without its bytes, and with that entry's stats. Called on
+  // the streaming thread; the entry must outlive the run.
+  virtual const TensorEntry* expected_tensor(const std::string& sink, uint64_t index, DType type) {
+    (void)sink, (void)index, (void)type;
+    return nullptr;
+  }
   virtual void on_matches(const std::string& sink, uint64_t index, const MatchesEntry& entry) = 0;
   virtual void on_detections(const std::string& sink, uint64_t index, const DetectionsEntry& entry) = 0;
   // Appended to the progress line ("2 failing").

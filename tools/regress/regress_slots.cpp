@@ -257,6 +257,31 @@ std::string FramePass::finish(TensorStats* stats) {
   return digest_.finish();
 }
 
+bool pass_frame(const std::vector<FramePart>& parts, DType t, const TensorEntry* expected, TensorEntry* e,
+                std::vector<uint8_t>* out) {
+  uint64_t total = 0;
+  for (const FramePart& part : parts) total += part.second;
+  e->bytes = total;
+  if (expected && expected->bytes == total && expected->slots.size() == e->slots.size() && !expected->sha256.empty()) {
+    FrameDigest digest(total, &e->slots);
+    for (const FramePart& part : parts)
+      for (size_t off = 0; off < part.second; off += kFramePiece)
+        digest.update(part.first + off, std::min(kFramePiece, part.second - off));
+    e->sha256 = digest.finish();
+    if (e->sha256 == expected->sha256) {
+      e->stats = expected->stats;
+      out->clear();
+      return false;
+    }
+    for (SlotEntry& s : e->slots) s.sha256.clear();  // set again by the full pass
+  }
+  out->resize(total);  // (keeps its capacity)
+  FramePass pass(out->data(), total, t, &e->slots);
+  for (const FramePart& part : parts) pass.add(part.first, part.second);
+  e->sha256 = pass.finish(&e->stats);
+  return true;
+}
+
 std::string slot_name(const SlotEntry& s, bool several_tensors) {
   std::string name = several_tensors ? "tensor " + std::to_string(s.tensor) + " slot " + std::to_string(s.slot)
                                      : "slot " + std::to_string(s.slot);
