@@ -125,9 +125,10 @@ int main(int argc, char** argv) {
     return std::make_pair(static_cast<int>(rng() % (kW - w)), static_cast<int>(rng() % (kH - h)));
   };
   std::vector<MaskedGray> eight, mixed;
+  std::vector<std::pair<int, int>> eight_at;
   for (int i = 0; i < 8; ++i) {
-    auto p = place(64, 64);
-    eight.push_back(cut(host, p.first, p.second, 64, 64));
+    eight_at.push_back(place(64, 64));
+    eight.push_back(cut(host, eight_at.back().first, eight_at.back().second, 64, 64));
   }
   for (int i = 0; i < 32; ++i) {
     const int s = 16 + static_cast<int>(rng() % 113);
@@ -142,20 +143,26 @@ int main(int argc, char** argv) {
     }
 
   // The single-template matcher: one template, then each of the 8 and the 32 in turn.
-  auto singles = [&](const std::vector<MaskedGray>& ts, const Rect& region) {
+  // regions: one per call in turn (a tracking window moves with its target).
+  auto singles_over = [&](const std::vector<MaskedGray>& ts, const std::vector<Rect>& regions,
+                          const TemplateMatcherCuda::Options& options) {
     std::vector<std::unique_ptr<TemplateMatcherCuda>> ms;
     for (const MaskedGray& t : ts) {
       ms.emplace_back(new TemplateMatcherCuda);
-      check(ms.back()->configure(kW, kH, stream), "configure");
+      check(ms.back()->configure(kW, kH, stream, options), "configure");
       check(ms.back()->set_template(GrayView{t.pixels.data(), t.width, t.width, t.height}), "set_template");
     }
     MatchSettings s;
-    s.search = region;
     s.threshold = 0.9;
     s.max_matches = 4;
+    size_t call = 0;
     return median_ms(iterations, [&] {
+      s.search = regions[call++ % regions.size()];
       for (auto& m : ms) check(m->match(frame, s, &matches), "match");
     });
+  };
+  auto singles = [&](const std::vector<MaskedGray>& ts, const Rect& region) {
+    return singles_over(ts, {region}, TemplateMatcherCuda::Options());
   };
   auto bank = [&](const std::vector<MaskedGray>& ts, const Rect& region) {
     BankMatcherCuda m;
@@ -187,6 +194,27 @@ int main(int argc, char** argv) {
   const Rect window{800, 400, 64 + 4 * 64, 64 + 4 * 64};  // a 2-template-size margin around a 64 px match
   rows.push_back({"tracking window 320x320, 64 px (single-template matcher)", singles({eight[0]}, window), 1});
   rows.push_back({"tracking window 320x320, 64 px masked (bank)", bank({masked}, window), 1});
+  {  // Windows around the target, moving by a few pixels each frame as a tracked target does.
+    const int tx = eight_at[0].first, ty = eight_at[0].second;
+    std::vector<Rect> moving;
+    for (int i = 0; i < 4; ++i) {
+      const int x = std::max(0, std::min(kW - 320, tx - 128 + 3 * i)),
+                y = std::max(0, std::min(kH - 320, ty - 128 + 2 * i));
+      moving.push_back(Rect{x, y, 320, 320});
+    }
+    TemplateMatcherCuda::Options spin;
+    spin.wait = GpuWait::Spin;
+    rows.push_back({"tracking window around the target, still", singles_over({eight[0]}, {moving[0]}, {}), 1});
+    rows.push_back({"tracking window around the target, moving", singles_over({eight[0]}, moving, {}), 1});
+    rows.push_back({"tracking window around the target, moving, spin wait", singles_over({eight[0]}, moving, spin), 1});
+    rows.push_back({"single template 64 px, spin wait", singles_over({eight[0]}, {whole}, spin), 1});
+    TemplateMatcherCuda::Options timed;
+    timed.diagnostics.host_time = true;
+    std::fflush(stdout);
+    singles_over({eight[0]}, moving, timed);
+    timed.wait = GpuWait::Spin;
+    singles_over({eight[0]}, moving, timed);
+  }
 
   nppbench::Npp npp;
   if (npp.load()) {
