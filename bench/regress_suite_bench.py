@@ -13,7 +13,8 @@ Then, each timed as wall time of the whole command (clips per minute = N * 60 / 
     process per clip, 1 and 4 at a time (the same clips);
   - with two GPUs or more (nvidia-smi -L): suite check --gpus 0,1 (its default, 4 clips on each
     GPU: 8 at once) against one GPU, and -j 8 --gpus 0 (as many at once on one GPU, to tell the
-    second GPU's share from the extra concurrency's). --gpus puts each clip's whole pipeline on its
+    second GPU's share from the extra concurrency's), beside the decode-only pipelines 8 at a time
+    on GPU 0 and 4 on each GPU (their ceilings). --gpus puts each clip's whole pipeline on its
     GPU: the cudaprep elements' device-id and the NVDEC decoder named for that GPU (nvh264dec,
     nvh264device1dec, ...). The script prints, where nvidia-smi is there, each GPU's NVDEC and SM
     utilisation sampled during every case: where the decoding ran.
@@ -27,6 +28,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shlex
 import shutil
 import struct
@@ -36,7 +38,7 @@ import threading
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CASES = ["j1", "j4", "dec1", "dec4", "g2", "j8"]
+CASES = ["j1", "j4", "dec1", "dec4", "g2", "j8", "dec8", "dec8g2"]
 
 
 def parse_args():
@@ -174,14 +176,19 @@ class GpuSampler:
 
 def run_timed(name, cmd, gpus_present, log):
     print(f"--- {name}: {' '.join(shlex.quote(c) for c in cmd)}", flush=True)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with GpuSampler(gpus_present > 0) as s:
         t0 = time.monotonic()
         r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         wall = time.monotonic() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # CPU time of every process the case ran (each clip's, the runner's), user + system
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     with open(log, "w") as f:
         f.write(r.stdout)
-    print(f"    {wall:.2f} s, exit {r.returncode}; utilisation: {s.summary()}", flush=True)
-    return r, wall, s.summary()
+    util = f"{s.summary()}; CPU {cpu:.1f} s ({cpu / wall:.1f} cores)"
+    print(f"    {wall:.2f} s, exit {r.returncode}; utilisation: {util}", flush=True)
+    return r, wall, util
 
 
 def check_results(name, out_dir, r, clips, expect_gpus=None):
@@ -300,11 +307,15 @@ def main():
     decode_sh = os.path.join(work, "decode-only.sh")
     with open(decode_sh, "w") as f:
         caps = f" ! {shlex.quote(a.decode_caps)}" if a.decode_caps else ""
-        f.write(f"exec gst-launch-1.0 -q filesrc location=\"$1\" ! qtdemux ! h264parse ! {a.decoder}{caps} ! fakesink\n")
+        f.write(f"exec gst-launch-1.0 -q filesrc location=\"$1\" ! qtdemux ! h264parse ! \"$2\"{caps} ! fakesink\n")
     print(f"decode only: {open(decode_sh).read().strip()}")
 
-    def decode_case(key, label, jobs):
-        cmd = ["sh", "-c", f'printf "%s\\n" "$@" | xargs -P {jobs} -n 1 sh {shlex.quote(decode_sh)}', "sh"] + clip_paths
+    def decode_case(key, label, jobs, gpus=(0,)):
+        # clip i decodes on GPU gpus[i % len(gpus)], with the decoder named for it (as --gpus does)
+        args = []
+        for i, clip in enumerate(clip_paths):
+            args += [clip, decoder_for_gpu(a.decoder, gpus[i % len(gpus)])]
+        cmd = ["sh", "-c", f'printf "%s\\n" "$@" | xargs -P {jobs} -n 2 sh {shlex.quote(decode_sh)}', "sh"] + args
         r, wall, util = run_timed(label, cmd, ngpu, os.path.join(logs, key + ".txt"))
         if r.returncode != 0:
             sys.exit(f"{label}: exit {r.returncode}:\n{r.stdout[-3000:]}")
@@ -323,6 +334,10 @@ def main():
         check_case("g2", "suite check --gpus 0,1 (4 per GPU: 8 at once)", ["--gpus", "0,1"], {0, 1})
     if ngpu >= 2 and "j8" in want:
         check_case("j8", "suite check -j 8 --gpus 0 (8 at once, one GPU)", ["-j", "8"] + gpu_opt, {0})
+    if ngpu >= 2 and "dec8" in want:
+        decode_case("dec8", "decode only, 8 at a time on GPU 0", 8)
+    if ngpu >= 2 and "dec8g2" in want:
+        decode_case("dec8g2", "decode only, 8 at a time, 4 on each GPU", 8, (0, 1))
 
     cpm = lambda k: a.clips * 60.0 / rows[k][1]
     ratio = lambda k, base: f"{cpm(k) / cpm(base):.2f}x" if base in rows else "n/a"
@@ -350,6 +365,7 @@ def main():
         label, wall, _ = rows[k]
         t, met, parts = targets.get(k, ("", None, []))
         extra = f" ({ratio(k, 'j4')} -j 4)" if k in ("g2", "j8") else ""
+        extra = f" ({ratio(k, 'dec4')} decode only, 4 at a time)" if k in ("dec8", "dec8g2") else extra
         if met is None:
             verdict = ""
         elif len(parts) == 2 and parts[0] != parts[1]:
@@ -358,9 +374,17 @@ def main():
         else:
             verdict = "met" if met else "not met"
         print(f"| {label} | {wall:.2f} | {cpm(k):.1f} | {ratio(k, 'j1')}{extra} | {ratio(k, 'dec4')} | {t} | {verdict} |")
-    print("\nUtilisation during each case (nvidia-smi, every 200 ms):")
+    print("\nUtilisation during each case (nvidia-smi, every 200 ms; CPU: user + system of its processes):")
     for k, (label, _, util) in rows.items():
         print(f"- {label}: {util}")
+
+
+def decoder_for_gpu(decoder, gpu):
+    """The NVDEC decoder of GPU `gpu` (nvh264dec -> nvh264device1dec), as the tool's --gpus names it."""
+    if gpu == 0:
+        return decoder
+    m = re.fullmatch(r"nv(\w+?)dec", decoder)
+    return f"nv{m.group(1)}device{gpu}dec" if m else decoder
 
 
 def cpu_name():
