@@ -329,9 +329,9 @@ namespace {
 // its transform, recorded as before.
 void digest_frame_entry(QueuedFrame& f) {
   f.unreadable = false;
-  std::vector<GstMapInfo> maps;
-  maps.reserve(f.buffers.size());
-  std::vector<FramePart> parts;
+  std::vector<GstMapInfo>& maps = f.maps;
+  maps.clear();
+  f.parts.clear();
   for (GstBuffer* b : f.buffers) {
     GstMapInfo map;
     if (!gst_buffer_map(b, &map, GST_MAP_READ)) {
@@ -339,13 +339,13 @@ void digest_frame_entry(QueuedFrame& f) {
       break;
     }
     maps.push_back(map);
-    parts.emplace_back(map.data, map.size);
+    f.parts.emplace_back(map.data, map.size);
   }
   TensorEntry& e = f.entry;
   if (!f.unreadable) {
     if (e.slots.size() == 1 && e.tensors == 1 && e.slots[0].region_index < 0 && e.slots[0].source_pad.empty())
       e.slots.clear();
-    f.have_bytes = pass_frame(parts, f.type, f.expected, &e, &f.bytes);
+    pass_frame(f.parts, f.type, f.expected, &e, &f.bytes);
   }
   for (size_t i = 0; i < maps.size(); i++) gst_buffer_unmap(f.buffers[i], &maps[i]);
   for (GstBuffer* b : f.buffers) gst_buffer_unref(b);
@@ -367,7 +367,7 @@ void deliver_frame(SinkState* s, QueuedFrame& f) {
       s->error = "sink '" + s->name + "': frame " + std::to_string(f.index) + " does not agree with its caps (" +
                  s->caps + "): " + why;
   }
-  s->handler->on_tensor(s->name, f.index, f.entry, f.type, f.have_bytes ? f.bytes.data() : nullptr);
+  s->handler->on_tensor(s->name, f.index, f.entry, f.type, f.bytes.empty() ? nullptr : f.bytes.data());
   s->count.store(f.index + 1);
 }
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "regress_math.h"
+#include "regress_slots.h"
 #include "regress_store.h"
 
 namespace regress {
@@ -34,8 +35,11 @@ struct QueuedFrame {
   bool unreadable = false;  // a buffer could not be mapped
   // What a digest-only comparison holds the frame to (the handler's, pass_frame), else null.
   const TensorEntry* expected = nullptr;
-  std::vector<uint8_t> bytes;
-  bool have_bytes = false;  // false: the frame equals `expected` and its bytes were not copied
+  std::vector<uint8_t> bytes;  // empty where the frame equals `expected` (not copied)
+  // The worker's maps of `buffers` while it reads them (kept for their capacity: no allocation
+  // per frame).
+  std::vector<GstMapInfo> maps;
+  std::vector<FramePart> parts;
   DType type = DType::U8;
   uint64_t tensor_bytes = 0, batch = 0;  // what the sink's caps fix
 };

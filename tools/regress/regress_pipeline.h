@@ -21,7 +21,8 @@ namespace regress {
 class SampleHandler {
  public:
   virtual ~SampleHandler() = default;
-  // data: the frame's bytes; null where expected_tensor() gave an entry that the frame equals.
+  // data: the frame's bytes; null where expected_tensor() gave an entry that the frame equals (or
+  // the frame has no bytes).
   virtual void on_tensor(const std::string& sink, uint64_t index, const TensorEntry& entry, DType type,
                          const uint8_t* data) = 0;
   // The entry a tensor frame is held to by its digest alone (a digest-only golden), if any: a

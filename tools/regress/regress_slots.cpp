@@ -204,6 +204,11 @@ FrameDigest::FrameDigest(uint64_t bytes, std::vector<SlotEntry>* slots) : slots_
 }
 
 void FrameDigest::update(const uint8_t* data, size_t n) {
+  // pieces small enough to stay in the L2 cache between the frame's digest and the slot's
+  for (size_t off = 0; off < n; off += kFramePiece) update_piece(data + off, std::min(kFramePiece, n - off));
+}
+
+void FrameDigest::update_piece(const uint8_t* data, size_t n) {
   frame_.update(data, n);
   while (n && offset_ < covered_) {  // split at the slots' ends
     const uint64_t slot_end = (slot_ + 1) * each_;
@@ -224,9 +229,7 @@ std::string FrameDigest::finish() {
 
 std::string digest_frame(const uint8_t* data, uint64_t bytes, std::vector<SlotEntry>* slots) {
   FrameDigest d(bytes, slots);
-  // pieces small enough to stay in the L2 cache between the frame's digest and the slot's
-  for (uint64_t off = 0; off < bytes; off += kFramePiece)
-    d.update(data + off, (size_t)std::min<uint64_t>(kFramePiece, bytes - off));
+  d.update(data, (size_t)bytes);
   return d.finish();
 }
 
@@ -264,16 +267,13 @@ bool pass_frame(const std::vector<FramePart>& parts, DType t, const TensorEntry*
   e->bytes = total;
   if (expected && expected->bytes == total && expected->slots.size() == e->slots.size() && !expected->sha256.empty()) {
     FrameDigest digest(total, &e->slots);
-    for (const FramePart& part : parts)
-      for (size_t off = 0; off < part.second; off += kFramePiece)
-        digest.update(part.first + off, std::min(kFramePiece, part.second - off));
+    for (const FramePart& part : parts) digest.update(part.first, part.second);
     e->sha256 = digest.finish();
     if (e->sha256 == expected->sha256) {
       e->stats = expected->stats;
       out->clear();
       return false;
     }
-    for (SlotEntry& s : e->slots) s.sha256.clear();  // set again by the full pass
   }
   out->resize(total);  // (keeps its capacity)
   FramePass pass(out->data(), total, t, &e->slots);

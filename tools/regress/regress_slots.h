@@ -57,8 +57,9 @@ void digest_slots(const uint8_t* data, uint64_t bytes, std::vector<SlotEntry>* s
 // over the bytes: each piece is fed to the frame's digest and to its slot's while in cache.
 std::string digest_frame(const uint8_t* data, uint64_t bytes, std::vector<SlotEntry>* slots);
 
-// digest_frame over bytes fed in pieces: update() with the frame's `bytes` in order, any split,
-// then finish(), which sets each slot's sha256 (those not yet set) and gives the frame's.
+// digest_frame over bytes fed in parts: update() with the frame's `bytes` in order, any split
+// (each part is walked in pieces of kFramePiece), then finish(), which sets each slot's sha256
+// (those not yet set) and gives the frame's.
 class FrameDigest {
  public:
   FrameDigest(uint64_t bytes, std::vector<SlotEntry>* slots);
@@ -66,6 +67,8 @@ class FrameDigest {
   std::string finish();
 
  private:
+  void update_piece(const uint8_t* data, size_t n);
+
   std::vector<SlotEntry>* slots_;
   uint64_t each_ = 0;     // bytes a slot (the even split)
   uint64_t covered_ = 0;  // bytes in slots; the rest is in none
