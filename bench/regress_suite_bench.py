@@ -364,8 +364,9 @@ def main():
             continue
         label, wall, _ = rows[k]
         t, met, parts = targets.get(k, ("", None, []))
-        extra = f" ({ratio(k, 'j4')} -j 4)" if k in ("g2", "j8") else ""
-        extra = f" ({ratio(k, 'dec4')} decode only, 4 at a time)" if k in ("dec8", "dec8g2") else extra
+        extra = {"g2": f" ({ratio(k, 'j4')} -j 4)", "j8": f" ({ratio(k, 'j4')} -j 4)",
+                 "dec8": f" ({ratio(k, 'dec4')} decode only, 4 at a time)",
+                 "dec8g2": f" ({ratio(k, 'dec4')} decode only, 4 at a time)"}.get(k, "")
         if met is None:
             verdict = ""
         elif len(parts) == 2 and parts[0] != parts[1]:
