@@ -20,6 +20,7 @@
 //   * floors for the single frame: a letterbox-shaped kernel that reads one cold source byte per 4
 //     outputs and writes the whole tensor (the least any letterbox kernel does), a write-only memset
 //     of the output, and empty kernels on one block and on the fused kernel's grid.
+// --batches runs the batch cases alone (a short run, e.g. under a profiler).
 // Per-frame throughput: 100 frames back to back captured in a CUDA graph (so host launch cost
 // does not limit it), replayed 20 times, timed with CUDA events. Single frame: one launch +
 // cudaStreamSynchronize, host clock, median of 300; and the CUDA-event time of that one frame,
@@ -470,6 +471,7 @@ void bench_batches(const cudaDeviceProp& prop, const TensorizeTuning& tuning, cu
 
 struct Options {
   bool warm = false;
+  bool batches_only = false;  // only the batch cases (a short run, e.g. under a profiler)
   TensorizeTuning tuning;
 };
 
@@ -477,12 +479,14 @@ bool parse_options(int argc, char** argv, Options* o) {
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--warm")) {
       o->warm = true;
+    } else if (!std::strcmp(argv[i], "--batches")) {
+      o->batches_only = true;
     } else if (!std::strcmp(argv[i], "--no-plane-routing")) {
       o->tuning.plane_routing = false;
     } else if (!std::strcmp(argv[i], "--warps-per-block") && i + 1 < argc) {
       o->tuning.warps_per_block = std::atoi(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: %s [--warm] [--warps-per-block N] [--no-plane-routing]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--warm | --batches] [--warps-per-block N] [--no-plane-routing]\n", argv[0]);
       return false;
     }
   }
@@ -624,6 +628,7 @@ int main(int argc, char** argv) {
 
   std::vector<Row> rows;
   for (PixelFormat fmt : {PixelFormat::NV12, PixelFormat::BGR}) {
+    if (opt.batches_only) break;
     const bool nv12 = fmt == PixelFormat::NV12;
     const char* name = nv12 ? "NV12 1920x1080" : "BGR 1920x1080";
     const size_t in_bytes = nv12 ? size_t(SW) * SH * 3 / 2 : size_t(SW) * SH * 3;
@@ -775,9 +780,10 @@ int main(int argc, char** argv) {
     CK(cudaFree(copy_src));
     CK(cudaFree(copy_dst));
   }
-  bench_camera_formats(opt.tuning, opt.warm, size_t(std::max(prop.l2CacheSize, 1 << 20)), s, &rows);
+  if (!opt.batches_only)
+    bench_camera_formats(opt.tuning, opt.warm, size_t(std::max(prop.l2CacheSize, 1 << 20)), s, &rows);
   if (!opt.warm) bench_batches(prop, opt.tuning, s, &rows);
-  bench_download(s);
+  if (!opt.batches_only) bench_download(s);
   CK(cudaStreamDestroy(s));
 
   std::printf("\n%s, 1920x1080 -> 640x640x3 fp32 NCHW letterbox (bilinear, RGB, /255)\n\n", prop.name);
