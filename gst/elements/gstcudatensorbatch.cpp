@@ -12,7 +12,8 @@
  * earliest pending frame and lasts that frame's duration, so every frame goes into exactly
  * one batch, and a slower stream leaves its slot empty in the batches between its frames.
  * Non-live, a batch waits for a frame (or EOS) on every pad; live, it is made when every pad
- * has a frame or when the aggregator's "latency" (the timeout) has passed. A slot without a
+ * has a frame or when the aggregator's "latency" (the timeout) has passed since its start (on
+ * the pipeline clock: a batch stamped ahead of the clock waits for its time). A slot without a
  * frame (stalled pad, EOS, slower stream, no pad) is filled with the normalised pad value and
  * marked empty in the meta. EOS on every pad ends the stream. With batch-size=0 (default) the
  * batch has one slot per sink pad: pads requested or released while playing change it at the
@@ -145,7 +146,7 @@ struct BatchState {
   std::vector<WindowSlot> window;                   /* this batch window's slots, in pad order; reused */
   CudaPrepTransformMetaWriter transform_meta;       /* kept on pool buffers, see transform_meta.h */
   FrameLifetime lifetime;                           /* when the slots' frames may leave (frame_lifetime.h) */
-  std::vector<GstCudaTensorBatchPad *> pads;        /* this batch's pads, slot order */
+  std::vector<GstCudaTensorBatchPad *> pads;        /* this batch's pads, slot order; reused */
   std::string posted_error;                         /* the last settings error posted, so it is posted once */
   TensorRefusal refusal;                            /* downstream takes no tensor we make: posted once */
   GstClockTime last_duration = GST_CLOCK_TIME_NONE; /* of the last batch */
@@ -989,6 +990,18 @@ static GstFlowReturn make_batch(GstCudaTensorBatch *self) {
   return run_window(self, batch_window(state.pads, state.slots));
 }
 
+/* The time the next batch's deadline counts from (the aggregator waits "latency" past it for the
+ * other pads): its earliest frame, so that a batch never leaves before its own time plus the
+ * latency; with no frame queued, the source pad's position, which defer_deadline moves on. */
+static GstClockTime gst_cuda_tensor_batch_get_next_time(GstAggregator *agg) {
+  GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH(agg);
+  BatchState &state = self->impl->state; /* the aggregate thread's, as in aggregate */
+  collect_pads(self, state.pads);
+  const BatchWindow w = batch_window(state.pads, state.slots);
+  release_pads(state.pads);
+  return GST_CLOCK_TIME_IS_VALID(w.start) ? w.start : gst_aggregator_simple_get_next_time(agg);
+}
+
 static GstFlowReturn gst_cuda_tensor_batch_aggregate(GstAggregator *agg, gboolean timeout) {
   GstCudaTensorBatch *self = GST_CUDA_TENSOR_BATCH(agg);
   BatchState &state = self->impl->state;
@@ -1110,7 +1123,7 @@ static void gst_cuda_tensor_batch_class_init(GstCudaTensorBatchClass *klass) {
   agg_class->aggregate = GST_DEBUG_FUNCPTR(gst_cuda_tensor_batch_aggregate);
   agg_class->start = GST_DEBUG_FUNCPTR(gst_cuda_tensor_batch_start);
   agg_class->stop = GST_DEBUG_FUNCPTR(gst_cuda_tensor_batch_stop);
-  agg_class->get_next_time = GST_DEBUG_FUNCPTR(gst_aggregator_simple_get_next_time);
+  agg_class->get_next_time = GST_DEBUG_FUNCPTR(gst_cuda_tensor_batch_get_next_time);
   agg_class->update_src_caps = GST_DEBUG_FUNCPTR(gst_cuda_tensor_batch_update_src_caps);
   agg_class->negotiated_src_caps = GST_DEBUG_FUNCPTR(gst_cuda_tensor_batch_negotiated_src_caps);
   agg_class->decide_allocation = GST_DEBUG_FUNCPTR(gst_cuda_tensor_batch_decide_allocation);

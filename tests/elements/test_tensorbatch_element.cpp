@@ -320,6 +320,17 @@ struct Source {
   const char* roi;  // pad property, or nullptr
 };
 
+// The running time of `element`'s pipeline now.
+GstClockTime running_time_now(GstElement* element) {
+  GstClock* clock = gst_element_get_clock(element);
+  EXPECT_NE(clock, nullptr);
+  if (!clock) return 0;
+  const GstClockTime now = gst_clock_get_time(clock);
+  gst_object_unref(clock);
+  const GstClockTime base = gst_element_get_base_time(element);
+  return now > base ? now - base : 0;
+}
+
 }  // namespace
 
 // Four pads, NV12 + BGR + I420 + NV12 of different sizes (odd ones too), one with a roi: each
@@ -454,6 +465,32 @@ TEST(TensorBatchElement, AllLivePadsStalledMakeNoBatch) {
   EXPECT_EQ(GST_BUFFER_PTS(gst_sample_get_buffer(s)), later);
   EXPECT_FALSE(slot_meta(gst_sample_get_buffer(s), 0).empty);
   EXPECT_FALSE(slot_meta(gst_sample_get_buffer(s), 1).empty);
+  gst_sample_unref(s);
+  EXPECT_EQ(b.error(), "");
+}
+
+// Live: a batch waits "latency" past its own earliest frame for the other pads, also after a
+// stall, when the deadline was being polled on without frames: a camera's frame that comes
+// 400 ms after the other's, for the same time (1 s ahead of the clock), is in the same batch.
+TEST(TensorBatchElement, LiveBatchWaitsLatencyPastItsEarliestFrame) {
+  Batcher b("width=8 height=8 latency=100000000", {video_caps("BGR", 8, 8), video_caps("BGR", 8, 8)},
+            /*live=*/true);
+  ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
+  const GstClockTime d = GST_SECOND / 30;
+  for (int i = 0; i < 2; i++) b.push(i, timed(test::make_frame(GST_VIDEO_FORMAT_BGR, 8, 8, i).buffer, 0, d));
+  GstSample* s = b.pull();
+  ASSERT_NE(s, nullptr) << b.error();
+  gst_sample_unref(s);
+  EXPECT_EQ(b.pull(300 * GST_MSECOND), nullptr);  // the stall: no frame, no batch
+  const GstClockTime later = running_time_now(b.batch) + GST_SECOND;
+  b.push(0, timed(test::make_frame(GST_VIDEO_FORMAT_BGR, 8, 8, 0).buffer, later, d));
+  g_usleep(400 * G_TIME_SPAN_MILLISECOND);
+  b.push(1, timed(test::make_frame(GST_VIDEO_FORMAT_BGR, 8, 8, 1).buffer, later, d));
+  s = b.pull();
+  ASSERT_NE(s, nullptr) << b.error();
+  EXPECT_EQ(GST_BUFFER_PTS(gst_sample_get_buffer(s)), later);
+  EXPECT_FALSE(slot_meta(gst_sample_get_buffer(s), 0).empty);
+  EXPECT_FALSE(slot_meta(gst_sample_get_buffer(s), 1).empty) << "sent before sink_1's frame of the same time";
   gst_sample_unref(s);
   EXPECT_EQ(b.error(), "");
 }
@@ -1373,17 +1410,6 @@ namespace {
 // A frame of test::make_frame with timestamps.
 GstBuffer* frame_at(GstVideoFormat format, int w, int h, uint32_t seed, GstClockTime pts, GstClockTime duration) {
   return timed(test::make_frame(format, w, h, seed).buffer, pts, duration);
-}
-
-// The running time of `element`'s pipeline now.
-GstClockTime running_time_now(GstElement* element) {
-  GstClock* clock = gst_element_get_clock(element);
-  EXPECT_NE(clock, nullptr);
-  if (!clock) return 0;
-  const GstClockTime now = gst_clock_get_time(clock);
-  gst_object_unref(clock);
-  const GstClockTime base = gst_element_get_base_time(element);
-  return now > base ? now - base : 0;
 }
 
 }  // namespace
