@@ -446,6 +446,20 @@ TEST(TensorBatchElement, StalledLivePadTimesOutIntoAnEmptySlot) {
   gst_buffer_unref(f);
 }
 
+namespace {
+
+// Live, two 8x8 BGR pads: one batch of both at time 0, then 300 ms without a frame and without
+// a batch (a stall).
+void batch_then_stall(Batcher& b, GstClockTime d) {
+  for (int i = 0; i < 2; i++) b.push(i, timed(test::make_frame(GST_VIDEO_FORMAT_BGR, 8, 8, i).buffer, 0, d));
+  GstSample* s = b.pull();
+  ASSERT_NE(s, nullptr) << b.error();
+  gst_sample_unref(s);
+  EXPECT_EQ(b.pull(300 * GST_MSECOND), nullptr);
+}
+
+}  // namespace
+
 // Live: when every source stalls no batch is made (no batch of empty slots); when they come
 // back, batches are made as before.
 TEST(TensorBatchElement, AllLivePadsStalledMakeNoBatch) {
@@ -453,14 +467,10 @@ TEST(TensorBatchElement, AllLivePadsStalledMakeNoBatch) {
             /*live=*/true);
   ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
   const GstClockTime d = GST_SECOND / 30;
-  for (int i = 0; i < 2; i++) b.push(i, timed(test::make_frame(GST_VIDEO_FORMAT_BGR, 8, 8, i).buffer, 0, d));
-  GstSample* s = b.pull();
-  ASSERT_NE(s, nullptr) << b.error();
-  gst_sample_unref(s);
-  EXPECT_EQ(b.pull(300 * GST_MSECOND), nullptr);
+  ASSERT_NO_FATAL_FAILURE(batch_then_stall(b, d));
   const GstClockTime later = GST_SECOND;  // after the stall, in running time
   for (int i = 0; i < 2; i++) b.push(i, timed(test::make_frame(GST_VIDEO_FORMAT_BGR, 8, 8, i).buffer, later, d));
-  s = b.pull();
+  GstSample* s = b.pull();
   ASSERT_NE(s, nullptr) << b.error();
   EXPECT_EQ(GST_BUFFER_PTS(gst_sample_get_buffer(s)), later);
   EXPECT_FALSE(slot_meta(gst_sample_get_buffer(s), 0).empty);
@@ -477,16 +487,12 @@ TEST(TensorBatchElement, LiveBatchWaitsLatencyPastItsEarliestFrame) {
             /*live=*/true);
   ASSERT_NE(b.play(), GST_STATE_CHANGE_FAILURE);
   const GstClockTime d = GST_SECOND / 30;
-  for (int i = 0; i < 2; i++) b.push(i, timed(test::make_frame(GST_VIDEO_FORMAT_BGR, 8, 8, i).buffer, 0, d));
-  GstSample* s = b.pull();
-  ASSERT_NE(s, nullptr) << b.error();
-  gst_sample_unref(s);
-  EXPECT_EQ(b.pull(300 * GST_MSECOND), nullptr);  // the stall: no frame, no batch
+  ASSERT_NO_FATAL_FAILURE(batch_then_stall(b, d));
   const GstClockTime later = running_time_now(b.batch) + GST_SECOND;
   b.push(0, timed(test::make_frame(GST_VIDEO_FORMAT_BGR, 8, 8, 0).buffer, later, d));
   g_usleep(400 * G_TIME_SPAN_MILLISECOND);
   b.push(1, timed(test::make_frame(GST_VIDEO_FORMAT_BGR, 8, 8, 1).buffer, later, d));
-  s = b.pull();
+  GstSample* s = b.pull();
   ASSERT_NE(s, nullptr) << b.error();
   EXPECT_EQ(GST_BUFFER_PTS(gst_sample_get_buffer(s)), later);
   EXPECT_FALSE(slot_meta(gst_sample_get_buffer(s), 0).empty);
