@@ -320,6 +320,11 @@ struct Source {
   const char* roi;  // pad property, or nullptr
 };
 
+// A frame of test::make_frame with timestamps.
+GstBuffer* frame_at(GstVideoFormat format, int w, int h, uint32_t seed, GstClockTime pts, GstClockTime duration) {
+  return timed(test::make_frame(format, w, h, seed).buffer, pts, duration);
+}
+
 // The running time of `element`'s pipeline now.
 GstClockTime running_time_now(GstElement* element) {
   GstClock* clock = gst_element_get_clock(element);
@@ -451,7 +456,7 @@ namespace {
 // Live, two 8x8 BGR pads: one batch of both at time 0, then 300 ms without a frame and without
 // a batch (a stall).
 void batch_then_stall(Batcher& b, GstClockTime d) {
-  for (int i = 0; i < 2; i++) b.push(i, timed(test::make_frame(GST_VIDEO_FORMAT_BGR, 8, 8, i).buffer, 0, d));
+  for (int i = 0; i < 2; i++) b.push(i, frame_at(GST_VIDEO_FORMAT_BGR, 8, 8, i, 0, d));
   GstSample* s = b.pull();
   ASSERT_NE(s, nullptr) << b.error();
   gst_sample_unref(s);
@@ -469,7 +474,7 @@ TEST(TensorBatchElement, AllLivePadsStalledMakeNoBatch) {
   const GstClockTime d = GST_SECOND / 30;
   ASSERT_NO_FATAL_FAILURE(batch_then_stall(b, d));
   const GstClockTime later = GST_SECOND;  // after the stall, in running time
-  for (int i = 0; i < 2; i++) b.push(i, timed(test::make_frame(GST_VIDEO_FORMAT_BGR, 8, 8, i).buffer, later, d));
+  for (int i = 0; i < 2; i++) b.push(i, frame_at(GST_VIDEO_FORMAT_BGR, 8, 8, i, later, d));
   GstSample* s = b.pull();
   ASSERT_NE(s, nullptr) << b.error();
   EXPECT_EQ(GST_BUFFER_PTS(gst_sample_get_buffer(s)), later);
@@ -489,9 +494,9 @@ TEST(TensorBatchElement, LiveBatchWaitsLatencyPastItsEarliestFrame) {
   const GstClockTime d = GST_SECOND / 30;
   ASSERT_NO_FATAL_FAILURE(batch_then_stall(b, d));
   const GstClockTime later = running_time_now(b.batch) + GST_SECOND;
-  b.push(0, timed(test::make_frame(GST_VIDEO_FORMAT_BGR, 8, 8, 0).buffer, later, d));
+  b.push(0, frame_at(GST_VIDEO_FORMAT_BGR, 8, 8, 0, later, d));
   g_usleep(400 * G_TIME_SPAN_MILLISECOND);
-  b.push(1, timed(test::make_frame(GST_VIDEO_FORMAT_BGR, 8, 8, 1).buffer, later, d));
+  b.push(1, frame_at(GST_VIDEO_FORMAT_BGR, 8, 8, 1, later, d));
   GstSample* s = b.pull();
   ASSERT_NE(s, nullptr) << b.error();
   EXPECT_EQ(GST_BUFFER_PTS(gst_sample_get_buffer(s)), later);
@@ -1411,14 +1416,7 @@ TEST(TensorBatchRegions, OdMtdRegionsWithClassAndSizeFilters) {
 }
 #endif
 
-namespace {
-
-// A frame of test::make_frame with timestamps.
-GstBuffer* frame_at(GstVideoFormat format, int w, int h, uint32_t seed, GstClockTime pts, GstClockTime duration) {
-  return timed(test::make_frame(format, w, h, seed).buffer, pts, duration);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 // Live, regions: a camera that stalls (sink_0, roi-meta) does not hold the other camera's region
 // slots past latency: the window goes out with sink_1's two regions in the first slots, then
