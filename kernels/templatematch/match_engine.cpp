@@ -49,6 +49,7 @@ class MatchEngineOver : public MatchEngine {
     // Needed for suppression across templates, or for a bank the single matchers cannot take.
     if (!per_template || bank.templates.size() > 1) CUDAPREP_RETURN_IF_ERROR(bank_.set_bank(bank));
     singles_ = std::move(singles);
+    member_matches_.resize(singles_.size());
     bank_copy_ = bank;
     return Status();
   }
@@ -59,19 +60,12 @@ class MatchEngineOver : public MatchEngine {
       return bank_.match(gray, search, across, matches);
     matches->clear();
     CUDAPREP_RETURN_IF_ERROR(check_bank_search(bank_copy_, search));
-    for (size_t m = 0; m < singles_.size(); ++m) {
-      if (search.regions[m].empty()) continue;
-      MatchSettings settings;
-      settings.search = search.regions[m];
-      const int t = bank_copy_.members[m].template_index;
-      settings.threshold = search.thresholds[t];
-      settings.max_matches = search.max_matches[t];
-      CUDAPREP_RETURN_IF_ERROR(singles_[m]->match(gray, settings, &member_matches_));
-      for (Match& x : member_matches_) {
+    CUDAPREP_RETURN_IF_ERROR(match_singles(gray, search));
+    for (size_t m = 0; m < singles_.size(); ++m)
+      for (Match& x : member_matches_[m]) {
         x.member = static_cast<int>(m);
         matches->push_back(x);
       }
-    }
     // Best first over all templates, as the bank matcher lists them.
     std::sort(matches->begin(), matches->end(), [](const Match& a, const Match& b) {
       if (a.score != b.score) return a.score > b.score;
@@ -85,15 +79,34 @@ class MatchEngineOver : public MatchEngine {
  protected:
   // Readies a new single-template matcher for the configured frames.
   virtual Status prepare_single(Single* single) = 0;
+  // Every single matcher whose member is searched, its matches into member_matches_ (cleared for
+  // the others).
+  virtual Status match_singles(const GrayView& gray, const BankSearch& search) = 0;
+  MatchSettings single_settings(const BankSearch& search, size_t m) const {
+    MatchSettings settings;
+    settings.search = search.regions[m];
+    const int t = bank_copy_.members[m].template_index;
+    settings.threshold = search.thresholds[t];
+    settings.max_matches = search.max_matches[t];
+    return settings;
+  }
   std::vector<std::unique_ptr<Single>> singles_;
   Bank bank_;
   TemplateBank bank_copy_;
-  std::vector<Match> member_matches_;
+  std::vector<std::vector<Match>> member_matches_;  // per single matcher, kept between frames
 };
 
 class MatchEngineCpu final : public MatchEngineOver<TemplateMatcherCpu, BankMatcherCpu> {
  protected:
   Status prepare_single(TemplateMatcherCpu*) override { return Status(); }
+  Status match_singles(const GrayView& gray, const BankSearch& search) override {
+    for (size_t m = 0; m < singles_.size(); ++m) {
+      member_matches_[m].clear();
+      if (!search.regions[m].empty())
+        CUDAPREP_RETURN_IF_ERROR(singles_[m]->match(gray, single_settings(search, m), &member_matches_[m]));
+    }
+    return Status();
+  }
 
  public:
   bool on_device() const override { return false; }
@@ -127,6 +140,24 @@ class MatchEngineCuda final : public MatchEngineOver<TemplateMatcherCuda, BankMa
   Status prepare_single(TemplateMatcherCuda* single) override {
     if (width_ <= 0) return not_configured();
     return single->configure(width_, height_, stream_, options_);
+  }
+  // Every launch first, then the waits: the kernels run back to back on the stream and the
+  // thread waits once (the first wait covers the launches before it).
+  Status match_singles(const GrayView& gray, const BankSearch& search) override {
+    size_t launched = 0;
+    Status status;
+    for (; launched < singles_.size(); ++launched) {
+      member_matches_[launched].clear();
+      if (!search.regions[launched].empty())
+        status = singles_[launched]->enqueue(gray, single_settings(search, launched));
+      if (!status.ok()) break;
+    }
+    for (size_t m = 0; m < launched; ++m) {
+      if (search.regions[m].empty()) continue;
+      const Status finished = singles_[m]->finish(&member_matches_[m]);
+      if (status.ok()) status = finished;
+    }
+    return status;
   }
 
  public:

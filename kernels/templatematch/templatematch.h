@@ -157,6 +157,12 @@ class TemplateMatcherCuda {
 
   // frame: device memory (e.g. the Y plane of an NV12 frame in CUDA memory).
   Status match(const GrayView& device_frame, const MatchSettings& settings, std::vector<Match>* matches);
+  // match() in two halves, so that matchers sharing a stream wait once for all their launches:
+  // enqueue() checks the frame and launches its kernel; finish() waits for that kernel and gives
+  // its matches. Each enqueue() is followed by its finish() before any other call on this matcher;
+  // the frame stays valid until then.
+  Status enqueue(const GrayView& device_frame, const MatchSettings& settings);
+  Status finish(std::vector<Match>* matches);
   Status score_map(const GrayView& device_frame, const Rect& search, std::vector<float>* scores, int* map_w,
                    int* map_h);
   void release();

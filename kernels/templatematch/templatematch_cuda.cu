@@ -99,10 +99,14 @@ struct TemplateMatcherCuda::Impl {
   int tex_align = 512;
   tm::LaunchPlanner planner;  // per configure(); its occupancy tables per template
   GpuWait wait = GpuWait::Blocking;
-  cuda::Event done_event;       // GpuWait::Blocking: a blocking-sync event recorded after the kernel
-  PollingWait polling;          // GpuWait::Poll: learns the kernel's usual time
-  bool in_flight = false;       // a frame kernel may still be running (see settle())
-  unsigned nms_host_up_to = 0;  // tuning.nms_on_host_up_to (tests: 0 = always in the kernel)
+  cuda::Event done_event;  // GpuWait::Blocking: a blocking-sync event recorded after the kernel
+  PollingWait polling;     // GpuWait::Poll: learns the kernel's usual time
+  bool in_flight = false;  // a frame kernel may still be running (see settle())
+  bool pending = false;    // enqueue() launched a frame whose finish() has not run
+  Rect pending_region;     // that frame's search region and max-matches
+  int pending_max_matches = 0;
+  std::chrono::steady_clock::time_point host_t0, host_t1;  // diagnostics.host_time of that frame
+  unsigned nms_host_up_to = 0;                             // tuning.nms_on_host_up_to (tests: 0 = always in the kernel)
   // Per caps.
   cuda::DeviceBuffer map, staging;
   int64_t spitch = 0;  // floats per row of map
@@ -272,10 +276,15 @@ struct TemplateMatcherCuda::Impl {
   // GpuWait::Poll: sleeps through most of the kernel's usual time, then checks the flag.
   // GpuWait::Blocking: the thread sleeps until the kernel has ended (no core spins meanwhile).
   Status wait_for_candidates() {
-    if (wait == GpuWait::StreamSync) return cuda_status(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-    if (wait == GpuWait::Blocking) {
-      CUDAPREP_RETURN_IF_ERROR(done_event.record(stream));
-      return done_event.synchronize();
+    if (wait == GpuWait::StreamSync || wait == GpuWait::Blocking) {
+      if (wait == GpuWait::StreamSync) {
+        CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaStreamSynchronize(stream), "cudaStreamSynchronize"));
+      } else {
+        CUDAPREP_RETURN_IF_ERROR(done_event.record(stream));
+        CUDAPREP_RETURN_IF_ERROR(done_event.synchronize());
+      }
+      in_flight = false;  // the kernel has ended
+      return Status();
     }
     const volatile unsigned* done = &reinterpret_cast<volatile OutHeader*>(host_out.data())->done;
     // Asks the driver whether the kernel failed or ended without setting the flag.
@@ -378,6 +387,7 @@ struct TemplateMatcherCuda::Impl {
 
   void release() {
     settle();
+    pending = false;
     graphs.clear();
     textures.clear();
     if (capture_stream) cuda::stream_destroy(capture_stream);
@@ -485,8 +495,14 @@ Status TemplateMatcherCuda::set_template(const GrayView& t) {
 }
 
 Status TemplateMatcherCuda::match(const GrayView& f, const MatchSettings& settings, std::vector<Match>* matches) {
-  Impl& m = *impl_;
   matches->clear();
+  CUDAPREP_RETURN_IF_ERROR(enqueue(f, settings));
+  return finish(matches);
+}
+
+Status TemplateMatcherCuda::enqueue(const GrayView& f, const MatchSettings& settings) {
+  Impl& m = *impl_;
+  if (m.pending) return Status::error("TemplateMatcherCuda: enqueue() while the previous frame awaits its finish()");
   CUDAPREP_RETURN_IF_ERROR(tm::check_match_settings(settings));
   CUDAPREP_RETURN_IF_ERROR(m.check_frame(f));
   Rect r;
@@ -495,23 +511,36 @@ Status TemplateMatcherCuda::match(const GrayView& f, const MatchSettings& settin
   const int64_t hits = m.textures.stats().hits;
   CUDAPREP_RETURN_IF_ERROR(m.texture_for(f, &tex));
   const bool reused_texture = m.textures.stats().hits > hits;
-  const auto t0 = std::chrono::steady_clock::now();
+  m.host_t0 = std::chrono::steady_clock::now();
   volatile OutHeader* header = reinterpret_cast<volatile OutHeader*>(m.host_out.data());
   header->done = 0;  // before the launch: the kernel sets it once the candidates are written
   CUDAPREP_RETURN_IF_ERROR(m.enqueue_frame(tex, r, settings.threshold, settings.max_matches, reused_texture));
-  const auto t1 = std::chrono::steady_clock::now();
+  m.host_t1 = std::chrono::steady_clock::now();
+  m.in_flight = true;
+  m.pending = true;
+  m.pending_region = r;
+  m.pending_max_matches = settings.max_matches;
+  return Status();
+}
+
+Status TemplateMatcherCuda::finish(std::vector<Match>* matches) {
+  Impl& m = *impl_;
+  matches->clear();
+  if (!m.pending) return Status::error("TemplateMatcherCuda: finish() without a frame from enqueue()");
+  m.pending = false;
   CUDAPREP_RETURN_IF_ERROR(m.wait_for_candidates());
   const auto t2 = std::chrono::steady_clock::now();
   if (m.profile) m.print_profile();
   if (m.trace.data()) m.print_trace();
   // The kernel wrote the candidates into the pinned buffer, then their count + 1 as the flag.
+  const volatile OutHeader* header = reinterpret_cast<volatile OutHeader*>(m.host_out.data());
   const int count = std::min<int>(static_cast<int>(header->done) - 1, m.capacity);
   tm::Candidate* c = reinterpret_cast<tm::Candidate*>(m.host_out.data() + sizeof(OutHeader));
-  tm::select_matches(c, std::max(count, 0), r, m.tw, m.th, settings.max_matches, matches);
+  tm::select_matches(c, std::max(count, 0), m.pending_region, m.tw, m.th, m.pending_max_matches, matches);
   if (m.host_time) {
     const auto t3 = std::chrono::steady_clock::now();
     using us = std::chrono::duration<double, std::micro>;
-    tm::print_host_times(us(t1 - t0).count(), us(t2 - t1).count(), us(t3 - t2).count(), count);
+    tm::print_host_times(us(m.host_t1 - m.host_t0).count(), us(t2 - m.host_t1).count(), us(t3 - t2).count(), count);
   }
   return Status();
 }

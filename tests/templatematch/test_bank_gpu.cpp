@@ -2,17 +2,21 @@
 // (no-score windows NaN on both), the same candidates, the same matches; banks of 1, 8 and 32
 // templates of mixed sizes (4..256 px) with and without masks, on frames of odd sizes, pitches
 // and offsets, with per-member regions, over consecutive frames; both kernels (tensor cores and
-// the pre-Ampere dp4a one, forced). No OpenCV, no GStreamer.
+// the pre-Ampere dp4a one, forced); the element's engine against the CPU engine. No OpenCV, no
+// GStreamer.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "bank_match.h"
+#include "match_engine.h"
+#include "templatematch.h"
 #include "cuda_device.h"
 #include "tm_test_util.h"
 
@@ -208,4 +212,87 @@ TEST(BankGpu, EqualsCpuForEveryGroupShape) {
   }
   expect_same(frame, bank, frame.width, 0, BankSearch::over(bank, Rect{0, 0, frame.width, frame.height}), false,
               "chunk widths");
+}
+
+// The element's engine runs a bank of unmasked templates as one single-template launch each, all
+// launched before the first wait. Its matches equal the CPU engine's, frame after frame, with
+// every wait mode, members left out of a frame and a member whose template is the frame itself.
+TEST(BankGpu, EngineOfSingleLaunchesEqualsCpuEngine) {
+  Gray frame = tmtest::structured_gray(383, 251, 21);
+  TemplateBank bank = make_bank(frame, 9, 72, false, 44);
+  BankSearch search = BankSearch::over(bank, Rect{0, 0, frame.width, frame.height});
+  for (size_t t = 0; t < bank.templates.size(); ++t) search.thresholds[t] = 0.2;
+  cudaStream_t stream;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  {
+    DevGray dev(frame, frame.width + 13, 3);
+    std::unique_ptr<MatchEngine> cpu = make_match_engine_cpu();
+    ASSERT_TRUE(cpu->configure(PixelFormat::GRAY8, frame.width, frame.height).ok());
+    ASSERT_TRUE(cpu->set_bank(bank).ok());
+    for (GpuWait wait : {GpuWait::Blocking, GpuWait::Spin, GpuWait::StreamSync, GpuWait::Poll}) {
+      SCOPED_TRACE("wait mode " + std::to_string(static_cast<int>(wait)));
+      std::unique_ptr<MatchEngine> gpu = make_match_engine_cuda(stream, wait);
+      ASSERT_TRUE(gpu->configure(PixelFormat::GRAY8, frame.width, frame.height).ok());
+      Status st = gpu->set_bank(bank);
+      ASSERT_TRUE(st.ok()) << st.message();
+      for (int round = 0; round < 3; ++round) {
+        BankSearch s = search;
+        s.regions[(round * 4) % s.regions.size()] = Rect{};  // not searched this frame
+        std::vector<Match> a, b;
+        ASSERT_TRUE(cpu->match(frame.view(), s, false, &a).ok());
+        st = gpu->match(dev.view, s, false, &b);
+        ASSERT_TRUE(st.ok()) << st.message();
+        ASSERT_EQ(a.size(), b.size()) << "round " << round;
+        ASSERT_FALSE(a.empty());
+        for (size_t i = 0; i < a.size(); ++i) {
+          EXPECT_EQ(a[i].member, b[i].member);
+          EXPECT_EQ(a[i].x, b[i].x);
+          EXPECT_EQ(a[i].y, b[i].y);
+          EXPECT_EQ(a[i].score, b[i].score);
+          EXPECT_EQ(a[i].sub_x, b[i].sub_x);
+          EXPECT_EQ(a[i].sub_y, b[i].sub_y);
+        }
+      }
+    }
+  }
+  cudaStreamDestroy(stream);
+}
+
+// enqueue() and finish() come in pairs; a frame the matcher refuses launches nothing, and the
+// matcher stays usable.
+TEST(BankGpu, SingleMatcherEnqueueAndFinishComeInPairs) {
+  Gray frame = tmtest::structured_gray(200, 150, 8);
+  Gray templ = tmtest::structured_gray(24, 20, 9);
+  for (int j = 0; j < templ.height; ++j)
+    for (int i = 0; i < templ.width; ++i) templ.at(i, j) = frame.at(50 + i, 40 + j);
+  cudaStream_t stream;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  {
+    DevGray dev(frame, frame.width, 0);
+    TemplateMatcherCuda m;
+    ASSERT_TRUE(m.configure(frame.width, frame.height, stream).ok());
+    ASSERT_TRUE(m.set_template(templ.view()).ok());
+    std::vector<Match> matches(3);
+    Status st = m.finish(&matches);
+    EXPECT_EQ(st.message(), "TemplateMatcherCuda: finish() without a frame from enqueue()");
+    EXPECT_TRUE(matches.empty());
+    MatchSettings settings;
+    settings.search = Rect{0, 0, 300, 100};  // larger than the frame
+    st = m.enqueue(dev.view, settings);
+    EXPECT_FALSE(st.ok());
+    settings.search = Rect{};
+    ASSERT_TRUE(m.enqueue(dev.view, settings).ok());
+    st = m.enqueue(dev.view, settings);
+    EXPECT_EQ(st.message(), "TemplateMatcherCuda: enqueue() while the previous frame awaits its finish()");
+    st = m.finish(&matches);
+    ASSERT_TRUE(st.ok()) << st.message();
+    ASSERT_EQ(matches.size(), 1u);
+    EXPECT_EQ(matches[0].x, 50);
+    EXPECT_EQ(matches[0].y, 40);
+    std::vector<Match> again;
+    ASSERT_TRUE(m.match(dev.view, settings, &again).ok());
+    ASSERT_EQ(again.size(), 1u);
+    EXPECT_EQ(again[0].score, matches[0].score);
+  }
+  cudaStreamDestroy(stream);
 }
