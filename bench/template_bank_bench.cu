@@ -172,7 +172,7 @@ int main(int argc, char** argv) {
     const BankSearch search = BankSearch::over(b, region);
     return median_ms(iterations, [&] { check(m.match(frame, search, false, &matches), "bank match"); });
   };
-  // The element's engine: banks of unmasked templates run one single-template launch each.
+  // The element's engine: banks of one member a template run one single-template launch each.
   auto engine = [&](const std::vector<MaskedGray>& ts, const Rect& region) {
     std::unique_ptr<MatchEngine> e = make_match_engine_cuda(stream, GpuWait::Blocking);
     check(e->configure(PixelFormat::GRAY8, kW, kH), "engine configure");
@@ -185,6 +185,7 @@ int main(int argc, char** argv) {
   rows.push_back({"single template 64 px (single-template matcher)", single64, 1});
   rows.push_back({"bank of 1: 64 px (bank matcher)", bank({eight[0]}, whole), 1});
   rows.push_back({"bank of 1: 64 px masked", bank({masked}, whole), 1});
+  rows.push_back({"64 px masked: the element's engine (single-template kernel)", engine({masked}, whole), 1});
   rows.push_back({"8 x 64 px: one bank", bank(eight, whole), 8});
   rows.push_back({"8 x 64 px: the element's engine", engine(eight, whole), 8});
   rows.push_back({"8 x 64 px: 8 single-template launches", singles(eight, whole), 8});
@@ -194,6 +195,7 @@ int main(int argc, char** argv) {
   const Rect window{800, 400, 64 + 4 * 64, 64 + 4 * 64};  // a 2-template-size margin around a 64 px match
   rows.push_back({"tracking window 320x320, 64 px (single-template matcher)", singles({eight[0]}, window), 1});
   rows.push_back({"tracking window 320x320, 64 px masked (bank)", bank({masked}, window), 1});
+  rows.push_back({"tracking window 320x320, 64 px masked: the element's engine", engine({masked}, window), 1});
   {  // Windows around the target, moving by a few pixels each frame as a tracked target does.
     const int tx = eight_at[0].first, ty = eight_at[0].second;
     std::vector<Rect> moving;

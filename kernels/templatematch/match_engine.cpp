@@ -20,10 +20,12 @@ bool view_gray_in_place(const ImageView& frame, GrayView* gray) {
 
 Status not_configured() { return Status::error("match engine not configured for this frame format and size"); }
 
-// What both engines hand to their matchers. A bank whose templates have one unmasked member each
-// (up to kMaxSingleLaunches) runs on the single-template matcher, one per template: its kernel
-// is the fastest per template, and per-template suppression then equals the bank's. Any other
-// bank, and suppression across templates, runs on the bank matcher. Both give the same matches.
+// What both engines hand to their matchers. A bank whose templates have one member each (up to
+// kMaxSingleLaunches; masked ones where the single-template matcher takes masks: CUDA) runs on
+// the single-template matcher, one per template: its kernel is the fastest per template, and
+// per-template suppression then equals the bank's. Any other bank, a bank whose members a single
+// matcher refuses (a masked template too large for its kernel, a GPU without tensor cores), and
+// suppression across templates run on the bank matcher. Both give the same matches.
 constexpr size_t kMaxSingleLaunches = 32;  // each holds a score map of the frame (8 MB at 1080p)
 
 template <class Single, class Bank>
@@ -34,16 +36,20 @@ class MatchEngineOver : public MatchEngine {
     bool per_template = bank.members.size() <= kMaxSingleLaunches;
     std::vector<int> members_of(bank.templates.size(), 0);
     for (const BankMember& m : bank.members) {
-      per_template &= !m.image.masked();
+      per_template &= !m.image.masked() || single_takes_masks();
       per_template &= ++members_of[m.template_index] == 1;
     }
     std::vector<std::unique_ptr<Single>> singles;
-    if (per_template) {
-      for (const BankMember& m : bank.members) {
-        singles.emplace_back(new Single);
-        CUDAPREP_RETURN_IF_ERROR(prepare_single(singles.back().get()));
-        const MaskedGray& g = m.image;
-        CUDAPREP_RETURN_IF_ERROR(singles.back()->set_template(GrayView{g.pixels.data(), g.width, g.width, g.height}));
+    for (size_t i = 0; per_template && i < bank.members.size(); ++i) {
+      singles.emplace_back(new Single);
+      CUDAPREP_RETURN_IF_ERROR(prepare_single(singles.back().get()));
+      const MaskedGray& g = bank.members[i].image;
+      const GrayView view{g.pixels.data(), g.width, g.width, g.height};
+      if (!g.masked()) {
+        CUDAPREP_RETURN_IF_ERROR(singles.back()->set_template(view));
+      } else if (!set_masked(singles.back().get(), view, g.mask.data()).ok()) {
+        singles.clear();  // check_bank took the bank: the bank matcher runs it
+        per_template = false;
       }
     }
     // Needed for suppression across templates, or for a bank the single matchers cannot take.
@@ -79,6 +85,9 @@ class MatchEngineOver : public MatchEngine {
  protected:
   // Readies a new single-template matcher for the configured frames.
   virtual Status prepare_single(Single* single) = 0;
+  // Whether the single-template matcher takes masked templates, and the call that gives it one.
+  virtual bool single_takes_masks() const = 0;
+  virtual Status set_masked(Single* single, const GrayView& templ, const uint8_t* mask) = 0;
   // Every single matcher whose member is searched, its matches into member_matches_ (cleared for
   // the others).
   virtual Status match_singles(const GrayView& gray, const BankSearch& search) = 0;
@@ -99,6 +108,10 @@ class MatchEngineOver : public MatchEngine {
 class MatchEngineCpu final : public MatchEngineOver<TemplateMatcherCpu, BankMatcherCpu> {
  protected:
   Status prepare_single(TemplateMatcherCpu*) override { return Status(); }
+  bool single_takes_masks() const override { return false; }
+  Status set_masked(TemplateMatcherCpu*, const GrayView&, const uint8_t*) override {
+    return Status::error("the CPU single-template matcher takes no masks");
+  }
   Status match_singles(const GrayView& gray, const BankSearch& search) override {
     for (size_t m = 0; m < singles_.size(); ++m) {
       member_matches_[m].clear();
@@ -140,6 +153,10 @@ class MatchEngineCuda final : public MatchEngineOver<TemplateMatcherCuda, BankMa
   Status prepare_single(TemplateMatcherCuda* single) override {
     if (width_ <= 0) return not_configured();
     return single->configure(width_, height_, stream_, options_);
+  }
+  bool single_takes_masks() const override { return true; }
+  Status set_masked(TemplateMatcherCuda* single, const GrayView& templ, const uint8_t* mask) override {
+    return single->set_template(templ, mask);
   }
   // Every launch first, then the waits: the kernels run back to back on the stream and the
   // thread waits once (the first wait covers the launches before it).

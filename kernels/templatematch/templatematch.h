@@ -150,7 +150,12 @@ class TemplateMatcherCuda {
 
   // Invalid tuning values (e.g. a tile width of 96) are refused with an error.
   Status configure(int frame_width, int frame_height, void* stream, const Options& options = Options());
-  Status set_template(const GrayView& host_templ);
+  // mask: null, or width x height bytes (row-major, no padding): where nonzero the pixel counts,
+  // elsewhere it does not (OpenCV's masked TM_CCOEFF_NORMED, as the bank matchers score a masked
+  // member: a window with no variance under the mask scores NaN and never matches). Masked
+  // templates need the tensor cores (sm_80+) and a template whose four staged products fit the
+  // GPU's shared memory (about 128 x 128 px); otherwise an error.
+  Status set_template(const GrayView& host_templ, const uint8_t* mask = nullptr);
   bool has_template() const;
   int template_width() const;
   int template_height() const;

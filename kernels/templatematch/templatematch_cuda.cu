@@ -38,9 +38,13 @@ namespace {
 
 using FrameKernel = void (*)(const FrameParams);
 
-// The one table from launch shape to kernel instantiation (scan only with m16).
+// The one table from launch shape to kernel instantiation (scan only with m16; masked templates
+// on 64-wide tensor-core tiles only).
 FrameKernel frame_kernel_for(const tm::KernelVariant& k) {
   if (!k.mma) return frame_kernel<false, 2, false, false, false>;
+  if (k.masked)
+    return k.pipelined ? frame_kernel<true, 1, true, false, false, true>
+                       : frame_kernel<true, 1, false, false, false, true>;
   if (k.m16 && k.scan)
     return k.pipelined ? frame_kernel<true, 1, true, true, true> : frame_kernel<true, 1, false, true, true>;
   if (k.m16) return k.pipelined ? frame_kernel<true, 1, true, true, false> : frame_kernel<true, 1, false, true, false>;
@@ -113,8 +117,10 @@ struct TemplateMatcherCuda::Impl {
   // Per template.
   bool has_template = false;
   int tw = 0, th = 0, kp = 0;
-  int64_t n = 0, st = 0, var_t = 0;
+  int64_t n = 0, st = 0, var_t = 0;  // masked: over the mask's pixels
+  bool masked = false;
   cuda::DeviceBuffer templ;
+  cuda::DeviceBuffer mask;       // masked: th rows of kp bytes, 1 where set
   cuda::DeviceBuffer state;      // ticket, touched count, cell keys, touched cells: zero between frames
   cuda::PinnedBuffer host_out;   // OutHeader, then the candidates; written by the kernel (mapped)
   OutHeader* out_dev = nullptr;  // host_out as the device sees it
@@ -168,7 +174,7 @@ struct TemplateMatcherCuda::Impl {
   // Per template and caps: the planner's tables, then the peak-search buffers.
   Status prepare_template() {
     RuntimeOccupancy occupancy;
-    CUDAPREP_RETURN_IF_ERROR(planner.set_template(tw, th, kp, occupancy));
+    CUDAPREP_RETURN_IF_ERROR(planner.set_template(tw, th, kp, masked, occupancy));
     return alloc_peaks();
   }
 
@@ -192,6 +198,7 @@ struct TemplateMatcherCuda::Impl {
     FrameParams p;
     p.tex = tex;
     p.templ = templ.data();
+    p.mask = masked ? mask.data() : nullptr;
     p.tw = tw;
     p.th = th;
     p.kp = kp;
@@ -361,9 +368,9 @@ struct TemplateMatcherCuda::Impl {
     CUDAPREP_RETURN_IF_ERROR(device_attribute(&gpu.smem_reserved, cudaDevAttrReservedSharedMemoryPerBlock, device));
     // The kernel has no static shared memory: its dynamic limit can be the whole opt-in size (set
     // once, to the maximum, so that matchers with different templates never fight over it).
-    for (int i = 0; i < 32; ++i) {  // every (mma, pp, pipelined, m16, scan) of the table
-      const tm::KernelVariant v{(i & 1) != 0, 1 + ((i >> 1) & 1), ((i >> 2) & 1) != 0, ((i >> 3) & 1) != 0,
-                                ((i >> 4) & 1) != 0};
+    for (int i = 0; i < 64; ++i) {  // every (mma, pp, pipelined, m16, scan, masked) of the table
+      const tm::KernelVariant v{(i & 1) != 0,        1 + ((i >> 1) & 1),  ((i >> 2) & 1) != 0,
+                                ((i >> 3) & 1) != 0, ((i >> 4) & 1) != 0, ((i >> 5) & 1) != 0};
       const void* k = reinterpret_cast<const void*>(frame_kernel_for(v));
       const cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, gpu.smem_optin);
       CUDAPREP_RETURN_IF_ERROR(cuda_status(e, "cudaFuncSetAttribute"));
@@ -416,6 +423,7 @@ TemplateMatcherCuda::~TemplateMatcherCuda() {
   if (impl_) {
     release();
     impl_->templ.reset();
+    impl_->mask.reset();
   }
 }
 
@@ -452,7 +460,7 @@ Status TemplateMatcherCuda::configure(int frame_width, int frame_height, void* s
   return Status();
 }
 
-Status TemplateMatcherCuda::set_template(const GrayView& t) {
+Status TemplateMatcherCuda::set_template(const GrayView& t, const uint8_t* mask_pixels) {
   Impl& m = *impl_;
   CUDAPREP_RETURN_IF_ERROR(tm::check_gray(t, "template"));
   if (t.width > kMaxTemplateSide || t.height > kMaxTemplateSide)
@@ -461,26 +469,37 @@ Status TemplateMatcherCuda::set_template(const GrayView& t) {
                          std::to_string(kMaxTemplateSide));
   const int kp = tm::round_up(t.width, 32);
   std::vector<uint8_t> padded(static_cast<size_t>(kp) * t.height, 0);
-  int64_t sum = 0, sum_sq = 0;
+  std::vector<uint8_t> mask_rows(mask_pixels ? padded.size() : 0, 0);
+  int64_t n = 0, sum = 0, sum_sq = 0;
   for (int y = 0; y < t.height; ++y)
     for (int x = 0; x < t.width; ++x) {
+      if (mask_pixels && !mask_pixels[static_cast<size_t>(y) * t.width + x]) continue;
       const uint8_t v = t.data[y * t.stride + x];
       padded[static_cast<size_t>(y) * kp + x] = v;
+      if (mask_pixels) mask_rows[static_cast<size_t>(y) * kp + x] = 1;
+      ++n;
       sum += v;
       sum_sq += static_cast<int64_t>(v) * v;
     }
-  const int64_t n = static_cast<int64_t>(t.width) * t.height;
-  if (n * sum_sq - sum * sum <= 0) return Status::error(tm::kFlatTemplateMessage);
+  if (n * sum_sq - sum * sum <= 0)
+    return Status::error(mask_pixels ? "template has no variance under its mask" : tm::kFlatTemplateMessage);
   m.settle();
   m.has_template = false;
   m.graphs.clear();
   CUDAPREP_RETURN_IF_ERROR(m.templ.allocate(padded.size()));
   CUDAPREP_RETURN_IF_ERROR(
       cuda_status(cudaMemcpy(m.templ.data(), padded.data(), padded.size(), cudaMemcpyHostToDevice), "cudaMemcpy"));
+  m.masked = mask_pixels != nullptr;
+  m.mask.reset();
+  if (m.masked) {
+    CUDAPREP_RETURN_IF_ERROR(m.mask.allocate(mask_rows.size()));
+    CUDAPREP_RETURN_IF_ERROR(cuda_status(
+        cudaMemcpy(m.mask.data(), mask_rows.data(), mask_rows.size(), cudaMemcpyHostToDevice), "cudaMemcpy"));
+  }
   m.tw = t.width;
   m.th = t.height;
   m.kp = kp;
-  m.n = n;
+  m.n = n;  // the mask's pixels, or all
   m.st = sum;
   m.var_t = n * sum_sq - sum * sum;
   m.has_template = true;

@@ -79,7 +79,8 @@ static_assert(sizeof(OutHeader) == 32, "header");
 
 struct FrameParams {
   cudaTextureObject_t tex;
-  const uint8_t* templ;  // th rows of kp bytes, zero beyond tw
+  const uint8_t* templ;  // th rows of kp bytes, zero beyond tw (and, masked, outside the mask)
+  const uint8_t* mask;   // masked templates: th rows of kp bytes, 1 where the mask is set; else null
   int tw, th, kp;
   int64_t n, st, var_t;
   int sx, sy, mw, mh;
@@ -251,6 +252,8 @@ CUDAPREP_HD TileCells tile_cells(const FrameParams& p, int X0, int Y0, int r0, i
 
 // One lane's best key over its share (i = lane, lane + 32, ...) of the part of cell `lc` (local
 // index) inside the tile; the scores are float bits in the tile. *cell: the cell's global index.
+// kNaN: scores may be NaN (a masked template's windows with no variance), which never win.
+template <bool kNaN = false>
 CUDAPREP_HD unsigned long long cell_part_best(const FrameParams& p, const TileCells& t, const uint32_t* tile, int cp,
                                               int X0, int Y0, int lc, int lane, int* cell) {
   const int cx = t.cx0 + lc % t.lcx, cy = t.cy0 + lc / t.lcx;
@@ -267,7 +270,7 @@ CUDAPREP_HD unsigned long long cell_part_best(const FrameParams& p, const TileCe
   while (dv < h) {
     const float s = bits_float(t0[dv * cp + du]);
     const unsigned long long k = cell_key(s, static_cast<uint32_t>((v0 + dv) * p.mw + u0 + du));
-    best = k > best ? k : best;
+    if (!kNaN || s == s) best = k > best ? k : best;
     du += sr;
     dv += sq;
     if (du >= w) {
@@ -563,8 +566,13 @@ __device__ __forceinline__ void mma_phase(uint32_t (&acc)[2][PP][4][4], const Mm
 // kM16: 8 warps of one 16-row M-group each (image rows [ja, jb + 15) per warp instead of
 // [ja, jb + 31) for two M-groups): the shorter serial chain of the small cluster-split grids.
 // kScan: window sums from row prefix sums (box_scores), for blocks with few tile rows.
-template <bool kMma, int PP, bool kPipe, bool kM16, bool kScan>
+// kMasked: a masked template (OpenCV's masked TM_CCOEFF_NORMED): the window sums under the mask
+// are products too, so a block runs four passes of the tensor-core loop: M T with I, M with I, M
+// with the high and with the low bytes of I^2 (sum M I^2 = 256 sum M hi + sum M lo); 64-wide
+// tiles, no cluster split.
+template <bool kMma, int PP, bool kPipe, bool kM16, bool kScan, bool kMasked = false>
 __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameParams p) {
+  static_assert(!kMasked || (kMma && PP == 1 && !kM16 && !kScan), "masked: 64-wide tensor-core tiles only");
   constexpr int TW = 64 * PP;
   extern __shared__ __align__(16) uint8_t smem[];  // no static shared memory: the limit is the opt-in size
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nthreads = blockDim.x;
@@ -573,10 +581,10 @@ __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameP
   const int JA = q * th / kz, JB = (q + 1) * th / kz, J = JB - JA;   // this block's template rows
   const int r0 = q * kRows / kz, nrows = (q + 1) * kRows / kz - r0;  // and tile rows of step 4
   const int ks = kMma && !kM16 ? nthreads >> 7 : 1;                  // template-row segments
-  const FrameLayout L = frame_layout(PP, p.tw, th, kp, J, ks, kScan);
+  const FrameLayout L = frame_layout(PP, p.tw, th, kp, J, ks, kScan, kMasked);
   uint8_t* region = smem;
   uint8_t* tsm = smem + L.region;
-  uint32_t* tile = reinterpret_cast<uint32_t*>(smem + L.region);  // replaces the template rows
+  uint32_t* tile = reinterpret_cast<uint32_t*>(smem + L.region + L.tiles);  // unmasked: replaces the template rows
   uint32_t* vbuf = tile + kRows * L.cp;
   trace_mark(p, tm::kTrStart);
 
@@ -587,6 +595,8 @@ __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameP
   //    both are a slice of the th + 63 rows).
   {
     stage_template(tsm, L.tp, p.templ + static_cast<size_t>(JA) * kp, kp, J, ks, tid, nthreads);
+    if constexpr (kMasked)
+      stage_template(tsm + L.tmpl, L.tp, p.mask + static_cast<size_t>(JA) * kp, kp, J, ks, tid, nthreads);
     const int texels = L.rw / 16;
     const int s0 = min(JA, r0), s1 = min(th + kRows - 1, max(JB + kRows - 1, r0 + nrows + th - 1));
     // Texel e of row r for i = tid, tid + nthreads, ...: (e, r) stepped without a division, 8
@@ -616,14 +626,13 @@ __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameP
   __syncthreads();
   trace_mark(p, tm::kTrStaged);
 
-  // 2. sum T * I of the block's template rows into the tile.
+  // 2. sum T * I of the block's template rows into the tile (masked: the four sums).
   if constexpr (kMma) {
     // Warp: column half wx, first output row wrow of the tile, template-row segment kgroup.
     const int wx = warp & 1;
     const int wrow = kM16 ? 16 * (warp >> 1) : 32 * ((warp >> 1) & 1), kgroup = kM16 ? 0 : warp >> 2;
     const int g = lane >> 2, t = lane & 3;
     MmaCtx x;
-    x.wbase = region + wrow * L.rw + 32 * PP * wx;
     x.rw = L.rw;
     x.tp = L.tp;
     x.ja = JA + kgroup * J / ks;
@@ -631,49 +640,83 @@ __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameP
     // A row m of M-group 0 at image row rr is template row j = rr - m (m = lrow for ldmatrix),
     // staged at row 16 (kgroup + 1) + j - JA; |j - segment| <= 15 where it is read.
     const int lrow = (lane & 7) + 8 * ((lane >> 3) & 1);
-    x.abase = static_cast<uint32_t>(__cvta_generic_to_shared(tsm)) + (16 * (kgroup + 1) - JA - lrow) * L.tp +
-              16 * (lane >> 4);
     x.gt = g + t;
     const int nc = kp / 32;
-    uint32_t acc[2][PP][4][4];
+    // One product: A from the staged rows `staged` (template or mask), B from the frame plane
+    // `plane`; the warp groups' partial sums, times `scale`, into `out` (added to it with `add`).
+    auto product = [&](const uint8_t* staged, const uint8_t* plane, uint32_t* out, uint32_t scale, bool add) {
+      x.wbase = plane + wrow * L.rw + 32 * PP * wx;
+      x.abase = static_cast<uint32_t>(__cvta_generic_to_shared(staged)) + (16 * (kgroup + 1) - JA - lrow) * L.tp +
+                16 * (lane >> 4);
+      uint32_t acc[2][PP][4][4];
 #pragma unroll
-    for (int a = 0; a < 2; ++a)
+      for (int a = 0; a < 2; ++a)
 #pragma unroll
-      for (int b = 0; b < PP; ++b)
+        for (int b = 0; b < PP; ++b)
 #pragma unroll
-        for (int c = 0; c < 4; ++c)
+          for (int c = 0; c < 4; ++c)
 #pragma unroll
-          for (int i = 0; i < 4; ++i) acc[a][b][c][i] = 0;
-    if constexpr (kM16) {
-      mma_phase<PP, true, false, kPipe>(acc, x, x.ja, x.jb + 15, nc);
+            for (int i = 0; i < 4; ++i) acc[a][b][c][i] = 0;
+      if constexpr (kM16) {
+        mma_phase<PP, true, false, kPipe>(acc, x, x.ja, x.jb + 15, nc);
+      } else {
+        // Image rows rr in [ja, jb + 31) relative to the warp's first output row: M-group 0 meets
+        // template rows in [ja, jb) for rr < jb + 15, M-group 1 for rr >= ja + 16.
+        const int e1 = min(x.ja + 16, x.jb + 15), e2 = x.jb + 15, e3 = x.jb + 31;
+        mma_phase<PP, true, false, kPipe>(acc, x, x.ja, e1, nc);
+        mma_phase<PP, true, true, kPipe>(acc, x, e1, e2, nc);
+        mma_phase<PP, false, true, kPipe>(acc, x, max(e1, e2), e3, nc);
+      }
+      __syncthreads();  // every warp is done with the staged rows (unmasked: the tile replaces them)
+      for (int k = 0; k < ks; ++k) {
+        if (k == kgroup) {
+#pragma unroll
+          for (int mg = 0; mg < (kM16 ? 1 : 2); ++mg)
+#pragma unroll
+            for (int pp = 0; pp < PP; ++pp)
+#pragma unroll
+              for (int s = 0; s < 4; ++s)
+#pragma unroll
+                for (int i = 0; i < 4; ++i) {
+                  const int row = wrow + 16 * mg + g + 8 * (i >> 1);
+                  const int col = 32 * PP * wx + 32 * pp + s + 8 * t + 4 * (i & 1);
+                  const uint32_t v = kMasked ? scale * acc[mg][pp][s][i] : acc[mg][pp][s][i];
+                  if (k == 0 && !add)
+                    out[row * L.cp + col] = v;
+                  else
+                    out[row * L.cp + col] += v;
+                }
+        }
+        __syncthreads();
+      }
+    };
+    if constexpr (!kMasked) {
+      product(tsm, region, tile, 1u, false);
     } else {
-      // Image rows rr in [ja, jb + 31) relative to the warp's first output row: M-group 0 meets
-      // template rows in [ja, jb) for rr < jb + 15, M-group 1 for rr >= ja + 16.
-      const int e1 = min(x.ja + 16, x.jb + 15), e2 = x.jb + 15, e3 = x.jb + 31;
-      mma_phase<PP, true, false, kPipe>(acc, x, x.ja, e1, nc);
-      mma_phase<PP, true, true, kPipe>(acc, x, e1, e2, nc);
-      mma_phase<PP, false, true, kPipe>(acc, x, max(e1, e2), e3, nc);
-    }
-    __syncthreads();  // every warp is done with the template rows: the tile replaces them
-    for (int k = 0; k < ks; ++k) {
-      if (k == kgroup) {
+      const uint8_t* msm = tsm + L.tmpl;
+      uint8_t* plane1 = region + L.plane;
+      uint32_t* s1 = tile + kRows * L.cp;
+      uint32_t* s2 = s1 + kRows * L.cp;
+      product(tsm, region, tile, 1u, false);  // sum M T I
+      product(msm, region, s1, 1u, false);    // sum M I
+      // Plane 1: the high bytes of I^2; plane 0 becomes their low bytes.
+      uint32_t* w0 = reinterpret_cast<uint32_t*>(region);
+      uint32_t* w1 = reinterpret_cast<uint32_t*>(plane1);
+      for (int i = tid; i < L.plane / 4; i += nthreads) {
+        const uint32_t w = w0[i];
+        uint32_t hi = 0, lo = 0;
 #pragma unroll
-        for (int mg = 0; mg < (kM16 ? 1 : 2); ++mg)
-#pragma unroll
-          for (int pp = 0; pp < PP; ++pp)
-#pragma unroll
-            for (int s = 0; s < 4; ++s)
-#pragma unroll
-              for (int i = 0; i < 4; ++i) {
-                const int row = wrow + 16 * mg + g + 8 * (i >> 1);
-                const int col = 32 * PP * wx + 32 * pp + s + 8 * t + 4 * (i & 1);
-                if (k == 0)
-                  tile[row * L.cp + col] = acc[mg][pp][s][i];
-                else
-                  tile[row * L.cp + col] += acc[mg][pp][s][i];
-              }
+        for (int b = 0; b < 4; ++b) {
+          const uint32_t v = (w >> (8 * b)) & 255u, sq = v * v;
+          hi |= (sq >> 8) << (8 * b);
+          lo |= (sq & 255u) << (8 * b);
+        }
+        w1[i] = hi;
+        w0[i] = lo;
       }
       __syncthreads();
+      product(msm, plane1, s2, 256u, false);  // sum M I^2 = 256 sum M hi + sum M lo
+      product(msm, region, s2, 1u, true);
     }
   } else {
     static_assert(PP == 2, "the dp4a kernel covers 128 positions: 32 threads x 4");
@@ -745,7 +788,21 @@ __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameP
   trace_mark(p, tm::kTrCluster);
 
   // 4. Window sums and scores of rows [r0, r0 + nrows); then the map, row by row.
-  box_scores<TW, kScan>(p, region, L.rw, tile, L.cp, vbuf, L.vp, L.vh, X0, Y0, r0, nrows, tid, nthreads, BlockSync());
+  if constexpr (kMasked) {
+    // The sums are in the tiles: the score of a masked template (NaN where the window has no
+    // variance under the mask), as the CPU bank matcher computes it.
+    const uint32_t* s1 = tile + kRows * L.cp;
+    const uint32_t* s2 = s1 + kRows * L.cp;
+    for (int i = tid; i < nrows * TW; i += nthreads) {
+      const int yy = r0 + i / TW, xx = i % TW, at = yy * L.cp + xx;
+      const int u = X0 - p.sx + xx, v = Y0 - p.sy + yy;
+      if (u >= 0 && u < p.mw && v < p.mh)
+        tile[at] = float_bits(tm::bank_ccoeff_normed(p.n, p.st, p.var_t, s1[at], s2[at], tile[at], true));
+    }
+    __syncthreads();
+  } else {
+    box_scores<TW, kScan>(p, region, L.rw, tile, L.cp, vbuf, L.vp, L.vh, X0, Y0, r0, nrows, tid, nthreads, BlockSync());
+  }
   trace_mark(p, tm::kTrBox);
   for (int i = tid; i < nrows * TW; i += nthreads) {
     const int yy = r0 + i / TW, xx = i % TW;
@@ -763,7 +820,7 @@ __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameP
   const TileCells tc = tile_cells(p, X0, Y0, r0, nrows, TW);
   for (int lc = warp; lc < tc.count; lc += nthreads >> 5) {
     int cell = 0;
-    unsigned long long best = cell_part_best(p, tc, tile, L.cp, X0, Y0, lc, lane, &cell);
+    unsigned long long best = cell_part_best<kMasked>(p, tc, tile, L.cp, X0, Y0, lc, lane, &cell);
     best = warp_max(best);
     if (lane == 0 && static_cast<double>(key_score(best)) >= p.threshold) {
       if (atomicMax(&p.keys[cell], best) == 0ull)

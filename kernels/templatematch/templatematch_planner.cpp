@@ -38,14 +38,16 @@ LaunchPlanner::LaunchPlanner(const GpuLimits& gpu, const MatcherCudaOptions::Tun
 
 // The kernels may use up to the device's opt-in limit; the template must fit with the narrowest
 // tile the path has.
-Status LaunchPlanner::set_template(int tw, int th, int kp, OccupancyQueries& queries) {
+Status LaunchPlanner::set_template(int tw, int th, int kp, bool masked, OccupancyQueries& queries) {
   tw_ = tw;
   th_ = th;
   kp_ = kp;
-  const int need = frame_layout(use_mma_ ? 1 : 2, tw, th, kp, th, 1).total;
+  masked_ = masked;
+  const std::string name = (masked ? "masked template " : "template ") + std::to_string(tw) + "x" + std::to_string(th);
+  if (masked && !use_mma_) return Status::error(name + " needs the tensor cores (compute capability 8.0 or newer)");
+  const int need = frame_layout(use_mma_ ? 1 : 2, tw, th, kp, th, 1, false, masked).total;
   if (need > gpu_.smem_optin)
-    return Status::error("template " + std::to_string(tw) + "x" + std::to_string(th) +
-                         " needs more shared memory than this GPU offers (" + std::to_string(need) + " > " +
+    return Status::error(name + " needs more shared memory than this GPU offers (" + std::to_string(need) + " > " +
                          std::to_string(gpu_.smem_optin) + " bytes)");
   return compute_occupancy(queries);
 }
@@ -60,9 +62,10 @@ Status LaunchPlanner::compute_occupancy(OccupancyQueries& queries) {
         o = 0;
         const int ks = 1 << i;
         if ((pp == 2 && ks > 2) || kz > th_ || (!use_mma_ && (pp == 1 || kz > 1 || ks > 1))) continue;
-        const int smem = frame_layout(pp, tw_, th_, kp_, (th_ + kz - 1) / kz, ks).total;
+        if (masked_ && (pp > 1 || kz > 1)) continue;
+        const int smem = frame_layout(pp, tw_, th_, kp_, (th_ + kz - 1) / kz, ks, false, masked_).total;
         if (smem > gpu_.smem_optin) continue;
-        const KernelVariant k{use_mma_, pp, true, false, false};
+        const KernelVariant k{use_mma_, pp, true, false, false, masked_};
         CUDAPREP_RETURN_IF_ERROR(queries.blocks_per_sm(k, kGroupThreads * ks, smem, &o));
       }
   return compute_solo(queries);
@@ -74,7 +77,7 @@ Status LaunchPlanner::compute_occupancy(OccupancyQueries& queries) {
 // one block per SM; plan() does so where every cluster of the launch still fits at once.
 Status LaunchPlanner::compute_solo(OccupancyQueries& queries) {
   for (int kz = 0; kz <= kMaxKz; ++kz) solo_clusters_[kz] = solo_smem_[kz] = 0;
-  if (!use_mma_ || !clusters_ || gpu_.smem_per_sm <= 0) return Status();
+  if (!use_mma_ || !clusters_ || masked_ || gpu_.smem_per_sm <= 0) return Status();
   const int threads = block_threads_of(m16_split_, 1);
   for (int kz = 2; kz <= std::min(kMaxKz, th_); ++kz) {
     const int need = frame_layout(1, tw_, th_, kp_, (th_ + kz - 1) / kz, 1, scan_split_ && m16_split_).total;
@@ -119,13 +122,13 @@ FramePlan LaunchPlanner::plan(const Rect& r) const {
     pl.pp = 2;  // the dp4a kernel covers 128 positions per row
   } else {
     pl.pp = force_pp_ ? force_pp_ : (nc >= 3 && nc <= 4 && tiles_for(2, &gx, &gy) >= gpu_.sm_count) ? 2 : 1;
-    if (pl.pp == 2 && occ_[1][1][0] == 0) pl.pp = 1;  // 128-wide tiles (kz 1, ks 1) do not fit
+    if (pl.pp == 2 && occ_[1][1][0] == 0) pl.pp = 1;  // 128-wide tiles (kz 1, ks 1) do not fit (or masked)
   }
   const int tiles = tiles_for(pl.pp, &gx, &gy);
   pl.x_first = r.x / (64 * pl.pp) * (64 * pl.pp);
   int kz = 1;
   bool solo = false;
-  if (use_mma_ && clusters_) {
+  if (use_mma_ && clusters_ && !masked_) {
     auto fits_solo = [&](int k) { return pl.pp == 1 && solo_smem_[k] > 0 && solo_clusters_[k] >= tiles; };
     if (force_kz_ > 0) {
       kz = std::min(force_kz_, th_);
@@ -151,13 +154,13 @@ FramePlan LaunchPlanner::plan(const Rect& r) const {
   pl.grid_z = pl.kz;
   const int rows = (th_ + pl.kz - 1) / pl.kz;
   pl.scan = pl.m16 && scan_split_ && frame_layout(pl.pp, tw_, th_, kp_, rows, pl.ks, true).total <= gpu_.smem_optin;
-  pl.smem = frame_layout(pl.pp, tw_, th_, kp_, rows, pl.ks, pl.scan).total;
+  pl.smem = frame_layout(pl.pp, tw_, th_, kp_, rows, pl.ks, pl.scan, masked_).total;
   if (solo) pl.smem = std::max(pl.smem, solo_smem_[pl.kz]);  // one block per SM
   return pl;
 }
 
 KernelVariant LaunchPlanner::kernel_of(const FramePlan& pl) const {
-  return KernelVariant{use_mma_, pl.pp, pl.pipe, pl.m16, pl.scan};
+  return KernelVariant{use_mma_, pl.pp, pl.pipe, pl.m16, pl.scan, masked_};
 }
 
 // Template-row split between warp groups of a block. The tensor-core loop is latency-bound (a

@@ -34,6 +34,7 @@ struct KernelVariant {
   bool mma = false;  // tensor cores; dp4a otherwise
   int pp = 1;        // tile width / 64
   bool pipelined = false, m16 = false, scan = false;
+  bool masked = false;  // four products a block (64-wide tiles, no cluster split)
 };
 
 // The occupancy questions the planner asks of the GPU (cudaOccupancy* in the matcher).
@@ -68,7 +69,8 @@ class LaunchPlanner {
 
   // Per template (kp: its width padded to 32): refuses one that does not fit the GPU's shared
   // memory even in the narrowest tile, then fills the occupancy tables through `queries`.
-  Status set_template(int tw, int th, int kp, OccupancyQueries& queries);
+  // A masked template runs on 64-wide tiles without cluster split, and needs the tensor cores.
+  Status set_template(int tw, int th, int kp, bool masked, OccupancyQueries& queries);
 
   FramePlan plan(const Rect& region) const;
   KernelVariant kernel_of(const FramePlan& plan) const;
@@ -96,6 +98,7 @@ class LaunchPlanner {
   bool m16_split_ = true;   // m16 = false: cluster-split blocks keep 4 warps of two M-groups
   // Per template.
   int tw_ = 0, th_ = 0, kp_ = 0;
+  bool masked_ = false;
   int occ_[2][kMaxKz + 1][3] = {};  // blocks per SM: [tile width / 64 - 1][kz][log2 ks]; 0: does not fit
   // Per cluster split kz (64-wide tiles): clusters that can be resident at once with one block per
   // SM, and the dynamic shared memory that makes it one (0: not possible).

@@ -214,46 +214,178 @@ TEST(BankGpu, EqualsCpuForEveryGroupShape) {
               "chunk widths");
 }
 
-// The element's engine runs a bank of unmasked templates as one single-template launch each, all
-// launched before the first wait. Its matches equal the CPU engine's, frame after frame, with
-// every wait mode, members left out of a frame and a member whose template is the frame itself.
+// The element's engine runs a bank of one member a template as one single-template launch each,
+// all launched before the first wait; masked members too, where the single-template kernel holds
+// them (a masked member too large for it sends the bank to the bank matcher). Its matches equal
+// the CPU engine's, frame after frame, with every wait mode and members left out of a frame.
 TEST(BankGpu, EngineOfSingleLaunchesEqualsCpuEngine) {
   Gray frame = tmtest::structured_gray(383, 251, 21);
-  TemplateBank bank = make_bank(frame, 9, 72, false, 44);
-  BankSearch search = BankSearch::over(bank, Rect{0, 0, frame.width, frame.height});
-  for (size_t t = 0; t < bank.templates.size(); ++t) search.thresholds[t] = 0.2;
+  for (int flat = 0; flat < 40; ++flat) frame.at(100 + flat, 60) = frame.at(100, 60);  // a flat run of pixels
+  for (int kind = 0; kind < 3; ++kind) {
+    SCOPED_TRACE(kind == 0 ? "unmasked" : kind == 1 ? "masked" : "a masked member too large for the single kernel");
+    TemplateBank bank = make_bank(frame, 9, 72, kind > 0, 44);
+    if (kind == 2) {
+      MaskedGray& g = bank.members[2].image;
+      g.width = 200;
+      g.height = 190;
+      g.pixels.clear();
+      g.mask.clear();
+      for (int j = 0; j < g.height; ++j)
+        for (int i = 0; i < g.width; ++i) {
+          g.pixels.push_back(frame.at(30 + i, 20 + j));
+          g.mask.push_back((i / 7 + j / 5) % 3 != 0);
+        }
+    }
+    BankSearch search = BankSearch::over(bank, Rect{0, 0, frame.width, frame.height});
+    for (size_t t = 0; t < bank.templates.size(); ++t) search.thresholds[t] = 0.2;
+    cudaStream_t stream;
+    ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+    {
+      DevGray dev(frame, frame.width + 13, 3);
+      std::unique_ptr<MatchEngine> cpu = make_match_engine_cpu();
+      ASSERT_TRUE(cpu->configure(PixelFormat::GRAY8, frame.width, frame.height).ok());
+      ASSERT_TRUE(cpu->set_bank(bank).ok());
+      for (GpuWait wait : {GpuWait::Blocking, GpuWait::Spin, GpuWait::StreamSync, GpuWait::Poll}) {
+        SCOPED_TRACE("wait mode " + std::to_string(static_cast<int>(wait)));
+        std::unique_ptr<MatchEngine> gpu = make_match_engine_cuda(stream, wait);
+        ASSERT_TRUE(gpu->configure(PixelFormat::GRAY8, frame.width, frame.height).ok());
+        Status st = gpu->set_bank(bank);
+        ASSERT_TRUE(st.ok()) << st.message();
+        for (int round = 0; round < 3; ++round) {
+          BankSearch s = search;
+          s.regions[(round * 4) % s.regions.size()] = Rect{};  // not searched this frame
+          std::vector<Match> a, b;
+          ASSERT_TRUE(cpu->match(frame.view(), s, false, &a).ok());
+          st = gpu->match(dev.view, s, false, &b);
+          ASSERT_TRUE(st.ok()) << st.message();
+          ASSERT_EQ(a.size(), b.size()) << "round " << round;
+          ASSERT_FALSE(a.empty());
+          for (size_t i = 0; i < a.size(); ++i) {
+            EXPECT_EQ(a[i].member, b[i].member);
+            EXPECT_EQ(a[i].x, b[i].x);
+            EXPECT_EQ(a[i].y, b[i].y);
+            EXPECT_EQ(a[i].score, b[i].score);
+            EXPECT_EQ(a[i].sub_x, b[i].sub_x);
+            EXPECT_EQ(a[i].sub_y, b[i].sub_y);
+          }
+        }
+        // The single-template matchers ran (their texture objects), or not for the bank they refused.
+        const bool singles_ran = gpu->cache_summary().rfind("texture objects: 0 created", 0) != 0;
+        EXPECT_EQ(singles_ran, kind < 2) << gpu->cache_summary();
+      }
+    }
+    cudaStreamDestroy(stream);
+  }
+}
+
+// A masked template on the single-template kernel scores every position as the CPU bank matcher
+// scores the member (bit for bit, NaN where the window has no variance under the mask) and finds
+// the same matches: random, shaped and striped masks, non-binary mask values, sizes that are not
+// multiples of the tile or the 32-byte chunks, odd pitches and offsets, whole frames and regions,
+// and flat patches. Also the message for a template with no variance under its mask.
+TEST(BankGpu, MaskedSingleTemplateEqualsCpuBankMember) {
+  struct Case {
+    int fw, fh, tw, th, kind;
+    size_t pitch_extra, offset;
+    Rect region;
+  } cases[] = {
+      {333, 217, 64, 64, 0, 0, 0, {}},
+      {401, 299, 31, 17, 1, 5, 3, {}},
+      {287, 203, 33, 40, 2, 64, 1, {}},
+      {517, 311, 96, 80, 0, 3, 7, {}},
+      {300, 290, 128, 128, 1, 0, 2, {}},
+      {640, 480, 5, 7, 2, 1, 0, {}},
+      {700, 500, 64, 64, 1, 0, 0, {211, 133, 320, 320}},
+      {700, 500, 47, 61, 0, 7, 5, {64, 64, 130, 99}},
+  };
   cudaStream_t stream;
   ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
-  {
-    DevGray dev(frame, frame.width + 13, 3);
-    std::unique_ptr<MatchEngine> cpu = make_match_engine_cpu();
-    ASSERT_TRUE(cpu->configure(PixelFormat::GRAY8, frame.width, frame.height).ok());
-    ASSERT_TRUE(cpu->set_bank(bank).ok());
-    for (GpuWait wait : {GpuWait::Blocking, GpuWait::Spin, GpuWait::StreamSync, GpuWait::Poll}) {
-      SCOPED_TRACE("wait mode " + std::to_string(static_cast<int>(wait)));
-      std::unique_ptr<MatchEngine> gpu = make_match_engine_cuda(stream, wait);
-      ASSERT_TRUE(gpu->configure(PixelFormat::GRAY8, frame.width, frame.height).ok());
-      Status st = gpu->set_bank(bank);
+  int compared = 0, nan_positions = 0;
+  for (const Case& c : cases) {
+    const std::string what = std::to_string(c.tw) + "x" + std::to_string(c.th) + " mask kind " +
+                             std::to_string(c.kind) + " on " + std::to_string(c.fw) + "x" + std::to_string(c.fh);
+    SCOPED_TRACE(what);
+    Gray frame = tmtest::structured_gray(c.fw, c.fh, c.fw + c.tw);
+    for (int y = 10; y < 10 + c.th + 20 && y < c.fh; ++y)
+      for (int x = 5; x < 5 + c.tw + 30 && x < c.fw; ++x) frame.at(x, y) = 77;  // windows with no variance
+    std::mt19937 rng(c.tw * 7 + c.kind);
+    TemplateBank bank;
+    BankTemplate t;
+    t.label = "masked";
+    t.threshold = 0.3;
+    t.max_matches = 4;
+    bank.templates.push_back(t);
+    BankMember m;
+    MaskedGray& g = m.image;
+    g.width = c.tw;
+    g.height = c.th;
+    const Rect area = c.region.empty() ? Rect{0, 0, c.fw, c.fh} : c.region;
+    const int tx = area.x + area.w - c.tw - 9, ty = area.y + area.h - c.th - 4;  // a match in the region
+    for (int j = 0; j < c.th; ++j)
+      for (int i = 0; i < c.tw; ++i) {
+        g.pixels.push_back(frame.at(tx + i, ty + j));
+        const double dx = (i + 0.5) / c.tw - 0.5, dy = (j + 0.5) / c.th - 0.5;
+        const bool in = c.kind == 0 ? rng() % 10 < 7 : c.kind == 1 ? dx * dx + dy * dy <= 0.25 : (i + 2 * j) % 5 != 0;
+        g.mask.push_back(in ? (c.kind == 1 ? 200 : 1) : 0);
+      }
+    bank.members.push_back(m);
+    BankMatcherCpu cpu;
+    Status st = cpu.set_bank(bank);
+    ASSERT_TRUE(st.ok()) << st.message();
+    {
+      DevGray dev(frame, c.fw + c.pitch_extra, c.offset);
+      TemplateMatcherCuda gpu;
+      ASSERT_TRUE(gpu.configure(c.fw, c.fh, stream).ok());
+      st = gpu.set_template(GrayView{g.pixels.data(), c.tw, c.tw, c.th}, g.mask.data());
       ASSERT_TRUE(st.ok()) << st.message();
-      for (int round = 0; round < 3; ++round) {
-        BankSearch s = search;
-        s.regions[(round * 4) % s.regions.size()] = Rect{};  // not searched this frame
-        std::vector<Match> a, b;
-        ASSERT_TRUE(cpu->match(frame.view(), s, false, &a).ok());
-        st = gpu->match(dev.view, s, false, &b);
+      std::vector<float> a, b;
+      int aw, ah, bw, bh;
+      ASSERT_TRUE(cpu.score_map(frame.view(), 0, c.region, &a, &aw, &ah).ok());
+      st = gpu.score_map(dev.view, c.region, &b, &bw, &bh);
+      ASSERT_TRUE(st.ok()) << st.message();
+      ASSERT_EQ(aw, bw);
+      ASSERT_EQ(ah, bh);
+      int differ = 0;
+      for (size_t i = 0; i < a.size(); ++i) {
+        differ += !same_float(a[i], b[i]);
+        nan_positions += std::isnan(a[i]);
+      }
+      EXPECT_EQ(differ, 0);
+      compared += static_cast<int>(a.size());
+      const BankSearch search = BankSearch::over(bank, area);  // (an empty region: not searched)
+      MatchSettings settings;
+      settings.search = c.region;
+      settings.threshold = t.threshold;
+      settings.max_matches = t.max_matches;
+      for (int round = 0; round < 2; ++round) {
+        std::vector<Match> ma, mb;
+        ASSERT_TRUE(cpu.match(frame.view(), search, false, &ma).ok());
+        st = gpu.match(dev.view, settings, &mb);
         ASSERT_TRUE(st.ok()) << st.message();
-        ASSERT_EQ(a.size(), b.size()) << "round " << round;
-        ASSERT_FALSE(a.empty());
-        for (size_t i = 0; i < a.size(); ++i) {
-          EXPECT_EQ(a[i].member, b[i].member);
-          EXPECT_EQ(a[i].x, b[i].x);
-          EXPECT_EQ(a[i].y, b[i].y);
-          EXPECT_EQ(a[i].score, b[i].score);
-          EXPECT_EQ(a[i].sub_x, b[i].sub_x);
-          EXPECT_EQ(a[i].sub_y, b[i].sub_y);
+        ASSERT_EQ(ma.size(), mb.size());
+        ASSERT_FALSE(ma.empty());
+        for (size_t i = 0; i < ma.size(); ++i) {
+          EXPECT_EQ(ma[i].x, mb[i].x);
+          EXPECT_EQ(ma[i].y, mb[i].y);
+          EXPECT_EQ(ma[i].score, mb[i].score);
+          EXPECT_EQ(ma[i].sub_x, mb[i].sub_x);
+          EXPECT_EQ(ma[i].sub_y, mb[i].sub_y);
         }
       }
     }
+  }
+  EXPECT_GT(compared, 500000);
+  EXPECT_GT(nan_positions, 0);  // the flat patches left windows with no variance under the masks
+  {
+    Gray flat = tmtest::structured_gray(40, 30, 3);
+    std::vector<uint8_t> mask(40 * 30, 0);
+    for (int i = 0; i < 10; ++i) {
+      flat.at(i, 0) = 9;
+      mask[i] = 1;
+    }
+    TemplateMatcherCuda gpu;
+    ASSERT_TRUE(gpu.configure(200, 100, stream).ok());
+    EXPECT_EQ(gpu.set_template(flat.view(), mask.data()).message(), "template has no variance under its mask");
   }
   cudaStreamDestroy(stream);
 }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
 
 #include "templatematch_planner.h"
 
@@ -53,7 +54,7 @@ Planned plan_for(const GpuLimits& gpu, int tw, int th, const Rect& region, const
                  bool answers_clusters = true) {
   Planned p{LaunchPlanner(gpu, tuning), {}};
   ModelOccupancy occupancy(gpu, answers_clusters);
-  const Status s = p.planner.set_template(tw, th, (tw + 31) / 32 * 32, occupancy);
+  const Status s = p.planner.set_template(tw, th, (tw + 31) / 32 * 32, false, occupancy);
   EXPECT_TRUE(s.ok()) << s.message();
   p.plan = p.planner.plan(region);
   return p;
@@ -158,7 +159,7 @@ TEST(Planner, LargestTemplate) {
   // An A100 (163 KB per block) cannot hold it: refused with the figures.
   LaunchPlanner a(a100(), Tuning());
   ModelOccupancy occupancy(a100());
-  const Status s = a.set_template(256, 256, 256, occupancy);
+  const Status s = a.set_template(256, 256, 256, false, occupancy);
   EXPECT_FALSE(s.ok());
   EXPECT_EQ(s.message(), "template 256x256 needs more shared memory than this GPU offers (180480 > 166912 bytes)");
 }
@@ -209,7 +210,7 @@ TEST(Planner, Dp4aBelowCc8OrForced) {
   // sm_75 offers 64 KB a block: a 64 px template's 128-wide tile does not fit.
   LaunchPlanner t(turing(), Tuning());
   ModelOccupancy occupancy(turing());
-  EXPECT_EQ(t.set_template(64, 64, 64, occupancy).message(),
+  EXPECT_EQ(t.set_template(64, 64, 64, false, occupancy).message(),
             "template 64x64 needs more shared memory than this GPU offers (75904 > 65536 bytes)");
 }
 
@@ -276,4 +277,42 @@ TEST(Planner, InvalidTuningIsRefused) {
   EXPECT_FALSE(tm::check_tuning(t).ok());
   t.cluster_split = 8;
   EXPECT_TRUE(tm::check_tuning(t).ok());
+}
+
+// A masked template: 64-wide tensor-core tiles, never a cluster split (not even on a small region
+// or when forced), its four products' shared memory; refused without tensor cores and where it
+// does not fit, with the figures.
+TEST(Planner, MaskedTemplates) {
+  for (const Rect& region : {kFullHd, Rect{832, 412, 320, 320}}) {
+    Tuning t;
+    t.cluster_split = 4;
+    t.tile_width = 128;
+    for (const Tuning& tuning : {Tuning(), t}) {
+      LaunchPlanner planner(h200(), tuning);
+      ModelOccupancy occupancy(h200());
+      const Status s = planner.set_template(64, 64, 64, true, occupancy);
+      ASSERT_TRUE(s.ok()) << s.message();
+      const FramePlan plan = planner.plan(region);
+      EXPECT_EQ(plan.pp, 1);
+      EXPECT_EQ(plan.kz, 1);
+      EXPECT_FALSE(plan.m16);
+      EXPECT_FALSE(plan.scan);
+      EXPECT_TRUE(planner.kernel_of(plan).masked);
+      EXPECT_EQ(plan.smem, tm::frame_layout(1, 64, 64, 64, 64, plan.ks, false, true).total);
+      EXPECT_GT(plan.smem, tm::frame_layout(1, 64, 64, 64, 64, plan.ks).total);
+    }
+  }
+  // An unmasked template's plan says so.
+  EXPECT_FALSE(plan_for(h200(), 64, 64, kFullHd).planner.kernel_of(plan_for(h200(), 64, 64, kFullHd).plan).masked);
+  LaunchPlanner t(turing(), Tuning());
+  ModelOccupancy turing_occupancy(turing());
+  EXPECT_EQ(t.set_template(16, 16, 32, true, turing_occupancy).message(),
+            "masked template 16x16 needs the tensor cores (compute capability 8.0 or newer)");
+  LaunchPlanner h(h200(), Tuning());
+  ModelOccupancy occupancy(h200());
+  const int need = tm::frame_layout(1, 200, 200, 224, 200, 1, false, true).total;
+  EXPECT_EQ(h.set_template(200, 200, 224, true, occupancy).message(),
+            "masked template 200x200 needs more shared memory than this GPU offers (" + std::to_string(need) +
+                " > 232448 bytes)");
+  EXPECT_TRUE(h.set_template(128, 128, 128, true, occupancy).ok());
 }
