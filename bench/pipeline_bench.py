@@ -80,6 +80,34 @@ def find_probe_bin():
     return os.path.join(REPO, "build", "bench", "element_latency")
 
 
+# Where the bank cases cut their eight 64 px templates from the clip's first frame (textured parts
+# of the street scene).
+BANK_CORNERS = [(1640, 120), (1040, 40), (240, 920), (680, 480), (1600, 480), (1280, 320), (1360, 40), (1240, 680)]
+
+
+def bank_templates(a, _made={}):
+    """The bank cases' templates: PGM files cut from the clip's first decoded frame (made once)."""
+    if "files" not in _made:
+        folder = f"/tmp/cudaprep-bench-templates-{os.getpid()}"
+        os.makedirs(folder, exist_ok=True)
+        raw = os.path.join(folder, "frame.gray")
+        run(a, f"filesrc location={a.clip} ! qtdemux ! h264parse ! {a.decoder} ! identity eos-after=1 ! videoconvert ! "
+               f"video/x-raw,format=GRAY8,width=1920,height=1080 ! filesink location={raw}")
+        with open(raw, "rb") as f:
+            frame = f.read(1920 * 1080)
+        if len(frame) != 1920 * 1080:
+            sys.exit(f"the clip's first frame is not 1920x1080 gray ({len(frame)} bytes)")
+        files = []
+        for i, (x, y) in enumerate(BANK_CORNERS):
+            path = os.path.join(folder, f"t{i}.pgm")
+            with open(path, "wb") as f:
+                f.write(b"P5\n64 64\n255\n" + b"".join(frame[(y + j) * 1920 + x:(y + j) * 1920 + x + 64]
+                                                         for j in range(64)))
+            files.append(path)
+        _made["files"] = files
+    return _made["files"]
+
+
 def cases(a):
     """(name, element name prefixes whose latency is reported, branch builder, streams[, head]);
     head: elements the streams' branches link into (an aggregator), put first."""
@@ -102,6 +130,11 @@ def cases(a):
     rois8 = "<" + ",".join(f"<{40 + 200 * i},{40 + 90 * i},{32 + 48 * i},{32 + 40 * i}>" for i in range(8)) + ">"
     s = a.streams
     crops = "width=224 height=224"
+    # Eight templates: one element with all of them against a chain of eight single-template elements.
+    bank_one = lambda n: (f"cudatemplatematch name=tm{n} {x} templates=\"{';'.join(bank_templates(a))}\" "
+                          f"draw=false ! fakesink")
+    bank_chain = lambda n: " ! ".join(f"cudatemplatematch name=tm{n}_{i} {x} template-location={f} draw=false"
+                                      for i, f in enumerate(bank_templates(a))) + " ! fakesink"
     crops_head = f"cudatensorbatch name=tc {x} {crops} batch-size={8 * s} " + \
         " ".join(f'sink_{n}::rois="{rois8}"' for n in range(s)) + f" ! {tensor_cuda} ! fakesink "
     return [
@@ -121,6 +154,8 @@ def cases(a):
          lambda n: tm(n, 64, "false", "post-messages=false"), 1),
         ("templatematch 128 px, draw=false", ["tm"], lambda n: tm(n, 128, "false"), 1),
         ("templatematch 128 px, draw=true", ["tm"], lambda n: tm(n, 128, "true"), 1),
+        ("templatematch, 8 templates of 64 px in one element", ["tm"], bank_one, 1),
+        ("templatematch, 8 elements of one 64 px template each", ["tm"], bank_chain, 1),
         ("both behind a tee", ["tz", "tm"], both, 1),
         (f"{s} streams, decode only", [], lambda n: "fakesink", s),
         (f"{s} streams, both behind a tee", ["tz", "tm"], both, s),
