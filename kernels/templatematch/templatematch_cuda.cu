@@ -39,12 +39,10 @@ namespace {
 using FrameKernel = void (*)(const FrameParams);
 
 // The one table from launch shape to kernel instantiation (scan only with m16; masked templates
-// on 64-wide tensor-core tiles only).
+// on 64-wide tensor-core tiles without software pipelining only).
 FrameKernel frame_kernel_for(const tm::KernelVariant& k) {
   if (!k.mma) return frame_kernel<false, 2, false, false, false>;
-  if (k.masked)
-    return k.pipelined ? frame_kernel<true, 1, true, false, false, true>
-                       : frame_kernel<true, 1, false, false, false, true>;
+  if (k.masked) return frame_kernel<true, 1, false, false, false, true>;  // (pipelined, it would spill)
   if (k.m16 && k.scan)
     return k.pipelined ? frame_kernel<true, 1, true, true, true> : frame_kernel<true, 1, false, true, true>;
   if (k.m16) return k.pipelined ? frame_kernel<true, 1, true, true, false> : frame_kernel<true, 1, false, true, false>;

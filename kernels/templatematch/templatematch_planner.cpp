@@ -65,7 +65,7 @@ Status LaunchPlanner::compute_occupancy(OccupancyQueries& queries) {
         if (masked_ && (pp > 1 || kz > 1)) continue;
         const int smem = frame_layout(pp, tw_, th_, kp_, (th_ + kz - 1) / kz, ks, false, masked_).total;
         if (smem > gpu_.smem_optin) continue;
-        const KernelVariant k{use_mma_, pp, true, false, false, masked_};
+        const KernelVariant k{use_mma_, pp, !masked_, false, false, masked_};
         CUDAPREP_RETURN_IF_ERROR(queries.blocks_per_sm(k, kGroupThreads * ks, smem, &o));
       }
   return compute_solo(queries);
@@ -148,7 +148,8 @@ FramePlan LaunchPlanner::plan(const Rect& r) const {
   pl.kz = kz;
   pl.m16 = use_mma_ && pl.kz > 1 && pl.pp == 1 && m16_split_;
   pl.ks = use_mma_ && !pl.m16 ? choose_ks(pl.pp, pl.kz, tiles * pl.kz) : 1;
-  pl.pipe = use_mma_ && (force_pipe_ >= 0 ? force_pipe_ == 1 : (nc == 1 || pl.kz > 1));
+  // (A masked template's pipelined loop would hold two products' fragments: it spills.)
+  pl.pipe = use_mma_ && !masked_ && (force_pipe_ >= 0 ? force_pipe_ == 1 : (nc == 1 || pl.kz > 1));
   pl.grid_x = gx;
   pl.grid_y = gy;
   pl.grid_z = pl.kz;

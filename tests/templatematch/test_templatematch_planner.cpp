@@ -280,7 +280,7 @@ TEST(Planner, InvalidTuningIsRefused) {
 }
 
 // A masked template: 64-wide tensor-core tiles, never a cluster split (not even on a small region
-// or when forced), its four products' shared memory; refused without tensor cores and where it
+// or when forced), no software pipelining, its four products' shared memory; refused without tensor cores and where it
 // does not fit, with the figures.
 TEST(Planner, MaskedTemplates) {
   for (const Rect& region : {kFullHd, Rect{832, 412, 320, 320}}) {
@@ -297,6 +297,7 @@ TEST(Planner, MaskedTemplates) {
       EXPECT_EQ(plan.kz, 1);
       EXPECT_FALSE(plan.m16);
       EXPECT_FALSE(plan.scan);
+      EXPECT_FALSE(plan.pipe);
       EXPECT_TRUE(planner.kernel_of(plan).masked);
       EXPECT_EQ(plan.smem, tm::frame_layout(1, 64, 64, 64, 64, plan.ks, false, true).total);
       EXPECT_GT(plan.smem, tm::frame_layout(1, 64, 64, 64, 64, plan.ks).total);
