@@ -488,11 +488,12 @@ __host__ __device__ inline void stage_template(uint8_t* tsm, int tp, const uint8
 }
 
 // Fragments of one (image row, 32-column chunk) step of the tensor-core loop: A of the two
-// M-groups, the B words of NB frame planes (a masked template's squares: their high and low
-// bytes, multiplied with the same A).
-template <int PP, int NB>
+// M-groups from NA staged row sets, the B words of NB frame planes. A masked template uses
+// NA = 2 (M T and M, with the same B: I) and NB = 2 (the high and the low bytes of I^2, with the
+// same A: M); NA * NB <= 2.
+template <int PP, int NA, int NB>
 struct Frag {
-  uint32_t a0[4], a1[4];
+  uint32_t a0[NA][4], a1[NA][4];
   uint32_t w[NB][PP][4];
 };
 
@@ -501,13 +502,17 @@ struct MmaCtx {
   int rw;
   int w_next;      // NB == 2: bytes from the first plane to the second
   uint32_t abase;  // this lane's ldmatrix row for image row rr: abase + rr * tp (M-group 0)
+  int a_next;      // NA == 2: bytes from the first staged row set to the second
   int tp, ja, jb, gt;
 };
 
-template <int PP, int NB, bool M0, bool M1>
-__device__ __forceinline__ void load_frag(Frag<PP, NB>& f, const MmaCtx& x, int rr, int c) {
-  if (M0) ldmatrix_x4(f.a0, x.abase + rr * x.tp + 32 * c);
-  if (M1) ldmatrix_x4(f.a1, x.abase + (rr - 16) * x.tp + 32 * c);
+template <int PP, int NA, int NB, bool M0, bool M1>
+__device__ __forceinline__ void load_frag(Frag<PP, NA, NB>& f, const MmaCtx& x, int rr, int c) {
+#pragma unroll
+  for (int na = 0; na < NA; ++na) {
+    if (M0) ldmatrix_x4(f.a0[na], x.abase + na * x.a_next + rr * x.tp + 32 * c);
+    if (M1) ldmatrix_x4(f.a1[na], x.abase + na * x.a_next + (rr - 16) * x.tp + 32 * c);
+  }
 #pragma unroll
   for (int nb = 0; nb < NB; ++nb) {
     const uint32_t* w = reinterpret_cast<const uint32_t*>(x.wbase + nb * x.w_next + rr * x.rw) + x.gt + 8 * c;
@@ -521,8 +526,9 @@ __device__ __forceinline__ void load_frag(Frag<PP, NB>& f, const MmaCtx& x, int 
   }
 }
 
-template <int PP, int NB, bool M0, bool M1>
-__device__ __forceinline__ void mma_frag(uint32_t (&acc)[NB][2][PP][4][4], const Frag<PP, NB>& f) {
+// acc[na * NB + nb]: the product of A set na with plane nb.
+template <int PP, int NA, int NB, bool M0, bool M1>
+__device__ __forceinline__ void mma_frag(uint32_t (&acc)[NA * NB][2][PP][4][4], const Frag<PP, NA, NB>& f) {
 #pragma unroll
   for (int nb = 0; nb < NB; ++nb)
 #pragma unroll
@@ -531,42 +537,46 @@ __device__ __forceinline__ void mma_frag(uint32_t (&acc)[NB][2][PP][4][4], const
       for (int s = 0; s < 4; ++s) {
         const uint32_t b0 = s ? __funnelshift_r(f.w[nb][pp][0], f.w[nb][pp][1], 8 * s) : f.w[nb][pp][0];
         const uint32_t b1 = s ? __funnelshift_r(f.w[nb][pp][2], f.w[nb][pp][3], 8 * s) : f.w[nb][pp][2];
-        if (M0) mma_u8(acc[nb][0][pp][s], f.a0, b0, b1);
-        if (M1) mma_u8(acc[nb][1][pp][s], f.a1, b0, b1);
+#pragma unroll
+        for (int na = 0; na < NA; ++na) {
+          if (M0) mma_u8(acc[na * NB + nb][0][pp][s], f.a0[na], b0, b1);
+          if (M1) mma_u8(acc[na * NB + nb][1][pp][s], f.a1[na], b0, b1);
+        }
       }
     }
 }
 
 // Image rows [rb, re) of one M-group phase, nc column chunks each. kPipe: the fragments of the next
 // step are loaded while the tensor cores work on the current one (two register sets).
-template <int PP, int NB, bool M0, bool M1, bool kPipe>
-__device__ __forceinline__ void mma_phase(uint32_t (&acc)[NB][2][PP][4][4], const MmaCtx& x, int rb, int re, int nc) {
+template <int PP, int NA, int NB, bool M0, bool M1, bool kPipe>
+__device__ __forceinline__ void mma_phase(uint32_t (&acc)[NA * NB][2][PP][4][4], const MmaCtx& x, int rb, int re,
+                                          int nc) {
   if (rb >= re) return;
   if constexpr (!kPipe) {
     for (int rr = rb; rr < re; ++rr)
       for (int c = 0; c < nc; ++c) {
-        Frag<PP, NB> f;
-        load_frag<PP, NB, M0, M1>(f, x, rr, c);
-        mma_frag<PP, NB, M0, M1>(acc, f);
+        Frag<PP, NA, NB> f;
+        load_frag<PP, NA, NB, M0, M1>(f, x, rr, c);
+        mma_frag<PP, NA, NB, M0, M1>(acc, f);
       }
   } else {
     const int total = (re - rb) * nc;
     int lr = rb, lc = 0;  // the next step to load
-    Frag<PP, NB> f0, f1;
-    load_frag<PP, NB, M0, M1>(f0, x, lr, lc);
+    Frag<PP, NA, NB> f0, f1;
+    load_frag<PP, NA, NB, M0, M1>(f0, x, lr, lc);
     if (++lc == nc) lc = 0, ++lr;
     for (int it = 0;;) {
       if (it + 1 < total) {
-        load_frag<PP, NB, M0, M1>(f1, x, lr, lc);
+        load_frag<PP, NA, NB, M0, M1>(f1, x, lr, lc);
         if (++lc == nc) lc = 0, ++lr;
       }
-      mma_frag<PP, NB, M0, M1>(acc, f0);
+      mma_frag<PP, NA, NB, M0, M1>(acc, f0);
       if (++it == total) break;
       if (it + 1 < total) {
-        load_frag<PP, NB, M0, M1>(f0, x, lr, lc);
+        load_frag<PP, NA, NB, M0, M1>(f0, x, lr, lc);
         if (++lc == nc) lc = 0, ++lr;
       }
-      mma_frag<PP, NB, M0, M1>(acc, f1);
+      mma_frag<PP, NA, NB, M0, M1>(acc, f1);
       if (++it == total) break;
     }
   }
@@ -651,18 +661,22 @@ __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameP
     const int lrow = (lane & 7) + 8 * ((lane >> 3) & 1);
     x.gt = g + t;
     const int nc = kp / 32;
-    // One product: A from the staged rows `staged` (template or mask), B from the frame plane
-    // `plane` (and, NB == 2, from the plane `w_next` bytes after it: sum M hi and sum M lo, whose
-    // sum M I^2 = 256 hi + lo is what is kept); the warp groups' partial sums into `out`.
-    auto product = [&](auto planes, const uint8_t* staged, const uint8_t* plane, int w_next, uint32_t* out) {
-      constexpr int NB = decltype(planes)::value;
+    // One pass of products: A from the staged rows `staged` (template or mask; NA == 2: also the
+    // set `a_next` bytes after it), B from the frame plane `plane` (NB == 2: also the plane
+    // `w_next` bytes after it); the warp groups' partial sums into `out` (NA == 2: the second
+    // set's into `out2`; NB == 2: 256 x the first plane's + the second's, sum M I^2 from its
+    // high and low bytes).
+    auto product = [&](auto sets, auto planes, const uint8_t* staged, int a_next, const uint8_t* plane, int w_next,
+                       uint32_t* out, uint32_t* out2) {
+      constexpr int NA = decltype(sets)::value, NB = decltype(planes)::value;
       x.wbase = plane + wrow * L.rw + 32 * PP * wx;
       x.w_next = w_next;
+      x.a_next = a_next;
       x.abase = static_cast<uint32_t>(__cvta_generic_to_shared(staged)) + (16 * (kgroup + 1) - JA - lrow) * L.tp +
                 16 * (lane >> 4);
-      uint32_t acc[NB][2][PP][4][4];
+      uint32_t acc[NA * NB][2][PP][4][4];
 #pragma unroll
-      for (int nb = 0; nb < NB; ++nb)
+      for (int nb = 0; nb < NA * NB; ++nb)
 #pragma unroll
         for (int a = 0; a < 2; ++a)
 #pragma unroll
@@ -672,14 +686,14 @@ __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameP
 #pragma unroll
               for (int i = 0; i < 4; ++i) acc[nb][a][b][c][i] = 0;
       if constexpr (kM16) {
-        mma_phase<PP, NB, true, false, kPipe>(acc, x, x.ja, x.jb + 15, nc);
+        mma_phase<PP, NA, NB, true, false, kPipe>(acc, x, x.ja, x.jb + 15, nc);
       } else {
         // Image rows rr in [ja, jb + 31) relative to the warp's first output row: M-group 0 meets
         // template rows in [ja, jb) for rr < jb + 15, M-group 1 for rr >= ja + 16.
         const int e1 = min(x.ja + 16, x.jb + 15), e2 = x.jb + 15, e3 = x.jb + 31;
-        mma_phase<PP, NB, true, false, kPipe>(acc, x, x.ja, e1, nc);
-        mma_phase<PP, NB, true, true, kPipe>(acc, x, e1, e2, nc);
-        mma_phase<PP, NB, false, true, kPipe>(acc, x, max(e1, e2), e3, nc);
+        mma_phase<PP, NA, NB, true, false, kPipe>(acc, x, x.ja, e1, nc);
+        mma_phase<PP, NA, NB, true, true, kPipe>(acc, x, e1, e2, nc);
+        mma_phase<PP, NA, NB, false, true, kPipe>(acc, x, max(e1, e2), e3, nc);
       }
       __syncthreads();  // every warp is done with the staged rows (unmasked: the tile replaces them)
       for (int k = 0; k < ks; ++k) {
@@ -696,10 +710,9 @@ __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameP
                   const int col = 32 * PP * wx + 32 * pp + s + 8 * t + 4 * (i & 1);
                   uint32_t v = acc[0][mg][pp][s][i];
                   if constexpr (NB == 2) v = 256u * v + acc[1][mg][pp][s][i];
-                  if (k == 0)
-                    out[row * L.cp + col] = v;
-                  else
-                    out[row * L.cp + col] += v;
+                  const int at = row * L.cp + col;
+                  out[at] = k == 0 ? v : out[at] + v;
+                  if constexpr (NA == 2) out2[at] = k == 0 ? acc[1][mg][pp][s][i] : out2[at] + acc[1][mg][pp][s][i];
                 }
         }
         __syncthreads();
@@ -708,14 +721,13 @@ __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameP
     using One = std::integral_constant<int, 1>;
     using Two = std::integral_constant<int, 2>;
     if constexpr (!kMasked) {
-      product(One(), tsm, region, 0, tile);
+      product(One(), One(), tsm, 0, region, 0, tile, nullptr);
     } else {
       const uint8_t* msm = tsm + L.tmpl;
       uint8_t* plane1 = region + L.plane;
       uint32_t* s1 = tile + kRows * L.cp;
       uint32_t* s2 = s1 + kRows * L.cp;
-      product(One(), tsm, region, 0, tile);  // sum M T I
-      product(One(), msm, region, 0, s1);    // sum M I
+      product(Two(), One(), tsm, L.tmpl, region, 0, tile, s1);  // sum M T I and sum M I
       // Plane 1: the high bytes of I^2; plane 0 becomes their low bytes.
       uint32_t* w0 = reinterpret_cast<uint32_t*>(region);
       uint32_t* w1 = reinterpret_cast<uint32_t*>(plane1);
@@ -732,7 +744,7 @@ __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameP
         w0[i] = lo;
       }
       __syncthreads();
-      product(Two(), msm, plane1, -L.plane, s2);  // sum M I^2 = 256 sum M hi + sum M lo
+      product(One(), Two(), msm, 0, plane1, -L.plane, s2, nullptr);  // sum M I^2 = 256 sum M hi + sum M lo
     }
   } else {
     static_assert(PP == 2, "the dp4a kernel covers 128 positions: 32 threads x 4");
