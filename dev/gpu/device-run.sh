@@ -82,7 +82,7 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
   # Every group shape of the tensor-core kernel and the dp4a kernel, masked templates on the
   # single-template kernel (about 60 s of it); the mixed banks of up to 256 px take longer than the
   # step's limit under racecheck.
-  [ "${RACECHECK:-1}" = 1 ] && [ -x $t ] && step racecheck-bank timeout 220 compute-sanitizer --tool racecheck \
+  [ "${RACECHECK:-1}" = 1 ] && [ -x $t ] && step racecheck-bank timeout 195 compute-sanitizer --tool racecheck \
       --error-exitcode 9 "${run[@]}" $t --gtest_filter='*EveryGroupShape*:*FlatPatches*:*MaskedSingle*'
 fi
 # The template bank alone: its GPU tests, the element's bank tests, both sanitizers, its benchmarks
