@@ -8,7 +8,9 @@
 //   - sums T * I, exact in 32 bits, on the tensor cores (int8 mma, u8 x u8 -> s32, sm_80+) or with
 //     dp4a (older GPUs, or MatcherCudaOptions::Tuning::dp4a);
 //   - computes the exact window sums S1 = sum I, S2 = sum I^2 from the same staged rows, and the
-//     score in double from the exact sums (the formula the CPU path uses), stored as float;
+//     score in double from the exact sums (the formula the CPU path uses), stored as float; a
+//     masked template's sums under the mask (sum M I, sum M I^2) come from the tensor cores too,
+//     and its score is the bank matchers' (NaN where the window has no variance under the mask);
 //   - finds each cell's best position (merged over tiles with a 64-bit atomicMax), and the last
 //     block writes the candidates with their sub-pixel offsets straight into pinned host memory,
 //     after non-maximum suppression of its own when more than 64 cells qualify (block_nms).

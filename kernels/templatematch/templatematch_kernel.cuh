@@ -10,7 +10,8 @@
 // from aligned 32-bit words. No work is wasted along k beyond padding the template width to 32;
 // along r an M-group spends th + 15 row steps for th rows of the template. The staged template rows
 // have 16 zero rows around each row segment, so a lane's ldmatrix row is linear in r (no per-lane
-// range test in the loop).
+// range test in the loop). A masked template (kMasked) takes two passes of two products each:
+// A = M T and A = M with B = I, then A = M with B = the high and the low bytes of I^2.
 #pragma once
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
