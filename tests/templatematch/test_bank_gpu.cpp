@@ -119,15 +119,7 @@ void expect_same_on(bool cuda_cores_only, const Gray& frame, const TemplateBank&
         EXPECT_EQ(ca[i].dx, cb[i].dx);
         EXPECT_EQ(ca[i].dy, cb[i].dy);
       }
-      ASSERT_EQ(a.size(), b.size());
-      for (size_t i = 0; i < a.size(); ++i) {
-        EXPECT_EQ(a[i].member, b[i].member);
-        EXPECT_EQ(a[i].x, b[i].x);
-        EXPECT_EQ(a[i].y, b[i].y);
-        EXPECT_EQ(a[i].score, b[i].score);
-        EXPECT_EQ(a[i].sub_x, b[i].sub_x);
-        EXPECT_EQ(a[i].sub_y, b[i].sub_y);
-      }
+      tmtest::expect_same_matches(a, b);
       if (round == 0) {
         EXPECT_FALSE(a.empty());
       }
@@ -258,16 +250,8 @@ TEST(BankGpu, EngineOfSingleLaunchesEqualsCpuEngine) {
           ASSERT_TRUE(cpu->match(frame.view(), s, false, &a).ok());
           st = gpu->match(dev.view, s, false, &b);
           ASSERT_TRUE(st.ok()) << st.message();
-          ASSERT_EQ(a.size(), b.size()) << "round " << round;
-          ASSERT_FALSE(a.empty());
-          for (size_t i = 0; i < a.size(); ++i) {
-            EXPECT_EQ(a[i].member, b[i].member);
-            EXPECT_EQ(a[i].x, b[i].x);
-            EXPECT_EQ(a[i].y, b[i].y);
-            EXPECT_EQ(a[i].score, b[i].score);
-            EXPECT_EQ(a[i].sub_x, b[i].sub_x);
-            EXPECT_EQ(a[i].sub_y, b[i].sub_y);
-          }
+          ASSERT_FALSE(a.empty()) << "round " << round;
+          tmtest::expect_same_matches(a, b);
         }
         // The single-template matchers ran (their texture objects), or not for the bank they refused.
         const bool singles_ran = gpu->cache_summary().rfind("texture objects: 0 created", 0) != 0;
@@ -362,15 +346,8 @@ TEST(BankGpu, MaskedSingleTemplateEqualsCpuBankMember) {
         ASSERT_TRUE(cpu.match(frame.view(), search, false, &ma).ok());
         st = gpu.match(dev.view, settings, &mb);
         ASSERT_TRUE(st.ok()) << st.message();
-        ASSERT_EQ(ma.size(), mb.size());
         ASSERT_FALSE(ma.empty());
-        for (size_t i = 0; i < ma.size(); ++i) {
-          EXPECT_EQ(ma[i].x, mb[i].x);
-          EXPECT_EQ(ma[i].y, mb[i].y);
-          EXPECT_EQ(ma[i].score, mb[i].score);
-          EXPECT_EQ(ma[i].sub_x, mb[i].sub_x);
-          EXPECT_EQ(ma[i].sub_y, mb[i].sub_y);
-        }
+        tmtest::expect_same_matches(ma, mb);
       }
     }
   }

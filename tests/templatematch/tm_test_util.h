@@ -1,9 +1,12 @@
 // Helpers shared by the template-matching tests (CPU and GPU suites). No OpenCV here: the GPU
 // suite must build without it.
 #pragma once
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "templatematch.h"
@@ -63,6 +66,24 @@ inline Gray crop(const Gray& src, int x, int y, int w, int h) {
 inline void paste(Gray& dst, const Gray& src, int x, int y) {
   for (int j = 0; j < src.height; ++j)
     for (int i = 0; i < src.width; ++i) dst.at(x + i, y + j) = src.at(i, j);
+}
+
+// The same matches in the same order: positions, scores and sub-pixel positions bit for bit,
+// and with `members` the bank member of each.
+inline void expect_same_matches(const std::vector<cudaprep::Match>& want, const std::vector<cudaprep::Match>& got,
+                                bool members = true) {
+  ASSERT_EQ(want.size(), got.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    SCOPED_TRACE("match " + std::to_string(i));
+    if (members) {
+      EXPECT_EQ(want[i].member, got[i].member);
+    }
+    EXPECT_EQ(want[i].x, got[i].x);
+    EXPECT_EQ(want[i].y, got[i].y);
+    EXPECT_EQ(want[i].score, got[i].score);
+    EXPECT_EQ(want[i].sub_x, got[i].sub_x);
+    EXPECT_EQ(want[i].sub_y, got[i].sub_y);
+  }
 }
 
 }  // namespace tmtest
