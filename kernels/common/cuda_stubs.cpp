@@ -66,11 +66,13 @@ struct TemplateMatcherCuda::Impl {};
 TemplateMatcherCuda::TemplateMatcherCuda() = default;
 TemplateMatcherCuda::~TemplateMatcherCuda() = default;
 Status TemplateMatcherCuda::configure(int, int, void*, const Options&) { return no_cuda(); }
-Status TemplateMatcherCuda::set_template(const GrayView&) { return no_cuda(); }
+Status TemplateMatcherCuda::set_template(const GrayView&, const uint8_t*) { return no_cuda(); }
 bool TemplateMatcherCuda::has_template() const { return false; }
 int TemplateMatcherCuda::template_width() const { return 0; }
 int TemplateMatcherCuda::template_height() const { return 0; }
 Status TemplateMatcherCuda::match(const GrayView&, const MatchSettings&, std::vector<Match>*) { return no_cuda(); }
+Status TemplateMatcherCuda::enqueue(const GrayView&, const MatchSettings&) { return no_cuda(); }
+Status TemplateMatcherCuda::finish(std::vector<Match>*) { return no_cuda(); }
 Status TemplateMatcherCuda::score_map(const GrayView&, const Rect&, std::vector<float>*, int*, int*) {
   return no_cuda();
 }
