@@ -36,7 +36,6 @@ class MatchEngineOver : public MatchEngine {
     bool per_template = bank.members.size() <= kMaxSingleLaunches;
     std::vector<int> members_of(bank.templates.size(), 0);
     for (const BankMember& m : bank.members) {
-      per_template &= !m.image.masked() || single_takes_masks();
       per_template &= ++members_of[m.template_index] == 1;
     }
     std::vector<std::unique_ptr<Single>> singles;
@@ -85,8 +84,8 @@ class MatchEngineOver : public MatchEngine {
  protected:
   // Readies a new single-template matcher for the configured frames.
   virtual Status prepare_single(Single* single) = 0;
-  // Whether the single-template matcher takes masked templates, and the call that gives it one.
-  virtual bool single_takes_masks() const = 0;
+  // Gives a single-template matcher a masked template; an error where it takes none (then the
+  // bank matcher runs the bank).
   virtual Status set_masked(Single* single, const GrayView& templ, const uint8_t* mask) = 0;
   // Every single matcher whose member is searched, its matches into member_matches_ (cleared for
   // the others).
@@ -108,7 +107,6 @@ class MatchEngineOver : public MatchEngine {
 class MatchEngineCpu final : public MatchEngineOver<TemplateMatcherCpu, BankMatcherCpu> {
  protected:
   Status prepare_single(TemplateMatcherCpu*) override { return Status(); }
-  bool single_takes_masks() const override { return false; }
   Status set_masked(TemplateMatcherCpu*, const GrayView&, const uint8_t*) override {
     return Status::error("the CPU single-template matcher takes no masks");
   }
@@ -154,7 +152,6 @@ class MatchEngineCuda final : public MatchEngineOver<TemplateMatcherCuda, BankMa
     if (width_ <= 0) return not_configured();
     return single->configure(width_, height_, stream_, options_);
   }
-  bool single_takes_masks() const override { return true; }
   Status set_masked(TemplateMatcherCuda* single, const GrayView& templ, const uint8_t* mask) override {
     return single->set_template(templ, mask);
   }

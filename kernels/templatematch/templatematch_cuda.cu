@@ -118,9 +118,8 @@ struct TemplateMatcherCuda::Impl {
   bool has_template = false;
   int tw = 0, th = 0, kp = 0;
   int64_t n = 0, st = 0, var_t = 0;  // masked: over the mask's pixels
-  bool masked = false;
   cuda::DeviceBuffer templ;
-  cuda::DeviceBuffer mask;       // masked: th rows of kp bytes, 1 where set
+  cuda::DeviceBuffer mask;       // a masked template's: th rows of kp bytes, 1 where set; else empty
   cuda::DeviceBuffer state;      // ticket, touched count, cell keys, touched cells: zero between frames
   cuda::PinnedBuffer host_out;   // OutHeader, then the candidates; written by the kernel (mapped)
   OutHeader* out_dev = nullptr;  // host_out as the device sees it
@@ -174,7 +173,7 @@ struct TemplateMatcherCuda::Impl {
   // Per template and caps: the planner's tables, then the peak-search buffers.
   Status prepare_template() {
     RuntimeOccupancy occupancy;
-    CUDAPREP_RETURN_IF_ERROR(planner.set_template(tw, th, kp, masked, occupancy));
+    CUDAPREP_RETURN_IF_ERROR(planner.set_template(tw, th, kp, mask.data() != nullptr, occupancy));
     return alloc_peaks();
   }
 
@@ -198,7 +197,7 @@ struct TemplateMatcherCuda::Impl {
     FrameParams p;
     p.tex = tex;
     p.templ = templ.data();
-    p.mask = masked ? mask.data() : nullptr;
+    p.mask = mask.data();  // null: unmasked
     p.tw = tw;
     p.th = th;
     p.kp = kp;
@@ -314,8 +313,7 @@ struct TemplateMatcherCuda::Impl {
         if (flag_set) break;
       }
     }
-    std::atomic_thread_fence(std::memory_order_acquire);
-    in_flight = true;  // its last block may still be leaving
+    std::atomic_thread_fence(std::memory_order_acquire);  // (in_flight stays: its last block may still be leaving)
     return Status();
   }
 
@@ -489,9 +487,8 @@ Status TemplateMatcherCuda::set_template(const GrayView& t, const uint8_t* mask_
   CUDAPREP_RETURN_IF_ERROR(m.templ.allocate(padded.size()));
   CUDAPREP_RETURN_IF_ERROR(
       cuda_status(cudaMemcpy(m.templ.data(), padded.data(), padded.size(), cudaMemcpyHostToDevice), "cudaMemcpy"));
-  m.masked = mask_pixels != nullptr;
   m.mask.reset();
-  if (m.masked) {
+  if (mask_pixels) {
     CUDAPREP_RETURN_IF_ERROR(m.mask.allocate(mask_rows.size()));
     CUDAPREP_RETURN_IF_ERROR(cuda_status(
         cudaMemcpy(m.mask.data(), mask_rows.data(), mask_rows.size(), cudaMemcpyHostToDevice), "cudaMemcpy"));
@@ -535,7 +532,7 @@ Status TemplateMatcherCuda::enqueue(const GrayView& f, const MatchSettings& sett
   header->done = 0;  // before the launch: the kernel sets it once the candidates are written
   CUDAPREP_RETURN_IF_ERROR(m.enqueue_frame(tex, r, settings.threshold, settings.max_matches, reused_texture));
   m.host_t1 = std::chrono::steady_clock::now();
-  m.in_flight = true;
+  m.in_flight = true;  // until a wait sees the kernel end (see settle())
   m.pending = true;
   m.pending_region = r;
   m.pending_max_matches = settings.max_matches;

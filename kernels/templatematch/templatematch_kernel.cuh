@@ -587,9 +587,9 @@ __device__ __forceinline__ void mma_phase(uint32_t (&acc)[NA * NB][2][PP][4][4],
 // [ja, jb + 31) for two M-groups): the shorter serial chain of the small cluster-split grids.
 // kScan: window sums from row prefix sums (box_scores), for blocks with few tile rows.
 // kMasked: a masked template (OpenCV's masked TM_CCOEFF_NORMED): the window sums under the mask
-// are products too, so a block runs four passes of the tensor-core loop: M T with I, M with I, M
-// with the high and with the low bytes of I^2 (sum M I^2 = 256 sum M hi + sum M lo); 64-wide
-// tiles, no cluster split.
+// are products too, so a block runs two passes of the tensor-core loop with two products each:
+// M T and M with I, then M with the high and with the low bytes of I^2 (sum M I^2 = 256 sum M hi
+// + sum M lo); 64-wide tiles, no cluster split.
 template <bool kMma, int PP, bool kPipe, bool kM16, bool kScan, bool kMasked = false>
 __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameParams p) {
   static_assert(!kMasked || (kMma && PP == 1 && !kM16 && !kScan), "masked: 64-wide tensor-core tiles only");
@@ -606,6 +606,8 @@ __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameP
   uint8_t* tsm = smem + L.region;
   uint32_t* tile = reinterpret_cast<uint32_t*>(smem + L.region + L.tiles);  // unmasked: replaces the template rows
   uint32_t* vbuf = tile + kRows * L.cp;
+  uint32_t* sum_mi = tile + kRows * L.cp;     // masked: sum M I (unmasked: vbuf's place)
+  uint32_t* sum_mii = sum_mi + kRows * L.cp;  // masked: sum M I^2
   trace_mark(p, tm::kTrStart);
 
   // 1. Stage the template rows and the frame rows this block reads. Template: segment g (rows
@@ -726,9 +728,7 @@ __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameP
     } else {
       const uint8_t* msm = tsm + L.tmpl;
       uint8_t* plane1 = region + L.plane;
-      uint32_t* s1 = tile + kRows * L.cp;
-      uint32_t* s2 = s1 + kRows * L.cp;
-      product(Two(), One(), tsm, L.tmpl, region, 0, tile, s1);  // sum M T I and sum M I
+      product(Two(), One(), tsm, L.tmpl, region, 0, tile, sum_mi);  // sum M T I and sum M I
       // Plane 1: the high bytes of I^2; plane 0 becomes their low bytes.
       uint32_t* w0 = reinterpret_cast<uint32_t*>(region);
       uint32_t* w1 = reinterpret_cast<uint32_t*>(plane1);
@@ -745,7 +745,7 @@ __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameP
         w0[i] = lo;
       }
       __syncthreads();
-      product(One(), Two(), msm, 0, plane1, -L.plane, s2, nullptr);  // sum M I^2 = 256 sum M hi + sum M lo
+      product(One(), Two(), msm, 0, plane1, -L.plane, sum_mii, nullptr);  // sum M I^2 = 256 hi + lo
     }
   } else {
     static_assert(PP == 2, "the dp4a kernel covers 128 positions: 32 threads x 4");
@@ -820,13 +820,11 @@ __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameP
   if constexpr (kMasked) {
     // The sums are in the tiles: the score of a masked template (NaN where the window has no
     // variance under the mask), as the CPU bank matcher computes it.
-    const uint32_t* s1 = tile + kRows * L.cp;
-    const uint32_t* s2 = s1 + kRows * L.cp;
     for (int i = tid; i < nrows * TW; i += nthreads) {
       const int yy = r0 + i / TW, xx = i % TW, at = yy * L.cp + xx;
       const int u = X0 - p.sx + xx, v = Y0 - p.sy + yy;
       if (u >= 0 && u < p.mw && v < p.mh)
-        tile[at] = float_bits(tm::bank_ccoeff_normed(p.n, p.st, p.var_t, s1[at], s2[at], tile[at], true));
+        tile[at] = float_bits(tm::bank_ccoeff_normed(p.n, p.st, p.var_t, sum_mi[at], sum_mii[at], tile[at], true));
     }
     __syncthreads();
   } else {
