@@ -94,6 +94,8 @@ Status BankMatcherCuda::score_map(const GrayView&, int, const Rect&, std::vector
   return no_cuda();
 }
 const std::vector<BankCandidate>& BankMatcherCuda::last_candidates() const { return impl_->candidates; }
+bool BankMatcherCuda::last_candidates_suppressed() const { return false; }
+void BankMatcherCuda::suppress_on_device_above(unsigned) {}
 void BankMatcherCuda::release() {}
 void BankMatcherCuda::use_cuda_cores_only(bool) {}
 

@@ -90,9 +90,11 @@ class BankMatcherCpu {
 // per-member cell keys and the pinned candidate list), match() per frame: one launch scores all
 // members in their regions (on the tensor cores from sm_80: each frame tile is staged in shared
 // memory once for a group of up to 8 members and multiplied with all of them at once; each
-// member's best position per cell kept with atomics), a second launch turns the cells that reach
-// their threshold into candidates with sub-pixel offsets (written into pinned host memory) and
-// clears the cells; then one wait and the host's suppression.
+// member's best position per cell kept with atomics, the cells that reach their threshold listed),
+// a second launch turns the listed cells into candidates with sub-pixel offsets (written into
+// pinned host memory) and clears them; then one wait and the host's suppression. Where many cells
+// reach their thresholds, the second launch suppresses them (the host's rule and order) and only
+// the kept matches get offsets and cross to the host.
 class BankMatcherCuda {
  public:
   BankMatcherCuda();
@@ -110,6 +112,11 @@ class BankMatcherCuda {
   Status score_map(const GrayView& device_frame, int member, const Rect& region, std::vector<float>* scores, int* map_w,
                    int* map_h);
   const std::vector<BankCandidate>& last_candidates() const;
+  // True when more cells reached their thresholds than the host suppresses (256 by default): the
+  // device suppressed them, and last_candidates() holds the kept matches only.
+  bool last_candidates_suppressed() const;
+  // Suppression on the device from this many listed cells on (tests: 0 always, ~0u never).
+  void suppress_on_device_above(unsigned cells);
   void release();
   // The pre-Ampere kernel (dp4a on the CUDA cores) even where tensor cores exist, from the next
   // set_bank() on (tests).

@@ -1,21 +1,27 @@
 // CUDA bank matcher (bank_match.h). Per frame, on the caller's stream, no allocation: the members'
-// regions are copied from pinned memory, one scoring launch scores every member in its region,
-// bank_peaks_kernel turns the cells that reach their threshold into candidates in mapped pinned
-// memory and clears the cells (one launch), then one stream synchronisation and the host's
-// suppression (select_bank_matches, shared with the CPU path).
+// regions are copied from pinned memory; one scoring launch scores every member in its region and
+// lists the cells whose best position reaches the threshold; then
+//   - few listed cells: bank_peaks_kernel makes each a candidate with sub-pixel offsets (mapped
+//     pinned memory) and clears it, and the host suppresses (select_bank_matches, shared with the
+//     CPU path);
+//   - many: bank_rank_kernel turns them into records in the host's order, bank_peaks_kernel
+//     suppresses them per template (the same rule), and bank_emit_kernel makes only the kept
+//     matches candidates;
+// bank_emit_kernel's last block hands the count to the host; one stream synchronisation.
 //
 // Scoring on the tensor cores (sm_80+, bank_scores_mma_kernel). The members are packed into
 // groups of up to 8 (similar widths and heights together); a block stages a tile of the frame
-// once for all members of its group and sums T * I for them in one pass of m16n8k32 products:
-//   A[m][k] = I(x + m + k, r)            16 positions of image row r (a Hankel matrix of the row),
-//   B[k][n] = T_n(k, r - y - rho_n)      column n: member slot n % gp, output row y + n / gp,
-// so that D[m][n] accumulates, over the image rows r, the correlation of position (x + m) of
-// output row y + n / gp with member n % gp. With gp members in a group, the 8 columns hold
-// 8 / gp output rows of each: one member alone still fills the tensor cores. A's registers are
-// 4-byte windows of the staged row (funnel shifts of shared words), shared by all columns and by
-// 4 sets of output rows; B's come from the packed group in global memory (L1 holds it).
+// and its group's template rows once and sums T * I for all members in one pass of m16n8k32
+// products:
+//   A[m][k] = T_slot(k, r - y - m / gp), slot = m % gp    gp slots, 16 / gp output rows each
+//   B[k][n] = I(x + s + 4 n + k, r)                       s = 0..3: 32 positions of image row r
+// so that D[m][n] accumulates, over the image rows r, the correlation of slot m % gp at output
+// row y + m / gp, position x + s + 4 n. The 16 rows of A hold every member: with 8 members two
+// output rows each, so an M-group spends th + 1 row steps on th template rows (a member alone,
+// 16 output rows: th + 15). A comes from the staged rows with ldmatrix, B from 4 words of the
+// staged frame row and funnel shifts, shared by the M-groups of a warp.
 // Window sums: an unmasked member's from vertical then horizontal running sums of the staged tile
-// (once per size); a masked group's by three more passes with the masks as B: over I (sum M I) and
+// (once per size); a masked group's by three more passes with the masks as A: over I (sum M I) and
 // over the high and low bytes of I^2 (sum M I^2 = 256 sum M hi + sum M lo). All sums are exact
 // integers, the score the CPU path's formula; each cell's best position is kept with a 64-bit
 // atomicMax of (ordered score, inverted position), over the block in shared memory, then over the
@@ -31,6 +37,7 @@
 #include <vector>
 
 #include "bank_match.h"
+#include "bank_mma_layout.h"
 #include "cuda_device.h"
 #include "cuda_status.h"
 #include "mma_u8.cuh"
@@ -43,11 +50,13 @@ namespace {
 constexpr int kTileX = 32, kTileY = 16, kThreads = 128;  // dp4a: a thread, 4 consecutive positions of one row
 constexpr int kLocalCells = 64;                          // cells of >= 4 x 4 positions a tile can touch: at most 9 x 5
 constexpr int kMaxCandidates = 1 << 18;
+constexpr unsigned kHostCandidates = 256;  // cells reaching their threshold the host suppresses; beyond, the device
 
 struct MemberDev {
   const uint8_t* templ;  // th rows of kp bytes: T where the mask is set, else 0
   const uint8_t* mask;   // th rows of kp bytes: 1 where the mask is set, else 0
   int tw, th, kp, masked;
+  int on_cores;  // scored by bank_scores_dp4a_kernel (else by its group on the tensor cores)
   long long n, st, var_t;
   int cw, ch;
   unsigned long long* keys;  // the cells of a whole-frame search, 0 between frames
@@ -58,10 +67,10 @@ struct MemberRegion {
   int rx, ry, mw, mh, ncx, ncy;
   float* map;  // score_map(): the member's scores, else null
   double threshold;
+  int template_index, max_matches;  // the member's template and its most matches
 };
-static_assert(sizeof(MemberRegion) == 40, "MemberRegion");
+static_assert(sizeof(MemberRegion) == 48, "MemberRegion");
 
-struct GroupDev;
 struct GroupFrame;
 
 struct BankParams {
@@ -76,32 +85,67 @@ struct BankParams {
   BankCandidate* out;
   unsigned* out_count;  // pinned host memory: the candidates' count, written by the peaks' last block
   unsigned capacity;
-  unsigned* progress;      // device memory: candidates listed, peak blocks done; 0 between frames
-  const GroupDev* groups;  // the tensor-core kernel's member groups
+  unsigned* progress;  // device memory: candidates, emit blocks done, cells listed, matches kept; 0 between frames
+  uint2* listed;       // (member, cell) of each cell whose key reached its threshold this frame
+  uint4* ranked;       // suppression on the device: per listed cell, its rank (2 words), x | y << 16,
+                       // member | template << 8 | (tw - 1) << 16 | (th - 1) << 24
+  unsigned listed_capacity;
+  uint4* kept;                       // suppression on the device: member, key (2 words) of each kept match
+  unsigned host_up_to;               // more listed cells than this: suppression in bank_peaks_kernel
+  int templates;                     // of the bank
+  int across;                        // suppression across templates
+  const bank_mma::GroupDev* groups;  // the tensor-core kernel's member groups
   const GroupFrame* group_frames;
 };
 
+// Float bits ordered as the floats (0: below all of them), and back.
+__device__ __forceinline__ unsigned ordered_bits(float f) {
+  const unsigned b = __float_as_uint(f);
+  return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+__device__ __forceinline__ float ordered_float(unsigned o) {
+  return __uint_as_float((o & 0x80000000u) ? (o & 0x7fffffffu) : ~o);
+}
+
 __device__ __forceinline__ unsigned long long cell_key(float score, unsigned position) {
-  const unsigned bits = __float_as_uint(score);
-  const unsigned ordered = (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
-  return (static_cast<unsigned long long>(ordered) << 32) | ~position;
+  return (static_cast<unsigned long long>(ordered_bits(score)) << 32) | ~position;
 }
 
 __device__ __forceinline__ float key_score(unsigned long long key) {
-  const unsigned ordered = static_cast<unsigned>(key >> 32);
-  return __uint_as_float((ordered & 0x80000000u) ? (ordered & 0x7fffffffu) : ~ordered);
+  return ordered_float(static_cast<unsigned>(key >> 32));
 }
 
-// Merges a block's best position of each cell it touched (ncl cells, ncl_x a row, from cell
-// (cx0, cy0)) into the member's cell keys, then waits for the block.
-__device__ __forceinline__ void flush_cell_keys(const unsigned long long* cell_keys, int ncl, int ncl_x, int cx0,
-                                                int cy0, const MemberDev& md, const MemberRegion& rg) {
-  if (static_cast<int>(threadIdx.x) < ncl) {
-    const unsigned long long key = cell_keys[threadIdx.x];
-    const int cx = cx0 + threadIdx.x % ncl_x, cy = cy0 + threadIdx.x / ncl_x;
-    if (key != 0) atomicMax(&md.keys[cy * rg.ncx + cx], key);
+// Only a position that reaches its member's threshold gets a key: a cell's best position matters
+// only where it reaches the threshold, and then it is the best of those that do.
+__device__ __forceinline__ bool reaches(float score, const MemberRegion& rg) {
+  return static_cast<double>(score) >= rg.threshold;
+}
+
+// The cells the scoring blocks of one member touch: those that meet positions [u_first, u_last] x
+// [v_first, v_last] of its map (ncl of them, ncl_x a row, from cell (cx0, cy0)).
+struct LocalCells {
+  int cx0, cy0, ncl_x, ncl;
+};
+__device__ __forceinline__ LocalCells local_cells(const MemberDev& md, int u_first, int u_last, int v_first,
+                                                  int v_last) {
+  LocalCells c;
+  c.cx0 = u_first / md.cw;
+  c.cy0 = v_first / md.ch;
+  c.ncl_x = u_last / md.cw - c.cx0 + 1;
+  c.ncl = c.ncl_x * (v_last / md.ch - c.cy0 + 1);
+  return c;
+}
+
+// Merges a block's key of local cell i of member m into the member's cell keys; the first key of
+// a cell this frame (all keys reach the threshold) lists the cell for bank_peaks_kernel.
+__device__ __forceinline__ void flush_cell_key(const BankParams& p, int m, const MemberDev& md, const MemberRegion& rg,
+                                               const LocalCells& lc, int i, unsigned long long key) {
+  if (key == 0 || i >= lc.ncl) return;
+  const int cell = (lc.cy0 + i / lc.ncl_x) * rg.ncx + lc.cx0 + i % lc.ncl_x;
+  if (atomicMax(&md.keys[cell], key) == 0) {
+    const unsigned at = atomicAdd(&p.progress[2], 1u);
+    if (at < p.listed_capacity) p.listed[at] = make_uint2(static_cast<unsigned>(m), static_cast<unsigned>(cell));
   }
-  __syncthreads();
 }
 
 __global__ void __launch_bounds__(kThreads) bank_scores_dp4a_kernel(const BankParams p) {
@@ -132,14 +176,13 @@ __global__ void __launch_bounds__(kThreads) bank_scores_dp4a_kernel(const BankPa
   const int px = x0 + 4 * tx, py = y0 + ty;
   for (int m = 0; m < p.count; ++m) {
     const MemberRegion rg = p.regions[m];
-    if (rg.mw == 0) continue;
+    if (rg.mw == 0 || !p.members[m].on_cores) continue;
     // The tile's positions in this member's map; the block skips members it has none of.
     const int u_first = max(x0 - rg.rx, 0), u_last = min(x0 + kTileX - 1 - rg.rx, rg.mw - 1);
     const int v_first = max(y0 - rg.ry, 0), v_last = min(y0 + kTileY - 1 - rg.ry, rg.mh - 1);
     if (u_first > u_last || v_first > v_last) continue;
     const MemberDev md = p.members[m];
-    const int cx0 = u_first / md.cw, cy0 = v_first / md.ch;
-    const int ncl_x = u_last / md.cw - cx0 + 1, ncl = ncl_x * (v_last / md.ch - cy0 + 1);
+    const LocalCells lc = local_cells(md, u_first, u_last, v_first, v_last);
     if (threadIdx.x < kLocalCells) cell_keys[threadIdx.x] = 0;
     __syncthreads();
 
@@ -173,41 +216,21 @@ __global__ void __launch_bounds__(kThreads) bank_scores_dp4a_kernel(const BankPa
       if (u < 0 || u >= rg.mw || v < 0 || v >= rg.mh) continue;
       const float score = tm::bank_ccoeff_normed(md.n, md.st, md.var_t, s1[s], s2[s], sti[s], md.masked != 0);
       if (rg.map) rg.map[static_cast<long long>(v) * rg.mw + u] = score;
-      if (isnan(score)) continue;
-      const int local = (v / md.ch - cy0) * ncl_x + (u / md.cw - cx0);
+      if (isnan(score) || !reaches(score, rg)) continue;
+      const int local = (v / md.ch - lc.cy0) * lc.ncl_x + (u / md.cw - lc.cx0);
       atomicMax(&cell_keys[local], cell_key(score, static_cast<unsigned>(v) * rg.mw + u));
     }
     __syncthreads();
-    flush_cell_keys(cell_keys, ncl, ncl_x, cx0, cy0, md, rg);
+    if (threadIdx.x < kLocalCells) flush_cell_key(p, m, md, rg, lc, threadIdx.x, cell_keys[threadIdx.x]);
+    __syncthreads();
   }
 }
 
 // ------------------------------------------------------------------------------------------
-// The tensor-core kernel. Block: 4 warps; warp w owns output rows [w R rs, (w + 1) R rs) of the
-// block's tile of 64 positions (x), as R sets of rs = 8 / gp rows; grid z = group.
-
-constexpr int kMmaWarps = 4;
-constexpr int kMmaThreads = 32 * kMmaWarps;
-constexpr int kMmaTileX = 64;  // positions a block row: 4 m16 tiles
-constexpr int kMaxSets = 4;
-constexpr int kChunkRows = 16;       // rows of positions the epilogue scores at a time
-constexpr int kMmaLocalCells = 128;  // cells of >= 4 x 4 positions in 64 x 16: at most 17 x 5
-
-// A group of up to 8 members, as the tensor-core kernel reads it.
-struct GroupDev {
-  int member[8];       // bank member of each slot (slot < count)
-  int th_of[8];        // rows of each slot's template
-  int count;           // members
-  int gp;              // slots: the power of two >= count; a B column n is slot n % gp, row n / gp
-  int sets;            // R: sets of output rows a warp holds
-  int chunks;          // 32-byte chunks of the widest member
-  int cl;              // chunks in the packed rows (even)
-  int th, tw;          // the tallest and the widest member
-  int masked;          // the window sums come from three more passes over the masks
-  int pitch_w;         // 32-bit words a staged row
-  const uint32_t* bt;  // packed rows of M T: [slot][row][t][chunk][half] words (see pack_group)
-  const uint32_t* bm;  // the same of M (masked groups), else null
-};
+// The tensor-core kernel. Block: 8 warps, 2 along x (32 positions each) by 4 along y; a warp
+// holds G M-groups (1, 2 or 4) of rs = 16 / gp output rows each, for every slot of its group;
+// grid z = group. Groups, shapes and the products' layout: bank_mma_layout.h.
+using namespace bank_mma;
 
 // Per frame: the tiles a group's searched members cover.
 struct GroupFrame {
@@ -215,48 +238,6 @@ struct GroupFrame {
   int ntx, nty;  // tiles (0: the group has nothing to search)
 };
 static_assert(sizeof(GroupFrame) == 16, "GroupFrame");
-
-struct MmaShape {
-  int rs, rows, stage_rows;  // rows a set, output rows a block, staged frame rows
-};
-__host__ __device__ inline MmaShape mma_shape(const GroupDev& g) {
-  MmaShape m;
-  m.rs = 8 / g.gp;
-  m.rows = kMmaWarps * g.sets * m.rs;
-  m.stage_rows = m.rows + g.th - 1;
-  return m;
-}
-
-// Shared memory of a block of group g: the staged plane, the per-slot sums (T I; for masked
-// groups M I and M I^2), the box sums' scratch (unmasked groups), the local cell keys.
-struct MmaSmem {
-  int plane, sti, s1, s2, vbox, sbox, cells, total;  // byte offsets, total size
-};
-__host__ __device__ inline MmaSmem mma_smem(const GroupDev& g) {
-  const MmaShape sh = mma_shape(g);
-  const int sums = g.gp * sh.rows * kMmaTileX * 4;  // u32 per slot, block row and position
-  MmaSmem m;
-  m.plane = 0;
-  int at = (sh.stage_rows * g.pitch_w * 4 + 15) / 16 * 16;
-  m.sti = at;
-  at += sums;
-  m.s1 = m.s2 = m.vbox = m.sbox = at;
-  if (g.masked) {
-    m.s1 = at;
-    at += sums;
-    m.s2 = at;
-    at += sums;
-  } else {
-    m.vbox = at;  // two planes of kChunkRows x (63 + tw) column sums
-    at += 2 * kChunkRows * (kMmaTileX + g.tw) * 4;
-    m.sbox = at;  // two planes of kChunkRows x 64 window sums
-    at += 2 * kChunkRows * kMmaTileX * 4;
-  }
-  m.cells = (at + 7) / 8 * 8;
-  at = m.cells + kMmaLocalCells * 8;
-  m.total = at;
-  return m;
-}
 
 enum class Plane { Image, SquareHigh, SquareLow };
 
@@ -282,104 +263,95 @@ __device__ void stage_plane(uint32_t* plane, int pitch_w, int rows, const BankPa
   }
 }
 
-// What a warp's passes read, in registers (the group's arrays stay in global memory).
-struct PassArgs {
-  int gp, sets, rs, th, cl, pitch_w, chunks;
-  int th_slot;  // rows of this lane's B column's member
-};
+__device__ void stage_rows(uint4* dst, const uint4* src, int bytes) {
+  for (int i = threadIdx.x; i < bytes / 16; i += kMmaThreads) dst[i] = __ldg(src + i);
+}
 
-// One pass over the chunk pair pair_index (CP chunks of it hold data) of every image row the
-// warp reads: acc[k][i] += the products of set k, m16 tile i. bsrc: the group's packed rows.
-// B of the next row is loaded while this row's products run.
-template <int CP>
-__device__ __forceinline__ void mma_rows(const uint32_t* __restrict__ plane, const PassArgs& g,
-                                         const uint32_t* __restrict__ bsrc, int pair_index, int warp_row,
-                                         uint32_t (&acc)[kMaxSets][4][4]) {
-  const int lane = threadIdx.x & 31, gid = lane >> 2, t = lane & 3;
-  const int shift = (gid & 3) * 8;
-  const int slot = gid % g.gp, rho = gid / g.gp;  // this lane's B column
-  const int row_words = 8 * g.cl;
-  const uint32_t* bcol = bsrc + static_cast<size_t>(slot) * g.th * row_words + t * 2 * g.cl + 4 * pair_index;
-  const uint32_t* arow = plane + warp_row * g.pitch_w + 16 * pair_index + t + (gid >> 2);
-  const int steps = g.sets * g.rs + g.th - 1;
-  constexpr int kWindows = 4 * CP + 6;
-  auto load_b = [&](int s, uint4(&b)[kMaxSets]) {
+// The products of image rows [r_begin, r_stop) for G M-groups: B from 4 words of the staged frame
+// row and funnel shifts, shared by the M-groups; A of each M-group with ldmatrix. kAll: every
+// M-group meets these rows (no test in the loop).
+template <int G, bool kAll>
+__device__ __forceinline__ void mma_rows(const uint32_t* b_base, uint32_t a_base, const WarpLayout& w, int r_begin,
+                                         int r_stop, uint32_t (&acc)[kMaxMGroups][4][4]) {
+  const int super = w.gp * w.tp;  // bytes between consecutive image rows of one lane's A row
+  const uint32_t* brow = b_base + r_begin * w.pitch_w;
+  uint32_t arow[G];  // each M-group's A row address, a row on each step
 #pragma unroll
-    for (int k = 0; k < kMaxSets; ++k) {
-      const int j = s - k * g.rs - rho;
-      b[k] = make_uint4(0u, 0u, 0u, 0u);
-      if (k < g.sets && j >= 0 && j < g.th_slot)
-        b[k] = __ldg(reinterpret_cast<const uint4*>(bcol + static_cast<size_t>(j) * row_words));
-    }
-  };
-  uint4 b[kMaxSets], b_next[kMaxSets];
-  load_b(0, b);
-  for (int s = 0; s < steps; ++s, arow += g.pitch_w) {
-    load_b(s + 1, b_next);
-    // Window q: bytes 8 q + 4 t + gid .. + 3 of the pair's 64 bytes: A of m16 tile i, chunk c is
-    // windows 2 i + 4 c .. + 3.
-    uint32_t win[kWindows];
+  for (int gi = 0; gi < G; ++gi) arow[gi] = a_base + (r_begin - gi * w.rs) * super;
+  for (int r = r_begin; r < r_stop; ++r, brow += w.pitch_w) {
+    bool live[G];
 #pragma unroll
-    for (int q = 0; q < kWindows; ++q) win[q] = __funnelshift_r(arow[2 * q], arow[2 * q + 1], shift);
+    for (int gi = 0; gi < G; ++gi) live[gi] = kAll || (r >= live_first(w, gi) && r < live_end(w, gi));
+#pragma unroll 2
+    for (int c = 0; c < w.chunks; ++c) {
+      const uint32_t w0 = brow[8 * c], w1 = brow[8 * c + 1], w2 = brow[8 * c + 4], w3 = brow[8 * c + 5];
+      uint32_t b0[4], b1[4];
+      b0[0] = w0;
+      b1[0] = w2;
 #pragma unroll
-    for (int k = 0; k < kMaxSets; ++k) {
-      if (k >= g.sets) break;
-      const int sk = s - k * g.rs;  // template row of column rho = 0
-      if (sk < 0 || sk > g.th + g.rs - 2) continue;
+      for (int s = 1; s < 4; ++s) {
+        b0[s] = __funnelshift_r(w0, w1, 8 * s);
+        b1[s] = __funnelshift_r(w2, w3, 8 * s);
+      }
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
+      for (int gi = 0; gi < G; ++gi) {
+        if (!kAll && !live[gi]) continue;
+        uint32_t a[4];
+        ldmatrix_x4(a, arow[gi] + 32 * c);
 #pragma unroll
-        for (int c = 0; c < CP; ++c) {
-          const int q = 2 * i + 4 * c;
-          const uint32_t a[4] = {win[q], win[q + 1], win[q + 2], win[q + 3]};
-          mma_u8(acc[k][i], a, c == 0 ? b[k].x : b[k].z, c == 0 ? b[k].y : b[k].w);
-        }
+        for (int s = 0; s < 4; ++s) mma_u8(acc[gi][s], a, b0[s], b1[s]);
       }
     }
 #pragma unroll
-    for (int k = 0; k < kMaxSets; ++k) b[k] = b_next[k];
+    for (int gi = 0; gi < G; ++gi) arow[gi] += super;
   }
 }
 
-// All chunk pairs of bsrc over the staged plane into acc (zeroed first).
-__device__ __forceinline__ void mma_pass(const uint32_t* plane, const PassArgs& g, const uint32_t* bsrc, int warp_row,
-                                         uint32_t (&acc)[kMaxSets][4][4]) {
-#pragma unroll
-  for (int k = 0; k < kMaxSets; ++k)
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[k][i][e] = 0;
-  const int pairs = (g.chunks + 1) / 2;
-  for (int pi = 0; pi < pairs; ++pi) {
-    if (2 * pi + 1 < g.chunks)
-      mma_rows<2>(plane, g, bsrc, pi, warp_row, acc);
-    else
-      mma_rows<1>(plane, g, bsrc, pi, warp_row, acc);
+// One pass of products over every image row the warp reads: acc[gi][s] = sums of M-group gi,
+// shift s. staged: the staged template rows (A), plane: the staged frame rows (B).
+template <int G>
+__device__ __forceinline__ void mma_pass_of(const uint32_t* plane, const uint8_t* staged, const WarpLayout& w,
+                                            uint32_t (&acc)[kMaxMGroups][4][4]) {
+  const int lane = threadIdx.x & 31;
+  const uint32_t a_base =
+      static_cast<uint32_t>(__cvta_generic_to_shared(staged)) + static_cast<uint32_t>(a_row_offset(w, lane, 0, 0));
+  const uint32_t* b_base = plane + b_word(w, lane, 0, 0, 0);
+  const int all_first = live_first(w, G - 1), all_end = live_end(w, 0), r_end = live_end(w, G - 1);
+  if (all_first < all_end) {
+    mma_rows<G, false>(b_base, a_base, w, w.warp_row, all_first, acc);
+    mma_rows<G, true>(b_base, a_base, w, all_first, all_end, acc);
+    mma_rows<G, false>(b_base, a_base, w, all_end, r_end, acc);
+  } else {
+    mma_rows<G, false>(b_base, a_base, w, w.warp_row, r_end, acc);
   }
 }
 
-// The slot-major index of the entry (set k, m16 tile i, accumulator e) of this lane:
-// [slot][block row][position].
-__device__ __forceinline__ int sum_index(const PassArgs& g, int rows, int warp, int k, int i, int e) {
-  const int lane = threadIdx.x & 31, gid = lane >> 2, t = lane & 3;
-  const int n = 2 * t + (e & 1);
-  const int slot = n % g.gp, rho = n / g.gp;
-  const int row = (warp * g.sets + k) * g.rs + rho;
-  const int x = 16 * i + gid + 8 * (e >> 1);
-  return (slot * rows + row) * kMmaTileX + x;
+__device__ __forceinline__ void mma_pass(const uint32_t* plane, const uint8_t* staged, const WarpLayout& w,
+                                         uint32_t (&acc)[kMaxMGroups][4][4]) {
+#pragma unroll
+  for (int gi = 0; gi < kMaxMGroups; ++gi)
+#pragma unroll
+    for (int s = 0; s < 4; ++s)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[gi][s][e] = 0;
+  switch (w.mgroups) {
+    case 4: mma_pass_of<4>(plane, staged, w, acc); break;
+    case 2: mma_pass_of<2>(plane, staged, w, acc); break;
+    default: mma_pass_of<1>(plane, staged, w, acc);
+  }
 }
 
 template <class Op>
-__device__ __forceinline__ void for_each_entry(const PassArgs& g, int rows, int warp, uint32_t (&acc)[kMaxSets][4][4],
+__device__ __forceinline__ void for_each_entry(const WarpLayout& w, int rows, uint32_t (&acc)[kMaxMGroups][4][4],
                                                Op op) {
+  const int lane = threadIdx.x & 31;
 #pragma unroll
-  for (int k = 0; k < kMaxSets; ++k) {
-    if (k >= g.sets) break;
+  for (int gi = 0; gi < kMaxMGroups; ++gi) {
+    if (gi >= w.mgroups) break;
 #pragma unroll
-    for (int i = 0; i < 4; ++i)
+    for (int s = 0; s < 4; ++s)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) op(sum_index(g, rows, warp, k, i, e), acc[k][i][e]);
+      for (int e = 0; e < 4; ++e) op(sum_index(w, rows, lane, gi, s, e), acc[gi][s][e]);
   }
 }
 
@@ -430,121 +402,170 @@ __device__ void box_sums(const uint32_t* plane, int pitch_w, int r0, int tw, int
   __syncthreads();
 }
 
-__global__ void __launch_bounds__(kMmaThreads) bank_scores_mma_kernel(const BankParams p) {
+__global__ void __launch_bounds__(kMmaThreads, 2) bank_scores_mma_kernel(const BankParams p) {
   extern __shared__ __align__(16) uint8_t smem[];
-  const GroupDev& g = p.groups[blockIdx.z];  // (its arrays are indexed per lane: read in place)
+  const GroupDev& g = p.groups[blockIdx.z];  // (read in place)
   const GroupFrame gf = p.group_frames[blockIdx.z];
   if (static_cast<int>(blockIdx.x) >= gf.ntx || static_cast<int>(blockIdx.y) >= gf.nty) return;
   const MmaShape sh = mma_shape(g);
   const MmaSmem sm = mma_smem(g);
   const int x0 = gf.bx + blockIdx.x * kMmaTileX, y0 = gf.by + blockIdx.y * sh.rows;
   uint32_t* plane = reinterpret_cast<uint32_t*>(smem + sm.plane);
+  uint8_t* staged = smem + sm.staged;
   uint32_t* sti = reinterpret_cast<uint32_t*>(smem + sm.sti);
   uint32_t* s1 = reinterpret_cast<uint32_t*>(smem + sm.s1);
   uint32_t* s2 = reinterpret_cast<uint32_t*>(smem + sm.s2);
   unsigned long long* cell_keys = reinterpret_cast<unsigned long long*>(smem + sm.cells);
+  unsigned* cell_estimates = reinterpret_cast<unsigned*>(cell_keys + g.gp * kMmaLocalCells);
   const int warp = threadIdx.x >> 5;
-  const int warp_row = warp * g.sets * sh.rs;
-  PassArgs pa;
-  pa.gp = g.gp;
-  pa.sets = g.sets;
-  pa.rs = sh.rs;
-  pa.th = g.th;
-  pa.cl = g.cl;
-  pa.pitch_w = g.pitch_w;
-  pa.chunks = g.chunks;
-  pa.th_slot = g.th_of[((threadIdx.x & 31) >> 2) % g.gp];
+  WarpLayout w;
+  w.gp = g.gp;
+  w.rs = g.rs;
+  w.mgroups = g.mgroups;
+  w.th = g.th;
+  w.chunks = g.chunks;
+  w.pitch_w = g.pitch_w;
+  w.tp = g.tp;
+  w.warp_col = warp & 1;
+  w.warp_row = (warp >> 1) * g.mgroups * g.rs;
 
   stage_plane(plane, g.pitch_w, sh.stage_rows, p, x0, y0, Plane::Image);
+  stage_rows(reinterpret_cast<uint4*>(staged), static_cast<const uint4*>(g.at), sh.staged_bytes);
   __syncthreads();
-  uint32_t acc[kMaxSets][4][4];
-  mma_pass(plane, pa, g.bt, warp_row, acc);
-  for_each_entry(pa, sh.rows, warp, acc, [&](int at, uint32_t v) { sti[at] = v; });
+  uint32_t acc[kMaxMGroups][4][4];
+  mma_pass(plane, staged, w, acc);
+  if (!g.masked) __syncthreads();  // the sums replace the staged rows
+  for_each_entry(w, sh.rows, acc, [&](int at, uint32_t v) { sti[at] = v; });
   if (g.masked) {
     // Each lane stores and later reads back only its own entries: no barrier between passes
-    // over the same plane.
-    mma_pass(plane, pa, g.bm, warp_row, acc);
-    for_each_entry(pa, sh.rows, warp, acc, [&](int at, uint32_t v) { s1[at] = v; });
+    // over the same staged rows.
+    __syncthreads();
+    stage_rows(reinterpret_cast<uint4*>(staged), static_cast<const uint4*>(g.am), sh.staged_bytes);
+    __syncthreads();
+    mma_pass(plane, staged, w, acc);
+    for_each_entry(w, sh.rows, acc, [&](int at, uint32_t v) { s1[at] = v; });
     __syncthreads();
     stage_plane(plane, g.pitch_w, sh.stage_rows, p, x0, y0, Plane::SquareHigh);
     __syncthreads();
-    mma_pass(plane, pa, g.bm, warp_row, acc);
-    for_each_entry(pa, sh.rows, warp, acc, [&](int at, uint32_t v) { s2[at] = v; });
+    mma_pass(plane, staged, w, acc);
+    for_each_entry(w, sh.rows, acc, [&](int at, uint32_t v) { s2[at] = v; });
     __syncthreads();
     stage_plane(plane, g.pitch_w, sh.stage_rows, p, x0, y0, Plane::SquareLow);
     __syncthreads();
-    mma_pass(plane, pa, g.bm, warp_row, acc);
-    for_each_entry(pa, sh.rows, warp, acc, [&](int at, uint32_t v) { s2[at] = s2[at] * 256u + v; });
+    mma_pass(plane, staged, w, acc);
+    for_each_entry(w, sh.rows, acc, [&](int at, uint32_t v) { s2[at] = s2[at] * 256u + v; });
   }
   __syncthreads();
 
-  // Scores and cells, member by member, kChunkRows block rows at a time.
+  // Scores and cells, kChunkRows block rows at a time: every slot's cell keys cleared at once,
+  // the box sums once per size, the slots scored one after the other without a barrier between
+  // them (a slot reads only the sums and its own keys), the keys flushed at once.
   const bool masked = g.masked != 0;
   const int members = g.count, widest = g.tw;
   uint32_t* vbox = reinterpret_cast<uint32_t*>(smem + sm.vbox);
   uint32_t* sbox = reinterpret_cast<uint32_t*>(smem + sm.sbox);
   const int vplane = kChunkRows * (kMmaTileX + widest);
+  const int lane = threadIdx.x & 31;
   for (int r0 = 0; r0 < sh.rows; r0 += kChunkRows) {
-    const int rows = min(kChunkRows, sh.rows - r0);
+    const int rows = min(kChunkRows, sh.rows - r0), fy = y0 + r0;
+    for (int i = threadIdx.x; i < members * kMmaLocalCells; i += kMmaThreads) {
+      cell_keys[i] = 0;
+      cell_estimates[i] = 0;  // below every ordered float
+    }
+    __syncthreads();
     int box_w = 0, box_h = 0;  // the box sums held in sbox
     for (int slot = 0; slot < members; ++slot) {
-      const int m = p.groups[blockIdx.z].member[slot];
+      const int m = g.member[slot];
       const MemberRegion rg = p.regions[m];
       if (rg.mw == 0) continue;
-      const int fy = y0 + r0;
       const int u_first = max(x0 - rg.rx, 0), u_last = min(x0 + kMmaTileX - 1 - rg.rx, rg.mw - 1);
       const int v_first = max(fy - rg.ry, 0), v_last = min(fy + rows - 1 - rg.ry, rg.mh - 1);
       if (u_first > u_last || v_first > v_last) continue;
       const MemberDev md = p.members[m];
       if (!masked && (md.tw != box_w || md.th != box_h)) {
+        // (The previous slots read only sbox, which box_sums writes after its first barrier.)
         box_sums(plane, g.pitch_w, r0, md.tw, md.th, vbox, vbox + vplane, sbox, sbox + kChunkRows * kMmaTileX);
         box_w = md.tw;
         box_h = md.th;
       }
-      const int cx0 = u_first / md.cw, cy0 = v_first / md.ch;
-      const int ncl_x = u_last / md.cw - cx0 + 1, ncl = ncl_x * (v_last / md.ch - cy0 + 1);
-      cell_keys[threadIdx.x] = 0;
-      __syncthreads();
-      // A warp scores 32 consecutive positions of one row; the positions of one cell are
-      // consecutive lanes: a segmented maximum over the lanes leaves one atomic per cell and warp.
-      // Only a cell whose best score reaches the threshold becomes a candidate, so a position whose
-      // single-precision estimate (relative error below 1e-6) is 1e-4 under the threshold cannot
-      // matter: it gets no exact score (every position does for a score map).
-      const int lane = threadIdx.x & 31;
-      const float skip_below = rg.map ? -INFINITY : static_cast<float>(rg.threshold) - 1e-4f;
-      for (int idx = threadIdx.x; idx < rows * kMmaTileX; idx += kMmaThreads) {
-        const int vv = idx / kMmaTileX, uu = idx - vv * kMmaTileX;
-        const int u = x0 + uu - rg.rx, v = fy + vv - rg.ry;
-        unsigned long long key = 0;
-        int local = -1;
-        if (u >= 0 && u < rg.mw && v >= 0 && v < rg.mh) {
+      const LocalCells lc = local_cells(md, u_first, u_last, v_first, v_last);
+      unsigned long long* keys = cell_keys + slot * kMmaLocalCells;
+      unsigned* best_estimate = cell_estimates + slot * kMmaLocalCells;
+      // Two passes. 1: every position's single-precision estimate (relative error below 1e-6),
+      // and each local cell's best one. 2: the exact score only where the estimate is within
+      // kEstimateMargin of its cell's best and at most 1e-4 under the threshold: no other position
+      // can be the cell's best position that reaches the threshold. A score map scores every
+      // position; flat windows (no estimate) are always scored.
+      const bool all = rg.map != nullptr;
+      const float skip_below = static_cast<float>(rg.threshold) - 1e-4f;
+      const int uu = threadIdx.x % kMmaTileX, u = x0 + uu - rg.rx;  // a thread keeps its column
+      const bool u_in = u >= 0 && u < rg.mw;
+      const int local_x = u_in ? u / md.cw - lc.cx0 : 0;
+      // v / ch as (v + 0.5) / ch rounded down in single precision: exact for v < 2^16, where the
+      // quotient's fraction stays 1 / 64 away from an integer and the error is below 0.01.
+      const float inv_ch = 1.0f / static_cast<float>(md.ch);
+      float estimate[kPositionsPerThread];
+      int local[kPositionsPerThread];
+#pragma unroll
+      for (int k = 0; k < kPositionsPerThread; ++k) {
+        const int idx = threadIdx.x + k * kMmaThreads, vv = idx / kMmaTileX, v = fy + vv - rg.ry;
+        local[k] = -1;
+        estimate[k] = -INFINITY;
+        if (vv < rows && u_in && v >= 0 && v < rg.mh) {
           const int at = (slot * sh.rows + r0 + vv) * kMmaTileX + uu;
           const long long si = masked ? s1[at] : sbox[idx];
           const long long sii = masked ? s2[at] : sbox[kChunkRows * kMmaTileX + idx];
-          const long long sti_at = sti[at];
-          local = (v / md.ch - cy0) * ncl_x + (u / md.cw - cx0);
           const long long var_i = md.n * sii - si * si;
-          const float estimate = var_i > 0 ? static_cast<float>(md.n * sti_at - md.st * si) *
-                                                 rsqrtf(static_cast<float>(md.var_t) * static_cast<float>(var_i))
-                                           : INFINITY;  // (flat windows: the exact path, it is cheap)
-          if (estimate >= skip_below) {
-            const float score = tm::bank_ccoeff_normed(md.n, md.st, md.var_t, si, sii, sti_at, md.masked != 0);
-            if (rg.map) rg.map[static_cast<long long>(v) * rg.mw + u] = score;
-            if (!isnan(score)) key = cell_key(score, static_cast<unsigned>(v) * rg.mw + u);
-          }
+          local[k] = (__float2int_rd((v + 0.5f) * inv_ch) - lc.cy0) * lc.ncl_x + local_x;
+          estimate[k] = var_i > 0 ? static_cast<float>(md.n * static_cast<long long>(sti[at]) - md.st * si) *
+                                        rsqrtf(static_cast<float>(md.var_t) * static_cast<float>(var_i))
+                                  : INFINITY;
         }
+        // The warp's 32 lanes are 32 consecutive positions of one row: a segmented maximum over
+        // the lanes of one cell leaves one atomic per cell and warp.
+        float best = estimate[k] == INFINITY ? -INFINITY : estimate[k];
+        if (!all && __any_sync(0xffffffffu, best >= skip_below)) {
 #pragma unroll
-        for (int off = 1; off < 32; off <<= 1) {
-          const unsigned long long other = __shfl_down_sync(0xffffffffu, key, off);
-          const int other_local = __shfl_down_sync(0xffffffffu, local, off);
-          if (lane + off < 32 && other_local == local && other > key) key = other;
+          for (int off = 1; off < 32; off <<= 1) {
+            const float other = __shfl_down_sync(0xffffffffu, best, off);
+            const int other_local = __shfl_down_sync(0xffffffffu, local[k], off);
+            if (lane + off < 32 && other_local == local[k] && other > best) best = other;
+          }
+          const int before = __shfl_up_sync(0xffffffffu, local[k], 1);
+          if (local[k] >= 0 && best >= skip_below && (lane == 0 || before != local[k]))
+            atomicMax(&best_estimate[local[k]], ordered_bits(best));
         }
-        const int before = __shfl_up_sync(0xffffffffu, local, 1);
-        if (local >= 0 && key != 0 && (lane == 0 || before != local)) atomicMax(&cell_keys[local], key);
       }
       __syncthreads();
-      flush_cell_keys(cell_keys, ncl, ncl_x, cx0, cy0, md, rg);
+#pragma unroll
+      for (int k = 0; k < kPositionsPerThread; ++k) {
+        if (local[k] < 0) continue;
+        const bool flat = estimate[k] == INFINITY;
+        if (!all && !flat &&
+            (estimate[k] < skip_below || estimate[k] < ordered_float(best_estimate[local[k]]) - kEstimateMargin))
+          continue;
+        const int idx = threadIdx.x + k * kMmaThreads, vv = idx / kMmaTileX, v = fy + vv - rg.ry;
+        const int at = (slot * sh.rows + r0 + vv) * kMmaTileX + uu;
+        const long long si = masked ? s1[at] : sbox[idx];
+        const long long sii = masked ? s2[at] : sbox[kChunkRows * kMmaTileX + idx];
+        const float score = tm::bank_ccoeff_normed(md.n, md.st, md.var_t, si, sii, sti[at], md.masked != 0);
+        if (rg.map) rg.map[static_cast<long long>(v) * rg.mw + u] = score;
+        if (!isnan(score) && reaches(score, rg))
+          atomicMax(&keys[local[k]], cell_key(score, static_cast<unsigned>(v) * rg.mw + u));
+      }
     }
+    __syncthreads();
+    for (int i = threadIdx.x; i < members * kMmaLocalCells; i += kMmaThreads) {
+      const unsigned long long key = cell_keys[i];
+      if (key == 0) continue;
+      const int slot = i / kMmaLocalCells, m = g.member[slot];
+      const MemberRegion rg = p.regions[m];
+      const MemberDev md = p.members[m];
+      const int u_first = max(x0 - rg.rx, 0), u_last = min(x0 + kMmaTileX - 1 - rg.rx, rg.mw - 1);
+      const int v_first = max(fy - rg.ry, 0), v_last = min(fy + rows - 1 - rg.ry, rg.mh - 1);
+      flush_cell_key(p, m, md, rg, local_cells(md, u_first, u_last, v_first, v_last), i % kMmaLocalCells, key);
+    }
+    __syncthreads();
   }
 }
 
@@ -586,149 +607,250 @@ __device__ WindowSums warp_window_sums(const BankParams& p, const MemberDev& md,
 
 constexpr int kPeakThreads = 32 * 4 * kRowParts;  // a block per cell: kRowParts warps per neighbour of its peak
 
-// Grid (cells up to kPeakBlocks, members): a block takes cells cell, cell + gridDim.x, ...; it
-// reads each cell's key and clears it; where the peak reaches the threshold, its warps sum the
-// peak's four neighbours (kRowParts warps each, a share of the rows each) and thread 0 lists the
-// candidate.
-constexpr int kPeakBlocks = 4096;
-__global__ void __launch_bounds__(kPeakThreads) bank_peaks_kernel(const BankParams p) {
-  __shared__ WindowSums parts[4][kRowParts];
-  const int m = blockIdx.y;
-  const MemberRegion rg = p.regions[m];
-  const MemberDev md = p.members[m];
-  const int cells = rg.mw == 0 ? 0 : rg.ncx * rg.ncy, warp = threadIdx.x / 32;
-  const int side = warp / kRowParts, part = warp % kRowParts;  // neighbour: left, right, above, below
-  for (int cell = blockIdx.x; cell < cells; cell += gridDim.x) {
-    const unsigned long long key = md.keys[cell];
-    if (key == 0) continue;  // (the whole block)
-    const float score = key_score(key);
-    const bool found = static_cast<double>(score) >= rg.threshold;
-    const unsigned position = ~static_cast<unsigned>(key);
-    const int u = static_cast<int>(position % rg.mw), v = static_cast<int>(position / rg.mw);
-    const bool fit_x = u > 0 && u<rg.mw - 1, fit_y = v> 0 && v < rg.mh - 1;
-    if (found && (side < 2 ? fit_x : fit_y)) {
-      const int du = side == 0 ? -1 : side == 1 ? 1 : 0, dv = side == 2 ? -1 : side == 3 ? 1 : 0;
-      const WindowSums w = warp_window_sums(p, md, rg, u + du, v + dv, part);
-      if ((threadIdx.x & 31) == 0) parts[side][part] = w;
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      md.keys[cell] = 0;
-      if (found) {
-        float neighbours[4];
-        for (int n = 0; n < 4; ++n) {
-          uint32_t sti = 0, s1 = 0, s2 = 0;
-          for (int k = 0; k < kRowParts; ++k) {
-            sti += parts[n][k].sti;
-            s1 += parts[n][k].s1;
-            s2 += parts[n][k].s2;
-          }
-          neighbours[n] = (n < 2 ? fit_x : fit_y)
-                              ? tm::bank_ccoeff_normed(md.n, md.st, md.var_t, s1, s2, sti, md.masked != 0)
-                              : 0.0f;
-        }
-        BankCandidate c;
-        c.x = rg.rx + u;
-        c.y = rg.ry + v;
-        c.score = score;
-        c.member = m;
-        c.dx = fit_x ? tm::parabola_offset(neighbours[0], score, neighbours[1]) : 0.0;
-        c.dy = fit_y ? tm::parabola_offset(neighbours[2], score, neighbours[3]) : 0.0;
-        // The slot from a counter in device memory: an atomic on mapped host memory would cross
-        // the bus once per candidate, one after the other.
-        const unsigned slot = atomicAdd(&p.progress[0], 1u);
-        if (slot < p.capacity) p.out[slot] = c;
+// The candidates of count cell keys (member m[k], key[k]; each reaches its threshold) with
+// sub-pixel offsets from the scores of their four neighbours: the block's warps share the
+// neighbours' sums (kRowParts warps a neighbour, a share of the rows each), kEmitBatch candidates
+// at a time, then a thread a candidate writes it. Called by the whole block.
+constexpr int kEmitBatch = 16;
+__device__ void emit_candidates(const BankParams& p, int count, const int* m_of, const unsigned long long* key_of) {
+  __shared__ WindowSums parts[kEmitBatch][4][kRowParts];
+  const int warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  for (int first = 0; first < count; first += kEmitBatch) {
+    const int batch = min(kEmitBatch, count - first);
+    for (int item = warp; item < batch * 4 * kRowParts; item += warps) {
+      const int k = item / (4 * kRowParts), side = item / kRowParts % 4, part = item % kRowParts;
+      const int m = m_of[first + k];
+      const MemberRegion& rg = p.regions[m];
+      const unsigned position = ~static_cast<unsigned>(key_of[first + k]);
+      const int u = static_cast<int>(position % rg.mw), v = static_cast<int>(position / rg.mw);
+      const bool fits = side < 2 ? u > 0 && u < rg.mw - 1 : v > 0 && v < rg.mh - 1;
+      if (fits) {
+        const int du = side == 0 ? -1 : side == 1 ? 1 : 0, dv = side == 2 ? -1 : side == 3 ? 1 : 0;
+        const WindowSums w = warp_window_sums(p, p.members[m], rg, u + du, v + dv, part);
+        if ((threadIdx.x & 31) == 0) parts[k][side][part] = w;
       }
     }
     __syncthreads();
+    if (static_cast<int>(threadIdx.x) < batch) {
+      const int k = threadIdx.x, m = m_of[first + k];
+      const MemberRegion rg = p.regions[m];
+      const MemberDev md = p.members[m];
+      const unsigned long long key = key_of[first + k];
+      const float score = key_score(key);
+      const unsigned position = ~static_cast<unsigned>(key);
+      const int u = static_cast<int>(position % rg.mw), v = static_cast<int>(position / rg.mw);
+      const bool fit_x = u > 0 && u<rg.mw - 1, fit_y = v> 0 && v < rg.mh - 1;
+      float neighbours[4];
+      for (int n = 0; n < 4; ++n) {
+        uint32_t sti = 0, s1 = 0, s2 = 0;
+        for (int q = 0; q < kRowParts; ++q) {
+          sti += parts[k][n][q].sti;
+          s1 += parts[k][n][q].s1;
+          s2 += parts[k][n][q].s2;
+        }
+        neighbours[n] =
+            (n < 2 ? fit_x : fit_y) ? tm::bank_ccoeff_normed(md.n, md.st, md.var_t, s1, s2, sti, md.masked != 0) : 0.0f;
+      }
+      BankCandidate c;
+      c.x = rg.rx + u;
+      c.y = rg.ry + v;
+      c.score = score;
+      c.member = m;
+      c.dx = fit_x ? tm::parabola_offset(neighbours[0], score, neighbours[1]) : 0.0;
+      c.dy = fit_y ? tm::parabola_offset(neighbours[2], score, neighbours[3]) : 0.0;
+      // The slot from a counter in device memory: an atomic on mapped host memory would cross
+      // the bus once per candidate, one after the other.
+      const unsigned slot = atomicAdd(&p.progress[0], 1u);
+      if (slot < p.capacity) p.out[slot] = c;
+    }
+    __syncthreads();
   }
-  // The last block to finish hands the count to the host and clears the counters.
+}
+
+// The largest of the block's values, in every thread (s_partial: 32 words, alternate two buffers
+// between consecutive calls).
+__device__ __forceinline__ unsigned long long block_max(unsigned long long v, unsigned long long* s_partial) {
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) {
+    const unsigned long long o = __shfl_xor_sync(0xffffffffu, v, off);
+    v = o > v ? o : v;
+  }
+  if ((threadIdx.x & 31) == 0) s_partial[threadIdx.x / 32] = v;
+  __syncthreads();
+  v = (threadIdx.x & 31) < blockDim.x / 32 ? s_partial[threadIdx.x & 31] : 0ull;
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) {
+    const unsigned long long o = __shfl_xor_sync(0xffffffffu, v, off);
+    v = o > v ? o : v;
+  }
+  return v;
+}
+
+constexpr int kMaxKept = 256;        // matches one suppressing block keeps (the host suppresses beyond)
+constexpr int kSharedRanked = 1536;  // cells a suppressing block holds in shared memory (else reads them each round)
+
+// select_bank_matches over the listed cells of template t (every template when p.across), by one
+// block: round after round, the best remaining cell (score, then y, x, member: the host's order)
+// whose box overlaps no kept match of its template (of any, across) and whose template is not
+// full is kept; the kept ones go to p.kept.
+__device__ void suppress_listed(const BankParams& p, int t, unsigned listed) {
+  __shared__ int s_x[kMaxKept], s_y[kMaxKept], s_w[kMaxKept], s_h[kMaxKept], s_t[kMaxKept], s_m[kMaxKept];
+  __shared__ unsigned long long s_key[kMaxKept];
+  __shared__ int s_count[kMaxBankTemplates], s_limit[kMaxBankTemplates];
+  __shared__ unsigned long long s_partial[2][32];
+  __shared__ uint4 s_ranked[kSharedRanked];  // the block's cells, where they fit
+  __shared__ unsigned s_cells;
+  for (int i = threadIdx.x; i < kMaxBankTemplates; i += blockDim.x) s_count[i] = 0;
+  for (int m = threadIdx.x; m < p.count; m += blockDim.x) {
+    const MemberRegion& rg = p.regions[m];
+    if (rg.mw != 0) s_limit[rg.template_index] = rg.max_matches;
+  }
+  if (threadIdx.x == 0) s_cells = 0;
+  __syncthreads();
+  constexpr int kLoads = 8;  // records in flight a thread
+  for (unsigned first = threadIdx.x; first < listed; first += kLoads * blockDim.x) {
+    uint4 r[kLoads];
+#pragma unroll
+    for (int q = 0; q < kLoads; ++q)
+      if (first + q * blockDim.x < listed) r[q] = __ldcg(&p.ranked[first + q * blockDim.x]);
+#pragma unroll
+    for (int q = 0; q < kLoads; ++q) {
+      if (first + q * blockDim.x >= listed || (!p.across && static_cast<int>((r[q].w >> 8) & 255u) != t)) continue;
+      const unsigned at = atomicAdd(&s_cells, 1u);
+      if (at < kSharedRanked) s_ranked[at] = r[q];
+    }
+  }
+  __syncthreads();
+  const bool in_shared = s_cells <= kSharedRanked;
+  const unsigned cells = in_shared ? s_cells : listed;
+  const uint4* ranked = in_shared ? s_ranked : p.ranked;
+  int kept = 0;
+  for (int round = 0; kept < kMaxKept; ++round) {
+    unsigned long long best = 0;
+#pragma unroll 4
+    for (unsigned i = threadIdx.x; i < cells; i += blockDim.x) {
+      const uint4 r = in_shared ? ranked[i] : __ldcg(&ranked[i]);
+      const int tm = static_cast<int>((r.w >> 8) & 255u);
+      if ((!p.across && tm != t) || s_count[tm] >= s_limit[tm]) continue;
+      const int x = static_cast<int>(r.z & 0xffffu), y = static_cast<int>(r.z >> 16);
+      const int tw = static_cast<int>((r.w >> 16) & 255u) + 1, th = static_cast<int>(r.w >> 24) + 1;
+      bool overlaps = false;
+      for (int k = 0; k < kept && !overlaps; ++k)
+        overlaps = (p.across || s_t[k] == tm) && x < s_x[k] + s_w[k] && s_x[k] < x + tw && y < s_y[k] + s_h[k] &&
+                   s_y[k] < y + th;
+      if (overlaps) continue;  // (a kept cell overlaps itself)
+      const unsigned long long rank = (static_cast<unsigned long long>(r.y) << 32) | r.x;
+      best = rank > best ? rank : best;
+    }
+    best = block_max(best, s_partial[round & 1]);
+    if (best == 0) break;
+    if (threadIdx.x == 0) {
+      const unsigned order = 0xffffffffu - static_cast<unsigned>(best);
+      const int m = static_cast<int>(order & 255u), pos = static_cast<int>(order >> 8);
+      const MemberRegion rg = p.regions[m];
+      const MemberDev& md = p.members[m];
+      s_x[kept] = pos % p.fw;
+      s_y[kept] = pos / p.fw;
+      s_w[kept] = md.tw;
+      s_h[kept] = md.th;
+      s_t[kept] = rg.template_index;
+      s_m[kept] = m;
+      const unsigned position = static_cast<unsigned>((s_y[kept] - rg.ry) * rg.mw + s_x[kept] - rg.rx);
+      s_key[kept] = (best & 0xffffffff00000000ull) | ~position;  // the cell's key (bank_rank_kernel cleared it)
+      ++s_count[rg.template_index];
+    }
+    ++kept;
+    __syncthreads();
+  }
+  // bank_emit_kernel gives each kept match a block for its neighbours' sums.
+  __shared__ unsigned s_at;
+  if (threadIdx.x == 0) s_at = atomicAdd(&p.progress[3], static_cast<unsigned>(kept));
+  __syncthreads();
+  for (int k = threadIdx.x; k < kept; k += blockDim.x)
+    p.kept[s_at + k] = make_uint4(static_cast<unsigned>(s_m[k]), static_cast<unsigned>(s_key[k]),
+                                  static_cast<unsigned>(s_key[k] >> 32), 0u);
+}
+
+// Suppression on the device: each listed cell's rank in the host's order (score, then y, x,
+// member: (y * width + x) * 256 + member fits 32 bits), its frame position, member, template and
+// size, read once here (and its key cleared) so that the suppressing blocks read one coalesced
+// record a cell.
+__global__ void bank_rank_kernel(const BankParams p) {
+  const unsigned listed = min(__ldcg(&p.progress[2]), p.listed_capacity);
+  if (listed <= p.host_up_to) return;
+  for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < listed; i += gridDim.x * blockDim.x) {
+    const uint2 item = __ldcg(&p.listed[i]);
+    const int m = static_cast<int>(item.x);
+    const MemberRegion& rg = p.regions[m];
+    const unsigned long long key = __ldcg(&p.members[m].keys[item.y]);
+    const unsigned position = ~static_cast<unsigned>(key);
+    const unsigned x = rg.rx + position % rg.mw, y = rg.ry + position / rg.mw;  // (< 2^12: see host_up_to)
+    const unsigned order = ((y * p.fw + x) << 8) | item.x;
+    const MemberDev& md = p.members[m];
+    p.ranked[i] = make_uint4(0xffffffffu - order, static_cast<unsigned>(key >> 32), x | (y << 16),
+                             item.x | (rg.template_index << 8) | ((md.tw - 1) << 16) | ((md.th - 1) << 24));
+    md.keys[item.y] = 0;  // the record holds all of it
+  }
+}
+
+// Few listed cells (p.host_up_to or fewer): a block takes up to kEmitBatch listed cells at a time,
+// makes each a candidate and clears its key; the host suppresses. Many: block t
+// suppresses template t's cells (block 0 all of them, across templates), and only the kept ones
+// become candidates.
+constexpr int kPeakBlocks = 512;
+__global__ void __launch_bounds__(kPeakThreads) bank_peaks_kernel(const BankParams p) {
+  const unsigned listed = min(__ldcg(&p.progress[2]), p.listed_capacity);
+  if (listed <= p.host_up_to) {
+    __shared__ int s_m[kEmitBatch];
+    __shared__ unsigned long long s_key[kEmitBatch];
+    // As many blocks busy as there are cells, up to kEmitBatch cells a block.
+    const unsigned per_block = min((listed + gridDim.x - 1) / gridDim.x, static_cast<unsigned>(kEmitBatch));
+    for (unsigned first = blockIdx.x * per_block; first < listed; first += gridDim.x * per_block) {
+      const int batch = static_cast<int>(min(listed - first, per_block));
+      if (static_cast<int>(threadIdx.x) < batch) {
+        const uint2 item = __ldcg(&p.listed[first + threadIdx.x]);
+        s_m[threadIdx.x] = static_cast<int>(item.x);
+        s_key[threadIdx.x] = __ldcg(&p.members[item.x].keys[item.y]);
+      }
+      __syncthreads();
+      emit_candidates(p, batch, s_m, s_key);
+      if (static_cast<int>(threadIdx.x) < batch) {
+        const uint2 item = __ldcg(&p.listed[first + threadIdx.x]);
+        p.members[item.x].keys[item.y] = 0;
+      }
+    }
+  } else if (static_cast<int>(blockIdx.x) < (p.across ? 1 : p.templates)) {
+    suppress_listed(p, static_cast<int>(blockIdx.x), listed);
+  }
+}
+
+// The matches bank_peaks_kernel kept (suppression on the device) become candidates, a block
+// each; then the last block to finish hands the count to the host and clears the counters.
+constexpr int kEmitBlocks = 256;
+__global__ void __launch_bounds__(kPeakThreads) bank_emit_kernel(const BankParams p) {
+  __shared__ int s_m[1];
+  __shared__ unsigned long long s_key[1];
+  const unsigned kept = __ldcg(&p.progress[3]);
+  for (unsigned i = blockIdx.x; i < kept; i += gridDim.x) {
+    if (threadIdx.x == 0) {
+      const uint4 k = __ldcg(&p.kept[i]);
+      s_m[0] = static_cast<int>(k.x);
+      s_key[0] = (static_cast<unsigned long long>(k.z) << 32) | k.y;
+    }
+    __syncthreads();
+    emit_candidates(p, 1, s_m, s_key);
+  }
   if (threadIdx.x == 0) {
     __threadfence();
-    const unsigned blocks = gridDim.x * gridDim.y;
-    if (atomicAdd(&p.progress[1], 1u) == blocks - 1) {
-      const unsigned count = atomicAdd(&p.progress[0], 0u);
-      *p.out_count = count;
+    if (atomicAdd(&p.progress[1], 1u) == gridDim.x - 1) {
+      const unsigned listed = __ldcg(&p.progress[2]);
+      p.out_count[1] = min(listed, p.listed_capacity) > p.host_up_to;  // only the kept matches are candidates
+      p.out_count[2] = listed;  // cells that reached their threshold (all listed?)
+      p.out_count[0] = atomicAdd(&p.progress[0], 0u);
       p.progress[0] = 0;
       p.progress[1] = 0;
-    }
-  }
-}
-
-// The tensor-core kernel's groups: members ordered by (masked, chunks, height) and cut into runs
-// of up to 8 that share the masked flag; each group's sets R as large as its shared memory allows
-// (at least 4 rows a warp: the epilogue scores 16 block rows at a time).
-struct GroupPlan {
-  GroupDev dev;
-  std::vector<int> members;
-};
-
-constexpr int kMmaSmemPreferred = 76 << 10;  // three blocks an SM
-
-std::vector<GroupPlan> plan_groups(const std::vector<MemberDev>& members, int smem_optin) {
-  const int count = static_cast<int>(members.size());
-  std::vector<int> order(count);
-  for (int m = 0; m < count; ++m) order[m] = m;
-  auto chunks = [&](int m) { return (members[m].tw + 31) / 32; };
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    if (members[a].masked != members[b].masked) return members[a].masked < members[b].masked;
-    if (chunks(a) != chunks(b)) return chunks(a) < chunks(b);
-    return members[a].th < members[b].th;
-  });
-  std::vector<GroupPlan> groups;
-  for (int at = 0; at < count;) {
-    GroupPlan gp;
-    while (at < count && gp.members.size() < 8 &&
-           (gp.members.empty() || members[order[at]].masked == members[gp.members[0]].masked))
-      gp.members.push_back(order[at++]);
-    GroupDev& g = gp.dev;
-    g = GroupDev{};
-    g.count = static_cast<int>(gp.members.size());
-    g.gp = 1;
-    while (g.gp < g.count) g.gp *= 2;
-    for (int k = 0; k < g.count; ++k) {
-      const MemberDev& md = members[gp.members[k]];
-      g.member[k] = gp.members[k];
-      g.th_of[k] = md.th;
-      g.th = std::max(g.th, md.th);
-      g.tw = std::max(g.tw, md.tw);
-      g.masked |= md.masked;
-    }
-    g.chunks = (g.tw + 31) / 32;
-    g.cl = (g.chunks + 1) / 2 * 2;
-    g.pitch_w = 8 * g.cl + 17;
-    const int rs = 8 / g.gp;
-    int best = 0;
-    for (int r = kMaxSets; r >= 1; r /= 2) {
-      if (r * rs < 4) break;
-      g.sets = r;
-      const int need = mma_smem(g).total;
-      if (need <= smem_optin && (best == 0 || need <= kMmaSmemPreferred)) best = r;
-      if (need <= kMmaSmemPreferred) break;
-    }
-    g.sets = best;  // 0: does not fit (the caller refuses the bank)
-    groups.push_back(std::move(gp));
-  }
-  return groups;
-}
-
-// The packed rows of a group: per slot, per template row, per lane quad t, per 32-byte chunk c,
-// per half h: the 4 bytes 32 c + 16 h + 4 t .. + 3 of the row (B's two registers of chunk c for
-// the lanes of quad t); of M T (mask_only false) or of M (1 where counted).
-void pack_group(const TemplateBank& bank, const GroupDev& g, bool mask_only, uint32_t* out) {
-  const int row_words = 8 * g.cl;
-  std::fill(out, out + static_cast<size_t>(g.gp) * g.th * row_words, 0u);
-  for (int slot = 0; slot < g.count; ++slot) {
-    const MaskedGray& img = bank.members[g.member[slot]].image;
-    for (int j = 0; j < img.height; ++j) {
-      uint32_t* row = out + (static_cast<size_t>(slot) * g.th + j) * row_words;
-      for (int i = 0; i < img.width; ++i) {
-        const size_t at = static_cast<size_t>(j) * img.width + i;
-        const bool in = !img.masked() || img.mask[at];
-        const uint32_t v = !in ? 0u : mask_only ? 1u : img.pixels[at];
-        const int c = i / 32, h = (i % 32) / 16, t = (i % 16) / 4, byte = i % 4;
-        row[t * 2 * g.cl + 2 * c + h] |= v << (8 * byte);
-      }
+      p.progress[2] = 0;
+      p.progress[3] = 0;
     }
   }
 }
@@ -738,13 +860,16 @@ void pack_group(const TemplateBank& bank, const GroupDev& g, bool mask_only, uin
 struct BankMatcherCuda::Impl {
   void* stream = nullptr;
   int fw = 0, fh = 0;
-  bool use_mma = false;
+  bool use_mma = false;       // groups on the tensor cores
+  bool any_on_cores = false;  // members on the CUDA cores
   bool force_dp4a = false;
+  unsigned host_up_to = kHostCandidates;
+  bool suppressed = false;  // the last frame's candidates are the kept matches only
   TemplateBank bank;
   std::vector<MemberStats> stats;
   std::vector<MemberDev> members;  // device pointers
   std::vector<GroupDev> groups;    // device pointers
-  cuda::DeviceBuffer templates, keys, members_dev, regions_dev, packed, groups_dev, progress;
+  cuda::DeviceBuffer templates, keys, members_dev, regions_dev, staged, groups_dev, progress, listed, ranked, kept;
   cuda::PinnedBuffer regions_host,
       out;  // regions_host: the regions, then the group frames; out: a counter (32 bytes), then the candidates
   int max_kp = 0, max_th = 0, mma_smem_bytes = 0;
@@ -752,7 +877,8 @@ struct BankMatcherCuda::Impl {
 
   size_t group_frames_at() const { return (sizeof(MemberRegion) * bank.members.size() + 15) / 16 * 16; }
 
-  Status enqueue(const GrayView& frame, const BankSearch& search, float* map_of_member, int map_member) {
+  // across: suppression across templates. map_of_member: every candidate to the host.
+  Status enqueue(const GrayView& frame, const BankSearch& search, bool across, float* map_of_member, int map_member) {
     const int count = static_cast<int>(bank.members.size());
     MemberRegion* regions = reinterpret_cast<MemberRegion*>(regions_host.data());
     int bx0 = frame.width, by0 = frame.height, bx1 = 0, by1 = 0;
@@ -769,7 +895,9 @@ struct BankMatcherCuda::Impl {
         rg.ncx = (rg.mw + md.cw - 1) / md.cw;
         rg.ncy = (rg.mh + md.ch - 1) / md.ch;
         rg.map = m == map_member ? map_of_member : nullptr;
-        rg.threshold = search.thresholds[bank.members[m].template_index];
+        rg.template_index = bank.members[m].template_index;
+        rg.threshold = search.thresholds[rg.template_index];
+        rg.max_matches = search.max_matches[rg.template_index];
         bx0 = std::min(bx0, rg.rx);
         by0 = std::min(by0, rg.ry);
         bx1 = std::max(bx1, rg.rx + rg.mw);
@@ -778,7 +906,7 @@ struct BankMatcherCuda::Impl {
       regions[m] = rg;
     }
     unsigned* counter = reinterpret_cast<unsigned*>(out.data());
-    *counter = 0;  // the previous frame's kernels are done: match() waited for them
+    counter[0] = counter[1] = counter[2] = 0;  // the previous frame's kernels are done: match() waited for them
     candidates.clear();
     if (bx1 <= bx0 || by1 <= by0) return Status();
     // Per group, the tiles over its searched members' positions.
@@ -827,33 +955,56 @@ struct BankMatcherCuda::Impl {
     p.out_count = reinterpret_cast<unsigned*>(out.device_data());
     p.capacity = kMaxCandidates;
     p.progress = reinterpret_cast<unsigned*>(progress.data());
+    p.listed = reinterpret_cast<uint2*>(listed.data());
+    p.ranked = reinterpret_cast<uint4*>(ranked.data());
+    p.kept = reinterpret_cast<uint4*>(kept.data());
+    p.listed_capacity = static_cast<unsigned>(listed.bytes() / sizeof(uint2));
+    // Suppression on the device orders cells by (y * width + x) * 256 + member in 32 bits and
+    // keeps up to kMaxKept matches a block.
+    int most_kept = 0;
+    for (int t = 0; t < static_cast<int>(bank.templates.size()); ++t) most_kept += search.max_matches[t];
+    const bool device_suppression = map_of_member == nullptr &&
+                                    static_cast<long long>(frame.width) * frame.height < (1ll << 24) &&
+                                    (across ? most_kept : kMaxMatches) <= kMaxKept;
+    p.host_up_to = device_suppression ? host_up_to : 0xffffffffu;
+    p.templates = static_cast<int>(bank.templates.size());
+    p.across = across ? 1 : 0;
     p.groups = reinterpret_cast<const GroupDev*>(groups_dev.data());
     p.group_frames = reinterpret_cast<const GroupFrame*>(regions_dev.data() + group_frames_at());
-    if (use_mma) {
+    if (use_mma && grid_x > 0) {
       const dim3 grid(grid_x, grid_y, static_cast<unsigned>(groups.size()));
       bank_scores_mma_kernel<<<grid, kMmaThreads, mma_smem_bytes, s>>>(p);
       CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaGetLastError(), "bank_scores_mma_kernel launch"));
-    } else {
+    }
+    if (any_on_cores) {
       const dim3 grid((bx1 - bx0 + kTileX - 1) / kTileX, (by1 - by0 + kTileY - 1) / kTileY);
       const size_t smem = static_cast<size_t>(p.rows) * p.pitch;
       bank_scores_dp4a_kernel<<<grid, kThreads, smem, s>>>(p);
       CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaGetLastError(), "bank_scores_dp4a_kernel launch"));
     }
-    int most_cells = 0;
-    for (int m = 0; m < count; ++m) most_cells = std::max(most_cells, regions[m].ncx * regions[m].ncy);
-    const dim3 peaks_grid(std::min(most_cells, kPeakBlocks), count);
-    bank_peaks_kernel<<<peaks_grid, kPeakThreads, 0, s>>>(p);
+    bank_rank_kernel<<<kPeakBlocks, 256, 0, s>>>(p);
+    bank_peaks_kernel<<<kPeakBlocks, kPeakThreads, 0, s>>>(p);
+    bank_emit_kernel<<<kEmitBlocks, kPeakThreads, 0, s>>>(p);
     return cuda_status(cudaGetLastError(), "bank_peaks_kernel launch");
   }
 
   Status collect() {
     CUDAPREP_RETURN_IF_ERROR(cuda::stream_sync(stream));
     const unsigned count = *reinterpret_cast<const unsigned*>(out.data());
+    const unsigned reached = reinterpret_cast<const unsigned*>(out.data())[2];
+    if (reached > listed.bytes() / sizeof(uint2)) {  // unlisted cells kept their keys: clear them all
+      CUDAPREP_RETURN_IF_ERROR(cuda_status(
+          cudaMemsetAsync(keys.data(), 0, keys.bytes(), static_cast<cudaStream_t>(stream)), "cudaMemsetAsync (cells)"));
+      CUDAPREP_RETURN_IF_ERROR(cuda::stream_sync(stream));
+      return Status::error(std::to_string(reached) + " cells reach their threshold, more than the " +
+                           std::to_string(listed.bytes() / sizeof(uint2)) + " a frame can hold: raise the threshold");
+    }
     if (count > static_cast<unsigned>(kMaxCandidates))
       return Status::error(std::to_string(count) + " cells reach their threshold, more than the " +
                            std::to_string(kMaxCandidates) + " a frame can hold: raise the threshold");
     const BankCandidate* c = reinterpret_cast<const BankCandidate*>(out.data() + 32);
     candidates.assign(c, c + count);
+    suppressed = reinterpret_cast<const unsigned*>(out.data())[1] != 0;
     sort_bank_candidates(&candidates);  // the kernel lists them in no particular order
     return Status();
   }
@@ -868,9 +1019,12 @@ void BankMatcherCuda::release() {
   impl_->keys.reset();
   impl_->members_dev.reset();
   impl_->regions_dev.reset();
-  impl_->packed.reset();
+  impl_->staged.reset();
   impl_->groups_dev.reset();
   impl_->progress.reset();
+  impl_->listed.reset();
+  impl_->ranked.reset();
+  impl_->kept.reset();
   impl_->regions_host.reset();
   impl_->out.reset();
   impl_->bank = TemplateBank();
@@ -881,12 +1035,15 @@ void BankMatcherCuda::release() {
 const TemplateBank& BankMatcherCuda::bank() const { return impl_->bank; }
 bool BankMatcherCuda::has_bank() const { return !impl_->bank.members.empty(); }
 const std::vector<BankCandidate>& BankMatcherCuda::last_candidates() const { return impl_->candidates; }
+bool BankMatcherCuda::last_candidates_suppressed() const { return impl_->suppressed; }
+void BankMatcherCuda::suppress_on_device_above(unsigned cells) { impl_->host_up_to = cells; }
 
 void BankMatcherCuda::use_cuda_cores_only(bool on) { impl_->force_dp4a = on; }
 
 Status BankMatcherCuda::configure(int frame_width, int frame_height, void* stream) {
-  if (frame_width <= 0 || frame_height <= 0)
-    return Status::error("invalid frame size " + std::to_string(frame_width) + "x" + std::to_string(frame_height));
+  if (frame_width <= 0 || frame_height <= 0 || frame_width > 65535 || frame_height > 65535)
+    return Status::error("invalid frame size " + std::to_string(frame_width) + "x" + std::to_string(frame_height) +
+                         " (the bank matcher takes 1 to 65535 pixels a side)");
   const bool resized = frame_width != impl_->fw || frame_height != impl_->fh;
   impl_->stream = stream;
   impl_->fw = frame_width;
@@ -909,7 +1066,7 @@ Status BankMatcherCuda::set_bank(const TemplateBank& bank) {
                                        "cudaDeviceGetAttribute"));
   CUDAPREP_RETURN_IF_ERROR(cuda_status(
       cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), "cudaDeviceGetAttribute"));
-  const bool use_mma = cc_major >= 8 && !impl_->force_dp4a;
+  bool use_mma = cc_major >= 8 && !impl_->force_dp4a;
   const int count = static_cast<int>(bank.members.size());
   // Layout: each member's masked template, then its mask, rows padded to 4 bytes; the cells of
   // a whole-frame search per member.
@@ -951,34 +1108,44 @@ Status BankMatcherCuda::set_bank(const TemplateBank& bank) {
         k[j * members[m].kp + i] = in ? 1 : 0;
       }
   }
-  // The tensor-core kernel's groups and their packed rows.
+  // The tensor-core kernel's groups and their staged rows. The members of a group no block can
+  // hold (a large masked member; a large member on a GPU with little shared memory) are scored on
+  // the CUDA cores, in a second launch beside the groups'.
   std::vector<GroupPlan> plans;
-  std::vector<size_t> packed_at;
-  size_t packed_words = 0;
+  std::vector<size_t> staged_at;
+  size_t staged_bytes = 0;
   int mma_smem_bytes = 0;
+  std::vector<int> on_cores(count, 1);
   if (use_mma) {
-    plans = plan_groups(members, smem_optin);
-    for (GroupPlan& gp : plans) {
-      if (gp.dev.sets == 0)
-        return Status::error("template " + member_name(bank, gp.members.back()) + " (" +
-                             std::to_string(members[gp.members.back()].tw) + "x" +
-                             std::to_string(members[gp.members.back()].th) +
-                             ") needs more shared memory than this GPU gives a block");
+    std::vector<MemberShape> shapes;
+    for (const MemberDev& md : members) shapes.push_back(MemberShape{md.tw, md.th, md.masked});
+    std::vector<GroupPlan> fitted;
+    for (GroupPlan& gp : plan_groups(shapes, smem_optin)) {
+      if (gp.dev.mgroups == 0) continue;  // no block holds it: its members run on the CUDA cores
+      for (int m : gp.members) on_cores[m] = 0;
+      fitted.push_back(std::move(gp));
+    }
+    plans = std::move(fitted);
+    for (const GroupPlan& gp : plans) {
       mma_smem_bytes = std::max(mma_smem_bytes, mma_smem(gp.dev).total);
-      const size_t words = static_cast<size_t>(gp.dev.gp) * gp.dev.th * 8 * gp.dev.cl;
-      packed_at.push_back(packed_words);
-      packed_words += words * (gp.dev.masked ? 2 : 1);
+      staged_at.push_back(staged_bytes);
+      staged_bytes += static_cast<size_t>(mma_shape(gp.dev).staged_bytes) * (gp.dev.masked ? 2 : 1);
     }
   }
-  std::vector<uint32_t> packed_host(std::max<size_t>(packed_words, 1), 0u);
+  use_mma = !plans.empty();
+  bool any_on_cores = false;
+  for (int m = 0; m < count; ++m) {
+    members[m].on_cores = on_cores[m];
+    any_on_cores |= on_cores[m] != 0;
+  }
+  std::vector<uint8_t> staged_host(std::max<size_t>(staged_bytes, 16), 0u);
   for (size_t gi = 0; gi < plans.size(); ++gi) {
     const GroupDev& g = plans[gi].dev;
-    pack_group(bank, g, false, packed_host.data() + packed_at[gi]);
-    if (g.masked)
-      pack_group(bank, g, true, packed_host.data() + packed_at[gi] + static_cast<size_t>(g.gp) * g.th * 8 * g.cl);
+    stage_group(bank, g, false, staged_host.data() + staged_at[gi]);
+    if (g.masked) stage_group(bank, g, true, staged_host.data() + staged_at[gi] + mma_shape(g).staged_bytes);
   }
   Impl& d = *impl_;
-  cuda::DeviceBuffer templates, keys, members_dev, regions_dev, packed, groups_dev, progress;
+  cuda::DeviceBuffer templates, keys, members_dev, regions_dev, staged, groups_dev, progress, listed, ranked, kept;
   cuda::PinnedBuffer regions_host, out;
   const size_t frames_at = (sizeof(MemberRegion) * count + 15) / 16 * 16;
   const size_t region_bytes = frames_at + sizeof(GroupFrame) * std::max<size_t>(plans.size(), 1);
@@ -987,10 +1154,14 @@ Status BankMatcherCuda::set_bank(const TemplateBank& bank) {
   CUDAPREP_RETURN_IF_ERROR(members_dev.allocate(sizeof(MemberDev) * count));
   CUDAPREP_RETURN_IF_ERROR(regions_dev.allocate(region_bytes));
   CUDAPREP_RETURN_IF_ERROR(regions_host.allocate(region_bytes));
-  CUDAPREP_RETURN_IF_ERROR(packed.allocate(packed_host.size() * sizeof(uint32_t)));
+  CUDAPREP_RETURN_IF_ERROR(staged.allocate(staged_host.size()));
   CUDAPREP_RETURN_IF_ERROR(groups_dev.allocate(sizeof(GroupDev) * std::max<size_t>(plans.size(), 1)));
   CUDAPREP_RETURN_IF_ERROR(out.allocate(32 + sizeof(BankCandidate) * kMaxCandidates));
-  CUDAPREP_RETURN_IF_ERROR(progress.allocate(2 * sizeof(unsigned)));
+  CUDAPREP_RETURN_IF_ERROR(progress.allocate(4 * sizeof(unsigned)));
+  CUDAPREP_RETURN_IF_ERROR(kept.allocate(sizeof(uint4) * kMaxKept * kMaxBankTemplates));
+  const size_t listed_cells = std::min<size_t>(std::max<size_t>(key_count, 1), kMaxCandidates);
+  CUDAPREP_RETURN_IF_ERROR(listed.allocate(listed_cells * sizeof(uint2)));
+  CUDAPREP_RETURN_IF_ERROR(ranked.allocate(listed_cells * sizeof(uint4)));
   for (int m = 0; m < count; ++m) {
     members[m].templ = templates.data() + templ_at[m];
     members[m].mask = members[m].templ + static_cast<size_t>(members[m].kp) * members[m].th;
@@ -999,9 +1170,9 @@ Status BankMatcherCuda::set_bank(const TemplateBank& bank) {
   std::vector<GroupDev> groups;
   for (size_t gi = 0; gi < plans.size(); ++gi) {
     GroupDev g = plans[gi].dev;
-    const uint32_t* base = reinterpret_cast<const uint32_t*>(packed.data()) + packed_at[gi];
-    g.bt = base;
-    g.bm = g.masked ? base + static_cast<size_t>(g.gp) * g.th * 8 * g.cl : nullptr;
+    const uint8_t* base = staged.data() + staged_at[gi];
+    g.at = base;
+    g.am = g.masked ? base + mma_shape(g).staged_bytes : nullptr;
     groups.push_back(g);
   }
   cudaStream_t s = static_cast<cudaStream_t>(d.stream);
@@ -1012,8 +1183,7 @@ Status BankMatcherCuda::set_bank(const TemplateBank& bank) {
       cudaMemcpyAsync(members_dev.data(), members.data(), sizeof(MemberDev) * count, cudaMemcpyHostToDevice, s),
       "cudaMemcpyAsync (bank)"));
   CUDAPREP_RETURN_IF_ERROR(
-      cuda_status(cudaMemcpyAsync(packed.data(), packed_host.data(), packed_host.size() * sizeof(uint32_t),
-                                  cudaMemcpyHostToDevice, s),
+      cuda_status(cudaMemcpyAsync(staged.data(), staged_host.data(), staged_host.size(), cudaMemcpyHostToDevice, s),
                   "cudaMemcpyAsync (bank groups)"));
   if (!groups.empty())
     CUDAPREP_RETURN_IF_ERROR(cuda_status(
@@ -1026,7 +1196,8 @@ Status BankMatcherCuda::set_bank(const TemplateBank& bank) {
     CUDAPREP_RETURN_IF_ERROR(cuda_status(
         cudaFuncSetAttribute(bank_scores_mma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, mma_smem_bytes),
         "cudaFuncSetAttribute (bank groups)"));
-  } else {
+  }
+  if (any_on_cores) {
     const int smem = (kTileY + max_th - 1) * (kTileX + max_kp + 4);
     CUDAPREP_RETURN_IF_ERROR(
         cuda_status(cudaFuncSetAttribute(bank_scores_dp4a_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
@@ -1037,9 +1208,12 @@ Status BankMatcherCuda::set_bank(const TemplateBank& bank) {
   d.keys = std::move(keys);
   d.members_dev = std::move(members_dev);
   d.regions_dev = std::move(regions_dev);
-  d.packed = std::move(packed);
+  d.staged = std::move(staged);
   d.groups_dev = std::move(groups_dev);
   d.progress = std::move(progress);
+  d.listed = std::move(listed);
+  d.ranked = std::move(ranked);
+  d.kept = std::move(kept);
   d.regions_host = std::move(regions_host);
   d.out = std::move(out);
   d.members = std::move(members);
@@ -1049,6 +1223,7 @@ Status BankMatcherCuda::set_bank(const TemplateBank& bank) {
   d.max_kp = max_kp;
   d.max_th = max_th;
   d.use_mma = use_mma;
+  d.any_on_cores = any_on_cores;
   d.mma_smem_bytes = mma_smem_bytes;
   return Status();
 }
@@ -1061,7 +1236,7 @@ Status BankMatcherCuda::match(const GrayView& device_frame, const BankSearch& se
   if (device_frame.width != impl_->fw || device_frame.height != impl_->fh)
     return Status::error("frame size differs from the configured one");
   CUDAPREP_RETURN_IF_ERROR(check_bank_search(impl_->bank, search));
-  CUDAPREP_RETURN_IF_ERROR(impl_->enqueue(device_frame, search, nullptr, -1));
+  CUDAPREP_RETURN_IF_ERROR(impl_->enqueue(device_frame, search, suppress_across_templates, nullptr, -1));
   CUDAPREP_RETURN_IF_ERROR(impl_->collect());
   impl_->selected = impl_->candidates;
   select_bank_matches(impl_->bank, search, suppress_across_templates, &impl_->selected, matches);
@@ -1081,7 +1256,7 @@ Status BankMatcherCuda::score_map(const GrayView& device_frame, int member, cons
   const int mw = r.w - md.tw + 1, mh = r.h - md.th + 1;
   cuda::DeviceBuffer map;  // a test and diagnostics call: allocates
   CUDAPREP_RETURN_IF_ERROR(map.allocate(sizeof(float) * mw * mh));
-  CUDAPREP_RETURN_IF_ERROR(impl_->enqueue(device_frame, one, reinterpret_cast<float*>(map.data()), member));
+  CUDAPREP_RETURN_IF_ERROR(impl_->enqueue(device_frame, one, false, reinterpret_cast<float*>(map.data()), member));
   CUDAPREP_RETURN_IF_ERROR(impl_->collect());
   scores->resize(static_cast<size_t>(mw) * mh);
   CUDAPREP_RETURN_IF_ERROR(

@@ -39,12 +39,6 @@ __device__ __forceinline__ uint4 fetch16(cudaTextureObject_t tex, int xe, int y)
   return tex2D<uint4>(tex, static_cast<float>(xe) + 0.5f, static_cast<float>(y) + 0.5f);
 }
 
-__device__ __forceinline__ void ldmatrix_x4(uint32_t (&a)[4], uint32_t addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
-               : "r"(addr));
-}
-
 // ------------------------------------------------------------------------------------------
 // The frame kernel.
 //
