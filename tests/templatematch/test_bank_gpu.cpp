@@ -72,9 +72,21 @@ TemplateBank make_bank(const Gray& frame, int count, int max_side, bool masks, u
 
 bool same_float(float a, float b) { return (std::isnan(a) && std::isnan(b)) || std::memcmp(&a, &b, 4) == 0; }
 
-void expect_same_on(bool cuda_cores_only, const Gray& frame, const TemplateBank& bank, size_t pitch, size_t offset,
-                    const BankSearch& search, bool across, const std::string& what) {
-  SCOPED_TRACE(what + (cuda_cores_only ? " (dp4a kernel)" : " (default kernel)"));
+// The CPU's candidates that its suppression kept, in the order both paths list candidates.
+std::vector<BankCandidate> kept_candidates(const std::vector<BankCandidate>& all, const std::vector<Match>& kept) {
+  std::vector<BankCandidate> out;
+  for (const BankCandidate& c : all)
+    for (const Match& k : kept)
+      if (k.member == c.member && k.x == c.x && k.y == c.y) out.push_back(c);
+  sort_bank_candidates(&out);
+  return out;
+}
+
+// device_suppression: the device suppresses every frame (else only above its default count).
+void expect_same_on(bool cuda_cores_only, bool device_suppression, const Gray& frame, const TemplateBank& bank,
+                    size_t pitch, size_t offset, const BankSearch& search, bool across, const std::string& what) {
+  SCOPED_TRACE(what + (cuda_cores_only ? " (dp4a kernel" : " (default kernel") +
+               (device_suppression ? ", suppression on the device)" : ")"));
   BankMatcherCpu cpu;
   Status st = cpu.set_bank(bank);
   ASSERT_TRUE(st.ok()) << st.message();
@@ -83,6 +95,7 @@ void expect_same_on(bool cuda_cores_only, const Gray& frame, const TemplateBank&
   {
     BankMatcherCuda gpu;
     gpu.use_cuda_cores_only(cuda_cores_only);
+    if (device_suppression) gpu.suppress_on_device_above(0);
     ASSERT_TRUE(gpu.configure(frame.width, frame.height, stream).ok());
     st = gpu.set_bank(bank);
     ASSERT_TRUE(st.ok()) << st.message();
@@ -108,8 +121,13 @@ void expect_same_on(bool cuda_cores_only, const Gray& frame, const TemplateBank&
       ASSERT_TRUE(cpu.match(frame.view(), search, across, &a).ok());
       st = gpu.match(dev.view, search, across, &b);
       ASSERT_TRUE(st.ok()) << st.message();
-      const auto& ca = cpu.last_candidates();
+      // Suppressed on the device, the GPU's candidates are the kept matches, offsets included.
+      const std::vector<BankCandidate> ca =
+          gpu.last_candidates_suppressed() ? kept_candidates(cpu.last_candidates(), a) : cpu.last_candidates();
       const auto& cb = gpu.last_candidates();
+      if (device_suppression) {
+        EXPECT_TRUE(gpu.last_candidates_suppressed() || a.empty());
+      }
       ASSERT_EQ(ca.size(), cb.size());
       for (size_t i = 0; i < ca.size(); ++i) {
         EXPECT_EQ(ca[i].member, cb[i].member);
@@ -130,7 +148,9 @@ void expect_same_on(bool cuda_cores_only, const Gray& frame, const TemplateBank&
 
 void expect_same(const Gray& frame, const TemplateBank& bank, size_t pitch, size_t offset, const BankSearch& search,
                  bool across, const std::string& what) {
-  for (bool cores : {false, true}) expect_same_on(cores, frame, bank, pitch, offset, search, across, what);
+  for (bool cores : {false, true})
+    for (bool device_suppression : {false, true})
+      expect_same_on(cores, device_suppression, frame, bank, pitch, offset, search, across, what);
 }
 
 }  // namespace
@@ -206,60 +226,64 @@ TEST(BankGpu, EqualsCpuForEveryGroupShape) {
               "chunk widths");
 }
 
-// The element's engine runs a bank of one member a template as one single-template launch each,
-// all launched before the first wait; masked members too, where the single-template kernel holds
-// them (a masked member too large for it sends the bank to the bank matcher). Its matches equal
-// the CPU engine's, frame after frame, with every wait mode and members left out of a frame.
-TEST(BankGpu, EngineOfSingleLaunchesEqualsCpuEngine) {
+// The element's engine runs a bank of one template on the single-template kernel (masked too,
+// where that kernel holds it: a masked template too large for it goes to the bank matcher), and
+// a bank of several on the bank matcher. Its matches equal the CPU engine's (which runs banks of
+// one member a template on its single-template matcher), frame after frame, with every wait mode
+// and members left out of a frame.
+TEST(BankGpu, EngineEqualsCpuEngine) {
   Gray frame = tmtest::structured_gray(383, 251, 21);
   for (int flat = 0; flat < 40; ++flat) frame.at(100 + flat, 60) = frame.at(100, 60);  // a flat run of pixels
-  for (int kind = 0; kind < 3; ++kind) {
-    SCOPED_TRACE(kind == 0 ? "unmasked" : kind == 1 ? "masked" : "a masked member too large for the single kernel");
-    TemplateBank bank = make_bank(frame, 9, 72, kind > 0, 44);
-    if (kind == 2) {
-      MaskedGray& g = bank.members[2].image;
-      g.width = 200;
-      g.height = 190;
-      g.pixels.clear();
-      g.mask.clear();
-      for (int j = 0; j < g.height; ++j)
-        for (int i = 0; i < g.width; ++i) {
-          g.pixels.push_back(frame.at(30 + i, 20 + j));
-          g.mask.push_back((i / 7 + j / 5) % 3 != 0);
-        }
-    }
-    BankSearch search = BankSearch::over(bank, Rect{0, 0, frame.width, frame.height});
-    for (size_t t = 0; t < bank.templates.size(); ++t) search.thresholds[t] = 0.2;
-    cudaStream_t stream;
-    ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
-    {
-      DevGray dev(frame, frame.width + 13, 3);
-      std::unique_ptr<MatchEngine> cpu = make_match_engine_cpu();
-      ASSERT_TRUE(cpu->configure(PixelFormat::GRAY8, frame.width, frame.height).ok());
-      ASSERT_TRUE(cpu->set_bank(bank).ok());
-      for (GpuWait wait : {GpuWait::Blocking, GpuWait::Spin, GpuWait::StreamSync, GpuWait::Poll}) {
-        SCOPED_TRACE("wait mode " + std::to_string(static_cast<int>(wait)));
-        std::unique_ptr<MatchEngine> gpu = make_match_engine_cuda(stream, wait);
-        ASSERT_TRUE(gpu->configure(PixelFormat::GRAY8, frame.width, frame.height).ok());
-        Status st = gpu->set_bank(bank);
-        ASSERT_TRUE(st.ok()) << st.message();
-        for (int round = 0; round < 3; ++round) {
-          BankSearch s = search;
-          s.regions[(round * 4) % s.regions.size()] = Rect{};  // not searched this frame
-          std::vector<Match> a, b;
-          ASSERT_TRUE(cpu->match(frame.view(), s, false, &a).ok());
-          st = gpu->match(dev.view, s, false, &b);
-          ASSERT_TRUE(st.ok()) << st.message();
-          ASSERT_FALSE(a.empty()) << "round " << round;
-          tmtest::expect_same_matches(a, b);
-        }
-        // The single-template matchers ran (their texture objects), or not for the bank they refused.
-        const bool singles_ran = gpu->cache_summary().rfind("texture objects: 0 created", 0) != 0;
-        EXPECT_EQ(singles_ran, kind < 2) << gpu->cache_summary();
+  for (int count : {1, 9})
+    for (int kind = 0; kind < 3; ++kind) {
+      SCOPED_TRACE(std::to_string(count) + (kind == 0   ? " unmasked"
+                                            : kind == 1 ? " masked"
+                                                        : " with a masked member too large for the single kernel"));
+      TemplateBank bank = make_bank(frame, count, 72, kind > 0, 44);
+      if (kind == 2) {
+        MaskedGray& g = bank.members[count == 1 ? 0 : 2].image;
+        g.width = 200;
+        g.height = 190;
+        g.pixels.clear();
+        g.mask.clear();
+        for (int j = 0; j < g.height; ++j)
+          for (int i = 0; i < g.width; ++i) {
+            g.pixels.push_back(frame.at(30 + i, 20 + j));
+            g.mask.push_back((i / 7 + j / 5) % 3 != 0);
+          }
       }
+      BankSearch search = BankSearch::over(bank, Rect{0, 0, frame.width, frame.height});
+      for (size_t t = 0; t < bank.templates.size(); ++t) search.thresholds[t] = 0.2;
+      cudaStream_t stream;
+      ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+      {
+        DevGray dev(frame, frame.width + 13, 3);
+        std::unique_ptr<MatchEngine> cpu = make_match_engine_cpu();
+        ASSERT_TRUE(cpu->configure(PixelFormat::GRAY8, frame.width, frame.height).ok());
+        ASSERT_TRUE(cpu->set_bank(bank).ok());
+        for (GpuWait wait : {GpuWait::Blocking, GpuWait::Spin, GpuWait::StreamSync, GpuWait::Poll}) {
+          SCOPED_TRACE("wait mode " + std::to_string(static_cast<int>(wait)));
+          std::unique_ptr<MatchEngine> gpu = make_match_engine_cuda(stream, wait);
+          ASSERT_TRUE(gpu->configure(PixelFormat::GRAY8, frame.width, frame.height).ok());
+          Status st = gpu->set_bank(bank);
+          ASSERT_TRUE(st.ok()) << st.message();
+          for (int round = 0; round < 3; ++round) {
+            BankSearch s = search;
+            if (count > 1) s.regions[(round * 4) % s.regions.size()] = Rect{};  // not searched this frame
+            std::vector<Match> a, b;
+            ASSERT_TRUE(cpu->match(frame.view(), s, false, &a).ok());
+            st = gpu->match(dev.view, s, false, &b);
+            ASSERT_TRUE(st.ok()) << st.message();
+            ASSERT_FALSE(a.empty()) << "round " << round;
+            tmtest::expect_same_matches(a, b);
+          }
+          // The single-template matcher ran (its texture objects) for a bank of one template it holds.
+          const bool singles_ran = gpu->cache_summary().rfind("texture objects: 0 created", 0) != 0;
+          EXPECT_EQ(singles_ran, count == 1 && kind < 2) << gpu->cache_summary();
+        }
+      }
+      cudaStreamDestroy(stream);
     }
-    cudaStreamDestroy(stream);
-  }
 }
 
 // A masked template on the single-template kernel scores every position as the CPU bank matcher
