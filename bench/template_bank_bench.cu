@@ -1,8 +1,8 @@
 // Template-bank benchmark on a 1920x1080 frame, host wall time of match() (scores, peaks,
-// suppression, one wait), medians: the bank matcher (8 x 64 px, 32 mixed 16..128 px, a masked
-// 64 px, a tracking window) beside the single-template matcher (one template; the same templates
-// one launch each) and NPP's nppiCrossCorrValid_NormLevel (one call per template, no mask, score
-// maps only). A markdown table last, with the targets as ratios.
+// suppression, one wait), medians: the bank matcher (2 and 8 x 64 px, 8 masked, 32 mixed
+// 16..128 px, a masked 64 px, a tracking window) beside the single-template matcher (one
+// template; the same templates one launch each) and NPP's nppiCrossCorrValid_NormLevel (one call
+// per template, no mask, score maps only). A markdown table last, with the targets as ratios.
 //
 //   template_bank_bench [iterations]
 #include <cuda_runtime.h>
@@ -135,12 +135,15 @@ int main(int argc, char** argv) {
     auto p = place(s, s);
     mixed.push_back(cut(host, p.first, p.second, s, s));
   }
-  MaskedGray masked = eight[0];
-  for (int j = 0; j < 64; ++j)
-    for (int i = 0; i < 64; ++i) {
-      const double dx = (i + 0.5) / 64 - 0.5, dy = (j + 0.5) / 64 - 0.5;
-      masked.mask.push_back(dx * dx + dy * dy <= 0.25 ? 1 : 0);
-    }
+  std::vector<MaskedGray> eight_masked = eight;
+  for (MaskedGray& m : eight_masked)
+    for (int j = 0; j < 64; ++j)
+      for (int i = 0; i < 64; ++i) {
+        const double dx = (i + 0.5) / 64 - 0.5, dy = (j + 0.5) / 64 - 0.5;
+        m.mask.push_back(dx * dx + dy * dy <= 0.25 ? 1 : 0);
+      }
+  const MaskedGray masked = eight_masked[0];
+  const std::vector<MaskedGray> two(eight.begin(), eight.begin() + 2);
 
   // The single-template matcher: one template, then each of the 8 and the 32 in turn.
   // regions: one per call in turn (a tracking window moves with its target).
@@ -150,7 +153,9 @@ int main(int argc, char** argv) {
     for (const MaskedGray& t : ts) {
       ms.emplace_back(new TemplateMatcherCuda);
       check(ms.back()->configure(kW, kH, stream, options), "configure");
-      check(ms.back()->set_template(GrayView{t.pixels.data(), t.width, t.width, t.height}), "set_template");
+      check(ms.back()->set_template(GrayView{t.pixels.data(), t.width, t.width, t.height},
+                                    t.masked() ? t.mask.data() : nullptr),
+            "set_template");
     }
     MatchSettings s;
     s.threshold = 0.9;
@@ -170,7 +175,10 @@ int main(int argc, char** argv) {
     const TemplateBank b = bank_of(ts);
     check(m.set_bank(b), "set_bank");
     const BankSearch search = BankSearch::over(b, region);
-    return median_ms(iterations, [&] { check(m.match(frame, search, false, &matches), "bank match"); });
+    const double ms = median_ms(iterations, [&] { check(m.match(frame, search, false, &matches), "bank match"); });
+    std::fprintf(stderr, "bank of %zu: %zu candidates (%s), %zu matches\n", ts.size(), m.last_candidates().size(),
+                 m.last_candidates_suppressed() ? "suppressed on the device" : "all", matches.size());
+    return ms;
   };
   // The element's engine: banks of one member a template run one single-template launch each.
   auto engine = [&](const std::vector<MaskedGray>& ts, const Rect& region) {
@@ -186,9 +194,13 @@ int main(int argc, char** argv) {
   rows.push_back({"bank of 1: 64 px (bank matcher)", bank({eight[0]}, whole), 1});
   rows.push_back({"bank of 1: 64 px masked", bank({masked}, whole), 1});
   rows.push_back({"64 px masked: the element's engine (single-template kernel)", engine({masked}, whole), 1});
+  rows.push_back({"2 x 64 px: one bank", bank(two, whole), 2});
+  rows.push_back({"2 x 64 px: 2 single-template launches", singles(two, whole), 2});
   rows.push_back({"8 x 64 px: one bank", bank(eight, whole), 8});
   rows.push_back({"8 x 64 px: the element's engine", engine(eight, whole), 8});
   rows.push_back({"8 x 64 px: 8 single-template launches", singles(eight, whole), 8});
+  rows.push_back({"8 x 64 px masked: one bank", bank(eight_masked, whole), 8});
+  rows.push_back({"8 x 64 px masked: 8 single-template launches", singles(eight_masked, whole), 8});
   rows.push_back({"32 x 16..128 px: one bank", bank(mixed, whole), 32});
   rows.push_back({"32 x 16..128 px: the element's engine", engine(mixed, whole), 32});
   rows.push_back({"32 x 16..128 px: 32 single-template launches", singles(mixed, whole), 32});
