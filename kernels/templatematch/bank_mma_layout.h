@@ -13,27 +13,27 @@ namespace bank_mma {
 
 constexpr int kMmaWarps = 8;
 constexpr int kMmaThreads = 32 * kMmaWarps;
-constexpr int kMmaTileX = 64;        // positions a block row: 2 warps of 32
-constexpr int kMaxMGroups = 4;       // G
-constexpr int kChunkRows = 16;       // rows of positions the epilogue scores at a time
+constexpr int kMmaTileX = 64;   // positions a block row: 2 warps of 32
+constexpr int kMaxMGroups = 4;  // G
+constexpr int kChunkRows = 16;  // rows of positions the epilogue scores at a time
 constexpr int kPositionsPerThread = kChunkRows * kMmaTileX / kMmaThreads;  // in each slot's epilogue
 constexpr float kEstimateMargin = 4e-6f;  // twice the epilogue's score estimates' largest error
-constexpr int kMmaLocalCells = 128;  // cells of >= 4 x 4 positions in 64 x 16: at most 17 x 5
+constexpr int kMmaLocalCells = 128;       // cells of >= 4 x 4 positions in 64 x 16: at most 17 x 5
 static_assert(kMmaThreads % kMmaTileX == 0, "the epilogue keeps a thread in one column");
 
 // A group of up to 8 members, as the tensor-core kernel reads it.
 struct GroupDev {
-  int member[8];  // bank member of each slot (slot < count)
-  int count;      // members
-  int gp;         // slots: the power of two >= count; A row m is slot m % gp at output row m / gp
-  int rs;         // output rows of an M-group: 16 / gp
-  int mgroups;    // G: M-groups a warp holds
-  int chunks;     // 32-byte chunks of the widest member
-  int th, tw;     // the tallest and the widest member
-  int masked;     // the window sums come from three more passes with the masks as A
-  int pitch_w;    // 32-bit words a staged frame row
-  int tp;         // bytes a staged template row: 32 chunks + 16 (ldmatrix rows in distinct banks)
-  int srows;      // staged template super-rows: th rows between rs - 1 zero super-rows each side
+  int member[8];   // bank member of each slot (slot < count)
+  int count;       // members
+  int gp;          // slots: the power of two >= count; A row m is slot m % gp at output row m / gp
+  int rs;          // output rows of an M-group: 16 / gp
+  int mgroups;     // G: M-groups a warp holds
+  int chunks;      // 32-byte chunks of the widest member
+  int th, tw;      // the tallest and the widest member
+  int masked;      // the window sums come from three more passes with the masks as A
+  int pitch_w;     // 32-bit words a staged frame row
+  int tp;          // bytes a staged template row: 32 chunks + 16 (ldmatrix rows in distinct banks)
+  int srows;       // staged template super-rows: th rows between rs - 1 zero super-rows each side
   const void* at;  // device: the staged rows of M T, byte for byte as a block stages them (stage_group)
   const void* am;  // the same of M (masked groups), else null
 };
@@ -71,7 +71,7 @@ CUDAPREP_HD MmaSmem mma_smem(const GroupDev& g) {
     at = m.vbox;
   } else {
     m.sti = m.s1 = m.s2 = m.staged;
-    m.vbox = m.sti + sums;  // two planes of kChunkRows x (63 + tw) column sums
+    m.vbox = m.sti + sums;                                      // two planes of kChunkRows x (63 + tw) column sums
     m.sbox = m.vbox + 2 * kChunkRows * (kMmaTileX + g.tw) * 4;  // two planes of kChunkRows x 64 window sums
     at = m.sbox + 2 * kChunkRows * kMmaTileX * 4;
     if (at < m.staged + sh.staged_bytes) at = m.staged + sh.staged_bytes;

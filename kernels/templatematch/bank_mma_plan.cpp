@@ -86,8 +86,7 @@ void stage_group(const TemplateBank& bank, const GroupDev& g, bool mask_only, ui
       for (int i = 0; i < img.width; ++i) {
         const size_t at = static_cast<size_t>(j) * img.width + i;
         const bool in = !img.masked() || img.mask[at];
-        out[(static_cast<size_t>(j + g.rs - 1) * g.gp + slot) * g.tp + i] =
-            !in ? 0 : mask_only ? 1 : img.pixels[at];
+        out[(static_cast<size_t>(j + g.rs - 1) * g.gp + slot) * g.tp + i] = !in ? 0 : mask_only ? 1 : img.pixels[at];
       }
   }
 }

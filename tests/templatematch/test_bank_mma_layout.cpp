@@ -159,9 +159,8 @@ TEST(BankMmaLayout, EveryPlannedGroupSumsLikeDirectCorrelation) {
         ASSERT_EQ(static_cast<int>(gp.members.size()), gp.dev.count);
         if (gp.dev.mgroups == 0) continue;  // does not fit: the bank runs on the CUDA cores
         EXPECT_LE(mma_smem(gp.dev).total, limit);
-        const std::string what =
-            "bank of " + std::to_string(b.count) + " up to " + std::to_string(b.max_side) + " px, limit " +
-            std::to_string(limit);
+        const std::string what = "bank of " + std::to_string(b.count) + " up to " + std::to_string(b.max_side) +
+                                 " px, limit " + std::to_string(limit);
         expect_group_sums(bank, gp.dev, false, rng, what);
         if (gp.dev.masked) expect_group_sums(bank, gp.dev, true, rng, what);
       }
