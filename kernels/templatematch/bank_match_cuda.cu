@@ -23,13 +23,13 @@
 // Window sums: an unmasked member's from vertical then horizontal running sums of the staged tile
 // (once per size); a masked group's by three more passes with the masks as A: over I (sum M I) and
 // over the high and low bytes of I^2 (sum M I^2 = 256 sum M hi + sum M lo). All sums are exact
-// integers, the score the CPU path's formula; each cell's best position is kept with a 64-bit
-// atomicMax of (ordered score, inverted position), over the block in shared memory, then over the
-// blocks in the member's cell keys.
+// integers, the score the CPU path's formula; each cell's best position that reaches the threshold
+// is kept with a 64-bit atomicMax of (ordered score, inverted position), over the block in shared
+// memory, then over the blocks in the member's cell keys.
 //
-// Before sm_80, bank_scores_dp4a_kernel: a block owns a tile of 32 x 16 positions, stages the frame
-// bytes under it once, and, member after member, each thread sums its 4 consecutive positions with
-// dp4a (sum MT * I, M * I, M * I^2).
+// Before sm_80, and for the members of a group no block can hold, bank_scores_dp4a_kernel: a block
+// owns a tile of 32 x 16 positions, stages the frame bytes under it once, and, member after
+// member, each thread sums its 4 consecutive positions with dp4a (sum MT * I, M * I, M * I^2).
 #include <cuda_runtime.h>
 
 #include <algorithm>

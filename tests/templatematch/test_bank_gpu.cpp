@@ -429,3 +429,47 @@ TEST(BankGpu, SingleMatcherEnqueueAndFinishComeInPairs) {
   }
   cudaStreamDestroy(stream);
 }
+
+// More cells reaching their thresholds than a frame can list (262144): one clear error, and the
+// next frame, with a threshold that few cells reach, matches as the CPU does (the cells the full
+// list left behind are cleared).
+TEST(BankGpu, TooManyCellsReachingTheThresholdIsAnErrorAndTheNextFrameIsClean) {
+  Gray frame = tmtest::random_gray(1920, 1080, 12);
+  TemplateBank bank;
+  for (int k = 0; k < 3; ++k) {
+    BankTemplate t;
+    t.label = "t" + std::to_string(k);
+    bank.templates.push_back(t);
+    BankMember m;
+    m.template_index = k;
+    m.image.width = m.image.height = 4;  // cells of 4 x 4 positions: 480 x 270 a member
+    for (int j = 0; j < 4; ++j)
+      for (int i = 0; i < 4; ++i) m.image.pixels.push_back(frame.at(100 * k + i, 50 + j));
+    bank.members.push_back(std::move(m));
+  }
+  cudaStream_t stream;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  {
+    BankMatcherCuda gpu;
+    ASSERT_TRUE(gpu.configure(frame.width, frame.height, stream).ok());
+    ASSERT_TRUE(gpu.set_bank(bank).ok());
+    DevGray dev(frame, frame.width, 0);
+    BankSearch every = BankSearch::over(bank, Rect{0, 0, frame.width, frame.height});
+    for (double& t : every.thresholds) t = -1.0;
+    std::vector<Match> matches;
+    const Status st = gpu.match(dev.view, every, false, &matches);
+    EXPECT_FALSE(st.ok());
+    EXPECT_EQ(st.message(),
+              "388800 cells reach their threshold, more than the 262144 a frame can hold: raise the threshold");
+    BankSearch few = BankSearch::over(bank, Rect{0, 0, frame.width, frame.height});
+    for (double& t : few.thresholds) t = 0.999;
+    BankMatcherCpu cpu;
+    ASSERT_TRUE(cpu.set_bank(bank).ok());
+    std::vector<Match> a, b;
+    ASSERT_TRUE(cpu.match(frame.view(), few, false, &a).ok());
+    ASSERT_TRUE(gpu.match(dev.view, few, false, &b).ok());
+    EXPECT_FALSE(a.empty());
+    tmtest::expect_same_matches(a, b);
+  }
+  cudaStreamDestroy(stream);
+}
