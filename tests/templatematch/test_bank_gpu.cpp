@@ -473,3 +473,13 @@ TEST(BankGpu, TooManyCellsReachingTheThresholdIsAnErrorAndTheNextFrameIsClean) {
   }
   cudaStreamDestroy(stream);
 }
+
+// Frame sizes the bank matcher takes: 1 to 65535 pixels a side (its cell rows are computed in
+// single precision, exact below 2^16), else one message.
+TEST(BankGpu, FrameSidesAbove65535AreRefused) {
+  BankMatcherCuda gpu;
+  const Status st = gpu.configure(70000, 16, nullptr);
+  EXPECT_FALSE(st.ok());
+  EXPECT_EQ(st.message(), "invalid frame size 70000x16 (the bank matcher takes 1 to 65535 pixels a side)");
+  EXPECT_TRUE(gpu.configure(65535, 16, nullptr).ok());
+}
