@@ -457,9 +457,10 @@ __global__ void __launch_bounds__(kMmaThreads, 2) bank_scores_mma_kernel(const B
   }
   __syncthreads();
 
-  // Scores and cells, kChunkRows block rows at a time: every slot's cell keys cleared at once,
-  // the box sums once per size, the slots scored one after the other without a barrier between
-  // them (a slot reads only the sums and its own keys), the keys flushed at once.
+  // Scores and cells, kChunkRows block rows at a time: every slot's cell keys and best estimates
+  // cleared at once, the box sums once per size, the slots scored one after the other with one
+  // barrier each (between its estimates and its exact scores: a slot reads only the sums and its
+  // own cells), the keys flushed at once.
   const bool masked = g.masked != 0;
   const int members = g.count, widest = g.tw;
   uint32_t* vbox = reinterpret_cast<uint32_t*>(smem + sm.vbox);
