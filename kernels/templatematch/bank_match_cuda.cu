@@ -121,14 +121,17 @@ __device__ __forceinline__ bool reaches(float score, const MemberRegion& rg) {
   return static_cast<double>(score) >= rg.threshold;
 }
 
-// The cells the scoring blocks of one member touch: those that meet positions [u_first, u_last] x
-// [v_first, v_last] of its map (ncl of them, ncl_x a row, from cell (cx0, cy0)).
+// The cells of one member that a block's frame positions [x0, x0 + w) x [y0, y0 + h) meet in its
+// map (ncl of them, ncl_x a row, from cell (cx0, cy0)); ncl 0: none of its positions.
 struct LocalCells {
   int cx0, cy0, ncl_x, ncl;
 };
-__device__ __forceinline__ LocalCells local_cells(const MemberDev& md, int u_first, int u_last, int v_first,
-                                                  int v_last) {
-  LocalCells c;
+__device__ __forceinline__ LocalCells local_cells(const MemberDev& md, const MemberRegion& rg, int x0, int y0, int w,
+                                                  int h) {
+  const int u_first = max(x0 - rg.rx, 0), u_last = min(x0 + w - 1 - rg.rx, rg.mw - 1);
+  const int v_first = max(y0 - rg.ry, 0), v_last = min(y0 + h - 1 - rg.ry, rg.mh - 1);
+  LocalCells c{0, 0, 0, 0};
+  if (u_first > u_last || v_first > v_last) return c;
   c.cx0 = u_first / md.cw;
   c.cy0 = v_first / md.ch;
   c.ncl_x = u_last / md.cw - c.cx0 + 1;
@@ -177,12 +180,10 @@ __global__ void __launch_bounds__(kThreads) bank_scores_dp4a_kernel(const BankPa
   for (int m = 0; m < p.count; ++m) {
     const MemberRegion rg = p.regions[m];
     if (rg.mw == 0 || !p.members[m].on_cores) continue;
-    // The tile's positions in this member's map; the block skips members it has none of.
-    const int u_first = max(x0 - rg.rx, 0), u_last = min(x0 + kTileX - 1 - rg.rx, rg.mw - 1);
-    const int v_first = max(y0 - rg.ry, 0), v_last = min(y0 + kTileY - 1 - rg.ry, rg.mh - 1);
-    if (u_first > u_last || v_first > v_last) continue;
+    // The block skips members it has no positions of.
     const MemberDev md = p.members[m];
-    const LocalCells lc = local_cells(md, u_first, u_last, v_first, v_last);
+    const LocalCells lc = local_cells(md, rg, x0, y0, kTileX, kTileY);
+    if (lc.ncl == 0) continue;
     if (threadIdx.x < kLocalCells) cell_keys[threadIdx.x] = 0;
     __syncthreads();
 
@@ -479,17 +480,15 @@ __global__ void __launch_bounds__(kMmaThreads, 2) bank_scores_mma_kernel(const B
       const int m = g.member[slot];
       const MemberRegion rg = p.regions[m];
       if (rg.mw == 0) continue;
-      const int u_first = max(x0 - rg.rx, 0), u_last = min(x0 + kMmaTileX - 1 - rg.rx, rg.mw - 1);
-      const int v_first = max(fy - rg.ry, 0), v_last = min(fy + rows - 1 - rg.ry, rg.mh - 1);
-      if (u_first > u_last || v_first > v_last) continue;
       const MemberDev md = p.members[m];
+      const LocalCells lc = local_cells(md, rg, x0, fy, kMmaTileX, rows);
+      if (lc.ncl == 0) continue;
       if (!masked && (md.tw != box_w || md.th != box_h)) {
         // (The previous slots read only sbox, which box_sums writes after its first barrier.)
         box_sums(plane, g.pitch_w, r0, md.tw, md.th, vbox, vbox + vplane, sbox, sbox + kChunkRows * kMmaTileX);
         box_w = md.tw;
         box_h = md.th;
       }
-      const LocalCells lc = local_cells(md, u_first, u_last, v_first, v_last);
       unsigned long long* keys = cell_keys + slot * kMmaLocalCells;
       unsigned* best_estimate = cell_estimates + slot * kMmaLocalCells;
       // Two passes. 1: every position's single-precision estimate (relative error below 1e-6),
@@ -562,9 +561,7 @@ __global__ void __launch_bounds__(kMmaThreads, 2) bank_scores_mma_kernel(const B
       const int slot = i / kMmaLocalCells, m = g.member[slot];
       const MemberRegion rg = p.regions[m];
       const MemberDev md = p.members[m];
-      const int u_first = max(x0 - rg.rx, 0), u_last = min(x0 + kMmaTileX - 1 - rg.rx, rg.mw - 1);
-      const int v_first = max(fy - rg.ry, 0), v_last = min(fy + rows - 1 - rg.ry, rg.mh - 1);
-      flush_cell_key(p, m, md, rg, local_cells(md, u_first, u_last, v_first, v_last), i % kMmaLocalCells, key);
+      flush_cell_key(p, m, md, rg, local_cells(md, rg, x0, fy, kMmaTileX, rows), i % kMmaLocalCells, key);
     }
     __syncthreads();
   }
@@ -961,12 +958,13 @@ struct BankMatcherCuda::Impl {
     p.kept = reinterpret_cast<uint4*>(kept.data());
     p.listed_capacity = static_cast<unsigned>(listed.bytes() / sizeof(uint2));
     // Suppression on the device orders cells by (y * width + x) * 256 + member in 32 bits and
-    // keeps up to kMaxKept matches a block.
+    // keeps up to kMaxKept matches a block (a template's block at most kMaxMatches).
+    static_assert(kMaxMatches <= kMaxKept, "a template's matches fit one suppressing block");
     int most_kept = 0;
-    for (int t = 0; t < static_cast<int>(bank.templates.size()); ++t) most_kept += search.max_matches[t];
+    for (int t = 0; across && t < static_cast<int>(bank.templates.size()); ++t) most_kept += search.max_matches[t];
     const bool device_suppression = map_of_member == nullptr &&
                                     static_cast<long long>(frame.width) * frame.height < (1ll << 24) &&
-                                    (across ? most_kept : kMaxMatches) <= kMaxKept;
+                                    most_kept <= kMaxKept;
     p.host_up_to = device_suppression ? host_up_to : 0xffffffffu;
     p.templates = static_cast<int>(bank.templates.size());
     p.across = across ? 1 : 0;
@@ -986,7 +984,7 @@ struct BankMatcherCuda::Impl {
     bank_rank_kernel<<<kPeakBlocks, 256, 0, s>>>(p);
     bank_peaks_kernel<<<kPeakBlocks, kPeakThreads, 0, s>>>(p);
     bank_emit_kernel<<<kEmitBlocks, kPeakThreads, 0, s>>>(p);
-    return cuda_status(cudaGetLastError(), "bank_peaks_kernel launch");
+    return cuda_status(cudaGetLastError(), "bank candidate launches");
   }
 
   Status collect() {
