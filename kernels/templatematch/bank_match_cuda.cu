@@ -107,6 +107,17 @@ __device__ __forceinline__ float ordered_float(unsigned o) {
   return __uint_as_float((o & 0x80000000u) ? (o & 0x7fffffffu) : ~o);
 }
 
+// The largest of the warp's 32 values, in every lane.
+__device__ __forceinline__ unsigned warp_max(unsigned v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  return __reduce_max_sync(0xffffffffu, v);
+#else
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) v = max(v, __shfl_xor_sync(0xffffffffu, v, off));
+  return v;
+#endif
+}
+
 __device__ __forceinline__ unsigned long long cell_key(float score, unsigned position) {
   return (static_cast<unsigned long long>(ordered_bits(score)) << 32) | ~position;
 }
@@ -240,6 +251,13 @@ struct GroupFrame {
 };
 static_assert(sizeof(GroupFrame) == 16, "GroupFrame");
 
+// A block's copy of one slot's member and region.
+struct SlotInfo {
+  MemberRegion rg;
+  MemberDev md;
+};
+static_assert(sizeof(SlotInfo) <= kSlotBytes, "SlotInfo");
+
 enum class Plane { Image, SquareHigh, SquareLow };
 
 // Stages frame rows [y0, y0 + rows) x columns [x0, x0 + 4 pitch_w) as 32-bit words (zero
@@ -327,7 +345,8 @@ __device__ __forceinline__ void mma_pass_of(const uint32_t* plane, const uint8_t
   }
 }
 
-__device__ __forceinline__ void mma_pass(const uint32_t* plane, const uint8_t* staged, const WarpLayout& w,
+// skip: none of the warp's positions is in a map (its sums stay 0, and nothing reads them).
+__device__ __forceinline__ void mma_pass(const uint32_t* plane, const uint8_t* staged, const WarpLayout& w, bool skip,
                                          uint32_t (&acc)[kMaxMGroups][4][4]) {
 #pragma unroll
   for (int gi = 0; gi < kMaxMGroups; ++gi)
@@ -335,6 +354,7 @@ __device__ __forceinline__ void mma_pass(const uint32_t* plane, const uint8_t* s
     for (int s = 0; s < 4; ++s)
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc[gi][s][e] = 0;
+  if (skip) return;
   switch (w.mgroups) {
     case 4: mma_pass_of<4>(plane, staged, w, acc); break;
     case 2: mma_pass_of<2>(plane, staged, w, acc); break;
@@ -356,51 +376,96 @@ __device__ __forceinline__ void for_each_entry(const WarpLayout& w, int rows, ui
   }
 }
 
+// The column sums box_sums leaves for the next chunk: each of a thread's columns (c and
+// c + kMmaThreads) over the last th rows it summed.
+struct ColumnCarry {
+  uint32_t s1[2], s2[2];
+};
+
 // Window sums of a tw x th box over block rows [r0, r0 + kChunkRows) from the staged plane:
-// column sums (a thread per column, running down), then row sums (8 positions a thread, running
-// right). Exact modulo 2^32 (the sums of one window fit).
-__device__ void box_sums(const uint32_t* plane, int pitch_w, int r0, int tw, int th, uint32_t* v1, uint32_t* v2,
-                         uint32_t* b1, uint32_t* b2) {
+// column sums (a thread per column, running down from the previous chunk's when `carried`, else
+// from the chunk's first th rows), then, a warp a row, the row's prefix sums of the column sums,
+// a window's sum being the difference of two. Exact modulo 2^32 (the sums of one window fit).
+__device__ void box_sums(const uint32_t* plane, int pitch_w, int r0, int tw, int th, bool carried, ColumnCarry& carry,
+                         uint32_t* v1, uint32_t* v2, uint32_t* b1, uint32_t* b2) {
   const uint8_t* bytes = reinterpret_cast<const uint8_t*>(plane);
   const int pitch = 4 * pitch_w;
   const int cols = kMmaTileX + tw - 1, vp = kMmaTileX + tw;
-  for (int c = threadIdx.x; c < cols; c += kMmaThreads) {
-    uint32_t a1 = 0, a2 = 0;
-    for (int j = 0; j < th; ++j) {
-      const uint32_t b = bytes[(r0 + j) * pitch + c];
-      a1 += b;
-      a2 += b * b;
+  static_assert(2 * kMmaThreads >= kMmaTileX + 255, "two columns a thread");
+#pragma unroll
+  for (int q = 0; q < 2; ++q) {
+    const int c = threadIdx.x + q * kMmaThreads;
+    if (c >= cols) break;
+    uint32_t a1 = carry.s1[q], a2 = carry.s2[q];  // rows [r0 - 1, r0 - 1 + th) when carried
+    int v = 0;
+    if (!carried) {
+      a1 = a2 = 0;
+      for (int j = 0; j < th; ++j) {
+        const uint32_t b = bytes[(r0 + j) * pitch + c];
+        a1 += b;
+        a2 += b * b;
+      }
+      v1[c] = a1;
+      v2[c] = a2;
+      v = 1;
     }
-    v1[c] = a1;
-    v2[c] = a2;
-    for (int v = 1; v < kChunkRows; ++v) {
+    for (; v < kChunkRows; ++v) {
       const uint32_t add = bytes[(r0 + v + th - 1) * pitch + c], sub = bytes[(r0 + v - 1) * pitch + c];
       a1 += add - sub;
       a2 += add * add - sub * sub;
       v1[v * vp + c] = a1;
       v2[v * vp + c] = a2;
     }
+    carry.s1[q] = a1;
+    carry.s2[q] = a2;
   }
   __syncthreads();
-  for (int idx = threadIdx.x; idx < kChunkRows * 8; idx += kMmaThreads) {
-    const int v = idx >> 3, u0 = (idx & 7) * 8;
-    const uint32_t* r1 = v1 + v * vp;
-    const uint32_t* r2 = v2 + v * vp;
-    uint32_t a1 = 0, a2 = 0;
-    for (int i = 0; i < tw; ++i) {
-      a1 += r1[u0 + i];
-      a2 += r2[u0 + i];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, per = (cols + 31) / 32, c0 = lane * per;
+  for (int row = warp; row < 2 * kChunkRows; row += kMmaWarps) {
+    uint32_t* vr = (row < kChunkRows ? v1 : v2) + (row % kChunkRows) * vp;
+    uint32_t* br = (row < kChunkRows ? b1 : b2) + (row % kChunkRows) * kMmaTileX;
+    uint32_t total = 0;
+    for (int i = 0; i < per && c0 + i < cols; ++i) total += vr[c0 + i];
+    uint32_t before = total;  // the lane's columns and all before them
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+      const uint32_t o = __shfl_up_sync(0xffffffffu, before, off);
+      if (lane >= off) before += o;
     }
-    b1[v * kMmaTileX + u0] = a1;
-    b2[v * kMmaTileX + u0] = a2;
-    for (int k = 1; k < 8; ++k) {
-      a1 += r1[u0 + k + tw - 1] - r1[u0 + k - 1];
-      a2 += r2[u0 + k + tw - 1] - r2[u0 + k - 1];
-      b1[v * kMmaTileX + u0 + k] = a1;
-      b2[v * kMmaTileX + u0 + k] = a2;
-    }
+    before -= total;
+    for (int i = 0; i < per && c0 + i < cols; ++i) vr[c0 + i] = before += vr[c0 + i];  // prefix sums, in place
+    __syncwarp();
+    for (int u = lane; u < kMmaTileX; u += 32) br[u] = vr[u + tw - 1] - (u > 0 ? vr[u - 1] : 0u);
   }
   __syncthreads();
+}
+
+// Once a block, so that the epilogue neither reads the members nor divides: each slot's local
+// cells in each chunk of kChunkRows block rows; the first local cell of each block row's cell row
+// (row_cells[slot][row]) and the local cell column of each block column (col_cells[slot][column]),
+// -1 outside the slot's map. A position's local cell is the sum of its row's and its column's.
+__device__ void cell_tables(const SlotInfo* info, int count, int x0, int y0, int rows, int nchunks, int* row_cells,
+                            int* col_cells, LocalCells* chunk_cells) {
+  auto chunk_of = [&](const SlotInfo& s, int c) {
+    return local_cells(s.md, s.rg, x0, y0 + c * kChunkRows, kMmaTileX, min(kChunkRows, rows - c * kChunkRows));
+  };
+  for (int i = threadIdx.x; i < count * nchunks; i += kMmaThreads)
+    chunk_cells[i] = chunk_of(info[i / nchunks], i % nchunks);
+  for (int i = threadIdx.x; i < count * rows; i += kMmaThreads) {
+    const SlotInfo& s = info[i / rows];
+    const int r = i % rows, v = y0 + r - s.rg.ry;
+    int first = -1;
+    if (v >= 0 && v < s.rg.mh) {
+      const LocalCells lc = chunk_of(s, r / kChunkRows);
+      first = (v / s.md.ch - lc.cy0) * lc.ncl_x;
+    }
+    row_cells[i] = first;
+  }
+  for (int i = threadIdx.x; i < count * kMmaTileX; i += kMmaThreads) {
+    const SlotInfo& s = info[i / kMmaTileX];
+    const int u = x0 + i % kMmaTileX - s.rg.rx;
+    col_cells[i] = u >= 0 && u < s.rg.mw ? u / s.md.cw - max(x0 - s.rg.rx, 0) / s.md.cw : -1;
+  }
 }
 
 __global__ void __launch_bounds__(kMmaThreads, 2) bank_scores_mma_kernel(const BankParams p) {
@@ -417,7 +482,11 @@ __global__ void __launch_bounds__(kMmaThreads, 2) bank_scores_mma_kernel(const B
   uint32_t* s1 = reinterpret_cast<uint32_t*>(smem + sm.s1);
   uint32_t* s2 = reinterpret_cast<uint32_t*>(smem + sm.s2);
   unsigned long long* cell_keys = reinterpret_cast<unsigned long long*>(smem + sm.cells);
-  unsigned* cell_estimates = reinterpret_cast<unsigned*>(cell_keys + g.gp * kMmaLocalCells);
+  SlotInfo* info = reinterpret_cast<SlotInfo*>(smem + sm.info);
+  int* row_cells = reinterpret_cast<int*>(smem + sm.row_cells);
+  int* col_cells = reinterpret_cast<int*>(smem + sm.col_cells);
+  LocalCells* chunk_cells = reinterpret_cast<LocalCells*>(smem + sm.chunk_cells);
+  const int nchunks = (sh.rows + kChunkRows - 1) / kChunkRows;
   const int warp = threadIdx.x >> 5;
   WarpLayout w;
   w.gp = g.gp;
@@ -432,9 +501,23 @@ __global__ void __launch_bounds__(kMmaThreads, 2) bank_scores_mma_kernel(const B
 
   stage_plane(plane, g.pitch_w, sh.stage_rows, p, x0, y0, Plane::Image);
   stage_rows(reinterpret_cast<uint4*>(staged), static_cast<const uint4*>(g.at), sh.staged_bytes);
+  if (static_cast<int>(threadIdx.x) < g.count) {
+    const int m = g.member[threadIdx.x];
+    info[threadIdx.x].rg = p.regions[m];
+    info[threadIdx.x].md = p.members[m];
+  }
   __syncthreads();
+  cell_tables(info, g.count, x0, y0, sh.rows, nchunks, row_cells, col_cells, chunk_cells);
+  // A warp whose 32 columns and G rs rows meet no slot's map (the right-most tiles of a frame
+  // whose map is not a multiple of 64 wide) skips the products.
+  bool idle = true;
+  for (int slot = 0; slot < g.count; ++slot) {
+    const MemberRegion& rg = info[slot].rg;
+    const int u0 = x0 + 32 * w.warp_col - rg.rx, v0 = y0 + w.warp_row - rg.ry;
+    if (rg.mw != 0 && u0 < rg.mw && u0 + 32 > 0 && v0 < rg.mh && v0 + g.mgroups * g.rs > 0) idle = false;
+  }
   uint32_t acc[kMaxMGroups][4][4];
-  mma_pass(plane, staged, w, acc);
+  mma_pass(plane, staged, w, idle, acc);
   if (!g.masked) __syncthreads();  // the sums replace the staged rows
   for_each_entry(w, sh.rows, acc, [&](int at, uint32_t v) { sti[at] = v; });
   if (g.masked) {
@@ -443,112 +526,104 @@ __global__ void __launch_bounds__(kMmaThreads, 2) bank_scores_mma_kernel(const B
     __syncthreads();
     stage_rows(reinterpret_cast<uint4*>(staged), static_cast<const uint4*>(g.am), sh.staged_bytes);
     __syncthreads();
-    mma_pass(plane, staged, w, acc);
+    mma_pass(plane, staged, w, idle, acc);
     for_each_entry(w, sh.rows, acc, [&](int at, uint32_t v) { s1[at] = v; });
     __syncthreads();
     stage_plane(plane, g.pitch_w, sh.stage_rows, p, x0, y0, Plane::SquareHigh);
     __syncthreads();
-    mma_pass(plane, staged, w, acc);
+    mma_pass(plane, staged, w, idle, acc);
     for_each_entry(w, sh.rows, acc, [&](int at, uint32_t v) { s2[at] = v; });
     __syncthreads();
     stage_plane(plane, g.pitch_w, sh.stage_rows, p, x0, y0, Plane::SquareLow);
     __syncthreads();
-    mma_pass(plane, staged, w, acc);
+    mma_pass(plane, staged, w, idle, acc);
     for_each_entry(w, sh.rows, acc, [&](int at, uint32_t v) { s2[at] = s2[at] * 256u + v; });
   }
   __syncthreads();
 
-  // Scores and cells, kChunkRows block rows at a time: every slot's cell keys and best estimates
-  // cleared at once, the box sums once per size, the slots scored one after the other with one
-  // barrier each (between its estimates and its exact scores: a slot reads only the sums and its
-  // own cells), the keys flushed at once.
+  // Scores and cells, kChunkRows block rows at a time: every slot's cell keys cleared at once, the
+  // box sums once per size, the slots scored one after the other (a slot reads only the sums and
+  // its own cells), the keys flushed at once.
   const bool masked = g.masked != 0;
   const int members = g.count, widest = g.tw;
   uint32_t* vbox = reinterpret_cast<uint32_t*>(smem + sm.vbox);
   uint32_t* sbox = reinterpret_cast<uint32_t*>(smem + sm.sbox);
   const int vplane = kChunkRows * (kMmaTileX + widest);
-  const int lane = threadIdx.x & 31;
-  for (int r0 = 0; r0 < sh.rows; r0 += kChunkRows) {
-    const int rows = min(kChunkRows, sh.rows - r0), fy = y0 + r0;
-    for (int i = threadIdx.x; i < members * kMmaLocalCells; i += kMmaThreads) {
-      cell_keys[i] = 0;
-      cell_estimates[i] = 0;  // below every ordered float
-    }
+  const int uu = threadIdx.x % kMmaTileX;  // a thread keeps its column
+  ColumnCarry carry{};                     // box_sums' column sums of a box of carry_w x carry_h, chunk carry_r0
+  int carry_w = 0, carry_h = 0, carry_r0 = 0;
+  for (int r0 = 0, chunk = 0; r0 < sh.rows; r0 += kChunkRows, ++chunk) {
+    const int rows = min(kChunkRows, sh.rows - r0);
+    for (int i = threadIdx.x; i < members * kMmaLocalCells; i += kMmaThreads) cell_keys[i] = 0;
     __syncthreads();
     int box_w = 0, box_h = 0;  // the box sums held in sbox
     for (int slot = 0; slot < members; ++slot) {
-      const int m = g.member[slot];
-      const MemberRegion rg = p.regions[m];
-      if (rg.mw == 0) continue;
-      const MemberDev md = p.members[m];
-      const LocalCells lc = local_cells(md, rg, x0, fy, kMmaTileX, rows);
-      if (lc.ncl == 0) continue;
+      if (chunk_cells[slot * nchunks + chunk].ncl == 0) continue;  // none of its positions
+      const MemberRegion& rg = info[slot].rg;
+      const MemberDev& md = info[slot].md;
       if (!masked && (md.tw != box_w || md.th != box_h)) {
         // (The previous slots read only sbox, which box_sums writes after its first barrier.)
-        box_sums(plane, g.pitch_w, r0, md.tw, md.th, vbox, vbox + vplane, sbox, sbox + kChunkRows * kMmaTileX);
-        box_w = md.tw;
-        box_h = md.th;
+        const bool carried = md.tw == carry_w && md.th == carry_h && r0 == carry_r0 + kChunkRows;
+        box_sums(plane, g.pitch_w, r0, md.tw, md.th, carried, carry, vbox, vbox + vplane, sbox,
+                 sbox + kChunkRows * kMmaTileX);
+        box_w = carry_w = md.tw;
+        box_h = carry_h = md.th;
+        carry_r0 = r0;
       }
       unsigned long long* keys = cell_keys + slot * kMmaLocalCells;
-      unsigned* best_estimate = cell_estimates + slot * kMmaLocalCells;
-      // Two passes. 1: every position's single-precision estimate (relative error below 1e-6),
-      // and each local cell's best one. 2: the exact score only where the estimate is within
-      // kEstimateMargin of its cell's best and at most 1e-4 under the threshold: no other position
-      // can be the cell's best position that reaches the threshold. A score map scores every
-      // position; flat windows (no estimate) are always scored.
+      // Every position's single-precision estimate (relative error below 1e-6); the exact score
+      // only where the estimate is at most 1e-4 under the threshold and within kEstimateMargin of
+      // the best estimate among its warp's positions (32 consecutive positions of one row) in its
+      // cell. No estimate is more than kEstimateMargin / 2 off its score, so the cell's best
+      // position that reaches the threshold, and every position tied with it, are always scored.
+      // A score map scores every position; flat windows (no estimate) are always scored.
       const bool all = rg.map != nullptr;
       const float skip_below = static_cast<float>(rg.threshold) - 1e-4f;
-      const int uu = threadIdx.x % kMmaTileX, u = x0 + uu - rg.rx;  // a thread keeps its column
-      const bool u_in = u >= 0 && u < rg.mw;
-      const int local_x = u_in ? u / md.cw - lc.cx0 : 0;
-      // v / ch as (v + 0.5) / ch rounded down in single precision: exact for v < 2^16, where the
-      // quotient's fraction stays 1 / 64 away from an integer and the error is below 0.01.
-      const float inv_ch = 1.0f / static_cast<float>(md.ch);
+      const int col = col_cells[slot * kMmaTileX + uu];
+      // n <= 2^16 and st < 2^24: the sums' products are exact in 64 bits from 32-bit factors.
+      const unsigned long long n = static_cast<unsigned long long>(md.n), st = static_cast<unsigned long long>(md.st);
+      const float var_t = static_cast<float>(md.var_t);
+      // Three passes over the thread's positions: estimates (branch-free: rows past the chunk read
+      // its last row and are outside the map), the positions to score exactly, their scores.
+      uint32_t si[kPositionsPerThread], sii[kPositionsPerThread], ti[kPositionsPerThread];
       float estimate[kPositionsPerThread];
-      int local[kPositionsPerThread];
+      int local[kPositionsPerThread];  // -1: outside the map
 #pragma unroll
       for (int k = 0; k < kPositionsPerThread; ++k) {
-        const int idx = threadIdx.x + k * kMmaThreads, vv = idx / kMmaTileX, v = fy + vv - rg.ry;
-        local[k] = -1;
-        estimate[k] = -INFINITY;
-        if (vv < rows && u_in && v >= 0 && v < rg.mh) {
-          const int at = (slot * sh.rows + r0 + vv) * kMmaTileX + uu;
-          const long long si = masked ? s1[at] : sbox[idx];
-          const long long sii = masked ? s2[at] : sbox[kChunkRows * kMmaTileX + idx];
-          const long long var_i = md.n * sii - si * si;
-          local[k] = (__float2int_rd((v + 0.5f) * inv_ch) - lc.cy0) * lc.ncl_x + local_x;
-          estimate[k] = var_i > 0 ? static_cast<float>(md.n * static_cast<long long>(sti[at]) - md.st * si) *
-                                        rsqrtf(static_cast<float>(md.var_t) * static_cast<float>(var_i))
-                                  : INFINITY;
-        }
-        // The warp's 32 lanes are 32 consecutive positions of one row: a segmented maximum over
-        // the lanes of one cell leaves one atomic per cell and warp.
-        float best = estimate[k] == INFINITY ? -INFINITY : estimate[k];
-        if (!all && __any_sync(0xffffffffu, best >= skip_below)) {
+        const int vv = (threadIdx.x + k * kMmaThreads) / kMmaTileX, vr = min(vv, rows - 1);
+        const int idx = vr * kMmaTileX + uu, at = (slot * sh.rows + r0 + vr) * kMmaTileX + uu;
+        const int row = row_cells[slot * sh.rows + r0 + vr];
+        local[k] = vv < rows && row >= 0 && col >= 0 ? row + col : -1;
+        si[k] = masked ? s1[at] : sbox[idx];
+        sii[k] = masked ? s2[at] : sbox[kChunkRows * kMmaTileX + idx];
+        ti[k] = sti[at];
+        const long long var_i = static_cast<long long>(n * sii[k] - static_cast<unsigned long long>(si[k]) * si[k]);
+        const long long cov = static_cast<long long>(n * ti[k] - st * si[k]);
+        estimate[k] = local[k] < 0 ? -INFINITY
+                      : var_i > 0  ? static_cast<float>(cov) * rsqrtf(var_t * static_cast<float>(var_i))
+                                   : INFINITY;
+      }
+      unsigned exact = 0;  // bit k: score position k exactly
 #pragma unroll
-          for (int off = 1; off < 32; off <<= 1) {
-            const float other = __shfl_down_sync(0xffffffffu, best, off);
-            const int other_local = __shfl_down_sync(0xffffffffu, local[k], off);
-            if (lane + off < 32 && other_local == local[k] && other > best) best = other;
-          }
-          const int before = __shfl_up_sync(0xffffffffu, local[k], 1);
-          if (local[k] >= 0 && best >= skip_below && (lane == 0 || before != local[k]))
-            atomicMax(&best_estimate[local[k]], ordered_bits(best));
+      for (int k = 0; k < kPositionsPerThread; ++k) {
+        if (local[k] >= 0 && (all || estimate[k] == INFINITY)) exact |= 1u << k;
+        if (all) continue;
+        // The warp's lanes are 32 consecutive positions of one row: one maximum per cell they meet.
+        const unsigned bits = estimate[k] != INFINITY && estimate[k] >= skip_below ? ordered_bits(estimate[k]) : 0u;
+        for (unsigned pending = __ballot_sync(0xffffffffu, bits != 0); pending != 0;) {
+          const int cell = __shfl_sync(0xffffffffu, local[k], __ffs(pending) - 1);
+          const bool mine = bits != 0 && local[k] == cell;
+          const unsigned best = warp_max(mine ? bits : 0u);
+          if (mine && estimate[k] >= ordered_float(best) - kEstimateMargin) exact |= 1u << k;
+          pending &= ~__ballot_sync(0xffffffffu, mine);
         }
       }
-      __syncthreads();
 #pragma unroll
       for (int k = 0; k < kPositionsPerThread; ++k) {
-        if (local[k] < 0) continue;
-        const bool flat = estimate[k] == INFINITY;
-        if (!all && !flat &&
-            (estimate[k] < skip_below || estimate[k] < ordered_float(best_estimate[local[k]]) - kEstimateMargin))
-          continue;
-        const int idx = threadIdx.x + k * kMmaThreads, vv = idx / kMmaTileX, v = fy + vv - rg.ry;
-        const int at = (slot * sh.rows + r0 + vv) * kMmaTileX + uu;
-        const long long si = masked ? s1[at] : sbox[idx];
-        const long long sii = masked ? s2[at] : sbox[kChunkRows * kMmaTileX + idx];
-        const float score = tm::bank_ccoeff_normed(md.n, md.st, md.var_t, si, sii, sti[at], md.masked != 0);
+        if (!(exact >> k & 1u)) continue;
+        const int vv = (threadIdx.x + k * kMmaThreads) / kMmaTileX;
+        const int u = x0 + uu - rg.rx, v = y0 + r0 + vv - rg.ry;
+        const float score = tm::bank_ccoeff_normed(md.n, md.st, md.var_t, si[k], sii[k], ti[k], md.masked != 0);
         if (rg.map) rg.map[static_cast<long long>(v) * rg.mw + u] = score;
         if (!isnan(score) && reaches(score, rg))
           atomicMax(&keys[local[k]], cell_key(score, static_cast<unsigned>(v) * rg.mw + u));
@@ -558,19 +633,18 @@ __global__ void __launch_bounds__(kMmaThreads, 2) bank_scores_mma_kernel(const B
     for (int i = threadIdx.x; i < members * kMmaLocalCells; i += kMmaThreads) {
       const unsigned long long key = cell_keys[i];
       if (key == 0) continue;
-      const int slot = i / kMmaLocalCells, m = g.member[slot];
-      const MemberRegion rg = p.regions[m];
-      const MemberDev md = p.members[m];
-      flush_cell_key(p, m, md, rg, local_cells(md, rg, x0, fy, kMmaTileX, rows), i % kMmaLocalCells, key);
+      const int slot = i / kMmaLocalCells;
+      flush_cell_key(p, g.member[slot], info[slot].md, info[slot].rg, chunk_cells[slot * nchunks + chunk],
+                     i % kMmaLocalCells, key);
     }
     __syncthreads();
   }
 }
 
 // Sums over rows part, part + kRowParts, ... of the window at (u, v) of a member's map read
-// straight from the frame (a peak's neighbours), by a whole warp: each lane sums the template
-// columns i = lane (mod 32), then the warp adds up the lanes' sums (exact integers: the order
-// does not matter).
+// straight from the frame (a peak's neighbours), by a whole warp: the lanes take the window's
+// bytes in turn (8 of them in flight a lane: the loads are independent), then the warp adds up the
+// lanes' sums (exact integers: the order does not matter).
 constexpr int kRowParts = 4;
 struct WindowSums {
   uint32_t sti, s1, s2;
@@ -583,16 +657,14 @@ __device__ WindowSums warp_window_sums(const BankParams& p, const MemberDev& md,
   const uint8_t* frame = p.frame + (rg.ry + v) * stride + rg.rx + u;
   const uint8_t* __restrict__ templ = md.templ;
   const uint8_t* __restrict__ mask = md.mask;
-  const int tw = md.tw, th = md.th, kp = md.kp;
-#pragma unroll 4
-  for (int j = part; j < th; j += kRowParts) {
-    const uint8_t* row = frame + j * stride;
-    for (int i = lane; i < tw; i += 32) {
-      const uint32_t px = __ldg(row + i), mk = __ldg(mask + j * kp + i);
-      sti += px * __ldg(templ + j * kp + i);
-      s1 += px * mk;
-      s2 += px * px * mk;
-    }
+  const int tw = md.tw, kp = md.kp, rows = (md.th - part + kRowParts - 1) / kRowParts;
+#pragma unroll 8
+  for (int e = lane; e < rows * tw; e += 32) {
+    const int r = e / tw, i = e - r * tw, j = part + r * kRowParts;
+    const uint32_t px = __ldg(frame + j * stride + i), mk = __ldg(mask + j * kp + i);
+    sti += px * __ldg(templ + j * kp + i);
+    s1 += px * mk;
+    s2 += px * px * mk;
   }
 #pragma unroll
   for (int off = 16; off > 0; off >>= 1) {

@@ -19,6 +19,7 @@ constexpr int kChunkRows = 16;  // rows of positions the epilogue scores at a ti
 constexpr int kPositionsPerThread = kChunkRows * kMmaTileX / kMmaThreads;  // in each slot's epilogue
 constexpr float kEstimateMargin = 4e-6f;  // twice the epilogue's score estimates' largest error
 constexpr int kMmaLocalCells = 128;       // cells of >= 4 x 4 positions in 64 x 16: at most 17 x 5
+constexpr int kSlotBytes = 128;           // a block's copy of a slot's member and region
 static_assert(kMmaThreads % kMmaTileX == 0, "the epilogue keeps a thread in one column");
 
 // A group of up to 8 members, as the tensor-core kernel reads it.
@@ -52,9 +53,10 @@ CUDAPREP_HD MmaShape mma_shape(const GroupDev& g) {
 // Shared memory of a block of group g: the staged frame plane; the staged template rows (A),
 // which the per-slot sums (T I) and the box sums' scratch replace after the products of an
 // unmasked group; a masked group's three sums (T I, M I, M I^2) beside its staged masks; the local
-// cell keys.
+// cell keys; each slot's member and region and its tables of local cells (cell_tables).
 struct MmaSmem {
-  int plane, staged, sti, s1, s2, vbox, sbox, cells, total;  // byte offsets, total size
+  int plane, staged, sti, s1, s2, vbox, sbox, cells, info, row_cells, col_cells, chunk_cells;  // byte offsets
+  int total;                                                                                   // bytes
 };
 CUDAPREP_HD MmaSmem mma_smem(const GroupDev& g) {
   const MmaShape sh = mma_shape(g);
@@ -76,8 +78,12 @@ CUDAPREP_HD MmaSmem mma_smem(const GroupDev& g) {
     at = m.sbox + 2 * kChunkRows * kMmaTileX * 4;
     if (at < m.staged + sh.staged_bytes) at = m.staged + sh.staged_bytes;
   }
-  m.cells = (at + 7) / 8 * 8;
-  m.total = m.cells + g.gp * kMmaLocalCells * 12;  // each slot's keys and best estimates
+  m.cells = (at + 7) / 8 * 8;                          // each slot's cell keys
+  m.info = m.cells + g.gp * kMmaLocalCells * 8;        // each slot's member and region
+  m.row_cells = m.info + g.gp * kSlotBytes;            // [slot][block row] (int)
+  m.col_cells = m.row_cells + g.gp * sh.rows * 4;      // [slot][block column] (int)
+  m.chunk_cells = m.col_cells + g.gp * kMmaTileX * 4;  // [slot][chunk of kChunkRows rows]: 4 ints
+  m.total = m.chunk_cells + g.gp * ((sh.rows + kChunkRows - 1) / kChunkRows) * 16;
   return m;
 }
 
