@@ -85,7 +85,7 @@ struct BankMatcherCuda::Impl {
 };
 BankMatcherCuda::BankMatcherCuda() : impl_(new Impl) {}
 BankMatcherCuda::~BankMatcherCuda() = default;
-Status BankMatcherCuda::configure(int, int, void*) { return no_cuda(); }
+Status BankMatcherCuda::configure(int, int, void*, GpuWait) { return no_cuda(); }
 Status BankMatcherCuda::set_bank(const TemplateBank&) { return no_cuda(); }
 const TemplateBank& BankMatcherCuda::bank() const { return impl_->bank; }
 bool BankMatcherCuda::has_bank() const { return false; }

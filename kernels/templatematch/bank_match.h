@@ -102,7 +102,8 @@ class BankMatcherCuda {
   BankMatcherCuda(const BankMatcherCuda&) = delete;
   BankMatcherCuda& operator=(const BankMatcherCuda&) = delete;
 
-  Status configure(int frame_width, int frame_height, void* stream);
+  // wait: how match() waits for the frame's candidates (the element's gpu-wait).
+  Status configure(int frame_width, int frame_height, void* stream, GpuWait wait = GpuWait::Blocking);
   Status set_bank(const TemplateBank& bank);
   const TemplateBank& bank() const;
   bool has_bank() const;

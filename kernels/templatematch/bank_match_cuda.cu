@@ -7,7 +7,7 @@
 //   - many: bank_rank_kernel turns them into records in the host's order, bank_peaks_kernel
 //     suppresses them per template (the same rule), and bank_emit_kernel makes only the kept
 //     matches candidates;
-// bank_emit_kernel's last block hands the count to the host; one stream synchronisation.
+// bank_emit_kernel's last block hands the count to the host; one wait, as configure()'s GpuWait says.
 //
 // Scoring on the tensor cores (sm_80+, bank_scores_mma_kernel). The members are packed into
 // groups of up to 8 (similar widths and heights together); a block stages a tile of the frame
@@ -934,6 +934,8 @@ struct BankMatcherCuda::Impl {
   bool any_on_cores = false;  // members on the CUDA cores
   bool force_dp4a = false;
   unsigned host_up_to = kHostCandidates;
+  GpuWait wait = GpuWait::Blocking;  // for the frame's candidates
+  cuda::StreamWaiter waiter;
   bool suppressed = false;  // the last frame's candidates are the kept matches only
   TemplateBank bank;
   std::vector<MemberStats> stats;
@@ -1060,7 +1062,7 @@ struct BankMatcherCuda::Impl {
   }
 
   Status collect() {
-    CUDAPREP_RETURN_IF_ERROR(cuda::stream_sync(stream));
+    CUDAPREP_RETURN_IF_ERROR(waiter.wait(stream, wait));
     const unsigned count = *reinterpret_cast<const unsigned*>(out.data());
     const unsigned reached = reinterpret_cast<const unsigned*>(out.data())[2];
     if (reached > listed.bytes() / sizeof(uint2)) {  // unlisted cells kept their keys: clear them all
@@ -1086,6 +1088,7 @@ BankMatcherCuda::~BankMatcherCuda() { release(); }
 
 void BankMatcherCuda::release() {
   if (impl_->stream) cuda::stream_sync(impl_->stream);
+  impl_->waiter.reset();
   impl_->templates.reset();
   impl_->keys.reset();
   impl_->members_dev.reset();
@@ -1111,12 +1114,13 @@ void BankMatcherCuda::suppress_on_device_above(unsigned cells) { impl_->host_up_
 
 void BankMatcherCuda::use_cuda_cores_only(bool on) { impl_->force_dp4a = on; }
 
-Status BankMatcherCuda::configure(int frame_width, int frame_height, void* stream) {
+Status BankMatcherCuda::configure(int frame_width, int frame_height, void* stream, GpuWait wait) {
   if (frame_width <= 0 || frame_height <= 0 || frame_width > 65535 || frame_height > 65535)
     return Status::error("invalid frame size " + std::to_string(frame_width) + "x" + std::to_string(frame_height) +
                          " (the bank matcher takes 1 to 65535 pixels a side)");
   const bool resized = frame_width != impl_->fw || frame_height != impl_->fh;
   impl_->stream = stream;
+  impl_->wait = wait;
   impl_->fw = frame_width;
   impl_->fh = frame_height;
   if (resized && has_bank()) {

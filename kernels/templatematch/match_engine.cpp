@@ -187,7 +187,7 @@ class MatchEngineCuda final : public MatchEngineOver<TemplateMatcherCuda, BankMa
     width_ = width;
     height_ = height;
     for (auto& single : singles_) CUDAPREP_RETURN_IF_ERROR(prepare_single(single.get()));
-    CUDAPREP_RETURN_IF_ERROR(bank_.configure(width, height, stream_));
+    CUDAPREP_RETURN_IF_ERROR(bank_.configure(width, height, stream_, options_.wait));
     gray_.reset();
     if (!gray_is_first_plane(format)) return gray_.allocate_pitched(size_t(width), size_t(height));
     return Status();

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <ctime>
 #include <memory>
 #include <random>
 #include <string>
@@ -482,4 +483,41 @@ TEST(BankGpu, FrameSidesAbove65535AreRefused) {
   EXPECT_FALSE(st.ok());
   EXPECT_EQ(st.message(), "invalid frame size 70000x16 (the bank matcher takes 1 to 65535 pixels a side)");
   EXPECT_TRUE(gpu.configure(65535, 16, nullptr).ok());
+}
+
+// The engine waits for a bank's matches as its gpu-wait says: with `Blocking` the thread sleeps
+// through the GPU work (its CPU time is a small part of the wall time), with `Spin` it is busy
+// all along. (The bank kernel once waited with cudaStreamSynchronize whatever the mode, which
+// spins in a process with few contexts.)
+TEST(BankGpu, EngineWaitsForABankAsItsGpuWaitSays) {
+  const Gray frame = tmtest::structured_gray(3840, 2160, 5);
+  const TemplateBank bank = make_bank(frame, 8, 96, false, 9);
+  const BankSearch search = BankSearch::over(bank, Rect{0, 0, frame.width, frame.height});
+  cudaStream_t stream;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  {
+    DevGray dev(frame, frame.width, 0);
+    auto cpu_share = [&](GpuWait wait) {
+      std::unique_ptr<MatchEngine> gpu = make_match_engine_cuda(stream, wait);
+      EXPECT_TRUE(gpu->configure(PixelFormat::GRAY8, frame.width, frame.height).ok());
+      EXPECT_TRUE(gpu->set_bank(bank).ok());
+      std::vector<Match> matches;
+      EXPECT_TRUE(gpu->match(dev.view, search, false, &matches).ok());  // first launches
+      timespec cpu0{}, cpu1{}, wall0{}, wall1{};
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
+      clock_gettime(CLOCK_MONOTONIC, &wall0);
+      for (int i = 0; i < 20; ++i) EXPECT_TRUE(gpu->match(dev.view, search, false, &matches).ok());
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
+      clock_gettime(CLOCK_MONOTONIC, &wall1);
+      auto seconds = [](const timespec& a, const timespec& b) {
+        return (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) * 1e-9;
+      };
+      const double wall = seconds(wall0, wall1);
+      EXPECT_GT(wall, 0.01) << "too little GPU work to tell the waits apart";
+      return seconds(cpu0, cpu1) / wall;
+    };
+    EXPECT_LT(cpu_share(GpuWait::Blocking), 0.5);
+    EXPECT_GT(cpu_share(GpuWait::Spin), 0.8);
+  }
+  cudaStreamDestroy(stream);
 }
