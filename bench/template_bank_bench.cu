@@ -1,8 +1,8 @@
 // Template-bank benchmark on a 1920x1080 frame, host wall time of match() (scores, peaks,
-// suppression, one wait), medians: the bank matcher (2 and 8 x 64 px, 8 masked, 32 mixed
-// 16..128 px, a masked 64 px, a tracking window) beside the single-template matcher (one
-// template; the same templates one launch each) and NPP's nppiCrossCorrValid_NormLevel (one call
-// per template, no mask, score maps only). A markdown table last, with the targets as ratios.
+// suppression, one wait: a blocking-sync event, the elements' default, unless a row says spin), medians: the bank
+// matcher (2 and 8 x 64 px, 8 masked, 32 mixed 16..128 px, a masked 64 px, a tracking window) beside the
+// single-template matcher (one template; the same templates one launch each) and NPP's nppiCrossCorrValid_NormLevel
+// (one call per template, no mask, score maps only). A markdown table last, with the targets as ratios.
 //
 //   template_bank_bench [iterations]
 #include <cuda_runtime.h>
@@ -181,8 +181,8 @@ int main(int argc, char** argv) {
     return ms;
   };
   // The element's engine: banks of one member a template run one single-template launch each.
-  auto engine = [&](const std::vector<MaskedGray>& ts, const Rect& region) {
-    std::unique_ptr<MatchEngine> e = make_match_engine_cuda(stream, GpuWait::Blocking);
+  auto engine = [&](const std::vector<MaskedGray>& ts, const Rect& region, GpuWait wait = GpuWait::Blocking) {
+    std::unique_ptr<MatchEngine> e = make_match_engine_cuda(stream, wait);
     check(e->configure(PixelFormat::GRAY8, kW, kH), "engine configure");
     const TemplateBank b = bank_of(ts);
     check(e->set_bank(b), "engine set_bank");
@@ -222,6 +222,7 @@ int main(int argc, char** argv) {
     rows.push_back({"tracking window around the target, moving", singles_over({eight[0]}, moving, {}), 1});
     rows.push_back({"tracking window around the target, moving, spin wait", singles_over({eight[0]}, moving, spin), 1});
     rows.push_back({"single template 64 px, spin wait", singles_over({eight[0]}, {whole}, spin), 1});
+    rows.push_back({"8 x 64 px: the element's engine, spin wait", engine(eight, whole, GpuWait::Spin), 8});
     TemplateMatcherCuda::Options timed;
     timed.diagnostics.host_time = true;
     std::fflush(stdout);
