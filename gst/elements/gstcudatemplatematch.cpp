@@ -948,9 +948,7 @@ static void gst_cuda_template_match_class_init(GstCudaTemplateMatchClass *klass)
                         "through most of the kernel's usual time, then checks the flag the kernel writes into "
                         "pinned memory every few microseconds: lower latency for some CPU), spin on that flag "
                         "(lowest latency, a CPU core busy for the whole kernel time) or cudaStreamSynchronize "
-                        "(honours a context made with blocking synchronisation). A bank of several templates "
-                        "polls and spins on an event after its launches instead of the flag. Taken at start; "
-                        "NULL/READY only",
+                        "(honours a context made with blocking synchronisation). Taken at start; NULL/READY only",
                         GST_TYPE_CUDA_PREP_GPU_WAIT, (gint)d.gpu_wait,
                         (GParamFlags)(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY)));
 

@@ -1,8 +1,10 @@
 #include "gpu_wait.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <ctime>
+#include <string>
 
 #if defined(__linux__)
 #include <sys/prctl.h>
@@ -78,6 +80,31 @@ void PollingWait::reset() {
 }
 
 namespace cuda {
+
+Status wait_for_flag(const volatile unsigned* flag, void* stream, GpuWait mode, PollingWait& polling,
+                     const char* kernel) {
+  auto kernel_state = [&](bool* set) -> Status {
+    *set = *flag != 0;
+    if (*set) return Status();
+    bool ended = false;
+    const Status st = stream_query(stream, &ended);
+    if (!st.ok()) return Status::error(std::string(kernel) + ": " + st.message());
+    if (!ended) return Status();
+    *set = *flag != 0;
+    return *set ? Status() : Status::error(std::string(kernel) + " finished without writing its results");
+  };
+  if (mode == GpuWait::Poll) {
+    CUDAPREP_RETURN_IF_ERROR(polling.wait(kernel_state));
+  } else {
+    for (unsigned spin = 0; !*flag; ++spin) {
+      bool set = false;
+      if ((spin & 255u) == 255u) CUDAPREP_RETURN_IF_ERROR(kernel_state(&set));
+      if (set) break;
+    }
+  }
+  std::atomic_thread_fence(std::memory_order_acquire);
+  return Status();
+}
 
 Status StreamWaiter::wait(void* stream, GpuWait mode) {
   if (mode == GpuWait::StreamSync) return stream_sync(stream);

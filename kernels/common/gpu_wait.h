@@ -91,6 +91,14 @@ Status PollingWait::wait(Check&& check) {
 
 namespace cuda {
 
+// Waits until *flag != 0, a flag in pinned memory that the last kernel on `stream` sets after
+// its results: GpuWait::Spin spins on it, GpuWait::Poll sleeps through most of the usual time
+// first (polling). Every 256 spins, and at each poll, it asks the driver whether the stream
+// failed, or ended without the flag set (an error naming `kernel`), so that a failed launch ends
+// the wait instead of hanging. Only for Spin and Poll.
+Status wait_for_flag(const volatile unsigned* flag, void* stream, GpuWait mode, PollingWait& polling,
+                     const char* kernel);
+
 // Waits for everything enqueued so far on a stream, the way a GpuWait says. One per kind of
 // wait (its polling learns that kind's duration); its events are made on first use, in the
 // context current then, and released by reset() / the destructor with that context current.

@@ -7,7 +7,8 @@
 //   - many: bank_rank_kernel turns them into records in the host's order, bank_peaks_kernel
 //     suppresses them per template (the same rule), and bank_emit_kernel makes only the kept
 //     matches candidates;
-// bank_emit_kernel's last block hands the count to the host; one wait, as configure()'s GpuWait says.
+// bank_emit_kernel's last block hands the count to the host and sets a flag; one wait, as
+// configure()'s GpuWait says (Spin and Poll on that flag).
 //
 // Scoring on the tensor cores (sm_80+, bank_scores_mma_kernel). The members are packed into
 // groups of up to 8 (similar widths and heights together); a block stages a tile of the frame
@@ -83,7 +84,8 @@ struct BankParams {
   int bx, by;       // first position of the tiles (the regions' union)
   int rows, pitch;  // staged tile: rows x pitch bytes
   BankCandidate* out;
-  unsigned* out_count;  // pinned host memory: the candidates' count, written by the peaks' last block
+  unsigned* out_count;  // pinned host memory: the candidates' count and two more words, then (word 3) a
+                        // flag set last: all written by bank_emit_kernel's last block
   unsigned capacity;
   unsigned* progress;  // device memory: candidates, emit blocks done, cells listed, matches kept; 0 between frames
   uint2* listed;       // (member, cell) of each cell whose key reached its threshold this frame
@@ -732,6 +734,7 @@ __device__ void emit_candidates(const BankParams& p, int count, const int* m_of,
       // the bus once per candidate, one after the other.
       const unsigned slot = atomicAdd(&p.progress[0], 1u);
       if (slot < p.capacity) p.out[slot] = c;
+      __threadfence_system();  // before bank_emit_kernel's flag says the candidates are there
     }
     __syncthreads();
   }
@@ -921,6 +924,8 @@ __global__ void __launch_bounds__(kPeakThreads) bank_emit_kernel(const BankParam
       p.progress[1] = 0;
       p.progress[2] = 0;
       p.progress[3] = 0;
+      __threadfence_system();  // the words above before the flag (GpuWait::Spin and Poll wait on it)
+      reinterpret_cast<volatile unsigned*>(p.out_count)[3] = 1;
     }
   }
 }
@@ -935,8 +940,9 @@ struct BankMatcherCuda::Impl {
   bool force_dp4a = false;
   unsigned host_up_to = kHostCandidates;
   GpuWait wait = GpuWait::Blocking;  // for the frame's candidates
-  cuda::StreamWaiter waiter;
-  bool suppressed = false;  // the last frame's candidates are the kept matches only
+  cuda::StreamWaiter waiter;         // Blocking and StreamSync
+  PollingWait polling;               // Poll: learns the frames' usual time
+  bool suppressed = false;           // the last frame's candidates are the kept matches only
   TemplateBank bank;
   std::vector<MemberStats> stats;
   std::vector<MemberDev> members;  // device pointers
@@ -978,7 +984,7 @@ struct BankMatcherCuda::Impl {
       regions[m] = rg;
     }
     unsigned* counter = reinterpret_cast<unsigned*>(out.data());
-    counter[0] = counter[1] = counter[2] = 0;  // the previous frame's kernels are done: match() waited for them
+    counter[0] = counter[1] = counter[2] = counter[3] = 0;  // the previous frame's kernels wrote them: match() waited
     candidates.clear();
     if (bx1 <= bx0 || by1 <= by0) return Status();
     // Per group, the tiles over its searched members' positions.
@@ -1062,7 +1068,12 @@ struct BankMatcherCuda::Impl {
   }
 
   Status collect() {
-    CUDAPREP_RETURN_IF_ERROR(waiter.wait(stream, wait));
+    if (wait == GpuWait::Spin || wait == GpuWait::Poll) {
+      const volatile unsigned* done = reinterpret_cast<const volatile unsigned*>(out.data()) + 3;
+      CUDAPREP_RETURN_IF_ERROR(cuda::wait_for_flag(done, stream, wait, polling, "bank candidate kernels"));
+    } else {
+      CUDAPREP_RETURN_IF_ERROR(waiter.wait(stream, wait));
+    }
     const unsigned count = *reinterpret_cast<const unsigned*>(out.data());
     const unsigned reached = reinterpret_cast<const unsigned*>(out.data())[2];
     if (reached > listed.bytes() / sizeof(uint2)) {  // unlisted cells kept their keys: clear them all
@@ -1089,6 +1100,7 @@ BankMatcherCuda::~BankMatcherCuda() { release(); }
 void BankMatcherCuda::release() {
   if (impl_->stream) cuda::stream_sync(impl_->stream);
   impl_->waiter.reset();
+  impl_->polling.reset();
   impl_->templates.reset();
   impl_->keys.reset();
   impl_->members_dev.reset();

@@ -293,28 +293,8 @@ struct TemplateMatcherCuda::Impl {
       return Status();
     }
     const volatile unsigned* done = &reinterpret_cast<volatile OutHeader*>(host_out.data())->done;
-    // Asks the driver whether the kernel failed or ended without setting the flag.
-    auto kernel_state = [&](bool* flag_set) -> Status {
-      *flag_set = *done != 0;
-      if (*flag_set) return Status();
-      bool ended = false;
-      const Status st = cuda::stream_query(stream, &ended);
-      if (!st.ok()) return Status::error("frame kernel: " + st.message());
-      if (!ended) return Status();
-      *flag_set = *done != 0;
-      return *flag_set ? Status() : Status::error("frame kernel finished without writing its candidates");
-    };
-    if (wait == GpuWait::Poll) {
-      CUDAPREP_RETURN_IF_ERROR(polling.wait(kernel_state));
-    } else {
-      for (unsigned spin = 0; !*done; ++spin) {
-        bool flag_set = false;
-        if ((spin & 255u) == 255u) CUDAPREP_RETURN_IF_ERROR(kernel_state(&flag_set));
-        if (flag_set) break;
-      }
-    }
-    std::atomic_thread_fence(std::memory_order_acquire);  // (in_flight stays: its last block may still be leaving)
-    return Status();
+    CUDAPREP_RETURN_IF_ERROR(cuda::wait_for_flag(done, stream, wait, polling, "frame kernel"));
+    return Status();  // (in_flight stays: its last block may still be leaving)
   }
 
   // Waits for this matcher's last kernel to end (before its resources are destroyed or reused
