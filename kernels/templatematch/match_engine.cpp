@@ -152,7 +152,7 @@ class MatchEngineCuda final : public MatchEngineOver<TemplateMatcherCuda, BankMa
  protected:
   // The single-template kernel is the fastest for one template; from two on, the bank kernel's one
   // pass over the frame for all of them (template_bank_bench on an H100, blocking wait: 8 x 64 px
-  // 0.47 ms against 0.90 ms as eight launches; 2 x 64 px 0.21 against 0.22).
+  // 0.44 ms against 0.90 ms as eight launches; 2 x 64 px 0.21 against 0.22).
   size_t most_single_launches() const override { return 1; }
   Status prepare_single(TemplateMatcherCuda* single) override {
     if (width_ <= 0) return not_configured();
