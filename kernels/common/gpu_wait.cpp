@@ -81,6 +81,9 @@ void PollingWait::reset() {
 
 namespace cuda {
 
+namespace {
+
+// Spin or Poll until *flag != 0 (StreamWaiter::wait).
 Status wait_for_flag(const volatile unsigned* flag, void* stream, GpuWait mode, PollingWait& polling,
                      const char* kernel) {
   auto kernel_state = [&](bool* set) -> Status {
@@ -106,13 +109,16 @@ Status wait_for_flag(const volatile unsigned* flag, void* stream, GpuWait mode, 
   return Status();
 }
 
-Status StreamWaiter::wait(void* stream, GpuWait mode) {
+}  // namespace
+
+Status StreamWaiter::wait(void* stream, GpuWait mode, const volatile unsigned* flag, const char* kernel) {
   if (mode == GpuWait::StreamSync) return stream_sync(stream);
   if (mode == GpuWait::Blocking) {
     if (!blocking_.valid()) CUDAPREP_RETURN_IF_ERROR(blocking_.create(true));
     CUDAPREP_RETURN_IF_ERROR(blocking_.record(stream));
     return blocking_.synchronize();
   }
+  if (flag) return wait_for_flag(flag, stream, mode, polling_, kernel ? kernel : "the stream's last kernel");
   if (!plain_.valid()) CUDAPREP_RETURN_IF_ERROR(plain_.create(false));
   CUDAPREP_RETURN_IF_ERROR(plain_.record(stream));
   if (mode == GpuWait::Poll) return polling_.wait([this](bool* done) { return plain_.query(done); });

@@ -91,25 +91,22 @@ Status PollingWait::wait(Check&& check) {
 
 namespace cuda {
 
-// Waits until *flag != 0, a flag in pinned memory that the last kernel on `stream` sets after
-// its results: GpuWait::Spin spins on it, GpuWait::Poll sleeps through most of the usual time
-// first (polling). Every 256 spins, and at each poll, it asks the driver whether the stream
-// failed, or ended without the flag set (an error naming `kernel`), so that a failed launch ends
-// the wait instead of hanging. Only for Spin and Poll.
-Status wait_for_flag(const volatile unsigned* flag, void* stream, GpuWait mode, PollingWait& polling,
-                     const char* kernel);
-
 // Waits for everything enqueued so far on a stream, the way a GpuWait says. One per kind of
 // wait (its polling learns that kind's duration); its events are made on first use, in the
 // context current then, and released by reset() / the destructor with that context current.
+// With `flag` (pinned memory that the stream's last kernel sets after its results), Spin and Poll
+// wait on the flag instead, sooner than the stream's end; every 256 spins, and at each poll, they
+// ask the driver whether the stream failed, or ended without the flag set (an error naming
+// `kernel`), so that a failed launch ends the wait instead of hanging; they can return while the
+// kernel's last block is still leaving.
 class StreamWaiter {
  public:
-  Status wait(void* stream, GpuWait mode);
+  Status wait(void* stream, GpuWait mode, const volatile unsigned* flag = nullptr, const char* kernel = nullptr);
   void reset();
 
  private:
   Event blocking_;  // Blocking
-  Event plain_;     // Spin and Poll: queried
+  Event plain_;     // Spin and Poll without a flag: queried
   PollingWait polling_;
 };
 

@@ -940,9 +940,8 @@ struct BankMatcherCuda::Impl {
   bool force_dp4a = false;
   unsigned host_up_to = kHostCandidates;
   GpuWait wait = GpuWait::Blocking;  // for the frame's candidates
-  cuda::StreamWaiter waiter;         // Blocking and StreamSync
-  PollingWait polling;               // Poll: learns the frames' usual time
-  bool suppressed = false;           // the last frame's candidates are the kept matches only
+  cuda::StreamWaiter waiter;
+  bool suppressed = false;  // the last frame's candidates are the kept matches only
   TemplateBank bank;
   std::vector<MemberStats> stats;
   std::vector<MemberDev> members;  // device pointers
@@ -1068,12 +1067,8 @@ struct BankMatcherCuda::Impl {
   }
 
   Status collect() {
-    if (wait == GpuWait::Spin || wait == GpuWait::Poll) {
-      const volatile unsigned* done = reinterpret_cast<const volatile unsigned*>(out.data()) + 3;
-      CUDAPREP_RETURN_IF_ERROR(cuda::wait_for_flag(done, stream, wait, polling, "bank candidate kernels"));
-    } else {
-      CUDAPREP_RETURN_IF_ERROR(waiter.wait(stream, wait));
-    }
+    const volatile unsigned* done = reinterpret_cast<const volatile unsigned*>(out.data()) + 3;
+    CUDAPREP_RETURN_IF_ERROR(waiter.wait(stream, wait, done, "bank candidate kernels"));
     const unsigned count = *reinterpret_cast<const unsigned*>(out.data());
     const unsigned reached = reinterpret_cast<const unsigned*>(out.data())[2];
     if (reached > listed.bytes() / sizeof(uint2)) {  // unlisted cells kept their keys: clear them all
@@ -1100,7 +1095,6 @@ BankMatcherCuda::~BankMatcherCuda() { release(); }
 void BankMatcherCuda::release() {
   if (impl_->stream) cuda::stream_sync(impl_->stream);
   impl_->waiter.reset();
-  impl_->polling.reset();
   impl_->templates.reset();
   impl_->keys.reset();
   impl_->members_dev.reset();

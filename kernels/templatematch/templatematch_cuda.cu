@@ -103,11 +103,10 @@ struct TemplateMatcherCuda::Impl {
   int tex_align = 512;
   tm::LaunchPlanner planner;  // per configure(); its occupancy tables per template
   GpuWait wait = GpuWait::Blocking;
-  cuda::Event done_event;  // GpuWait::Blocking: a blocking-sync event recorded after the kernel
-  PollingWait polling;     // GpuWait::Poll: learns the kernel's usual time
-  bool in_flight = false;  // a frame kernel may still be running (see settle())
-  bool pending = false;    // enqueue() launched a frame whose finish() has not run
-  Rect pending_region;     // that frame's search region and max-matches
+  cuda::StreamWaiter waiter;  // the frame's wait, as `wait` says
+  bool in_flight = false;     // a frame kernel may still be running (see settle())
+  bool pending = false;       // enqueue() launched a frame whose finish() has not run
+  Rect pending_region;        // that frame's search region and max-matches
   int pending_max_matches = 0;
   std::chrono::steady_clock::time_point host_t0, host_t1;  // diagnostics.host_time of that frame
   unsigned nms_host_up_to = 0;                             // tuning.nms_on_host_up_to (tests: 0 = always in the kernel)
@@ -282,19 +281,11 @@ struct TemplateMatcherCuda::Impl {
   // GpuWait::Poll: sleeps through most of the kernel's usual time, then checks the flag.
   // GpuWait::Blocking: the thread sleeps until the kernel has ended (no core spins meanwhile).
   Status wait_for_candidates() {
-    if (wait == GpuWait::StreamSync || wait == GpuWait::Blocking) {
-      if (wait == GpuWait::StreamSync) {
-        CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaStreamSynchronize(stream), "cudaStreamSynchronize"));
-      } else {
-        CUDAPREP_RETURN_IF_ERROR(done_event.record(stream));
-        CUDAPREP_RETURN_IF_ERROR(done_event.synchronize());
-      }
-      in_flight = false;  // the kernel has ended
-      return Status();
-    }
     const volatile unsigned* done = &reinterpret_cast<volatile OutHeader*>(host_out.data())->done;
-    CUDAPREP_RETURN_IF_ERROR(cuda::wait_for_flag(done, stream, wait, polling, "frame kernel"));
-    return Status();  // (in_flight stays: its last block may still be leaving)
+    CUDAPREP_RETURN_IF_ERROR(waiter.wait(stream, wait, done, "frame kernel"));
+    // (Spin and Poll: in_flight stays, the kernel's last block may still be leaving.)
+    if (wait == GpuWait::StreamSync || wait == GpuWait::Blocking) in_flight = false;
+    return Status();
   }
 
   // Waits for this matcher's last kernel to end (before its resources are destroyed or reused
@@ -384,7 +375,7 @@ struct TemplateMatcherCuda::Impl {
       if (e) cudaEventDestroy(e);
       e = nullptr;
     }
-    done_event.reset();
+    waiter.reset();
     profile = false;
     map.reset();
     staging.reset();
@@ -426,7 +417,6 @@ Status TemplateMatcherCuda::configure(int frame_width, int frame_height, void* s
   // Graphs need a stream of the caller's own (the legacy stream cannot be captured).
   m.use_graphs = m.stream != nullptr && options.tuning.graphs;
   m.wait = options.wait;
-  if (m.wait == GpuWait::Blocking) CUDAPREP_RETURN_IF_ERROR(m.done_event.create(true));
   m.nms_host_up_to = options.tuning.nms_on_host_up_to;
   m.width = frame_width;
   m.height = frame_height;
