@@ -109,14 +109,18 @@ __device__ __forceinline__ float ordered_float(unsigned o) {
   return __uint_as_float((o & 0x80000000u) ? (o & 0x7fffffffu) : ~o);
 }
 
-// The largest of the warp's 32 values, in every lane.
-__device__ __forceinline__ unsigned warp_max(unsigned v) {
+// The largest value among the lanes of `lanes` (which holds the calling lane; the lanes of each
+// such group call it together with the same mask).
+__device__ __forceinline__ unsigned group_max(unsigned lanes, unsigned v) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  return __reduce_max_sync(0xffffffffu, v);
+  return __reduce_max_sync(lanes, v);
 #else
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) v = max(v, __shfl_xor_sync(0xffffffffu, v, off));
-  return v;
+  unsigned m = v;
+  for (int i = 0; i < 32; ++i) {
+    const unsigned o = __shfl_sync(0xffffffffu, v, i);
+    if (lanes >> i & 1u) m = max(m, o);
+  }
+  return m;
 #endif
 }
 
@@ -263,21 +267,32 @@ static_assert(sizeof(SlotInfo) <= kSlotBytes, "SlotInfo");
 enum class Plane { Image, SquareHigh, SquareLow };
 
 // Stages frame rows [y0, y0 + rows) x columns [x0, x0 + 4 pitch_w) as 32-bit words (zero
-// outside the frame), or the high / low bytes of their squares.
+// outside the frame), or the high / low bytes of their squares. A word inside the frame is one
+// 4-byte load where the frame's rows and x0 are 4-byte aligned.
 __device__ void stage_plane(uint32_t* plane, int pitch_w, int rows, const BankParams& p, int x0, int y0, Plane kind) {
+  const bool aligned =
+      ((reinterpret_cast<uintptr_t>(p.frame) | static_cast<uintptr_t>(p.stride) | static_cast<uintptr_t>(x0)) & 3u) ==
+      0;
   for (int i = threadIdx.x; i < rows * pitch_w; i += kMmaThreads) {
     const int r = i / pitch_w, c = i - r * pitch_w;
-    const int y = y0 + r;
+    const int y = y0 + r, x = x0 + 4 * c;
     uint32_t w = 0;
     if (y < p.fh) {
       const uint8_t* row = p.frame + y * p.stride;
+      if (aligned && x + 3 < p.fw) {
+        w = __ldg(reinterpret_cast<const uint32_t*>(row + x));
+      } else {
 #pragma unroll
-      for (int k = 3; k >= 0; --k) {
-        const int x = x0 + 4 * c + k;
-        uint32_t b = x < p.fw ? row[x] : 0u;
-        if (kind == Plane::SquareHigh) b = (b * b) >> 8;
-        if (kind == Plane::SquareLow) b = (b * b) & 255u;
-        w = (w << 8) | b;
+        for (int k = 3; k >= 0; --k) w = (w << 8) | (x + k < p.fw ? row[x + k] : 0u);
+      }
+      if (kind != Plane::Image) {
+        uint32_t q = 0;
+#pragma unroll
+        for (int k = 3; k >= 0; --k) {
+          const uint32_t b = w >> (8 * k) & 255u;
+          q = (q << 8) | (kind == Plane::SquareHigh ? (b * b) >> 8 : (b * b) & 255u);
+        }
+        w = q;
       }
     }
     plane[i] = w;
@@ -554,6 +569,26 @@ __global__ void __launch_bounds__(kMmaThreads, 2) bank_scores_mma_kernel(const B
   const int uu = threadIdx.x % kMmaTileX;  // a thread keeps its column
   ColumnCarry carry{};                     // box_sums' column sums of a box of carry_w x carry_h, chunk carry_r0
   int carry_w = 0, carry_h = 0, carry_r0 = 0;
+  // A thread's positions k = 0..kPositionsPerThread-1 of a chunk: block row r0 + vv(k), column uu
+  // (rows past a short chunk read its last row and are outside every map).
+  auto row_of = [&](int k) { return static_cast<int>(threadIdx.x + k * kMmaThreads) / kMmaTileX; };
+  // The window terms every slot of one box size shares (a masked slot has its own): sum I and
+  // 1 / sqrt(var_i) in single precision (0: a flat window, var_i <= 0).
+  uint32_t win_si[kPositionsPerThread];
+  float win_rsd[kPositionsPerThread];
+  // slot >= 0: from that slot's sums of the chunk at r0 (a masked group), else from the box sums.
+  auto window_terms = [&](const uint32_t* si_of, const uint32_t* sii_of, int slot, int r0, int rows, long long n) {
+#pragma unroll
+    for (int k = 0; k < kPositionsPerThread; ++k) {
+      const int vr = min(row_of(k), rows - 1);
+      const int at = slot >= 0 ? sum_at(g.gp, sh.rows, slot, r0 + vr, uu) : vr * kMmaTileX + uu;
+      const uint32_t si = si_of[at], sii = sii_of[at];
+      // n <= 2^16 and sii < 2^32: exact in 64 bits.
+      const long long var_i = n * static_cast<long long>(sii) - static_cast<long long>(si) * si;
+      win_si[k] = si;
+      win_rsd[k] = var_i > 0 ? rsqrtf(static_cast<float>(var_i)) : 0.0f;
+    }
+  };
   for (int r0 = 0, chunk = 0; r0 < sh.rows; r0 += kChunkRows, ++chunk) {
     const int rows = min(kChunkRows, sh.rows - r0);
     for (int i = threadIdx.x; i < members * kMmaLocalCells; i += kMmaThreads) cell_keys[i] = 0;
@@ -563,7 +598,9 @@ __global__ void __launch_bounds__(kMmaThreads, 2) bank_scores_mma_kernel(const B
       if (chunk_cells[slot * nchunks + chunk].ncl == 0) continue;  // none of its positions
       const MemberRegion& rg = info[slot].rg;
       const MemberDev& md = info[slot].md;
-      if (!masked && (md.tw != box_w || md.th != box_h)) {
+      if (masked) {
+        window_terms(s1, s2, slot, r0, rows, md.n);
+      } else if (md.tw != box_w || md.th != box_h) {
         // (The previous slots read only sbox, which box_sums writes after its first barrier.)
         const bool carried = md.tw == carry_w && md.th == carry_h && r0 == carry_r0 + kChunkRows;
         box_sums(plane, g.pitch_w, r0, md.tw, md.th, carried, carry, vbox, vbox + vplane, sbox,
@@ -571,64 +608,74 @@ __global__ void __launch_bounds__(kMmaThreads, 2) bank_scores_mma_kernel(const B
         box_w = carry_w = md.tw;
         box_h = carry_h = md.th;
         carry_r0 = r0;
+        window_terms(sbox, sbox + kChunkRows * kMmaTileX, -1, r0, rows, md.n);
       }
       unsigned long long* keys = cell_keys + slot * kMmaLocalCells;
       // Every position's single-precision estimate (relative error below 1e-6); the exact score
       // only where the estimate is at most 1e-4 under the threshold and within kEstimateMargin of
-      // the best estimate among its warp's positions (32 consecutive positions of one row) in its
-      // cell. No estimate is more than kEstimateMargin / 2 off its score, so the cell's best
-      // position that reaches the threshold, and every position tied with it, are always scored.
-      // A score map scores every position; flat windows (no estimate) are always scored.
+      // the best estimate of a group of positions of its cell that holds it: the warp's positions
+      // of its cell, over the thread's kPositionsPerThread rows where these meet one cell row,
+      // else in its row. No estimate is more than kEstimateMargin / 2 off its score, so the cell's
+      // best position that reaches the threshold, and every position tied with it, are always
+      // scored. A score map scores every position; flat windows (no estimate) are always scored.
       const bool all = rg.map != nullptr;
       const float skip_below = static_cast<float>(rg.threshold) - 1e-4f;
       const int col = col_cells[slot * kMmaTileX + uu];
+      // The lanes of the warp in this lane's cell column: a warp's 32 positions are one row, so
+      // they share a cell exactly where they share a cell column.
+      const unsigned cell_lanes = __match_any_sync(0xffffffffu, col);
       // n <= 2^16 and st < 2^24: the sums' products are exact in 64 bits from 32-bit factors.
-      const unsigned long long n = static_cast<unsigned long long>(md.n), st = static_cast<unsigned long long>(md.st);
-      const float var_t = static_cast<float>(md.var_t);
-      // Three passes over the thread's positions: estimates (branch-free: rows past the chunk read
-      // its last row and are outside the map), the positions to score exactly, their scores.
-      uint32_t si[kPositionsPerThread], sii[kPositionsPerThread], ti[kPositionsPerThread];
+      const long long n = md.n, st = md.st;
+      const float rsd_t = rsqrtf(static_cast<float>(md.var_t));
+      unsigned exact = 0;                  // bit k: score position k exactly
+      unsigned bits[kPositionsPerThread];  // ordered estimate; 0: not a candidate
       float estimate[kPositionsPerThread];
-      int local[kPositionsPerThread];  // -1: outside the map
+      int cell_row = -1;         // the cell row of the thread's candidates
+      bool one_cell_row = true;  // (the same in the whole warp)
 #pragma unroll
       for (int k = 0; k < kPositionsPerThread; ++k) {
-        const int vv = (threadIdx.x + k * kMmaThreads) / kMmaTileX, vr = min(vv, rows - 1);
-        const int idx = vr * kMmaTileX + uu, at = (slot * sh.rows + r0 + vr) * kMmaTileX + uu;
-        const int row = row_cells[slot * sh.rows + r0 + vr];
-        local[k] = vv < rows && row >= 0 && col >= 0 ? row + col : -1;
-        si[k] = masked ? s1[at] : sbox[idx];
-        sii[k] = masked ? s2[at] : sbox[kChunkRows * kMmaTileX + idx];
-        ti[k] = sti[at];
-        const long long var_i = static_cast<long long>(n * sii[k] - static_cast<unsigned long long>(si[k]) * si[k]);
-        const long long cov = static_cast<long long>(n * ti[k] - st * si[k]);
-        estimate[k] = local[k] < 0 ? -INFINITY
-                      : var_i > 0  ? static_cast<float>(cov) * rsqrtf(var_t * static_cast<float>(var_i))
-                                   : INFINITY;
+        const int vv = row_of(k);
+        const int row = vv < rows ? row_cells[slot * sh.rows + r0 + vv] : -1;  // the same in the whole warp
+        const bool in_map = row >= 0 && col >= 0;
+        const uint32_t ti = sti[sum_at(g.gp, sh.rows, slot, r0 + min(vv, rows - 1), uu)];
+        const long long cov = n * static_cast<long long>(ti) - st * static_cast<long long>(win_si[k]);
+        const bool flat = win_rsd[k] == 0.0f;
+        estimate[k] = static_cast<float>(cov) * (win_rsd[k] * rsd_t);
+        if (in_map && (all || flat)) exact |= 1u << k;
+        bits[k] = !all && in_map && !flat && estimate[k] >= skip_below ? ordered_bits(estimate[k]) : 0u;
+        if (row >= 0) {
+          one_cell_row = one_cell_row && (cell_row < 0 || cell_row == row);
+          cell_row = row;
+        }
       }
-      unsigned exact = 0;  // bit k: score position k exactly
+      if (one_cell_row) {
+        // The thread's positions share one cell with every lane of cell_lanes: one maximum.
+        unsigned most = 0;
 #pragma unroll
-      for (int k = 0; k < kPositionsPerThread; ++k) {
-        if (local[k] >= 0 && (all || estimate[k] == INFINITY)) exact |= 1u << k;
-        if (all) continue;
-        // The warp's lanes are 32 consecutive positions of one row: one maximum per cell they meet.
-        const unsigned bits = estimate[k] != INFINITY && estimate[k] >= skip_below ? ordered_bits(estimate[k]) : 0u;
-        for (unsigned pending = __ballot_sync(0xffffffffu, bits != 0); pending != 0;) {
-          const int cell = __shfl_sync(0xffffffffu, local[k], __ffs(pending) - 1);
-          const bool mine = bits != 0 && local[k] == cell;
-          const unsigned best = warp_max(mine ? bits : 0u);
-          if (mine && estimate[k] >= ordered_float(best) - kEstimateMargin) exact |= 1u << k;
-          pending &= ~__ballot_sync(0xffffffffu, mine);
+        for (int k = 0; k < kPositionsPerThread; ++k) most = max(most, bits[k]);
+        const float floor = ordered_float(group_max(cell_lanes, most)) - kEstimateMargin;
+#pragma unroll
+        for (int k = 0; k < kPositionsPerThread; ++k)
+          if (bits[k] != 0 && estimate[k] >= floor) exact |= 1u << k;
+      } else {
+#pragma unroll
+        for (int k = 0; k < kPositionsPerThread; ++k) {
+          const unsigned best = group_max(cell_lanes, bits[k]);
+          if (bits[k] != 0 && estimate[k] >= ordered_float(best) - kEstimateMargin) exact |= 1u << k;
         }
       }
 #pragma unroll
       for (int k = 0; k < kPositionsPerThread; ++k) {
         if (!(exact >> k & 1u)) continue;
-        const int vv = (threadIdx.x + k * kMmaThreads) / kMmaTileX;
+        const int vv = row_of(k);
         const int u = x0 + uu - rg.rx, v = y0 + r0 + vv - rg.ry;
-        const float score = tm::bank_ccoeff_normed(md.n, md.st, md.var_t, si[k], sii[k], ti[k], md.masked != 0);
+        const int at = sum_at(g.gp, sh.rows, slot, r0 + vv, uu);
+        const uint32_t sii = masked ? s2[at] : sbox[kChunkRows * kMmaTileX + vv * kMmaTileX + uu];
+        const float score = tm::bank_ccoeff_normed(md.n, md.st, md.var_t, win_si[k], sii, sti[at], md.masked != 0);
         if (rg.map) rg.map[static_cast<long long>(v) * rg.mw + u] = score;
         if (!isnan(score) && reaches(score, rg))
-          atomicMax(&keys[local[k]], cell_key(score, static_cast<unsigned>(v) * rg.mw + u));
+          atomicMax(&keys[row_cells[slot * sh.rows + r0 + vv] + col],
+                    cell_key(score, static_cast<unsigned>(v) * rg.mw + u));
       }
     }
     __syncthreads();

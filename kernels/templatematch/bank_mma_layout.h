@@ -21,6 +21,7 @@ constexpr float kEstimateMargin = 4e-6f;  // twice the epilogue's score estimate
 constexpr int kMmaLocalCells = 128;       // cells of >= 4 x 4 positions in 64 x 16: at most 17 x 5
 constexpr int kSlotBytes = 128;           // a block's copy of a slot's member and region
 static_assert(kMmaThreads % kMmaTileX == 0, "the epilogue keeps a thread in one column");
+static_assert((kMmaTileX & (kMmaTileX - 1)) == 0, "sum_at rotates within a power-of-two row");
 
 // A group of up to 8 members, as the tensor-core kernel reads it.
 struct GroupDev {
@@ -114,13 +115,22 @@ CUDAPREP_HD int b_word(const WarpLayout& w, int lane, int r, int c, int k) {
 // Image rows r in [first, end) meet M-group gi's output rows.
 CUDAPREP_HD int live_first(const WarpLayout& w, int gi) { return w.warp_row + gi * w.rs; }
 CUDAPREP_HD int live_end(const WarpLayout& w, int gi) { return w.warp_row + gi * w.rs + w.rs + w.th - 1; }
-// The sums' index ([slot][block row][position]) of accumulator e of lane `lane`, M-group gi,
-// shift s.
+// Where the sums of slot `slot`, block row `row`, position x lie: [slot][block row][position],
+// each row rotated by sum_rotation words, so that the 32 lanes of one accumulator store (8 slots
+// or rows by 4 columns 8 apart, whatever gp) write 32 distinct banks.
+CUDAPREP_HD int sum_rotation(int gp, int slot, int row) {
+  const int q = 8 / gp;  // rows of one slot among the lanes of a store
+  return slot * q + (row & (q - 1));
+}
+CUDAPREP_HD int sum_at(int gp, int rows, int slot, int row, int x) {
+  return (slot * rows + row) * kMmaTileX + ((x + sum_rotation(gp, slot, row)) & (kMmaTileX - 1));
+}
+// The sums' index of accumulator e of lane `lane`, M-group gi, shift s.
 CUDAPREP_HD int sum_index(const WarpLayout& w, int rows, int lane, int gi, int s, int e) {
   const int m = (lane >> 2) + 8 * (e >> 1), n = 2 * (lane & 3) + (e & 1);
   const int row = w.warp_row + gi * w.rs + m / w.gp;
   const int x = 32 * w.warp_col + s + 4 * n;
-  return ((m % w.gp) * rows + row) * kMmaTileX + x;
+  return sum_at(w.gp, rows, m % w.gp, row, x);
 }
 
 // What the plan needs of a member.

@@ -132,7 +132,7 @@ void expect_group_sums(const TemplateBank& bank, const GroupDev& g, bool mask_on
             const bool in = !t.masked() || t.mask[at];
             direct += (in ? (mask_only ? 1u : t.pixels[at]) : 0u) * plane.byte(y + j, x + i);
           }
-        differ += sums[(static_cast<size_t>(slot) * sh.rows + y) * kMmaTileX + x] != direct;
+        differ += sums[sum_at(g.gp, sh.rows, slot, y, x)] != direct;
       }
   }
   EXPECT_EQ(differ, 0);
@@ -184,6 +184,32 @@ TEST(BankMmaLayout, EveryShapeOfWarp) {
       ASSERT_GT(g.mgroups, 0);
       g.mgroups = mgroups;
       expect_group_sums(bank, g, false, rng, std::to_string(count) + " members");
+    }
+}
+
+// Each accumulator store of a warp (one gi, s, e for all 32 lanes) writes 32 distinct words in
+// 32 distinct banks, whatever the slots and G: the sums' rotation spreads the 8 slots or rows
+// that would otherwise share a bank.
+TEST(BankMmaLayout, AccumulatorStoresAreFreeOfBankConflicts) {
+  for (int gp : {1, 2, 4, 8})
+    for (int mgroups : {1, 2, 4}) {
+      const int rs = 16 / gp, rows = (kMmaWarps / 2) * mgroups * rs;
+      for (int warp = 0; warp < kMmaWarps; ++warp) {
+        const WarpLayout w{gp, rs, mgroups, 8, 1, 20, 48, (warp >> 1) * mgroups * rs, warp & 1};
+        for (int gi = 0; gi < mgroups; ++gi)
+          for (int s = 0; s < 4; ++s)
+            for (int e = 0; e < 4; ++e) {
+              unsigned banks = 0;
+              for (int lane = 0; lane < 32; ++lane) {
+                const int at = sum_index(w, rows, lane, gi, s, e);
+                ASSERT_GE(at, 0);
+                ASSERT_LT(at, gp * rows * kMmaTileX);
+                banks |= 1u << (at % 32);
+              }
+              EXPECT_EQ(banks, 0xffffffffu)
+                  << "gp " << gp << " G " << mgroups << " warp " << warp << " gi " << gi << " s " << s << " e " << e;
+            }
+      }
     }
 }
 
