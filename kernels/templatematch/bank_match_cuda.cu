@@ -273,6 +273,7 @@ __device__ void stage_plane(uint32_t* plane, int pitch_w, int rows, const BankPa
   const bool aligned =
       ((reinterpret_cast<uintptr_t>(p.frame) | static_cast<uintptr_t>(p.stride) | static_cast<uintptr_t>(x0)) & 3u) ==
       0;
+#pragma unroll 4
   for (int i = threadIdx.x; i < rows * pitch_w; i += kMmaThreads) {
     const int r = i / pitch_w, c = i - r * pitch_w;
     const int y = y0 + r, x = x0 + 4 * c;
@@ -300,6 +301,7 @@ __device__ void stage_plane(uint32_t* plane, int pitch_w, int rows, const BankPa
 }
 
 __device__ void stage_rows(uint4* dst, const uint4* src, int bytes) {
+#pragma unroll 4
   for (int i = threadIdx.x; i < bytes / 16; i += kMmaThreads) dst[i] = __ldg(src + i);
 }
 
@@ -581,7 +583,7 @@ __global__ void __launch_bounds__(kMmaThreads, 2) bank_scores_mma_kernel(const B
 #pragma unroll
     for (int k = 0; k < kPositionsPerThread; ++k) {
       const int vr = min(row_of(k), rows - 1);
-      const int at = slot >= 0 ? sum_at(g.gp, sh.rows, slot, r0 + vr, uu) : vr * kMmaTileX + uu;
+      const int at = slot >= 0 ? sum_at(w.rs, sh.rows, slot, r0 + vr, uu) : vr * kMmaTileX + uu;
       const uint32_t si = si_of[at], sii = sii_of[at];
       // n <= 2^16 and sii < 2^32: exact in 64 bits.
       const long long var_i = n * static_cast<long long>(sii) - static_cast<long long>(si) * si;
@@ -637,7 +639,7 @@ __global__ void __launch_bounds__(kMmaThreads, 2) bank_scores_mma_kernel(const B
         const int vv = row_of(k);
         const int row = vv < rows ? row_cells[slot * sh.rows + r0 + vv] : -1;  // the same in the whole warp
         const bool in_map = row >= 0 && col >= 0;
-        const uint32_t ti = sti[sum_at(g.gp, sh.rows, slot, r0 + min(vv, rows - 1), uu)];
+        const uint32_t ti = sti[sum_at(w.rs, sh.rows, slot, r0 + min(vv, rows - 1), uu)];
         const long long cov = n * static_cast<long long>(ti) - st * static_cast<long long>(win_si[k]);
         const bool flat = win_rsd[k] == 0.0f;
         estimate[k] = static_cast<float>(cov) * (win_rsd[k] * rsd_t);
@@ -669,7 +671,7 @@ __global__ void __launch_bounds__(kMmaThreads, 2) bank_scores_mma_kernel(const B
         if (!(exact >> k & 1u)) continue;
         const int vv = row_of(k);
         const int u = x0 + uu - rg.rx, v = y0 + r0 + vv - rg.ry;
-        const int at = sum_at(g.gp, sh.rows, slot, r0 + vv, uu);
+        const int at = sum_at(w.rs, sh.rows, slot, r0 + vv, uu);
         const uint32_t sii = masked ? s2[at] : sbox[kChunkRows * kMmaTileX + vv * kMmaTileX + uu];
         const float score = tm::bank_ccoeff_normed(md.n, md.st, md.var_t, win_si[k], sii, sti[at], md.masked != 0);
         if (rg.map) rg.map[static_cast<long long>(v) * rg.mw + u] = score;

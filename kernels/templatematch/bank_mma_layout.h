@@ -117,20 +117,21 @@ CUDAPREP_HD int live_first(const WarpLayout& w, int gi) { return w.warp_row + gi
 CUDAPREP_HD int live_end(const WarpLayout& w, int gi) { return w.warp_row + gi * w.rs + w.rs + w.th - 1; }
 // Where the sums of slot `slot`, block row `row`, position x lie: [slot][block row][position],
 // each row rotated by sum_rotation words, so that the 32 lanes of one accumulator store (8 slots
-// or rows by 4 columns 8 apart, whatever gp) write 32 distinct banks.
-CUDAPREP_HD int sum_rotation(int gp, int slot, int row) {
-  const int q = 8 / gp;  // rows of one slot among the lanes of a store
+// or rows by 4 columns 8 apart, whatever the group) write 32 distinct banks. rs: the group's
+// output rows an M-group (16 / gp), so that rs / 2 slots' rows meet in a store.
+CUDAPREP_HD int sum_rotation(int rs, int slot, int row) {
+  const int q = rs >> 1;
   return slot * q + (row & (q - 1));
 }
-CUDAPREP_HD int sum_at(int gp, int rows, int slot, int row, int x) {
-  return (slot * rows + row) * kMmaTileX + ((x + sum_rotation(gp, slot, row)) & (kMmaTileX - 1));
+CUDAPREP_HD int sum_at(int rs, int rows, int slot, int row, int x) {
+  return (slot * rows + row) * kMmaTileX + ((x + sum_rotation(rs, slot, row)) & (kMmaTileX - 1));
 }
 // The sums' index of accumulator e of lane `lane`, M-group gi, shift s.
 CUDAPREP_HD int sum_index(const WarpLayout& w, int rows, int lane, int gi, int s, int e) {
   const int m = (lane >> 2) + 8 * (e >> 1), n = 2 * (lane & 3) + (e & 1);
   const int row = w.warp_row + gi * w.rs + m / w.gp;
   const int x = 32 * w.warp_col + s + 4 * n;
-  return sum_at(w.gp, rows, m % w.gp, row, x);
+  return sum_at(w.rs, rows, m % w.gp, row, x);
 }
 
 // What the plan needs of a member.

@@ -132,7 +132,7 @@ void expect_group_sums(const TemplateBank& bank, const GroupDev& g, bool mask_on
             const bool in = !t.masked() || t.mask[at];
             direct += (in ? (mask_only ? 1u : t.pixels[at]) : 0u) * plane.byte(y + j, x + i);
           }
-        differ += sums[sum_at(g.gp, sh.rows, slot, y, x)] != direct;
+        differ += sums[sum_at(g.rs, sh.rows, slot, y, x)] != direct;
       }
   }
   EXPECT_EQ(differ, 0);
