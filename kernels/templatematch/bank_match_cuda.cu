@@ -1034,7 +1034,10 @@ struct BankMatcherCuda::Impl {
     unsigned* counter = reinterpret_cast<unsigned*>(out.data());
     counter[0] = counter[1] = counter[2] = counter[3] = 0;  // the previous frame's kernels wrote them: match() waited
     candidates.clear();
-    if (bx1 <= bx0 || by1 <= by0) return Status();
+    if (bx1 <= bx0 || by1 <= by0) {  // nothing searched: no kernel, so no flag but this one
+      counter[3] = 1;
+      return Status();
+    }
     // Per group, the tiles over its searched members' positions.
     GroupFrame* frames = reinterpret_cast<GroupFrame*>(regions_host.data() + group_frames_at());
     int grid_x = 0, grid_y = 0;

@@ -489,6 +489,41 @@ TEST(BankGpu, FrameSidesAbove65535AreRefused) {
 // through the GPU work (its CPU time is a small part of the wall time), with `Spin` it is busy
 // all along. (The bank kernel once waited with cudaStreamSynchronize whatever the mode, which
 // spins in a process with few contexts.)
+// A frame in which no member is searched (every region empty) launches nothing: each wait
+// returns at once with no match, and the next frame's wait is not misled by it.
+TEST(BankGpu, AFrameWithNoMemberSearchedEndsUnderEveryWait) {
+  const Gray frame = tmtest::structured_gray(320, 200, 3);
+  const TemplateBank bank = make_bank(frame, 3, 40, false, 5);
+  const BankSearch all = BankSearch::over(bank, Rect{0, 0, frame.width, frame.height});
+  BankSearch none = all;
+  for (Rect& r : none.regions) r = Rect{};
+  cudaStream_t stream;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  {
+    DevGray dev(frame, frame.width, 0);
+    for (GpuWait wait : {GpuWait::Spin, GpuWait::StreamSync, GpuWait::Blocking, GpuWait::Poll}) {
+      SCOPED_TRACE("gpu-wait " + std::to_string(static_cast<int>(wait)));
+      BankMatcherCuda gpu;
+      ASSERT_TRUE(gpu.configure(frame.width, frame.height, stream, wait).ok());
+      ASSERT_TRUE(gpu.set_bank(bank).ok());
+      std::vector<Match> matches(2), expected;
+      Status st = gpu.match(dev.view, none, false, &matches);
+      EXPECT_TRUE(st.ok()) << st.message();
+      EXPECT_TRUE(matches.empty());
+      st = gpu.match(dev.view, all, false, &expected);
+      ASSERT_TRUE(st.ok()) << st.message();
+      EXPECT_FALSE(expected.empty());
+      st = gpu.match(dev.view, none, false, &matches);
+      EXPECT_TRUE(st.ok()) << st.message();
+      EXPECT_TRUE(matches.empty());
+      st = gpu.match(dev.view, all, false, &matches);
+      ASSERT_TRUE(st.ok()) << st.message();
+      EXPECT_EQ(matches.size(), expected.size());
+    }
+  }
+  cudaStreamDestroy(stream);
+}
+
 TEST(BankGpu, EngineWaitsForABankAsItsGpuWaitSays) {
   const Gray frame = tmtest::structured_gray(3840, 2160, 5);
   const TemplateBank bank = make_bank(frame, 8, 96, false, 9);
