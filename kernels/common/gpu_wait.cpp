@@ -111,14 +111,28 @@ Status wait_for_flag(const volatile unsigned* flag, void* stream, GpuWait mode, 
 
 }  // namespace
 
+Status StreamWaiter::mark(void* stream) {
+  if (!blocking_.valid()) CUDAPREP_RETURN_IF_ERROR(blocking_.create(true));
+  CUDAPREP_RETURN_IF_ERROR(blocking_.record(stream));
+  marked_ = true;
+  return Status();
+}
+
 Status StreamWaiter::wait(void* stream, GpuWait mode, const volatile unsigned* flag, const char* kernel) {
+  const bool marked = marked_;
+  marked_ = false;
+  if (!kernel) kernel = "the stream's last kernel";
   if (mode == GpuWait::StreamSync) return stream_sync(stream);
   if (mode == GpuWait::Blocking) {
+    if (marked && flag) {
+      CUDAPREP_RETURN_IF_ERROR(blocking_.synchronize());
+      return wait_for_flag(flag, stream, GpuWait::Spin, polling_, kernel);
+    }
     if (!blocking_.valid()) CUDAPREP_RETURN_IF_ERROR(blocking_.create(true));
     CUDAPREP_RETURN_IF_ERROR(blocking_.record(stream));
     return blocking_.synchronize();
   }
-  if (flag) return wait_for_flag(flag, stream, mode, polling_, kernel ? kernel : "the stream's last kernel");
+  if (flag) return wait_for_flag(flag, stream, mode, polling_, kernel);
   if (!plain_.valid()) CUDAPREP_RETURN_IF_ERROR(plain_.create(false));
   CUDAPREP_RETURN_IF_ERROR(plain_.record(stream));
   if (mode == GpuWait::Poll) return polling_.wait([this](bool* done) { return plain_.query(done); });
@@ -128,6 +142,7 @@ Status StreamWaiter::wait(void* stream, GpuWait mode, const volatile unsigned* f
 }
 
 void StreamWaiter::reset() {
+  marked_ = false;
   blocking_.reset();
   plain_.reset();
   polling_.reset();

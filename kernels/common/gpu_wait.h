@@ -99,15 +99,21 @@ namespace cuda {
 // ask the driver whether the stream failed, or ended without the flag set (an error naming
 // `kernel`), so that a failed launch ends the wait instead of hanging; they can return while the
 // kernel's last block is still leaving.
+//
+// mark(): the work enqueued after this point is short (a few small kernels before the flag). The
+// next Blocking wait with a flag sleeps until the mark, then spins on the flag for the rest, so
+// that the driver's late wake-up overlaps that rest instead of following it.
 class StreamWaiter {
  public:
+  Status mark(void* stream);
   Status wait(void* stream, GpuWait mode, const volatile unsigned* flag = nullptr, const char* kernel = nullptr);
   void reset();
 
  private:
-  Event blocking_;  // Blocking
+  Event blocking_;  // Blocking: recorded at the wait, or at the mark
   Event plain_;     // Spin and Poll without a flag: queried
   PollingWait polling_;
+  bool marked_ = false;
 };
 
 }  // namespace cuda

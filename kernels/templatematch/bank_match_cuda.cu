@@ -8,7 +8,8 @@
 //     suppresses them per template (the same rule), and bank_emit_kernel makes only the kept
 //     matches candidates;
 // bank_emit_kernel's last block hands the count to the host and sets a flag; one wait, as
-// configure()'s GpuWait says (Spin and Poll on that flag).
+// configure()'s GpuWait says (Spin and Poll on that flag; Blocking sleeps until the scoring
+// launch is done and spins on the flag through the short kernels after it).
 //
 // Scoring on the tensor cores (sm_80+, bank_scores_mma_kernel). The members are packed into
 // groups of up to 8 (similar widths and heights together); a block stages a tile of the frame
@@ -1112,6 +1113,8 @@ struct BankMatcherCuda::Impl {
       bank_scores_dp4a_kernel<<<grid, kThreads, smem, s>>>(p);
       CUDAPREP_RETURN_IF_ERROR(cuda_status(cudaGetLastError(), "bank_scores_dp4a_kernel launch"));
     }
+    // What follows is a few short kernels: a blocking wait sleeps until here and spins on the flag.
+    if (wait == GpuWait::Blocking) CUDAPREP_RETURN_IF_ERROR(waiter.mark(stream));
     bank_rank_kernel<<<kPeakBlocks, 256, 0, s>>>(p);
     bank_peaks_kernel<<<kPeakBlocks, kPeakThreads, 0, s>>>(p);
     bank_emit_kernel<<<kEmitBlocks, kPeakThreads, 0, s>>>(p);
