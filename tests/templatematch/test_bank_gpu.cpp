@@ -485,10 +485,6 @@ TEST(BankGpu, FrameSidesAbove65535AreRefused) {
   EXPECT_TRUE(gpu.configure(65535, 16, nullptr).ok());
 }
 
-// The engine waits for a bank's matches as its gpu-wait says: with `Blocking` the thread sleeps
-// through the GPU work (its CPU time is a small part of the wall time), with `Spin` it is busy
-// all along. (The bank kernel once waited with cudaStreamSynchronize whatever the mode, which
-// spins in a process with few contexts.)
 // A frame in which no member is searched (every region empty) launches nothing: each wait
 // returns at once with no match, and the next frame's wait is not misled by it.
 TEST(BankGpu, AFrameWithNoMemberSearchedEndsUnderEveryWait) {
@@ -524,6 +520,10 @@ TEST(BankGpu, AFrameWithNoMemberSearchedEndsUnderEveryWait) {
   cudaStreamDestroy(stream);
 }
 
+// The engine waits for a bank's matches as its gpu-wait says: with `Blocking` the thread sleeps
+// through the GPU work (its CPU time is a small part of the wall time), with `Spin` it is busy
+// all along. (The bank kernel once waited with cudaStreamSynchronize whatever the mode, which
+// spins in a process with few contexts.)
 TEST(BankGpu, EngineWaitsForABankAsItsGpuWaitSays) {
   const Gray frame = tmtest::structured_gray(3840, 2160, 5);
   const TemplateBank bank = make_bank(frame, 8, 96, false, 9);
