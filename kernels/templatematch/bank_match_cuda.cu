@@ -267,9 +267,37 @@ static_assert(sizeof(SlotInfo) <= kSlotBytes, "SlotInfo");
 
 enum class Plane { Image, SquareHigh, SquareLow };
 
+// Asynchronous copies into shared memory (sm_80+; before, plain copies): a thread issues all of
+// its copies without waiting for any, and wait_copies() waits for its own.
+__device__ __forceinline__ void copy_async4(uint32_t* dst, const uint32_t* src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(static_cast<uint32_t>(__cvta_generic_to_shared(dst))),
+               "l"(src)
+               : "memory");
+#else
+  *dst = __ldg(src);
+#endif
+}
+__device__ __forceinline__ void copy_async16(uint4* dst, const uint4* src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile(
+      "cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(static_cast<uint32_t>(__cvta_generic_to_shared(dst))),
+      "l"(src)
+      : "memory");
+#else
+  *dst = __ldg(src);
+#endif
+}
+__device__ __forceinline__ void wait_copies() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+
 // Stages frame rows [y0, y0 + rows) x columns [x0, x0 + 4 pitch_w) as 32-bit words (zero
-// outside the frame), or the high / low bytes of their squares. A word inside the frame is one
-// 4-byte load where the frame's rows and x0 are 4-byte aligned.
+// outside the frame), or the high / low bytes of their squares. An image word inside the frame
+// is one asynchronous 4-byte copy where the frame's rows and x0 are 4-byte aligned: wait_copies()
+// before the barrier that publishes the plane.
 __device__ void stage_plane(uint32_t* plane, int pitch_w, int rows, const BankParams& p, int x0, int y0, Plane kind) {
   const bool aligned =
       ((reinterpret_cast<uintptr_t>(p.frame) | static_cast<uintptr_t>(p.stride) | static_cast<uintptr_t>(x0)) & 3u) ==
@@ -282,6 +310,10 @@ __device__ void stage_plane(uint32_t* plane, int pitch_w, int rows, const BankPa
     if (y < p.fh) {
       const uint8_t* row = p.frame + y * p.stride;
       if (aligned && x + 3 < p.fw) {
+        if (kind == Plane::Image) {
+          copy_async4(plane + i, reinterpret_cast<const uint32_t*>(row + x));
+          continue;
+        }
         w = __ldg(reinterpret_cast<const uint32_t*>(row + x));
       } else {
 #pragma unroll
@@ -301,9 +333,10 @@ __device__ void stage_plane(uint32_t* plane, int pitch_w, int rows, const BankPa
   }
 }
 
+// Asynchronous: wait_copies() before the barrier that publishes the rows.
 __device__ void stage_rows(uint4* dst, const uint4* src, int bytes) {
 #pragma unroll 4
-  for (int i = threadIdx.x; i < bytes / 16; i += kMmaThreads) dst[i] = __ldg(src + i);
+  for (int i = threadIdx.x; i < bytes / 16; i += kMmaThreads) copy_async16(dst + i, src + i);
 }
 
 // The products of image rows [r_begin, r_stop) for G M-groups: B from 4 words of the staged frame
@@ -519,8 +552,9 @@ __global__ void __launch_bounds__(kMmaThreads, 2) bank_scores_mma_kernel(const B
   w.warp_col = warp & 1;
   w.warp_row = (warp >> 1) * g.mgroups * g.rs;
 
-  stage_plane(plane, g.pitch_w, sh.stage_rows, p, x0, y0, Plane::Image);
+  // The staging copies run while the block builds its cell tables.
   stage_rows(reinterpret_cast<uint4*>(staged), static_cast<const uint4*>(g.at), sh.staged_bytes);
+  stage_plane(plane, g.pitch_w, sh.stage_rows, p, x0, y0, Plane::Image);
   if (static_cast<int>(threadIdx.x) < g.count) {
     const int m = g.member[threadIdx.x];
     info[threadIdx.x].rg = p.regions[m];
@@ -536,6 +570,8 @@ __global__ void __launch_bounds__(kMmaThreads, 2) bank_scores_mma_kernel(const B
     const int u0 = x0 + 32 * w.warp_col - rg.rx, v0 = y0 + w.warp_row - rg.ry;
     if (rg.mw != 0 && u0 < rg.mw && u0 + 32 > 0 && v0 < rg.mh && v0 + g.mgroups * g.rs > 0) idle = false;
   }
+  wait_copies();
+  __syncthreads();
   uint32_t acc[kMaxMGroups][4][4];
   mma_pass(plane, staged, w, idle, acc);
   if (!g.masked) __syncthreads();  // the sums replace the staged rows
@@ -545,6 +581,7 @@ __global__ void __launch_bounds__(kMmaThreads, 2) bank_scores_mma_kernel(const B
     // over the same staged rows.
     __syncthreads();
     stage_rows(reinterpret_cast<uint4*>(staged), static_cast<const uint4*>(g.am), sh.staged_bytes);
+    wait_copies();
     __syncthreads();
     mma_pass(plane, staged, w, idle, acc);
     for_each_entry(w, sh.rows, acc, [&](int at, uint32_t v) { s1[at] = v; });
