@@ -221,6 +221,22 @@ int main(int argc, char** argv) {
     rows.push_back({"tracking window around the target, still", singles_over({eight[0]}, {moving[0]}, {}), 1});
     rows.push_back({"tracking window around the target, moving", singles_over({eight[0]}, moving, {}), 1});
     rows.push_back({"tracking window around the target, moving, spin wait", singles_over({eight[0]}, moving, spin), 1});
+    // A tracked target seldom comes back to a window it had: 64 windows along its path, more than
+    // the matcher keeps launch graphs of, each searched once in turn.
+    std::vector<Rect> path;
+    for (int i = 0; i < 64; ++i) {
+      const int x = std::max(0, std::min(kW - 320, tx - 128 - 96 + 3 * i)),
+                y = std::max(0, std::min(kH - 320, ty - 128 - 64 + 2 * i));
+      path.push_back(Rect{x, y, 320, 320});
+    }
+    TemplateMatcherCuda::Options spin_plain = spin;
+    spin_plain.tuning.graphs = false;
+    rows.push_back({"tracking window following the target (a new window every frame), spin wait",
+                    singles_over({eight[0]}, path, spin), 1});
+    rows.push_back({"tracking window following the target, spin wait, no launch graphs",
+                    singles_over({eight[0]}, path, spin_plain), 1});
+    rows.push_back(
+        {"tracking window following the target (a new window every frame)", singles_over({eight[0]}, path, {}), 1});
     rows.push_back({"single template 64 px, spin wait", singles_over({eight[0]}, {whole}, spin), 1});
     rows.push_back({"8 x 64 px: the element's engine, spin wait", engine(eight, whole, GpuWait::Spin), 8});
     TemplateMatcherCuda::Options timed;

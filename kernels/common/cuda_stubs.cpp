@@ -78,6 +78,7 @@ Status TemplateMatcherCuda::score_map(const GrayView&, const Rect&, std::vector<
 }
 void TemplateMatcherCuda::release() {}
 TemplateMatcherCuda::TextureCacheStats TemplateMatcherCuda::texture_cache_stats() const { return {}; }
+TemplateMatcherCuda::LaunchGraphStats TemplateMatcherCuda::launch_graph_stats() const { return {}; }
 
 struct BankMatcherCuda::Impl {
   TemplateBank bank;

@@ -210,14 +210,20 @@ class MatchEngineCuda final : public MatchEngineOver<TemplateMatcherCuda, BankMa
   }
   std::string cache_summary() const override {
     TemplateMatcherCuda::TextureCacheStats t;
+    TemplateMatcherCuda::LaunchGraphStats g;
     for (const auto& single : singles_) {
       const TemplateMatcherCuda::TextureCacheStats s = single->texture_cache_stats();
       t.created += s.created;
       t.hits += s.hits;
       t.entries += s.entries;
+      const TemplateMatcherCuda::LaunchGraphStats l = single->launch_graph_stats();
+      g.captured += l.captured;
+      g.replayed += l.replayed;
+      g.updated += l.updated;
     }
     return "texture objects: " + std::to_string(t.created) + " created, " + std::to_string(t.hits) + " reused, " +
-           std::to_string(t.entries) + " cached";
+           std::to_string(t.entries) + " cached; launch graphs: " + std::to_string(g.captured) + " captured, " +
+           std::to_string(g.replayed) + " replayed, " + std::to_string(g.updated) + " with new parameters";
   }
 
  private:

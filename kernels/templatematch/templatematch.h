@@ -179,6 +179,13 @@ class TemplateMatcherCuda {
     int64_t created = 0, hits = 0;
   };
   TextureCacheStats texture_cache_stats() const;
+  // The launch graphs (tuning.graphs, own stream; for tests and diagnostics): graphs alive, graphs
+  // captured, launches replayed as they were, launches of a graph given another key's parameters.
+  struct LaunchGraphStats {
+    int entries = 0;
+    int64_t captured = 0, replayed = 0, updated = 0;
+  };
+  LaunchGraphStats launch_graph_stats() const;
 
   struct Impl;
 

@@ -189,11 +189,15 @@ struct TemplateMatcherCuda::Impl {
     return textures.get(staging.data(), static_cast<int64_t>(staging.pitch()), f.width, f.height, out);
   }
 
-  // One launch: scores of the region into `map` and, with peaks, the candidates into the pinned
-  // buffer (count first).
-  Status launch_frame(cudaTextureObject_t tex, const Rect& r, bool peaks, double threshold, int max_matches) {
+  // One frame's launch: its kernel's parameters and launch shape.
+  struct FrameLaunch {
+    FrameParams params;
+    tm::GraphCache::Shape shape;
+  };
+  FrameLaunch frame_launch(cudaTextureObject_t tex, const Rect& r, bool peaks, double threshold, int max_matches) {
     const tm::FramePlan pl = planner.plan(r);
-    FrameParams p;
+    FrameLaunch l;
+    FrameParams& p = l.params;
     p.tex = tex;
     p.templ = templ.data();
     p.mask = mask.data();  // null: unmasked
@@ -229,19 +233,33 @@ struct TemplateMatcherCuda::Impl {
       trace_blocks = grid.x * grid.y * grid.z;
       trace_smem = pl.smem;
     }
+    l.shape.kernel = reinterpret_cast<const void*>(frame_kernel_for(planner.kernel_of(pl)));
+    l.shape.grid = grid;
+    l.shape.block = dim3(tm::LaunchPlanner::block_threads(pl));
+    l.shape.smem = static_cast<size_t>(pl.smem);
+    l.shape.cluster_z = static_cast<unsigned>(pl.kz);
+    return l;
+  }
+
+  // One launch: scores of the region into `map` and, with peaks, the candidates into the pinned
+  // buffer (count first).
+  Status launch_frame(cudaTextureObject_t tex, const Rect& r, bool peaks, double threshold, int max_matches) {
+    const FrameLaunch l = frame_launch(tex, r, peaks, threshold, max_matches);
     cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = grid;
-    cfg.blockDim = dim3(tm::LaunchPlanner::block_threads(pl));
-    cfg.dynamicSmemBytes = static_cast<size_t>(pl.smem);
+    cfg.gridDim = l.shape.grid;
+    cfg.blockDim = l.shape.block;
+    cfg.dynamicSmemBytes = l.shape.smem;
     cfg.stream = stream;
-    cudaLaunchAttribute attr[1] = {cluster_of(pl.kz)};
-    if (pl.kz > 1) {
+    const int kz = static_cast<int>(l.shape.cluster_z);
+    cudaLaunchAttribute attr[1] = {cluster_of(kz)};
+    if (kz > 1) {
       cfg.attrs = attr;
       cfg.numAttrs = 1;
     }
     mark(0);
-    const cudaError_t e = cudaLaunchKernelEx(&cfg, frame_kernel_for(planner.kernel_of(pl)), p);
-    if (e != cudaSuccess && pl.kz > 1) {  // no cluster launch here: split nothing from now on
+    const cudaError_t e =
+        cudaLaunchKernelEx(&cfg, reinterpret_cast<FrameKernel>(const_cast<void*>(l.shape.kernel)), l.params);
+    if (e != cudaSuccess && kz > 1) {  // no cluster launch here: split nothing from now on
       cudaGetLastError();
       planner.disable_clusters();
       return launch_frame(tex, r, peaks, threshold, max_matches);
@@ -260,12 +278,15 @@ struct TemplateMatcherCuda::Impl {
     const tm::GraphCache::Key key{tex, r, threshold, max_matches};
     Status launched;
     if (graphs.replay(key, stream, &launched)) return launched;
+    FrameLaunch l = frame_launch(tex, r, true, threshold, max_matches);
+    void* args[1] = {&l.params};
+    if (graphs.update(key, l.shape, args, stream, &launched)) return launched;
     bool capture_failed = false;
     if (!capture_stream) CUDAPREP_RETURN_IF_ERROR(cuda::stream_create(&capture_stream));
     const cudaStream_t own = stream;
     stream = static_cast<cudaStream_t>(capture_stream);  // what launch_frame enqueues on
     const Status captured = graphs.capture(
-        key, stream, own, [&] { return launch_frame(tex, r, true, threshold, max_matches); }, &capture_failed);
+        key, l.shape, stream, own, [&] { return launch_frame(tex, r, true, threshold, max_matches); }, &capture_failed);
     stream = own;
     CUDAPREP_RETURN_IF_ERROR(captured);
     if (!capture_failed) return Status();
@@ -402,6 +423,16 @@ int TemplateMatcherCuda::template_height() const { return impl_->th; }
 
 TemplateMatcherCuda::TextureCacheStats TemplateMatcherCuda::texture_cache_stats() const {
   return impl_->textures.stats();
+}
+
+TemplateMatcherCuda::LaunchGraphStats TemplateMatcherCuda::launch_graph_stats() const {
+  const tm::GraphCache::Stats g = impl_->graphs.stats();
+  LaunchGraphStats s;
+  s.entries = g.entries;
+  s.captured = g.captured;
+  s.replayed = g.replayed;
+  s.updated = g.updated;
+  return s;
 }
 
 Status TemplateMatcherCuda::configure(int frame_width, int frame_height, void* stream, const Options& options) {

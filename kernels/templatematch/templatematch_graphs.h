@@ -1,7 +1,10 @@
-// Internal to the CUDA template matcher: each frame's launch captured once as a CUDA graph per
-// (texture, search region, threshold, max matches) and replayed on the caller's own stream
-// (measured: 2 us less per frame than a plain launch); the least recently used graph is dropped
-// beyond kGraphCacheSize. Host code over the CUDA runtime (built only with CUDA).
+// Internal to the CUDA template matcher: each frame's launch as a CUDA graph replayed on the
+// caller's own stream (measured: 2 us less per frame than a plain launch), one per (texture,
+// search region, threshold, max matches). A key with no graph takes over the least recently used
+// graph of the same launch shape, its kernel's parameters replaced (a tracking window that moves
+// every frame: no capture, which costs 15-20 us of host time); only a new shape is captured. The
+// least recently used graph is dropped beyond kGraphCacheSize. Host code over the CUDA runtime
+// (built only with CUDA).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -26,6 +29,18 @@ class GraphCache {
     int max_matches = 0;
   };
 
+  // What a graph's one kernel node launches, apart from the kernel's parameters.
+  struct Shape {
+    const void* kernel = nullptr;
+    dim3 grid, block;
+    size_t smem = 0;
+    unsigned cluster_z = 1;
+  };
+  struct Stats {
+    int entries = 0;
+    int64_t captured = 0, replayed = 0, updated = 0;
+  };
+
   GraphCache() = default;
   ~GraphCache() { clear(); }
   GraphCache(const GraphCache&) = delete;
@@ -34,22 +49,33 @@ class GraphCache {
   // Replays the graph of `key` on `stream` (*launched: the launch's result); false where there is
   // none yet. The per-frame path: no allocation.
   bool replay(const Key& key, cudaStream_t stream, Status* launched);
-  // Captures `launch` (which enqueues the frame of `key` on `capture_on`, a stream no other
-  // thread uses) into a graph, keeps it and launches it on `launch_on`. *capture_failed: capture is not available here
-  // (nothing was enqueued and the sticky error is cleared): the caller launches without graphs from now on.
-  Status capture(const Key& key, cudaStream_t capture_on, cudaStream_t launch_on, const std::function<Status()>& launch,
-                 bool* capture_failed);
+  // Gives the least recently used graph of `shape` to `key`, with `args` (the kernel's argument
+  // pointers) as its kernel's parameters, and launches it on `stream`; false where there is none.
+  // Launches of that graph already enqueued keep their parameters.
+  bool update(const Key& key, const Shape& shape, void** args, cudaStream_t stream, Status* launched);
+  // Captures `launch` (which enqueues the frame of `key`, one kernel launch of `shape`, on
+  // `capture_on`, a stream no other thread uses) into a graph, keeps it and launches it on
+  // `launch_on`. *capture_failed: capture is not available here (nothing was enqueued and the
+  // sticky error is cleared): the caller launches without graphs from now on.
+  Status capture(const Key& key, const Shape& shape, cudaStream_t capture_on, cudaStream_t launch_on,
+                 const std::function<Status()>& launch, bool* capture_failed);
   void drop_texture(cudaTextureObject_t tex);  // the graphs that read `tex`
   void clear();
+  Stats stats() const;
 
  private:
   struct Entry {
     Key key;
+    Shape shape;
+    cudaGraph_t graph = nullptr;     // kept for its kernel node
+    cudaGraphNode_t node = nullptr;  // the kernel node (null: the graph is not one kernel; never updated)
     cudaGraphExec_t exec = nullptr;
     uint64_t last_use = 0;
   };
+  void destroy(Entry& e);
   std::vector<Entry> entries_;
   uint64_t tick_ = 0;
+  int64_t captured_ = 0, replayed_ = 0, updated_ = 0;
 };
 
 }  // namespace tm

@@ -420,6 +420,54 @@ INSTANTIATE_TEST_SUITE_P(Streams, GpuCache, ::testing::Values(false, true),
                            return std::string(i.param ? "OwnStream" : "LegacyStream");
                          });
 
+// A tracking window moves every frame: each new window takes over a launch graph of the same shape
+// with new parameters (region, texture) instead of a capture of its own, and every frame still
+// gets the CPU's matches; a window of another size is a new shape, captured once.
+TEST(GpuCache, MovingWindowsUpdateLaunchGraphs) {
+  Gray f = tmtest::structured_gray(640, 360, 9);
+  Gray t = tmtest::crop(f, 300, 150, 32, 32);
+  TemplateMatcherCpu cpu;
+  ASSERT_TRUE(cpu.set_template(t.view()).ok());
+  void* stream = nullptr;
+  ASSERT_TRUE(cuda::stream_create(&stream).ok());
+  TemplateMatcherCuda gpu;
+  ASSERT_TRUE(gpu.configure(640, 360, stream).ok());
+  ASSERT_TRUE(gpu.set_template(t.view()).ok());
+  DevGray pool[2];
+  for (auto& d : pool) d.upload(f);
+  MatchSettings s;
+  s.threshold = 0.6;
+  s.max_matches = 3;
+  auto check = [&](const DevGray& d, const Rect& window) {
+    s.search = window;
+    std::vector<Match> want, got;
+    ASSERT_TRUE(cpu.match(f.view(), s, &want).ok());
+    ASSERT_TRUE(gpu.match(d.view(), s, &got).ok());
+    expect_same_matches(want, got);
+  };
+  for (auto& d : pool) check(d, Rect{0, 0, 640, 360});  // each texture's first frame: a plain launch
+  const int64_t captured = gpu.launch_graph_stats().captured;
+  EXPECT_EQ(captured, 0);
+  for (int frame = 0; frame < 40; ++frame) {  // more windows than the matcher keeps graphs of
+    SCOPED_TRACE("frame " + std::to_string(frame));
+    check(pool[frame % 2], Rect{200 + 3 * frame, 100 + frame, 160, 128});
+  }
+  // One capture per launch shape (the planner's tiles of a window depend on where it lies), the
+  // other frames updates.
+  TemplateMatcherCuda::LaunchGraphStats st = gpu.launch_graph_stats();
+  EXPECT_EQ(st.captured + st.updated, 40);
+  EXPECT_LE(st.captured, 3);
+  EXPECT_EQ(st.replayed, 0);
+  for (int frame = 0; frame < 4; ++frame) check(pool[frame % 2], Rect{100 + frame, 50, 200, 160});  // another size
+  const TemplateMatcherCuda::LaunchGraphStats st2 = gpu.launch_graph_stats();
+  EXPECT_EQ(st2.captured + st2.updated, 44);
+  EXPECT_GT(st2.captured, st.captured);
+  check(pool[1], Rect{100 + 3, 50, 200, 160});  // the last key again: replayed as it is
+  EXPECT_EQ(gpu.launch_graph_stats().replayed, 1);
+  gpu.release();
+  cuda::stream_destroy(stream);
+}
+
 // Both suppression paths give the CPU's matches: in the kernel (long candidate lists; a bound of 0
 // forces it for short ones too) and on the host (short lists, lists longer than the kernel keeps
 // in registers, or a large bound). Threshold -1 makes every cell a candidate.
