@@ -425,15 +425,7 @@ TemplateMatcherCuda::TextureCacheStats TemplateMatcherCuda::texture_cache_stats(
   return impl_->textures.stats();
 }
 
-TemplateMatcherCuda::LaunchGraphStats TemplateMatcherCuda::launch_graph_stats() const {
-  const tm::GraphCache::Stats g = impl_->graphs.stats();
-  LaunchGraphStats s;
-  s.entries = g.entries;
-  s.captured = g.captured;
-  s.replayed = g.replayed;
-  s.updated = g.updated;
-  return s;
-}
+TemplateMatcherCuda::LaunchGraphStats TemplateMatcherCuda::launch_graph_stats() const { return impl_->graphs.stats(); }
 
 Status TemplateMatcherCuda::configure(int frame_width, int frame_height, void* stream, const Options& options) {
   Impl& m = *impl_;

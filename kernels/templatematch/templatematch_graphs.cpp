@@ -36,7 +36,7 @@ bool GraphCache::replay(const Key& key, cudaStream_t stream, Status* launched) {
   for (Entry& e : entries_) {
     if (same_key(e.key, key)) {
       e.last_use = tick_;
-      ++replayed_;
+      ++stats_.replayed;
       *launched = cuda_status(cudaGraphLaunch(e.exec, stream), "cudaGraphLaunch");
       return true;
     }
@@ -47,7 +47,7 @@ bool GraphCache::replay(const Key& key, cudaStream_t stream, Status* launched) {
 bool GraphCache::update(const Key& key, const Shape& shape, void** args, cudaStream_t stream, Status* launched) {
   Entry* lru = nullptr;
   for (Entry& e : entries_)
-    if (e.node && same_shape(e.shape, shape) && (!lru || e.last_use < lru->last_use)) lru = &e;
+    if (e.node && e.key.tex == key.tex && same_shape(e.shape, shape) && (!lru || e.last_use < lru->last_use)) lru = &e;
   if (!lru) return false;
   cudaKernelNodeParams params{};
   params.func = const_cast<void*>(shape.kernel);
@@ -63,7 +63,7 @@ bool GraphCache::update(const Key& key, const Shape& shape, void** args, cudaStr
   ++tick_;
   lru->key = key;
   lru->last_use = tick_;
-  ++updated_;
+  ++stats_.updated;
   *launched = cuda_status(cudaGraphLaunch(lru->exec, stream), "cudaGraphLaunch");
   return true;
 }
@@ -98,7 +98,7 @@ Status GraphCache::capture(const Key& key, const Shape& shape, cudaStream_t capt
   e.exec = exec;
   e.last_use = tick_;
   entries_.push_back(e);
-  ++captured_;
+  ++stats_.captured;
   return cuda_status(cudaGraphLaunch(exec, launch_on), "cudaGraphLaunch");
 }
 
@@ -118,12 +118,9 @@ void GraphCache::clear() {
   entries_.clear();
 }
 
-GraphCache::Stats GraphCache::stats() const {
-  Stats s;
+TemplateMatcherCuda::LaunchGraphStats GraphCache::stats() const {
+  TemplateMatcherCuda::LaunchGraphStats s = stats_;
   s.entries = static_cast<int>(entries_.size());
-  s.captured = captured_;
-  s.replayed = replayed_;
-  s.updated = updated_;
   return s;
 }
 

@@ -1,10 +1,11 @@
 // Internal to the CUDA template matcher: each frame's launch as a CUDA graph replayed on the
 // caller's own stream (measured: 2 us less per frame than a plain launch), one per (texture,
 // search region, threshold, max matches). A key with no graph takes over the least recently used
-// graph of the same launch shape, its kernel's parameters replaced (a tracking window that moves
-// every frame: no capture, which costs 15-20 us of host time); only a new shape is captured. The
-// least recently used graph is dropped beyond kGraphCacheSize. Host code over the CUDA runtime
-// (built only with CUDA).
+// graph of the same texture and launch shape, its kernel's parameters replaced (a tracking window
+// that moves every frame: no capture, which costs 15-20 us of host time); a new texture or shape
+// is captured, so a buffer pool's frames searched over one region keep a graph each. The least
+// recently used graph is dropped beyond kGraphCacheSize. Host code over the CUDA runtime (built
+// only with CUDA).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -14,6 +15,7 @@
 
 #include "image.h"
 #include "status.h"
+#include "templatematch.h"
 
 namespace cudaprep {
 namespace tm {
@@ -36,10 +38,6 @@ class GraphCache {
     size_t smem = 0;
     unsigned cluster_z = 1;
   };
-  struct Stats {
-    int entries = 0;
-    int64_t captured = 0, replayed = 0, updated = 0;
-  };
 
   GraphCache() = default;
   ~GraphCache() { clear(); }
@@ -49,8 +47,9 @@ class GraphCache {
   // Replays the graph of `key` on `stream` (*launched: the launch's result); false where there is
   // none yet. The per-frame path: no allocation.
   bool replay(const Key& key, cudaStream_t stream, Status* launched);
-  // Gives the least recently used graph of `shape` to `key`, with `args` (the kernel's argument
-  // pointers) as its kernel's parameters, and launches it on `stream`; false where there is none.
+  // Gives the least recently used graph of key.tex and `shape` to `key`, with `args` (the kernel's
+  // argument pointers) as its kernel's parameters, and launches it on `stream`; false where there
+  // is none.
   // Launches of that graph already enqueued keep their parameters.
   bool update(const Key& key, const Shape& shape, void** args, cudaStream_t stream, Status* launched);
   // Captures `launch` (which enqueues the frame of `key`, one kernel launch of `shape`, on
@@ -61,7 +60,7 @@ class GraphCache {
                  const std::function<Status()>& launch, bool* capture_failed);
   void drop_texture(cudaTextureObject_t tex);  // the graphs that read `tex`
   void clear();
-  Stats stats() const;
+  TemplateMatcherCuda::LaunchGraphStats stats() const;
 
  private:
   struct Entry {
@@ -75,7 +74,7 @@ class GraphCache {
   void destroy(Entry& e);
   std::vector<Entry> entries_;
   uint64_t tick_ = 0;
-  int64_t captured_ = 0, replayed_ = 0, updated_ = 0;
+  TemplateMatcherCuda::LaunchGraphStats stats_;  // (entries: entries_.size())
 };
 
 }  // namespace tm
