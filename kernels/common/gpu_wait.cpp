@@ -109,11 +109,16 @@ Status wait_for_flag(const volatile unsigned* flag, void* stream, GpuWait mode, 
   return Status();
 }
 
+// Records `event` on `stream`, made on first use (blocking-sync or not).
+Status record_event(Event& event, bool blocking_sync, void* stream) {
+  if (!event.valid()) CUDAPREP_RETURN_IF_ERROR(event.create(blocking_sync));
+  return event.record(stream);
+}
+
 }  // namespace
 
 Status StreamWaiter::mark(void* stream) {
-  if (!blocking_.valid()) CUDAPREP_RETURN_IF_ERROR(blocking_.create(true));
-  CUDAPREP_RETURN_IF_ERROR(blocking_.record(stream));
+  CUDAPREP_RETURN_IF_ERROR(record_event(blocking_, true, stream));
   marked_ = true;
   return Status();
 }
@@ -124,17 +129,13 @@ Status StreamWaiter::wait(void* stream, GpuWait mode, const volatile unsigned* f
   if (!kernel) kernel = "the stream's last kernel";
   if (mode == GpuWait::StreamSync) return stream_sync(stream);
   if (mode == GpuWait::Blocking) {
-    if (marked && flag) {
-      CUDAPREP_RETURN_IF_ERROR(blocking_.synchronize());
-      return wait_for_flag(flag, stream, GpuWait::Spin, polling_, kernel);
-    }
-    if (!blocking_.valid()) CUDAPREP_RETURN_IF_ERROR(blocking_.create(true));
-    CUDAPREP_RETURN_IF_ERROR(blocking_.record(stream));
-    return blocking_.synchronize();
+    const bool spin_after_mark = marked && flag;  // else: sleep until everything enqueued is done
+    if (!spin_after_mark) CUDAPREP_RETURN_IF_ERROR(record_event(blocking_, true, stream));
+    CUDAPREP_RETURN_IF_ERROR(blocking_.synchronize());
+    return spin_after_mark ? wait_for_flag(flag, stream, GpuWait::Spin, polling_, kernel) : Status();
   }
   if (flag) return wait_for_flag(flag, stream, mode, polling_, kernel);
-  if (!plain_.valid()) CUDAPREP_RETURN_IF_ERROR(plain_.create(false));
-  CUDAPREP_RETURN_IF_ERROR(plain_.record(stream));
+  CUDAPREP_RETURN_IF_ERROR(record_event(plain_, false, stream));
   if (mode == GpuWait::Poll) return polling_.wait([this](bool* done) { return plain_.query(done); });
   bool done = false;
   while (!done) CUDAPREP_RETURN_IF_ERROR(plain_.query(&done));
