@@ -4,7 +4,7 @@
 // single-template matcher (one template; the same templates one launch each) and NPP's nppiCrossCorrValid_NormLevel
 // (one call per template, no mask, score maps only). A markdown table last, with the targets as ratios.
 //
-//   template_bank_bench [iterations]
+//   template_bank_bench [iterations] [only: measure just the rows whose name has this text]
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -118,6 +118,11 @@ int main(int argc, char** argv) {
   const Rect whole{0, 0, kW, kH};
   std::vector<Match> matches;
   std::vector<Row> rows;
+  // Rows whose name lacks `only` (the second argument) are not measured.
+  const std::string only = argc > 2 ? argv[2] : "";
+  auto add = [&](const char* name, int templates, const std::function<double()>& measure) {
+    if (only.empty() || std::string(name).find(only) != std::string::npos) rows.push_back({name, measure(), templates});
+  };
 
   // Templates: 8 of 64 px; 32 of 16..128 px; one 64 px with an elliptic mask.
   std::mt19937 rng(7);
@@ -190,24 +195,24 @@ int main(int argc, char** argv) {
     return median_ms(iterations, [&] { check(e->match(frame, search, false, &matches), "engine match"); });
   };
   const double single64 = singles({eight[0]}, whole);
-  rows.push_back({"single template 64 px (single-template matcher)", single64, 1});
-  rows.push_back({"bank of 1: 64 px (bank matcher)", bank({eight[0]}, whole), 1});
-  rows.push_back({"bank of 1: 64 px masked", bank({masked}, whole), 1});
-  rows.push_back({"64 px masked: the element's engine (single-template kernel)", engine({masked}, whole), 1});
-  rows.push_back({"2 x 64 px: one bank", bank(two, whole), 2});
-  rows.push_back({"2 x 64 px: 2 single-template launches", singles(two, whole), 2});
-  rows.push_back({"8 x 64 px: one bank", bank(eight, whole), 8});
-  rows.push_back({"8 x 64 px: the element's engine", engine(eight, whole), 8});
-  rows.push_back({"8 x 64 px: 8 single-template launches", singles(eight, whole), 8});
-  rows.push_back({"8 x 64 px masked: one bank", bank(eight_masked, whole), 8});
-  rows.push_back({"8 x 64 px masked: 8 single-template launches", singles(eight_masked, whole), 8});
-  rows.push_back({"32 x 16..128 px: one bank", bank(mixed, whole), 32});
-  rows.push_back({"32 x 16..128 px: the element's engine", engine(mixed, whole), 32});
-  rows.push_back({"32 x 16..128 px: 32 single-template launches", singles(mixed, whole), 32});
+  add("single template 64 px (single-template matcher)", 1, [&] { return single64; });
+  add("bank of 1: 64 px (bank matcher)", 1, [&] { return bank({eight[0]}, whole); });
+  add("bank of 1: 64 px masked", 1, [&] { return bank({masked}, whole); });
+  add("64 px masked: the element's engine (single-template kernel)", 1, [&] { return engine({masked}, whole); });
+  add("2 x 64 px: one bank", 2, [&] { return bank(two, whole); });
+  add("2 x 64 px: 2 single-template launches", 2, [&] { return singles(two, whole); });
+  add("8 x 64 px: one bank", 8, [&] { return bank(eight, whole); });
+  add("8 x 64 px: the element's engine", 8, [&] { return engine(eight, whole); });
+  add("8 x 64 px: 8 single-template launches", 8, [&] { return singles(eight, whole); });
+  add("8 x 64 px masked: one bank", 8, [&] { return bank(eight_masked, whole); });
+  add("8 x 64 px masked: 8 single-template launches", 8, [&] { return singles(eight_masked, whole); });
+  add("32 x 16..128 px: one bank", 32, [&] { return bank(mixed, whole); });
+  add("32 x 16..128 px: the element's engine", 32, [&] { return engine(mixed, whole); });
+  add("32 x 16..128 px: 32 single-template launches", 32, [&] { return singles(mixed, whole); });
   const Rect window{800, 400, 64 + 4 * 64, 64 + 4 * 64};  // a 2-template-size margin around a 64 px match
-  rows.push_back({"tracking window 320x320, 64 px (single-template matcher)", singles({eight[0]}, window), 1});
-  rows.push_back({"tracking window 320x320, 64 px masked (bank)", bank({masked}, window), 1});
-  rows.push_back({"tracking window 320x320, 64 px masked: the element's engine", engine({masked}, window), 1});
+  add("tracking window 320x320, 64 px (single-template matcher)", 1, [&] { return singles({eight[0]}, window); });
+  add("tracking window 320x320, 64 px masked (bank)", 1, [&] { return bank({masked}, window); });
+  add("tracking window 320x320, 64 px masked: the element's engine", 1, [&] { return engine({masked}, window); });
   {  // Windows around the target, moving by a few pixels each frame as a tracked target does.
     const int tx = eight_at[0].first, ty = eight_at[0].second;
     std::vector<Rect> moving;
@@ -218,9 +223,10 @@ int main(int argc, char** argv) {
     }
     TemplateMatcherCuda::Options spin;
     spin.wait = GpuWait::Spin;
-    rows.push_back({"tracking window around the target, still", singles_over({eight[0]}, {moving[0]}, {}), 1});
-    rows.push_back({"tracking window around the target, moving", singles_over({eight[0]}, moving, {}), 1});
-    rows.push_back({"tracking window around the target, moving, spin wait", singles_over({eight[0]}, moving, spin), 1});
+    add("tracking window around the target, still", 1, [&] { return singles_over({eight[0]}, {moving[0]}, {}); });
+    add("tracking window around the target, moving", 1, [&] { return singles_over({eight[0]}, moving, {}); });
+    add("tracking window around the target, moving, spin wait", 1,
+        [&] { return singles_over({eight[0]}, moving, spin); });
     // A tracked target seldom comes back to a window it had: 64 windows along its path, more than
     // the matcher keeps launch graphs of, each searched once in turn.
     std::vector<Rect> path;
@@ -231,20 +237,22 @@ int main(int argc, char** argv) {
     }
     TemplateMatcherCuda::Options spin_plain = spin;
     spin_plain.tuning.graphs = false;
-    rows.push_back({"tracking window following the target (a new window every frame), spin wait",
-                    singles_over({eight[0]}, path, spin), 1});
-    rows.push_back({"tracking window following the target, spin wait, no launch graphs",
-                    singles_over({eight[0]}, path, spin_plain), 1});
-    rows.push_back(
-        {"tracking window following the target (a new window every frame)", singles_over({eight[0]}, path, {}), 1});
-    rows.push_back({"single template 64 px, spin wait", singles_over({eight[0]}, {whole}, spin), 1});
-    rows.push_back({"8 x 64 px: the element's engine, spin wait", engine(eight, whole, GpuWait::Spin), 8});
-    TemplateMatcherCuda::Options timed;
-    timed.diagnostics.host_time = true;
-    std::fflush(stdout);
-    singles_over({eight[0]}, moving, timed);
-    timed.wait = GpuWait::Spin;
-    singles_over({eight[0]}, moving, timed);
+    add("tracking window following the target (a new window every frame), spin wait", 1,
+        [&] { return singles_over({eight[0]}, path, spin); });
+    add("tracking window following the target, spin wait, no launch graphs", 1,
+        [&] { return singles_over({eight[0]}, path, spin_plain); });
+    add("tracking window following the target (a new window every frame)", 1,
+        [&] { return singles_over({eight[0]}, path, {}); });
+    add("single template 64 px, spin wait", 1, [&] { return singles_over({eight[0]}, {whole}, spin); });
+    add("8 x 64 px: the element's engine, spin wait", 8, [&] { return engine(eight, whole, GpuWait::Spin); });
+    if (only.empty()) {  // the host's times of a tracking window's match() on stderr
+      TemplateMatcherCuda::Options timed;
+      timed.diagnostics.host_time = true;
+      std::fflush(stdout);
+      singles_over({eight[0]}, moving, timed);
+      timed.wait = GpuWait::Spin;
+      singles_over({eight[0]}, moving, timed);
+    }
   }
 
   nppbench::Npp npp;
@@ -271,8 +279,8 @@ int main(int argc, char** argv) {
         CK(cudaStreamSynchronize(stream));
       });
     };
-    rows.push_back({"NPP CrossCorrValid_NormLevel, 1 x 64 px (score map only)", npp_calls(1), 1});
-    rows.push_back({"NPP CrossCorrValid_NormLevel, 8 x 64 px (score maps only)", npp_calls(8), 8});
+    add("NPP CrossCorrValid_NormLevel, 1 x 64 px (score map only)", 1, [&] { return npp_calls(1); });
+    add("NPP CrossCorrValid_NormLevel, 8 x 64 px (score maps only)", 8, [&] { return npp_calls(8); });
   } else {
     std::printf("NPP not loaded: %s\n", npp.error.c_str());
   }
