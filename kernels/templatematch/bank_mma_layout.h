@@ -146,9 +146,12 @@ struct GroupPlan {
 
 // The group of members ids[0, count); mgroups 0: it does not fit a block of smem_optin bytes.
 GroupDev make_group(const std::vector<MemberShape>& members, const int* ids, int count, int smem_optin);
-// Members ordered by (masked, chunks, height) and cut into runs of up to 8 that share the masked
-// flag; a run is halved while its block would not fit two an SM with at least two M-groups a
-// warp; G is the largest that fits (two blocks an SM preferred).
+// An estimate of what group g costs a frame position (its products and its staging), in
+// products' time: what plan_groups minimises.
+double group_cost(const GroupDev& g);
+// Members ordered by (masked, chunks, height) and cut into the runs of up to 8 sharing the masked
+// flag whose group_cost adds up least; a run of several fits two blocks an SM with at least two
+// M-groups a warp; G is the largest that fits (two blocks an SM preferred).
 std::vector<GroupPlan> plan_groups(const std::vector<MemberShape>& members, int smem_optin);
 // A group's template rows as a block stages them (mma_shape(g).staged_bytes at out): super-row
 // j + rs - 1 holds row j of every slot (tp bytes each, zero beyond the member's width and height),

@@ -43,6 +43,21 @@ GroupDev make_group(const std::vector<MemberShape>& members, const int* ids, int
   return g;
 }
 
+double group_cost(const GroupDev& g) {
+  if (g.mgroups == 0) return 1e12;  // no block holds it: the CUDA cores score it
+  const MmaShape sh = mma_shape(g);
+  // m16n8k32 products a position: 8 warps x G M-groups x (rs + th - 1) image rows x chunks x 4
+  // shifts a block of 4 G rs rows x 64 positions; 4 passes for a masked group.
+  const double products = static_cast<double>(g.chunks) * (g.rs + g.th - 1) / (8.0 * g.rs) * (g.masked ? 4 : 1);
+  // With fewer M-groups a warp, each frame word feeds fewer products (measured on an H200: the
+  // 32 x 16..128 px bank's G 2 groups about 1.1x the G 4 group's time a product).
+  const double per_product = g.mgroups >= 4 ? 1.0 : g.mgroups == 2 ? 1.1 : 1.25;
+  // Staging: about 0.85 products' time a staged word (8 x 64 px: 30 us of staging and tables
+  // beside 187 us of products).
+  const double staging = 0.85 * sh.stage_rows * g.pitch_w / (sh.rows * static_cast<double>(kMmaTileX));
+  return products * per_product + staging;
+}
+
 std::vector<GroupPlan> plan_groups(const std::vector<MemberShape>& members, int smem_optin) {
   const int count = static_cast<int>(members.size());
   std::vector<int> order(count);
@@ -53,25 +68,35 @@ std::vector<GroupPlan> plan_groups(const std::vector<MemberShape>& members, int 
     if (chunks(a) != chunks(b)) return chunks(a) < chunks(b);
     return members[a].th < members[b].th;
   });
-  std::vector<GroupPlan> groups;
-  for (int at = 0; at < count;) {
-    int n = 0;
-    while (at + n < count && n < 8 && members[order[at + n]].masked == members[order[at]].masked) ++n;
-    GroupDev g = make_group(members, &order[at], n, smem_optin);
-    for (int k = n; k > 1;) {  // halve while it misses two blocks an SM with G >= 2
-      if (g.mgroups >= 2 && mma_smem(g).total <= kMmaSmemPreferred) break;
-      k = (k + 1) / 2;
-      const GroupDev smaller = make_group(members, &order[at], k, smem_optin);
-      if (smaller.mgroups == 0) break;
-      g = smaller;
-      n = k;
+  // The cheapest cut of the order into runs: best[j] for the first j members, from[j] where its
+  // last run starts. A run of several shares the masked flag and fits two blocks an SM with G >= 2;
+  // each run costs a little more than its estimate, so that equal estimates take fewer groups.
+  std::vector<double> best(count + 1, 0.0);
+  std::vector<int> from(count + 1, 0);
+  std::vector<GroupDev> last(count + 1);
+  for (int j = 1; j <= count; ++j) {
+    best[j] = -1;
+    for (int k = 1; k <= std::min(8, j); ++k) {
+      const int i = j - k;
+      if (members[order[i]].masked != members[order[j - 1]].masked) break;
+      const GroupDev g = make_group(members, &order[i], k, smem_optin);
+      if (k > 1 && (g.mgroups < 2 || mma_smem(g).total > kMmaSmemPreferred)) continue;
+      const double c = best[i] + group_cost(g) * 1.001;
+      if (best[j] < 0 || c < best[j]) {
+        best[j] = c;
+        from[j] = i;
+        last[j] = g;
+      }
     }
-    GroupPlan gp;
-    gp.dev = g;
-    gp.members.assign(order.begin() + at, order.begin() + at + n);
-    groups.push_back(std::move(gp));
-    at += n;
   }
+  std::vector<GroupPlan> groups;
+  for (int j = count; j > 0; j = from[j]) {
+    GroupPlan gp;
+    gp.dev = last[j];
+    gp.members.assign(order.begin() + from[j], order.begin() + j);
+    groups.push_back(std::move(gp));
+  }
+  std::reverse(groups.begin(), groups.end());
   return groups;
 }
 
