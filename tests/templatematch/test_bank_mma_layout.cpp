@@ -168,6 +168,58 @@ TEST(BankMmaLayout, EveryPlannedGroupSumsLikeDirectCorrelation) {
     }
 }
 
+// The plan's groups are the cut of its order into runs whose group_cost adds up least, among
+// every cut whose runs of several fit two blocks an SM with G >= 2 and share the masked flag
+// (all cuts of banks of up to 10 members, against the sums of the plan's own groups).
+TEST(BankMmaLayout, PlanCutsTheOrderWhereTheEstimatedCostIsLeast) {
+  std::mt19937 rng(5);
+  int cheaper_than_runs_of_8 = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    const int count = 1 + static_cast<int>(rng() % 10);
+    std::vector<MemberShape> shapes;
+    for (int k = 0; k < count; ++k)
+      shapes.push_back(
+          MemberShape{4 + static_cast<int>(rng() % 127), 4 + static_cast<int>(rng() % 127), rng() % 5 == 0 ? 1 : 0});
+    const int limit = 227 << 10;
+    const std::vector<GroupPlan> plan = plan_groups(shapes, limit);
+    std::vector<int> order;
+    double planned = 0;
+    for (const GroupPlan& gp : plan) {
+      order.insert(order.end(), gp.members.begin(), gp.members.end());
+      planned += group_cost(gp.dev);
+    }
+    ASSERT_EQ(static_cast<int>(order.size()), count);
+    double least = -1, runs_of_8 = -1;
+    for (unsigned cuts = 0; cuts < (1u << (count - 1)); ++cuts) {  // bit i: a cut after member i
+      double total = 0;
+      bool allowed = true;
+      for (int at = 0; at < count && allowed;) {
+        int end = at + 1;
+        while (end < count && !(cuts >> (end - 1) & 1u)) ++end;
+        const int n = end - at;
+        const GroupDev g = make_group(shapes, &order[at], n, limit);
+        for (int k = at; k < end; ++k) allowed &= shapes[order[k]].masked == shapes[order[at]].masked;
+        allowed &= n <= 8 && (n == 1 || (g.mgroups >= 2 && mma_smem(g).total <= (113 << 10)));
+        total += group_cost(g);
+        at = end;
+      }
+      if (!allowed) continue;
+      if (least < 0 || total < least) least = total;
+      bool eights = true;  // runs of 8 from the start (each masked run on its own)
+      for (int i = 1; i < count; ++i) {
+        const bool boundary = shapes[order[i]].masked != shapes[order[i - 1]].masked;
+        const bool cut = (cuts >> (i - 1) & 1u) != 0;
+        eights &= cut == boundary;  // (runs of at most 8: only for banks of up to 8 members)
+      }
+      if (eights && count <= 8) runs_of_8 = total;
+    }
+    ASSERT_GE(least, 0);
+    EXPECT_LE(planned, least * 1.0000001) << "bank of " << count;
+    if (runs_of_8 > 0 && planned < runs_of_8 * 0.999) ++cheaper_than_runs_of_8;
+  }
+  EXPECT_GT(cheaper_than_runs_of_8, 0);  // the search changes some plans, not only keeps runs of 8
+}
+
 // Each G (M-groups a warp) and slot count, whatever the plan would choose.
 TEST(BankMmaLayout, EveryShapeOfWarp) {
   std::mt19937 rng(11);
