@@ -8,6 +8,7 @@ namespace bank_mma {
 namespace {
 
 constexpr int kMmaSmemPreferred = 113 << 10;  // two blocks an SM (228 KB, 1 KB a block reserved)
+constexpr double kPerGroup = 1e-3;            // plan_groups: a tie goes to fewer groups
 
 }  // namespace
 
@@ -70,7 +71,7 @@ std::vector<GroupPlan> plan_groups(const std::vector<MemberShape>& members, int 
   });
   // The cheapest cut of the order into runs: best[j] for the first j members, from[j] where its
   // last run starts. A run of several shares the masked flag and fits two blocks an SM with G >= 2;
-  // each run costs a little more than its estimate, so that equal estimates take fewer groups.
+  // each run costs kPerGroup more than its estimate, so that equal estimates take fewer groups.
   std::vector<double> best(count + 1, 0.0);
   std::vector<int> from(count + 1, 0);
   std::vector<GroupDev> last(count + 1);
@@ -81,7 +82,7 @@ std::vector<GroupPlan> plan_groups(const std::vector<MemberShape>& members, int 
       if (members[order[i]].masked != members[order[j - 1]].masked) break;
       const GroupDev g = make_group(members, &order[i], k, smem_optin);
       if (k > 1 && (g.mgroups < 2 || mma_smem(g).total > kMmaSmemPreferred)) continue;
-      const double c = best[i] + group_cost(g) * 1.001;
+      const double c = best[i] + group_cost(g) + kPerGroup;
       if (best[j] < 0 || c < best[j]) {
         best[j] = c;
         from[j] = i;

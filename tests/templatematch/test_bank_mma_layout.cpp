@@ -214,7 +214,7 @@ TEST(BankMmaLayout, PlanCutsTheOrderWhereTheEstimatedCostIsLeast) {
       if (eights && count <= 8) runs_of_8 = total;
     }
     ASSERT_GE(least, 0);
-    EXPECT_LE(planned, least * 1.0000001) << "bank of " << count;
+    EXPECT_LE(planned, least + 1e-3 * count) << "bank of " << count;  // (ties go to fewer groups)
     if (runs_of_8 > 0 && planned < runs_of_8 * 0.999) ++cheaper_than_runs_of_8;
   }
   EXPECT_GT(cheaper_than_runs_of_8, 0);  // the search changes some plans, not only keeps runs of 8
