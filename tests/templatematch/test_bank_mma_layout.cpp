@@ -197,11 +197,13 @@ TEST(BankMmaLayout, PlanCutsTheOrderWhereTheEstimatedCostIsLeast) {
         int end = at + 1;
         while (end < count && !(cuts >> (end - 1) & 1u)) ++end;
         const int n = end - at;
-        const GroupDev g = make_group(shapes, &order[at], n, limit);
-        for (int k = at; k < end; ++k) allowed &= shapes[order[k]].masked == shapes[order[at]].masked;
-        allowed &= n <= 8 && (n == 1 || (g.mgroups >= 2 && mma_smem(g).total <= (113 << 10)));
-        total += group_cost(g);
         at = end;
+        allowed &= n <= 8;  // (a group has 8 slots at most)
+        if (!allowed) break;
+        const GroupDev g = make_group(shapes, &order[end - n], n, limit);
+        for (int k = end - n; k < end; ++k) allowed &= shapes[order[k]].masked == shapes[order[end - n]].masked;
+        allowed &= n == 1 || (g.mgroups >= 2 && mma_smem(g).total <= (113 << 10));
+        total += group_cost(g);
       }
       if (!allowed) continue;
       if (least < 0 || total < least) least = total;
