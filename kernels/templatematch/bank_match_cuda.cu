@@ -125,6 +125,17 @@ __device__ __forceinline__ unsigned group_max(unsigned lanes, unsigned v) {
 #endif
 }
 
+// The sum of the warp's 32 values (modulo 2^32), in every lane.
+__device__ __forceinline__ unsigned warp_sum(unsigned v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  return __reduce_add_sync(0xffffffffu, v);
+#else
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+  return v;
+#endif
+}
+
 __device__ __forceinline__ unsigned long long cell_key(float score, unsigned position) {
   return (static_cast<unsigned long long>(ordered_bits(score)) << 32) | ~position;
 }
@@ -437,8 +448,8 @@ struct ColumnCarry {
 
 // Window sums of a tw x th box over block rows [r0, r0 + kChunkRows) from the staged plane:
 // column sums (a thread per column, running down from the previous chunk's when `carried`, else
-// from the chunk's first th rows), then, a warp a row, the row's prefix sums of the column sums,
-// a window's sum being the difference of two. Exact modulo 2^32 (the sums of one window fit).
+// from the chunk's first th rows), then, a warp a row, the window sums of the row from its column
+// sums. Exact modulo 2^32 (the sums of one window fit).
 __device__ void box_sums(const uint32_t* plane, int pitch_w, int r0, int tw, int th, bool carried, ColumnCarry& carry,
                          uint32_t* v1, uint32_t* v2, uint32_t* b1, uint32_t* b2) {
   const uint8_t* bytes = reinterpret_cast<const uint8_t*>(plane);
@@ -473,22 +484,28 @@ __device__ void box_sums(const uint32_t* plane, int pitch_w, int r0, int tw, int
     carry.s2[q] = a2;
   }
   __syncthreads();
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, per = (cols + 31) / 32, c0 = lane * per;
+  // Each row's kMmaTileX window sums, a warp a row. With q the sum of the row's first tw - 1 column
+  // sums and d[k] = v[tw - 1 + k] - v[k], the window at u sums to q + v[u] + d[0] + ... + d[u]:
+  // one reduction and one scan of 64 differences, whatever tw; each load or store of the warp is
+  // 32 consecutive words (no bank conflicts).
+  static_assert(kMmaTileX == 64, "two window sums a lane");
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   for (int row = warp; row < 2 * kChunkRows; row += kMmaWarps) {
-    uint32_t* vr = (row < kChunkRows ? v1 : v2) + (row % kChunkRows) * vp;
+    const uint32_t* vr = (row < kChunkRows ? v1 : v2) + (row % kChunkRows) * vp;
     uint32_t* br = (row < kChunkRows ? b1 : b2) + (row % kChunkRows) * kMmaTileX;
-    uint32_t total = 0;
-    for (int i = 0; i < per && c0 + i < cols; ++i) total += vr[c0 + i];
-    uint32_t before = total;  // the lane's columns and all before them
+    const uint32_t lo = vr[lane], hi = vr[lane + 32];
+    uint32_t q = 0;
+    for (int c = lane; c < tw - 1; c += 32) q += vr[c];
+    q = warp_sum(q);
+    uint32_t d0 = vr[tw - 1 + lane] - lo, d1 = vr[tw + 31 + lane] - hi;  // inclusive scans of both halves
 #pragma unroll
     for (int off = 1; off < 32; off <<= 1) {
-      const uint32_t o = __shfl_up_sync(0xffffffffu, before, off);
-      if (lane >= off) before += o;
+      const uint32_t t0 = __shfl_up_sync(0xffffffffu, d0, off), t1 = __shfl_up_sync(0xffffffffu, d1, off);
+      if (lane >= off) d0 += t0, d1 += t1;
     }
-    before -= total;
-    for (int i = 0; i < per && c0 + i < cols; ++i) vr[c0 + i] = before += vr[c0 + i];  // prefix sums, in place
-    __syncwarp();
-    for (int u = lane; u < kMmaTileX; u += 32) br[u] = vr[u + tw - 1] - (u > 0 ? vr[u - 1] : 0u);
+    d1 += __shfl_sync(0xffffffffu, d0, 31);
+    br[lane] = q + lo + d0;
+    br[lane + 32] = q + hi + d1;
   }
   __syncthreads();
 }
