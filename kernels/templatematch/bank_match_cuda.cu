@@ -440,35 +440,55 @@ __device__ __forceinline__ void for_each_entry(const WarpLayout& w, int rows, ui
   }
 }
 
-// The column sums box_sums leaves for the next chunk: each of a thread's columns (c and
-// c + kMmaThreads) over the last th rows it summed.
+// Column sums of a thread's columns c and c + kMmaThreads (sum I and sum I^2 over some rows).
 struct ColumnCarry {
   uint32_t s1[2], s2[2];
 };
 
-// Window sums of a tw x th box over block rows [r0, r0 + kChunkRows) from the staged plane:
-// column sums (a thread per column, running down from the previous chunk's when `carried`, else
-// from the chunk's first th rows), then, a warp a row, the window sums of the row from its column
-// sums. Exact modulo 2^32 (the sums of one window fit).
-__device__ void box_sums(const uint32_t* plane, int pitch_w, int r0, int tw, int th, bool carried, ColumnCarry& carry,
-                         uint32_t* v1, uint32_t* v2, uint32_t* b1, uint32_t* b2) {
-  const uint8_t* bytes = reinterpret_cast<const uint8_t*>(plane);
-  const int pitch = 4 * pitch_w;
-  const int cols = kMmaTileX + tw - 1, vp = kMmaTileX + tw;
-  static_assert(2 * kMmaThreads >= kMmaTileX + 255, "two columns a thread");
+// Adds staged rows [from, to) of the thread's columns below `cols` to its column sums.
+__device__ __forceinline__ void add_column_rows(const uint8_t* bytes, int pitch, int cols, int from, int to,
+                                                ColumnCarry& sums) {
 #pragma unroll
   for (int q = 0; q < 2; ++q) {
     const int c = threadIdx.x + q * kMmaThreads;
     if (c >= cols) break;
-    uint32_t a1 = carry.s1[q], a2 = carry.s2[q];  // rows [r0 - 1, r0 - 1 + th) when carried
+    uint32_t a1 = sums.s1[q], a2 = sums.s2[q];
+    for (int j = from; j < to; ++j) {
+      const uint32_t b = bytes[j * pitch + c];
+      a1 += b;
+      a2 += b * b;
+    }
+    sums.s1[q] = a1;
+    sums.s2[q] = a2;
+  }
+}
+
+// Where box_sums' column sums start: from the previous chunk's (carry holds rows
+// [r0 - 1, r0 - 1 + th)), from rows [r0, r0 + th) that the caller summed (carry holds them), or
+// from the staged rows.
+enum class ColumnStart { Carried, Given, Staged };
+
+// Window sums of a tw x th box over block rows [r0, r0 + kChunkRows) from the staged plane:
+// column sums (a thread per column, running down from `start`; carry is left with the chunk's
+// last row's), then, a warp a row, the window sums of the row from its column sums. Exact modulo
+// 2^32 (the sums of one window fit).
+__device__ void box_sums(const uint32_t* plane, int pitch_w, int r0, int tw, int th, ColumnStart start,
+                         ColumnCarry& carry, uint32_t* v1, uint32_t* v2, uint32_t* b1, uint32_t* b2) {
+  const uint8_t* bytes = reinterpret_cast<const uint8_t*>(plane);
+  const int pitch = 4 * pitch_w;
+  const int cols = kMmaTileX + tw - 1, vp = kMmaTileX + tw;
+  static_assert(2 * kMmaThreads >= kMmaTileX + 255, "two columns a thread");
+  if (start == ColumnStart::Staged) {
+    carry = ColumnCarry{};
+    add_column_rows(bytes, pitch, cols, r0, r0 + th, carry);
+  }
+#pragma unroll
+  for (int q = 0; q < 2; ++q) {
+    const int c = threadIdx.x + q * kMmaThreads;
+    if (c >= cols) break;
+    uint32_t a1 = carry.s1[q], a2 = carry.s2[q];
     int v = 0;
-    if (!carried) {
-      a1 = a2 = 0;
-      for (int j = 0; j < th; ++j) {
-        const uint32_t b = bytes[(r0 + j) * pitch + c];
-        a1 += b;
-        a2 += b * b;
-      }
+    if (start != ColumnStart::Carried) {
       v1[c] = a1;
       v2[c] = a2;
       v = 1;
@@ -490,12 +510,13 @@ __device__ void box_sums(const uint32_t* plane, int pitch_w, int r0, int tw, int
   // 32 consecutive words (no bank conflicts).
   static_assert(kMmaTileX == 64, "two window sums a lane");
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+#pragma unroll
   for (int row = warp; row < 2 * kChunkRows; row += kMmaWarps) {
     const uint32_t* vr = (row < kChunkRows ? v1 : v2) + (row % kChunkRows) * vp;
     uint32_t* br = (row < kChunkRows ? b1 : b2) + (row % kChunkRows) * kMmaTileX;
     const uint32_t lo = vr[lane], hi = vr[lane + 32];
-    uint32_t q = 0;
-    for (int c = lane; c < tw - 1; c += 32) q += vr[c];
+    uint32_t q = (lane < tw - 1 ? lo : 0u) + (lane + 32 < tw - 1 ? hi : 0u);
+    for (int c = lane + 64; c < tw - 1; c += 32) q += vr[c];
     q = warp_sum(q);
     uint32_t d0 = vr[tw - 1 + lane] - lo, d1 = vr[tw + 31 + lane] - hi;  // inclusive scans of both halves
 #pragma unroll
@@ -615,17 +636,18 @@ __global__ void __launch_bounds__(kMmaThreads, 2) bank_scores_mma_kernel(const B
   }
   __syncthreads();
 
-  // Scores and cells, kChunkRows block rows at a time: every slot's cell keys cleared at once, the
-  // box sums once per size, the slots scored one after the other (a slot reads only the sums and
-  // its own cells), the keys flushed at once.
+  // Scores and cells, kChunkRows block rows at a time, in passes over runs of slots: in an unmasked
+  // group a run of one box size (the slots go by height, then width: make_group), which shares
+  // the box sums; in a masked group all its slots (each has its own sums). A pass's first column
+  // sums are the previous pass's plus the rows between their heights, and each next chunk's run
+  // down from the previous chunk's, so that no column is summed over a box's height twice. After
+  // each chunk of a pass its slots' cell keys are flushed and cleared.
   const bool masked = g.masked != 0;
   const int members = g.count, widest = g.tw;
   uint32_t* vbox = reinterpret_cast<uint32_t*>(smem + sm.vbox);
   uint32_t* sbox = reinterpret_cast<uint32_t*>(smem + sm.sbox);
   const int vplane = kChunkRows * (kMmaTileX + widest);
   const int uu = threadIdx.x % kMmaTileX;  // a thread keeps its column
-  ColumnCarry carry{};                     // box_sums' column sums of a box of carry_w x carry_h, chunk carry_r0
-  int carry_w = 0, carry_h = 0, carry_r0 = 0;
   // A thread's positions k = 0..kPositionsPerThread-1 of a chunk: block row r0 + vv(k), column uu
   // (rows past a short chunk read its last row and are outside every map).
   auto row_of = [&](int k) { return static_cast<int>(threadIdx.x + k * kMmaThreads) / kMmaTileX; };
@@ -646,104 +668,125 @@ __global__ void __launch_bounds__(kMmaThreads, 2) bank_scores_mma_kernel(const B
       win_rsd[k] = var_i > 0 ? rsqrtf(static_cast<float>(var_i)) : 0.0f;
     }
   };
-  for (int r0 = 0, chunk = 0; r0 < sh.rows; r0 += kChunkRows, ++chunk) {
-    const int rows = min(kChunkRows, sh.rows - r0);
-    for (int i = threadIdx.x; i < members * kMmaLocalCells; i += kMmaThreads) cell_keys[i] = 0;
-    __syncthreads();
-    int box_w = 0, box_h = 0;  // the box sums held in sbox
-    for (int slot = 0; slot < members; ++slot) {
-      if (chunk_cells[slot * nchunks + chunk].ncl == 0) continue;  // none of its positions
-      const MemberRegion& rg = info[slot].rg;
-      const MemberDev& md = info[slot].md;
-      if (masked) {
-        window_terms(s1, s2, slot, r0, rows, md.n);
-      } else if (md.tw != box_w || md.th != box_h) {
-        // (The previous slots read only sbox, which box_sums writes after its first barrier.)
-        const bool carried = md.tw == carry_w && md.th == carry_h && r0 == carry_r0 + kChunkRows;
-        box_sums(plane, g.pitch_w, r0, md.tw, md.th, carried, carry, vbox, vbox + vplane, sbox,
-                 sbox + kChunkRows * kMmaTileX);
-        box_w = carry_w = md.tw;
-        box_h = carry_h = md.th;
-        carry_r0 = r0;
-        window_terms(sbox, sbox + kChunkRows * kMmaTileX, -1, r0, rows, md.n);
+  ColumnCarry carry{};  // box_sums' column sums: the pass's previous chunk
+  ColumnCarry top{};    // rows [0, top_h) of the widest member's columns
+  int top_h = 0;
+  for (int i = threadIdx.x; i < members * kMmaLocalCells; i += kMmaThreads) cell_keys[i] = 0;
+  __syncthreads();
+  for (int first = 0, last = 0; first < members; first = last) {
+    const MemberDev& box = info[first].md;  // (unmasked: the pass's box size)
+    last = first + 1;
+    while (last < members && (masked || (info[last].md.tw == box.tw && info[last].md.th == box.th))) ++last;
+    bool carried = false;  // carry holds the pass's column sums of the previous chunk
+    for (int r0 = 0, chunk = 0; r0 < sh.rows; r0 += kChunkRows, ++chunk) {
+      const int rows = min(kChunkRows, sh.rows - r0);
+      bool any = false;  // a slot of the pass has positions in the chunk
+      for (int slot = first; slot < last; ++slot) any = any || chunk_cells[slot * nchunks + chunk].ncl != 0;
+      if (!any) {
+        carried = false;
+        continue;
       }
-      unsigned long long* keys = cell_keys + slot * kMmaLocalCells;
-      // Every position's single-precision estimate (relative error below 1e-6); the exact score
-      // only where the estimate is at most 1e-4 under the threshold and within kEstimateMargin of
-      // the best estimate of a group of positions of its cell that holds it: the warp's positions
-      // of its cell, over the thread's kPositionsPerThread rows where these meet one cell row,
-      // else in its row. No estimate is more than kEstimateMargin / 2 off its score, so the cell's
-      // best position that reaches the threshold, and every position tied with it, are always
-      // scored. A score map scores every position; flat windows (no estimate) are always scored.
-      const bool all = rg.map != nullptr;
-      const float skip_below = static_cast<float>(rg.threshold) - 1e-4f;
-      const int col = col_cells[slot * kMmaTileX + uu];
-      // The lanes of the warp in this lane's cell column: a warp's 32 positions are one row, so
-      // they share a cell exactly where they share a cell column.
-      const unsigned cell_lanes = __match_any_sync(0xffffffffu, col);
-      // n <= 2^16 and st < 2^24: the sums' products are exact in 64 bits from 32-bit factors.
-      const long long n = md.n, st = md.st;
-      const float rsd_t = rsqrtf(static_cast<float>(md.var_t));
-      unsigned exact = 0;                  // bit k: score position k exactly
-      unsigned bits[kPositionsPerThread];  // ordered estimate; 0: not a candidate
-      float estimate[kPositionsPerThread];
-      int cell_row = -1;         // the cell row of the thread's candidates
-      bool one_cell_row = true;  // (the same in the whole warp)
-#pragma unroll
-      for (int k = 0; k < kPositionsPerThread; ++k) {
-        const int vv = row_of(k);
-        const int row = vv < rows ? row_cells[slot * sh.rows + r0 + vv] : -1;  // the same in the whole warp
-        const bool in_map = row >= 0 && col >= 0;
-        const uint32_t ti = sti[sum_at(w.rs, sh.rows, slot, r0 + min(vv, rows - 1), uu)];
-        const long long cov = n * static_cast<long long>(ti) - st * static_cast<long long>(win_si[k]);
-        const bool flat = win_rsd[k] == 0.0f;
-        estimate[k] = static_cast<float>(cov) * (win_rsd[k] * rsd_t);
-        if (in_map && (all || flat)) exact |= 1u << k;
-        bits[k] = !all && in_map && !flat && estimate[k] >= skip_below ? ordered_bits(estimate[k]) : 0u;
-        if (row >= 0) {
-          one_cell_row = one_cell_row && (cell_row < 0 || cell_row == row);
-          cell_row = row;
+      if (!masked) {
+        // (The previous chunk's slots read only sbox, which box_sums writes after its first barrier.)
+        ColumnStart start = carried ? ColumnStart::Carried : ColumnStart::Staged;
+        if (!carried && r0 == 0) {
+          if (box.th < top_h) top = ColumnCarry{}, top_h = 0;
+          add_column_rows(reinterpret_cast<const uint8_t*>(plane), 4 * g.pitch_w, kMmaTileX + widest - 1, top_h, box.th,
+                          top);
+          top_h = box.th;
+          carry = top;
+          start = ColumnStart::Given;
         }
+        box_sums(plane, g.pitch_w, r0, box.tw, box.th, start, carry, vbox, vbox + vplane, sbox,
+                 sbox + kChunkRows * kMmaTileX);
+        carried = true;
+        window_terms(sbox, sbox + kChunkRows * kMmaTileX, -1, r0, rows, box.n);
       }
-      if (one_cell_row) {
-        // The thread's positions share one cell with every lane of cell_lanes: one maximum.
-        unsigned most = 0;
-#pragma unroll
-        for (int k = 0; k < kPositionsPerThread; ++k) most = max(most, bits[k]);
-        const float floor = ordered_float(group_max(cell_lanes, most)) - kEstimateMargin;
-#pragma unroll
-        for (int k = 0; k < kPositionsPerThread; ++k)
-          if (bits[k] != 0 && estimate[k] >= floor) exact |= 1u << k;
-      } else {
+      for (int slot = first; slot < last; ++slot) {
+        if (chunk_cells[slot * nchunks + chunk].ncl == 0) continue;  // none of its positions
+        const MemberRegion& rg = info[slot].rg;
+        const MemberDev& md = info[slot].md;
+        if (masked) window_terms(s1, s2, slot, r0, rows, md.n);
+        unsigned long long* keys = cell_keys + slot * kMmaLocalCells;
+        // Every position's single-precision estimate (relative error below 1e-6); the exact score
+        // only where the estimate is at most 1e-4 under the threshold and within kEstimateMargin of
+        // the best estimate of a group of positions of its cell that holds it: the warp's positions
+        // of its cell, over the thread's kPositionsPerThread rows where these meet one cell row,
+        // else in its row. No estimate is more than kEstimateMargin / 2 off its score, so the cell's
+        // best position that reaches the threshold, and every position tied with it, are always
+        // scored. A score map scores every position; flat windows (no estimate) are always scored.
+        const bool all = rg.map != nullptr;
+        const float skip_below = static_cast<float>(rg.threshold) - 1e-4f;
+        const int col = col_cells[slot * kMmaTileX + uu];
+        // The lanes of the warp in this lane's cell column: a warp's 32 positions are one row, so
+        // they share a cell exactly where they share a cell column.
+        const unsigned cell_lanes = __match_any_sync(0xffffffffu, col);
+        // n <= 2^16 and st < 2^24: the sums' products are exact in 64 bits from 32-bit factors.
+        const long long n = md.n, st = md.st;
+        const float rsd_t = rsqrtf(static_cast<float>(md.var_t));
+        unsigned exact = 0;                  // bit k: score position k exactly
+        unsigned bits[kPositionsPerThread];  // ordered estimate; 0: not a candidate
+        float estimate[kPositionsPerThread];
+        int cell_row = -1;         // the cell row of the thread's candidates
+        bool one_cell_row = true;  // (the same in the whole warp)
 #pragma unroll
         for (int k = 0; k < kPositionsPerThread; ++k) {
-          const unsigned best = group_max(cell_lanes, bits[k]);
-          if (bits[k] != 0 && estimate[k] >= ordered_float(best) - kEstimateMargin) exact |= 1u << k;
+          const int vv = row_of(k);
+          const int row = vv < rows ? row_cells[slot * sh.rows + r0 + vv] : -1;  // the same in the whole warp
+          const bool in_map = row >= 0 && col >= 0;
+          const uint32_t ti = sti[sum_at(w.rs, sh.rows, slot, r0 + min(vv, rows - 1), uu)];
+          const long long cov = n * static_cast<long long>(ti) - st * static_cast<long long>(win_si[k]);
+          const bool flat = win_rsd[k] == 0.0f;
+          estimate[k] = static_cast<float>(cov) * (win_rsd[k] * rsd_t);
+          if (in_map && (all || flat)) exact |= 1u << k;
+          bits[k] = !all && in_map && !flat && estimate[k] >= skip_below ? ordered_bits(estimate[k]) : 0u;
+          if (row >= 0) {
+            one_cell_row = one_cell_row && (cell_row < 0 || cell_row == row);
+            cell_row = row;
+          }
+        }
+        if (one_cell_row) {
+          // The thread's positions share one cell with every lane of cell_lanes: one maximum.
+          unsigned most = 0;
+#pragma unroll
+          for (int k = 0; k < kPositionsPerThread; ++k) most = max(most, bits[k]);
+          const float floor = ordered_float(group_max(cell_lanes, most)) - kEstimateMargin;
+#pragma unroll
+          for (int k = 0; k < kPositionsPerThread; ++k)
+            if (bits[k] != 0 && estimate[k] >= floor) exact |= 1u << k;
+        } else {
+#pragma unroll
+          for (int k = 0; k < kPositionsPerThread; ++k) {
+            const unsigned best = group_max(cell_lanes, bits[k]);
+            if (bits[k] != 0 && estimate[k] >= ordered_float(best) - kEstimateMargin) exact |= 1u << k;
+          }
+        }
+#pragma unroll
+        for (int k = 0; k < kPositionsPerThread; ++k) {
+          if (!(exact >> k & 1u)) continue;
+          const int vv = row_of(k);
+          const int u = x0 + uu - rg.rx, v = y0 + r0 + vv - rg.ry;
+          const int at = sum_at(w.rs, sh.rows, slot, r0 + vv, uu);
+          const uint32_t sii = masked ? s2[at] : sbox[kChunkRows * kMmaTileX + vv * kMmaTileX + uu];
+          const float score = tm::bank_ccoeff_normed(md.n, md.st, md.var_t, win_si[k], sii, sti[at], md.masked != 0);
+          if (rg.map) rg.map[static_cast<long long>(v) * rg.mw + u] = score;
+          if (!isnan(score) && reaches(score, rg))
+            atomicMax(&keys[row_cells[slot * sh.rows + r0 + vv] + col],
+                      cell_key(score, static_cast<unsigned>(v) * rg.mw + u));
         }
       }
-#pragma unroll
-      for (int k = 0; k < kPositionsPerThread; ++k) {
-        if (!(exact >> k & 1u)) continue;
-        const int vv = row_of(k);
-        const int u = x0 + uu - rg.rx, v = y0 + r0 + vv - rg.ry;
-        const int at = sum_at(w.rs, sh.rows, slot, r0 + vv, uu);
-        const uint32_t sii = masked ? s2[at] : sbox[kChunkRows * kMmaTileX + vv * kMmaTileX + uu];
-        const float score = tm::bank_ccoeff_normed(md.n, md.st, md.var_t, win_si[k], sii, sti[at], md.masked != 0);
-        if (rg.map) rg.map[static_cast<long long>(v) * rg.mw + u] = score;
-        if (!isnan(score) && reaches(score, rg))
-          atomicMax(&keys[row_cells[slot * sh.rows + r0 + vv] + col],
-                    cell_key(score, static_cast<unsigned>(v) * rg.mw + u));
+      __syncthreads();
+      for (int i = first * kMmaLocalCells + threadIdx.x; i < last * kMmaLocalCells; i += kMmaThreads) {
+        const unsigned long long key = cell_keys[i];
+        if (key == 0) continue;
+        cell_keys[i] = 0;
+        const int slot = i / kMmaLocalCells;
+        flush_cell_key(p, g.member[slot], info[slot].md, info[slot].rg, chunk_cells[slot * nchunks + chunk],
+                       i % kMmaLocalCells, key);
       }
+      // The next chunk's keys: an unmasked pass's box_sums passes two barriers before any is set.
+      if (masked) __syncthreads();
     }
-    __syncthreads();
-    for (int i = threadIdx.x; i < members * kMmaLocalCells; i += kMmaThreads) {
-      const unsigned long long key = cell_keys[i];
-      if (key == 0) continue;
-      const int slot = i / kMmaLocalCells;
-      flush_cell_key(p, g.member[slot], info[slot].md, info[slot].rg, chunk_cells[slot * nchunks + chunk],
-                     i % kMmaLocalCells, key);
-    }
-    __syncthreads();
   }
 }
 

@@ -25,7 +25,7 @@ static_assert((kMmaTileX & (kMmaTileX - 1)) == 0, "sum_at rotates within a power
 
 // A group of up to 8 members, as the tensor-core kernel reads it.
 struct GroupDev {
-  int member[8];   // bank member of each slot (slot < count)
+  int member[8];   // bank member of each slot (slot < count), by height, then width
   int count;       // members
   int gp;          // slots: the power of two >= count; A row m is slot m % gp at output row m / gp
   int rs;          // output rows of an M-group: 16 / gp

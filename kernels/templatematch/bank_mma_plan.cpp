@@ -18,9 +18,15 @@ GroupDev make_group(const std::vector<MemberShape>& members, const int* ids, int
   g.gp = 1;
   while (g.gp < count) g.gp *= 2;
   g.rs = 16 / g.gp;
+  // Slots by height, then width: the scoring kernel's epilogue takes each box size once, each
+  // size's column sums continuing the previous size's.
+  std::copy(ids, ids + count, g.member);
+  std::stable_sort(g.member, g.member + count, [&](int a, int b) {
+    if (members[a].th != members[b].th) return members[a].th < members[b].th;
+    return members[a].tw < members[b].tw;
+  });
   for (int k = 0; k < count; ++k) {
-    const MemberShape& md = members[ids[k]];
-    g.member[k] = ids[k];
+    const MemberShape& md = members[g.member[k]];
     g.th = std::max(g.th, md.th);
     g.tw = std::max(g.tw, md.tw);
     g.masked |= md.masked;
