@@ -227,6 +227,32 @@ TEST(BankGpu, EqualsCpuForEveryGroupShape) {
               "chunk widths");
 }
 
+// The epilogue takes a group's box sizes in passes, by height then width, each size's column sums
+// continuing the previous size's and each chunk's the previous chunk's: one group of runs of one
+// size and of single sizes, equal heights of different widths, and regions whose first block rows
+// some members do not search (their column sums start from the staged rows further down).
+TEST(BankGpu, EqualsCpuForGroupsOfRunsOfOneBoxSize) {
+  Gray frame = tmtest::structured_gray(331, 257, 12);
+  TemplateBank bank = make_bank(frame, 8, 64, false, 21);
+  const int sizes[8][2] = {{40, 30}, {33, 30}, {40, 45}, {40, 30}, {40, 45}, {50, 20}, {40, 45}, {36, 52}};
+  for (int k = 0; k < 8; ++k) {
+    MaskedGray& g = bank.members[k].image;
+    g.width = sizes[k][0];
+    g.height = sizes[k][1];
+    g.pixels.clear();
+    for (int j = 0; j < g.height; ++j)
+      for (int i = 0; i < g.width; ++i) g.pixels.push_back(frame.at(20 * k + i, 7 * k + j));
+  }
+  BankSearch search = BankSearch::over(bank, Rect{0, 0, frame.width, frame.height});
+  expect_same(frame, bank, frame.width + 7, 3, search, false, "runs of one box size");
+  search.regions[1] = Rect{10, 19, 200, 150};
+  search.regions[2] = Rect{0, 37, 331, 90};
+  search.regions[4] = Rect{};
+  search.regions[6] = Rect{64, 101, 120, 100};
+  for (size_t t = 0; t < bank.templates.size(); ++t) search.thresholds[t] = -1.0;  // every cell a candidate
+  expect_same(frame, bank, frame.width, 0, search, false, "runs of one box size, regions");
+}
+
 // The element's engine runs a bank of one template on the single-template kernel (masked too,
 // where that kernel holds it: a masked template too large for it goes to the bank matcher), and
 // a bank of several on the bank matcher. Its matches equal the CPU engine's (which runs banks of
