@@ -127,30 +127,29 @@ int main() {
     double macs = macs_per_block_iter * iters * blocks;
     printf("%-40s %8.3f ms  %7.1f TMAC/s  %s\n", name, ms, macs / ms / 1e9, cudaGetErrorString(cudaGetLastError()));
   };
+  // The wgmma rows: accumulator sets, N and A's source, two warpgroups a block.
+  struct WgRow {
+    void (*kernel)(int, int*);
+    int sets, n;
+    bool rebuilt;
+  };
+  const WgRow wg_rows[] = {
+      {k_wg<4, false, false>, 4, 16, false}, {k_wg<8, false, false>, 8, 16, false},
+      {k_wg<4, true, false>, 4, 32, false},  {k_wg<4, false, true>, 4, 16, true},
+      {k_wg<8, false, true>, 8, 16, true},   {k_wg<4, true, true>, 4, 32, true},
+  };
   const int sms = p.multiProcessorCount;
   for (int bpsm = 1; bpsm <= 2; ++bpsm) {
     int B = sms * bpsm;
     printf("-- %d blocks an SM\n", bpsm);
     run(
         "mma.sync m16n8k32, 8 warps x 8 acc", [&] { k_mma<<<B, 256>>>(iters, out); }, 8.0 * 8 * 4096, B);
-    run(
-        "wgmma n16 x4 sets, A fixed, 2 WG", [&] { k_wg<4, false, false><<<B, 256>>>(iters, out); },
-        2.0 * 4 * 64 * 16 * 32, B);
-    run(
-        "wgmma n16 x8 sets, A fixed, 2 WG", [&] { k_wg<8, false, false><<<B, 256>>>(iters, out); },
-        2.0 * 8 * 64 * 16 * 32, B);
-    run(
-        "wgmma n32 x4 sets, A fixed, 2 WG", [&] { k_wg<4, true, false><<<B, 256>>>(iters, out); },
-        2.0 * 4 * 64 * 32 * 32, B);
-    run(
-        "wgmma n16 x4 sets, A rebuilt, 2 WG", [&] { k_wg<4, false, true><<<B, 256>>>(iters, out); },
-        2.0 * 4 * 64 * 16 * 32, B);
-    run(
-        "wgmma n16 x8 sets, A rebuilt, 2 WG", [&] { k_wg<8, false, true><<<B, 256>>>(iters, out); },
-        2.0 * 8 * 64 * 16 * 32, B);
-    run(
-        "wgmma n32 x4 sets, A rebuilt, 2 WG", [&] { k_wg<4, true, true><<<B, 256>>>(iters, out); },
-        2.0 * 4 * 64 * 32 * 32, B);
+    for (const WgRow& r : wg_rows) {
+      char name[64];
+      snprintf(name, sizeof name, "wgmma n%d x%d sets, A %s, 2 WG", r.n, r.sets, r.rebuilt ? "rebuilt" : "fixed");
+      run(
+          name, [&] { r.kernel<<<B, 256>>>(iters, out); }, 2.0 * r.sets * 64 * r.n * 32, B);
+    }
   }
   return 0;
 }
