@@ -141,11 +141,11 @@ const Variant kVariants[] = {
     {"ks 2", [](Options& o) { o.tuning.row_split = 2; }},
     {"kz 1", [](Options& o) { o.tuning.cluster_split = 1; }},
     {"kz 4", [](Options& o) { o.tuning.cluster_split = 4; }},
-    {"kz 8, packed, no prefix sums (before)",
+    {"kz 8, packed, no row split (before)",
      [](Options& o) {
        o.tuning.cluster_split = 8;
        o.tuning.solo = Override::Off;
-       o.tuning.prefix_sums = false;
+       o.tuning.small_row_split = false;
      }},
     {"kz 8, packed",
      [](Options& o) {
@@ -164,7 +164,7 @@ const Variant kVariants[] = {
      }},
     {"kz 6", [](Options& o) { o.tuning.cluster_split = 6; }},
     {"kz 5", [](Options& o) { o.tuning.cluster_split = 5; }},
-    {"no prefix sums", [](Options& o) { o.tuning.prefix_sums = false; }},
+    {"no row split", [](Options& o) { o.tuning.small_row_split = false; }},
     {"two M-groups per warp", [](Options& o) { o.tuning.m16 = false; }},
     {"dp4a", [](Options& o) { o.tuning.dp4a = true; }},
     {"wait: spin (lowest latency)", [](Options& o) { o.wait = GpuWait::Spin; }},

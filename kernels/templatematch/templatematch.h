@@ -113,7 +113,7 @@ struct MatcherCudaOptions {
     int row_split = 0;                     // template rows split over 1, 2 or 4 warp groups of a block
     int cluster_split = 0;                 // template rows split over 1..8 blocks of a cluster (sm_90+)
     Override solo = Override::Auto;        // cluster splits with one block per SM: never / where possible
-    bool prefix_sums = true;               // cluster-split blocks take window sums from row prefix sums
+    bool small_row_split = true;           // splits of 4 or more blocks a tile run as the row split
     Override pipelining = Override::Auto;  // software-pipelined tensor-core loop
     bool m16 = true;                       // cluster-split blocks run 8 warps of one 16-row M-group
     bool graphs = true;                    // replay each frame's launch as a CUDA graph (own stream only)

@@ -237,7 +237,7 @@ struct TemplateMatcherCuda::Impl {
     l.shape.grid = grid;
     l.shape.block = dim3(tm::LaunchPlanner::block_threads(pl));
     l.shape.smem = static_cast<size_t>(pl.smem);
-    l.shape.cluster_z = static_cast<unsigned>(pl.kz);
+    l.shape.cluster_z = static_cast<unsigned>(pl.cluster);
     return l;
   }
 

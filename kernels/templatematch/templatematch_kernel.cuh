@@ -32,8 +32,10 @@ namespace cg = cooperative_groups;
 using tm::frame_layout;
 using tm::FrameLayout;
 using tm::kChunk;
+using tm::kM16Rows;
 using tm::kMaxKz;
 using tm::kRows;
+using tm::kRowSegments;
 
 __device__ __forceinline__ uint4 fetch16(cudaTextureObject_t tex, int xe, int y) {
   return tex2D<uint4>(tex, static_cast<float>(xe) + 0.5f, static_cast<float>(y) + 0.5f);
@@ -44,7 +46,8 @@ __device__ __forceinline__ uint4 fetch16(cudaTextureObject_t tex, int xe, int y)
 //
 // A block owns a tile of 64 * PP x 64 positions (frame coordinates, x aligned to the tile width)
 // and, with a cluster split (kz > 1, sm_90), template rows [JA, JB) of it; the kz blocks of one
-// tile form a thread-block cluster. Per block:
+// tile form a thread-block cluster. (The row split, kScan, differs in steps 2 to 4: see there.)
+// Per block:
 //   1. stage the template rows and the frame rows the block reads (texture, 16-byte texels);
 //   2. sum T * I over its template rows: tensor cores (4 warps of 32 x 32 * PP positions, times
 //      ks groups that split the rows again; or, with a cluster split, 8 warps of 16 x 32) or
@@ -277,12 +280,7 @@ CUDAPREP_HD unsigned long long cell_part_best(const FrameParams& p, const TileCe
   return best;
 }
 
-// Step 4 for tile rows [r0, r0 + nrows): window sums, scores into the tile (as float bits), for
-// positions inside the map. `region` row i is frame row Y0 + i; `tile` holds sum T * I (64 rows of
-// cp words); vbuf holds kChunk rows of vp words (vertical sums of I^2), then kChunk rows of vh
-// half-words (vertical sums of I). Threads tid of nthreads; `sync` is the block barrier (a host
-// test runs this with real threads).
-// Unrolling hints only where the device compiler reads them (box_scores also builds for a host test).
+// Unrolling hints only where the device compiler reads them (the window sums build for the host too).
 #if defined(__CUDA_ARCH__)
 #define TM_DEVICE_PRAGMA(x) _Pragma(#x)
 #else
@@ -300,10 +298,131 @@ __host__ __device__ inline void score_into(const FrameParams& p, uint32_t* t, in
     *t = float_bits(static_cast<float>(tm::ccoeff_normed(p.n, p.st, p.var_t, s1, s2, *t)));
 }
 
+// Column sums of I and I^2 over th rows from `rows` (a staged row every rw bytes): column
+// c = tid + k * nthreads (k < K) of the first ncols, into a1[k] and a2[k].
+template <int K>
+__host__ __device__ inline void vertical_sums(const uint8_t* rows, int rw, int ncols, int th, int tid, int nthreads,
+                                              uint32_t (&a1)[K], uint32_t (&a2)[K]) {
+  TM_DEVICE_PRAGMA(unroll)
+  for (int k = 0; k < K; ++k) {
+    const int c = tid + k * nthreads;
+    uint32_t s = 0, s2 = 0;
+    if (c < ncols) {
+      const uint8_t* col = rows + c;
+      TM_DEVICE_PRAGMA(unroll 4)
+      for (int j = 0; j < th; ++j) {
+        const uint32_t v = col[j * rw];
+        s += v;
+        s2 += v * v;
+      }
+    }
+    a1[k] = s;
+    a2[k] = s2;
+  }
+}
+
+// The column sums of `rows` consecutive rows from `top` on (a1, a2 hold the first row's): out(i,
+// c, sum I, sum I^2) for row i, then each slides down a row, but not past the last of `left` rows
+// (never past the staged rows).
+template <int K, class Out>
+__host__ __device__ inline void slide_sums(const uint8_t* top, int rw, int ncols, int th, int rows, int left, int tid,
+                                           int nthreads, uint32_t (&a1)[K], uint32_t (&a2)[K], Out&& out) {
+  TM_DEVICE_PRAGMA(unroll)
+  for (int k = 0; k < K; ++k) {
+    const int c = tid + k * nthreads;
+    if (c >= ncols) continue;
+    const uint8_t* col = top + c;
+    // The bytes that leave and enter the window first (the stores may alias them for the
+    // compiler), then the rows.
+    TM_DEVICE_PRAGMA(unroll 1)
+    for (int i0 = 0; i0 < rows; i0 += 8) {
+      uint32_t out_px[8], in_px[8];
+      TM_DEVICE_PRAGMA(unroll)
+      for (int i = 0; i < 8; ++i) {
+        const bool slide = i0 + i < rows && i0 + i + 1 < left;
+        out_px[i] = slide ? col[(i0 + i) * rw] : 0u;
+        in_px[i] = slide ? col[(i0 + i + th) * rw] : 0u;
+      }
+      TM_DEVICE_PRAGMA(unroll)
+      for (int i = 0; i < 8; ++i) {
+        if (i0 + i < rows) {
+          out(i0 + i, c, a1[k], a2[k]);
+          a1[k] += in_px[i] - out_px[i];
+          a2[k] += in_px[i] * in_px[i] - out_px[i] * out_px[i];
+        }
+      }
+    }
+  }
+}
+
+// Step 4 for tile rows [r0, r0 + nrows) of a block without window-sum warps: window sums, scores
+// into the tile (as float bits), for positions inside the map. `region` row i is frame row Y0 + i;
+// `tile` holds sum T * I (64 rows of cp words); vbuf holds kChunk rows of vp words (vertical sums
+// of I^2), then kChunk rows of vh half-words (vertical sums of I, <= 256 * 255). Threads tid of
+// nthreads; `sync` is the block barrier. A thread re-sums tw columns for 8 consecutive positions
+// of a row (few barriers).
+#pragma nv_exec_check_disable
+template <int TW, class Sync>
+__host__ __device__ inline void box_scores(const FrameParams& p, const uint8_t* region, int rw, uint32_t* tile, int cp,
+                                           uint32_t* vbuf, int vp, int vh, int X0, int Y0, int r0, int nrows, int tid,
+                                           int nthreads, Sync&& sync) {
+  const int tw = p.tw, th = p.th;
+  const int ncols = TW - 1 + tw;                                  // window columns of the tile's positions
+  constexpr int kCols = (TW - 1 + kMaxTemplateSide + 127) / 128;  // columns per thread (>= 128 threads)
+  uint32_t* v2 = vbuf;
+  uint16_t* v1 = reinterpret_cast<uint16_t*>(vbuf + kChunk * vp);
+  uint32_t a1[kCols], a2[kCols];
+  vertical_sums<kCols>(region + r0 * rw, rw, ncols, th, tid, nthreads, a1, a2);
+  // Horizontal tasks: a thread sums 8 consecutive positions of one row. Lanes 0-15 take rows 0-15
+  // of one segment, lanes 16-31 the same rows 16 columns further: with odd word pitches (and
+  // half-word pitches of 2 mod 4), distinct banks.
+  constexpr int kTasks = kChunk * (TW / kSeg);
+  for (int rc = 0; rc < nrows; rc += kChunk) {
+    const int rows = nrows - rc < kChunk ? nrows - rc : kChunk;
+    slide_sums<kCols>(region + (r0 + rc) * rw, rw, ncols, th, rows, nrows - rc, tid, nthreads, a1, a2,
+                      [&](int i, int c, uint32_t s1, uint32_t s2) {
+                        v1[i * vh + c] = static_cast<uint16_t>(s1);  // <= 256 * 255
+                        v2[i * vp + c] = s2;
+                      });
+    sync();
+    for (int task = tid; task < kTasks; task += nthreads) {
+      const int lane = task & 31, grp = task >> 5;
+      const int i = lane & 15;
+      if (i >= rows) continue;
+      const int seg = (grp >> 1) * 4 + (grp & 1) + (lane >> 4) * 2;
+      const int x0 = seg * kSeg;
+      const uint16_t* w1 = v1 + i * vh + x0;
+      const uint32_t* w2 = v2 + i * vp + x0;
+      uint32_t s1 = 0, s2 = 0;
+      TM_DEVICE_PRAGMA(unroll 4)
+      for (int x = 0; x < tw; ++x) {
+        s1 += w1[x];
+        s2 += w2[x];
+      }
+      uint32_t S1[kSeg], S2[kSeg];
+      S1[0] = s1;
+      S2[0] = s2;
+      TM_DEVICE_PRAGMA(unroll)
+      for (int e = 1; e < kSeg; ++e) {
+        s1 += static_cast<uint32_t>(w1[e - 1 + tw]) - w1[e - 1];
+        s2 += w2[e - 1 + tw] - w2[e - 1];
+        S1[e] = s1;
+        S2[e] = s2;
+      }
+      const int yy = r0 + rc + i;
+      const int v = Y0 - p.sy + yy;
+      uint32_t* trow = tile + yy * cp + x0;
+      TM_DEVICE_PRAGMA(unroll)
+      for (int e = 0; e < kSeg; ++e) score_into(p, trow + e, X0 - p.sx + x0 + e, v, S1[e], S2[e]);
+    }
+    sync();
+  }
+}
+
 #if defined(__CUDA_ARCH__)
-// kScan: each row of the chunk's vertical sums (v1 and v2, 32-bit, pitch vp) turned in place into
-// its inclusive prefix sums, a warp per row, 4 consecutive columns per lane (128 per pass). Sums
-// of I^2 may wrap: a window's difference is still exact, as its true value is below 2^32.
+// Each row of the vertical sums (v1 and v2, 32-bit, pitch vp) turned in place into its inclusive
+// prefix sums, a warp per row, 4 consecutive columns per lane (128 per pass). Sums of I^2 may
+// wrap: a window's difference is still exact, as its true value is below 2^32.
 __device__ inline void prefix_rows(uint32_t* v1, uint32_t* v2, int vp, int ncols, int rows, int tid, int nthreads) {
   const int lane = tid & 31;
   for (int i = tid >> 5; i < rows; i += nthreads >> 5) {
@@ -339,128 +458,6 @@ __device__ inline void prefix_rows(uint32_t* v1, uint32_t* v2, int vp, int ncols
   }
 }
 #endif
-
-// kScan (blocks with few rows, e.g. cluster splits: 8 rows on 256 threads): window sums as
-// differences of row prefix sums, every thread scoring its own positions; otherwise a thread
-// re-sums tw columns for 8 consecutive positions of a row (fewer barriers, no 32-bit v1 rows).
-#pragma nv_exec_check_disable
-template <int TW, bool kScan, class Sync>
-__host__ __device__ inline void box_scores(const FrameParams& p, const uint8_t* region, int rw, uint32_t* tile, int cp,
-                                           uint32_t* vbuf, int vp, int vh, int X0, int Y0, int r0, int nrows, int tid,
-                                           int nthreads, Sync&& sync) {
-  const int tw = p.tw, th = p.th;
-  const int ncols = TW - 1 + tw;                                  // window columns of the tile's positions
-  constexpr int kCols = (TW - 1 + kMaxTemplateSide + 127) / 128;  // columns per thread (>= 128 threads)
-  uint32_t* v2 = vbuf;
-  uint16_t* v1 = reinterpret_cast<uint16_t*>(vbuf + kChunk * vp);
-  uint32_t* v1w = vbuf + kChunk * vp;  // kScan: 32-bit rows of pitch vp
-  // Vertical sums over th rows, running down the rows: column c = tid + k * nthreads.
-  uint32_t a1[kCols], a2[kCols];
-  TM_DEVICE_PRAGMA(unroll)
-  for (int k = 0; k < kCols; ++k) {
-    const int c = tid + k * nthreads;
-    uint32_t s = 0, s2 = 0;
-    if (c < ncols) {
-      const uint8_t* col = region + r0 * rw + c;
-      TM_DEVICE_PRAGMA(unroll 4)
-      for (int j = 0; j < th; ++j) {
-        const uint32_t v = col[j * rw];
-        s += v;
-        s2 += v * v;
-      }
-    }
-    a1[k] = s;
-    a2[k] = s2;
-  }
-  // Horizontal tasks: a thread sums 8 consecutive positions of one row. Lanes 0-15 take rows 0-15
-  // of one segment, lanes 16-31 the same rows 16 columns further: with odd word pitches (and
-  // half-word pitches of 2 mod 4), distinct banks.
-  constexpr int kTasks = kChunk * (TW / kSeg);
-  for (int rc = 0; rc < nrows; rc += kChunk) {
-    const int rows = nrows - rc < kChunk ? nrows - rc : kChunk;
-    TM_DEVICE_PRAGMA(unroll)
-    for (int k = 0; k < kCols; ++k) {
-      const int c = tid + k * nthreads;
-      if (c >= ncols) continue;
-      const uint8_t* col = region + (r0 + rc) * rw + c;
-      // The bytes that leave and enter the window first (the stores below may alias them for the
-      // compiler), then the chunk's rows; no slide past the last row (never past the staged rows).
-      TM_DEVICE_PRAGMA(unroll 1)
-      for (int i0 = 0; i0 < rows; i0 += 8) {
-        uint32_t out_px[8], in_px[8];
-        TM_DEVICE_PRAGMA(unroll)
-        for (int i = 0; i < 8; ++i) {
-          const bool slide = i0 + i < rows && rc + i0 + i + 1 < nrows;
-          out_px[i] = slide ? col[(i0 + i) * rw] : 0u;
-          in_px[i] = slide ? col[(i0 + i + th) * rw] : 0u;
-        }
-        TM_DEVICE_PRAGMA(unroll)
-        for (int i = 0; i < 8; ++i) {
-          if (i0 + i < rows) {
-            if constexpr (kScan)
-              v1w[(i0 + i) * vp + c] = a1[k];
-            else
-              v1[(i0 + i) * vh + c] = static_cast<uint16_t>(a1[k]);  // <= 256 * 255
-            v2[(i0 + i) * vp + c] = a2[k];
-            a1[k] += in_px[i] - out_px[i];
-            a2[k] += in_px[i] * in_px[i] - out_px[i] * out_px[i];
-          }
-        }
-      }
-    }
-    sync();
-    if constexpr (kScan) {
-#if defined(__CUDA_ARCH__)
-      prefix_rows(v1w, v2, vp, ncols, rows, tid, nthreads);
-      sync();
-      for (int task = tid; task < rows * TW; task += nthreads) {
-        const int i = task / TW, x = task % TW;
-        const uint32_t* q1 = v1w + i * vp;
-        const uint32_t* q2 = v2 + i * vp;
-        uint32_t s1 = q1[x + tw - 1], s2 = q2[x + tw - 1];
-        if (x > 0) s1 -= q1[x - 1], s2 -= q2[x - 1];
-        const int yy = r0 + rc + i;
-        score_into(p, tile + yy * cp + x, X0 - p.sx + x, Y0 - p.sy + yy, s1, s2);
-      }
-      sync();
-#endif
-    } else {
-#if defined(__CUDA_ARCH__)
-#endif
-      for (int task = tid; task < kTasks; task += nthreads) {
-        const int lane = task & 31, grp = task >> 5;
-        const int i = lane & 15;
-        if (i >= rows) continue;
-        const int seg = (grp >> 1) * 4 + (grp & 1) + (lane >> 4) * 2;
-        const int x0 = seg * kSeg;
-        const uint16_t* w1 = v1 + i * vh + x0;
-        const uint32_t* w2 = v2 + i * vp + x0;
-        uint32_t s1 = 0, s2 = 0;
-        TM_DEVICE_PRAGMA(unroll 4)
-        for (int x = 0; x < tw; ++x) {
-          s1 += w1[x];
-          s2 += w2[x];
-        }
-        uint32_t S1[kSeg], S2[kSeg];
-        S1[0] = s1;
-        S2[0] = s2;
-        TM_DEVICE_PRAGMA(unroll)
-        for (int e = 1; e < kSeg; ++e) {
-          s1 += static_cast<uint32_t>(w1[e - 1 + tw]) - w1[e - 1];
-          s2 += w2[e - 1 + tw] - w2[e - 1];
-          S1[e] = s1;
-          S2[e] = s2;
-        }
-        const int yy = r0 + rc + i;
-        const int v = Y0 - p.sy + yy;
-        uint32_t* trow = tile + yy * cp + x0;
-        TM_DEVICE_PRAGMA(unroll)
-        for (int e = 0; e < kSeg; ++e) score_into(p, trow + e, X0 - p.sx + x0 + e, v, S1[e], S2[e]);
-      }
-      sync();
-    }
-  }
-}
 
 // Step 1, template rows [JA, JA + J) (src: row JA, kp bytes a row) into the staged layout of
 // frame_layout (tp bytes a row): segment g (rows b[g] <= j < b[g + 1], b[g] = g J / ks) at staged
@@ -579,22 +576,32 @@ __device__ __forceinline__ void mma_phase(uint32_t (&acc)[NA * NB][2][PP][4][4],
 
 // kM16: 8 warps of one 16-row M-group each (image rows [ja, jb + 15) per warp instead of
 // [ja, jb + 31) for two M-groups): the shorter serial chain of the small cluster-split grids.
-// kScan: window sums from row prefix sums (box_scores), for blocks with few tile rows.
+// kScan (with kM16: the row split of small regions, no cluster): the kz blocks of a tile each own
+// tile rows [r0, r0 + nrows), nrows <= 16, and take all template rows: 8 warps multiply (two
+// column halves x four template-row segments, one 16-row M-group each) while 4 more warps sum
+// the columns of the block's rows; after a barrier every warp turns the column sums into prefix
+// sums, and one pass adds up the segments' sums, takes the window sums and writes the scores into
+// the tile and the map. (Only block barriers: the window-sum warps share no barrier of their own.)
 // kMasked: a masked template (OpenCV's masked TM_CCOEFF_NORMED): the window sums under the mask
 // are products too, so a block runs two passes of the tensor-core loop with two products each:
 // M T and M with I, then M with the high and with the low bytes of I^2 (sum M I^2 = 256 sum M hi
 // + sum M lo); 64-wide tiles, no cluster split.
 template <bool kMma, int PP, bool kPipe, bool kM16, bool kScan, bool kMasked = false>
-__global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameParams p) {
+__global__ void __launch_bounds__(kScan     ? 32 * (tm::kSumWarps + 2 * kRowSegments)
+                                  : PP == 1 ? 512
+                                            : 256) frame_kernel(const FrameParams p) {
   static_assert(!kMasked || (kMma && PP == 1 && !kM16 && !kScan), "masked: 64-wide tensor-core tiles only");
+  static_assert(!kScan || (kMma && kM16), "row split: tensor-core blocks of 16-row M-groups only");
+  constexpr bool kRowSplit = kScan;
+  constexpr int kSumWarps = kRowSplit ? tm::kSumWarps : 0;  // (the first warps; the product warps follow)
   constexpr int TW = 64 * PP;
   extern __shared__ __align__(16) uint8_t smem[];  // no static shared memory: the limit is the opt-in size
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nthreads = blockDim.x;
   const int X0 = p.x_first + blockIdx.x * TW, Y0 = p.sy + blockIdx.y * kRows;
   const int th = p.th, kp = p.kp, kz = p.kz, q = blockIdx.z;
-  const int JA = q * th / kz, JB = (q + 1) * th / kz, J = JB - JA;   // this block's template rows
-  const int r0 = q * kRows / kz, nrows = (q + 1) * kRows / kz - r0;  // and tile rows of step 4
-  const int ks = kMma && !kM16 ? nthreads >> 7 : 1;                  // template-row segments
+  const int JA = kRowSplit ? 0 : q * th / kz, JB = kRowSplit ? th : (q + 1) * th / kz, J = JB - JA;  // template rows
+  const int r0 = q * kRows / kz, nrows = (q + 1) * kRows / kz - r0;             // and tile rows of step 4
+  const int ks = kRowSplit ? kRowSegments : kMma && !kM16 ? nthreads >> 7 : 1;  // template-row segments
   const FrameLayout L = frame_layout(PP, p.tw, th, kp, J, ks, kScan, kMasked);
   uint8_t* region = smem;
   uint8_t* tsm = smem + L.region;
@@ -602,6 +609,11 @@ __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameP
   uint32_t* vbuf = tile + kRows * L.cp;
   uint32_t* sum_mi = tile + kRows * L.cp;     // masked: sum M I (unmasked: vbuf's place)
   uint32_t* sum_mii = sum_mi + kRows * L.cp;  // masked: sum M I^2
+  // kRowSplit: the column sums of the block's rows (kM16Rows rows of vp words, of I then of I^2),
+  // then their prefix sums; each template-row segment's sums T * I of the block's 16 rows.
+  uint32_t* vs1 = reinterpret_cast<uint32_t*>(smem + L.sums);
+  uint32_t* vs2 = vs1 + kM16Rows * L.vp;
+  uint32_t* parts = reinterpret_cast<uint32_t*>(smem + L.parts);
   trace_mark(p, tm::kTrStart);
 
   // 1. Stage the template rows and the frame rows this block reads. Template: segment g (rows
@@ -614,7 +626,9 @@ __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameP
     if constexpr (kMasked)
       stage_template(tsm + L.tmpl, L.tp, p.mask + static_cast<size_t>(JA) * kp, kp, J, ks, tid, nthreads);
     const int texels = L.rw / 16;
-    const int s0 = min(JA, r0), s1 = min(th + kRows - 1, max(JB + kRows - 1, r0 + nrows + th - 1));
+    // (kRowSplit: the M-group's 16 rows from r0, some of them past the block's rows.)
+    const int s0 = kRowSplit ? r0 : min(JA, r0),
+              s1 = kRowSplit ? r0 + kM16Rows + th - 1 : min(th + kRows - 1, max(JB + kRows - 1, r0 + nrows + th - 1));
     // Texel e of row r for i = tid, tid + nthreads, ...: (e, r) stepped without a division, 8
     // fetches in flight per thread.
     const int dq = nthreads / texels, dr = nthreads % texels;
@@ -642,11 +656,27 @@ __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameP
   __syncthreads();
   trace_mark(p, tm::kTrStaged);
 
-  // 2. sum T * I of the block's template rows into the tile (masked: the four sums).
-  if constexpr (kMma) {
+  // 2. sum T * I of the block's template rows into the tile (masked: the four sums); with
+  //    kRowSplit, into the segments' parts, while the window-sum warps sum the block's windows.
+  if (warp < kSumWarps) {
+    if constexpr (kRowSplit) {
+      // The column sums of the block's rows, while the product warps multiply.
+      constexpr int kCols = (TW - 1 + kMaxTemplateSide + 32 * kSumWarps - 1) / (32 * kSumWarps);
+      const int ncols = TW - 1 + p.tw;
+      uint32_t a1[kCols], a2[kCols];
+      vertical_sums<kCols>(region + r0 * L.rw, L.rw, ncols, th, tid, 32 * kSumWarps, a1, a2);
+      slide_sums<kCols>(region + r0 * L.rw, L.rw, ncols, th, nrows, nrows, tid, 32 * kSumWarps, a1, a2,
+                        [&](int i, int c, uint32_t c1, uint32_t c2) {
+                          vs1[i * L.vp + c] = c1;
+                          vs2[i * L.vp + c] = c2;
+                        });
+    }
+  } else if constexpr (kMma) {
     // Warp: column half wx, first output row wrow of the tile, template-row segment kgroup.
-    const int wx = warp & 1;
-    const int wrow = kM16 ? 16 * (warp >> 1) : 32 * ((warp >> 1) & 1), kgroup = kM16 ? 0 : warp >> 2;
+    const int pw = warp - kSumWarps;  // (the product warps)
+    const int wx = pw & 1;
+    const int wrow = kRowSplit ? r0 : kM16 ? 16 * (pw >> 1) : 32 * ((pw >> 1) & 1);
+    const int kgroup = kRowSplit ? pw >> 1 : kM16 ? 0 : pw >> 2;
     const int g = lane >> 2, t = lane & 3;
     MmaCtx x;
     x.rw = L.rw;
@@ -691,6 +721,16 @@ __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameP
         mma_phase<PP, NA, NB, true, false, kPipe>(acc, x, x.ja, e1, nc);
         mma_phase<PP, NA, NB, true, true, kPipe>(acc, x, e1, e2, nc);
         mma_phase<PP, NA, NB, false, true, kPipe>(acc, x, max(e1, e2), e3, nc);
+      }
+      if constexpr (kRowSplit) {
+        // Lane (g, t) holds rows g and g + 8 of the M-group, 4 consecutive positions (the shifts)
+        // at 8 t + 4 e of its column half: 16-byte stores into its segment's part.
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+          *reinterpret_cast<uint4*>(parts + (kgroup * kM16Rows + g + 8 * (i >> 1)) * L.rp + 32 * wx + 8 * t +
+                                    4 * (i & 1)) =
+              make_uint4(acc[0][0][0][0][i], acc[0][0][0][1][i], acc[0][0][0][2][i], acc[0][0][0][3][i]);
+        return;
       }
       __syncthreads();  // every warp is done with the staged rows (unmasked: the tile replaces them)
       for (int k = 0; k < ks; ++k) {
@@ -779,13 +819,22 @@ __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameP
     __syncthreads();
   }
 
+  // (Row split: thread 0 is a window-sum warp's, so this mark is the column sums' end; the
+  // products' end falls in the next phase.)
   trace_mark(p, tm::kTrMma);
 
   // 3. Cluster split: rows [r0, r0 + nrows) summed over the kz blocks of the tile. A block then
   //    only touches its own rows, so it needs the others only to stay resident while they read
   //    its tile: it arrives at the cluster barrier now and waits for it just before leaving.
+  if (kRowSplit) {
+    __syncthreads();  // the segments' parts and the column sums are complete
+#if defined(__CUDA_ARCH__)
+    prefix_rows(vs1, vs2, L.vp, TW - 1 + p.tw, nrows, tid, nthreads);
+#endif
+    __syncthreads();
+  }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if (kz > 1) {
+  if (!kRowSplit && kz > 1) {
     cg::cluster_group cluster = cg::this_cluster();
     cluster.sync();  // every block's partial tile is complete
 #pragma unroll 4
@@ -803,7 +852,7 @@ __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameP
   // Every exit: no block leaves (and frees its shared memory) while others of its cluster read it.
   auto leave = [&]() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if (kz > 1) asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+    if (!kRowSplit && kz > 1) asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 #endif
     trace_mark(p, tm::kTrEnd);
   };
@@ -811,7 +860,26 @@ __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameP
   trace_mark(p, tm::kTrCluster);
 
   // 4. Window sums and scores of rows [r0, r0 + nrows); then the map, row by row.
-  if constexpr (kMasked) {
+  if constexpr (kRowSplit) {
+    // The segments' parts added up, scored into the tile and the map in one pass.
+    for (int i = tid; i < nrows * TW; i += nthreads) {
+      const int yl = i / TW, xx = i % TW, yy = r0 + yl;
+      const int u = X0 - p.sx + xx, v = Y0 - p.sy + yy;
+      if (u < 0 || u >= p.mw || v >= p.mh) continue;
+      uint32_t sti = 0;
+#pragma unroll
+      for (int k = 0; k < kRowSegments; ++k) sti += parts[(k * kM16Rows + yl) * L.rp + xx];
+      // Window sums: differences of the row's prefix sums.
+      const uint32_t* q1 = vs1 + yl * L.vp;
+      const uint32_t* q2 = vs2 + yl * L.vp;
+      const uint32_t s1 = q1[xx + p.tw - 1] - (xx > 0 ? q1[xx - 1] : 0u),
+                     s2 = q2[xx + p.tw - 1] - (xx > 0 ? q2[xx - 1] : 0u);
+      const float score = static_cast<float>(tm::ccoeff_normed(p.n, p.st, p.var_t, s1, s2, sti));
+      tile[yy * L.cp + xx] = float_bits(score);
+      p.map[v * p.mpitch + u] = score;
+    }
+    __syncthreads();
+  } else if constexpr (kMasked) {
     // The sums are in the tiles: the score of a masked template (NaN where the window has no
     // variance under the mask), as the CPU bank matcher computes it.
     for (int i = tid; i < nrows * TW; i += nthreads) {
@@ -822,10 +890,10 @@ __global__ void __launch_bounds__(PP == 1 ? 512 : 256) frame_kernel(const FrameP
     }
     __syncthreads();
   } else {
-    box_scores<TW, kScan>(p, region, L.rw, tile, L.cp, vbuf, L.vp, L.vh, X0, Y0, r0, nrows, tid, nthreads, BlockSync());
+    box_scores<TW>(p, region, L.rw, tile, L.cp, vbuf, L.vp, L.vh, X0, Y0, r0, nrows, tid, nthreads, BlockSync());
   }
   trace_mark(p, tm::kTrBox);
-  for (int i = tid; i < nrows * TW; i += nthreads) {
+  for (int i = tid; !kRowSplit && i < nrows * TW; i += nthreads) {
     const int yy = r0 + i / TW, xx = i % TW;
     const int u = X0 - p.sx + xx, v = Y0 - p.sy + yy;
     if (u >= 0 && u < p.mw && v < p.mh) p.map[v * p.mpitch + u] = bits_float(tile[yy * L.cp + xx]);

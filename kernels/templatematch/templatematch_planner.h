@@ -7,7 +7,9 @@
 // 128-wide for templates 65..128 px wide on grids that fill the GPU; where the tiles fill less
 // than half the GPU, the template rows are split over a thread-block cluster of up to 8 blocks per
 // tile (sm_90), summed through distributed shared memory, and such blocks run 8 warps of one
-// 16-row M-group each (shorter serial chains); otherwise ks warp groups per block split the rows
+// 16-row M-group each (shorter serial chains); where that split would be 4 or more blocks, the
+// row split instead: 4 blocks a tile of 16 tile rows each, every template row, no cluster, with
+// 4 warps summing the windows beside the 8 that multiply; otherwise ks warp groups per block split the rows
 // again where the occupancy allows (choose_ks). The tensor-core loop is software-pipelined (next
 // step's fragments loaded during the current step's mma) where a row step has one 32-column
 // chunk or the grid is small; otherwise the compiler's own unrolling of the chunk loop is faster.
@@ -53,8 +55,9 @@ Status check_tuning(const MatcherCudaOptions::Tuning& tuning);
 // The launch of one frame.
 struct FramePlan {
   int pp = 1, kz = 1, ks = 1, smem = 0, x_first = 0;
-  bool pipe = false, m16 = false, scan = false;
-  int grid_x = 0, grid_y = 0, grid_z = 1;  // tiles across, tiles down, kz
+  int cluster = 1;  // blocks of a thread-block cluster: kz for a template-row split, else 1
+  bool pipe = false, m16 = false, scan = false;  // scan: the row split
+  int grid_x = 0, grid_y = 0, grid_z = 1;        // tiles across, tiles down, kz
 };
 
 class LaunchPlanner {
@@ -74,13 +77,16 @@ class LaunchPlanner {
 
   FramePlan plan(const Rect& region) const;
   KernelVariant kernel_of(const FramePlan& plan) const;
-  static int block_threads(const FramePlan& plan) { return block_threads_of(plan.m16, plan.ks); }
+  static int block_threads(const FramePlan& plan) { return block_threads_of(plan.m16, plan.ks, plan.scan); }
 
   // Blocks per SM for [tile width / 64 - 1][kz][log2 ks] (0: does not fit), for tests.
   int occupancy(int pp, int kz, int log2_ks) const { return occ_[pp - 1][kz][log2_ks]; }
 
  private:
-  static int block_threads_of(bool m16, int ks) { return kGroupThreads * (m16 ? 2 : ks); }
+  // m16: 8 warps; scan (the row split): the window-sum warps and a warp pair a template-row segment.
+  static int block_threads_of(bool m16, int ks, bool scan) {
+    return scan ? 32 * (kSumWarps + 2 * kRowSegments) : kGroupThreads * (m16 ? 2 : ks);
+  }
   Status compute_occupancy(OccupancyQueries& queries);
   Status compute_solo(OccupancyQueries& queries);
   int choose_ks(int pp, int kz, int blocks) const;
@@ -93,7 +99,7 @@ class LaunchPlanner {
   int force_ks_ = 0;        // row_split: 1, 2 or 4
   int force_kz_ = 0;        // cluster_split: 1..8
   int force_solo_ = -1;     // solo: 0 or 1 (one block per SM in cluster-split launches)
-  bool scan_split_ = true;  // prefix_sums = false: cluster-split blocks re-sum window columns
+  bool scan_split_ = true;  // tuning.small_row_split
   int force_pipe_ = -1;     // pipelining: 0 or 1
   bool m16_split_ = true;   // m16 = false: cluster-split blocks keep 4 warps of two M-groups
   // Per template.

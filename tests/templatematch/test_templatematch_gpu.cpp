@@ -221,14 +221,17 @@ INSTANTIATE_TEST_SUITE_P(Kernels, GpuMatch,
 namespace {
 
 // Cluster-split cases: a region-sized frame with a 64 px template; odd sizes whose tiles are
-// clipped on both sides; a tall thin template (th = 8 kz at kz 8: 8 template rows a block).
+// clipped on both sides; a tall thin template (th = 8 kz at kz 8: 8 template rows a block); a wide
+// one (the row split's windows reach 191 columns).
 void compare_cluster_split(const MatcherCudaOptions& o, uint32_t seed, const std::string& what) {
   struct Case {
     int w, h, tw, th, tx, ty;
     bool structured;
   };
-  const Case cases[] = {
-      {256, 256, 64, 64, 90, 70, true}, {203, 171, 37, 61, 101, 57, false}, {181, 150, 9, 64, 150, 40, true}};
+  const Case cases[] = {{256, 256, 64, 64, 90, 70, true},
+                        {203, 171, 37, 61, 101, 57, false},
+                        {181, 150, 9, 64, 150, 40, true},
+                        {311, 263, 128, 97, 60, 80, true}};
   for (const Case& c : cases) {
     Gray f = c.structured ? tmtest::structured_gray(c.w, c.h, seed++) : tmtest::random_gray(c.w, c.h, seed++);
     compare_paths(f, tmtest::crop(f, c.tx, c.ty, c.tw, c.th), o,
@@ -252,7 +255,7 @@ TEST_P(GpuClusterSplit, EqualsCpu) {
       MatcherCudaOptions o = with_nms_in_kernel(MatcherCudaOptions(), std::get<1>(GetParam()));
       o.tuning.cluster_split = kz;
       o.tuning.solo = solo ? MatcherCudaOptions::Override::On : MatcherCudaOptions::Override::Off;
-      o.tuning.prefix_sums = scan;
+      o.tuning.small_row_split = scan;
       compare_cluster_split(
           o, seed, "kz " + std::to_string(kz) + " solo " + std::to_string(solo) + " scan " + std::to_string(scan));
       seed += 3;
@@ -272,7 +275,7 @@ TEST(GpuClusterSplitVariants, NotPipelinedOrTwoMGroupsEqualsCpu) {
     o.tuning.cluster_split = kz;
     o.tuning.pipelining = MatcherCudaOptions::Override::Off;
     for (bool scan : {false, true}) {
-      o.tuning.prefix_sums = scan;
+      o.tuning.small_row_split = scan;
       compare_cluster_split(o, 2000 + 10 * kz,
                             "kz " + std::to_string(kz) + " not pipelined, scan " + std::to_string(scan));
     }

@@ -103,35 +103,54 @@ TEST(Planner, WideTilesFor65To128PxTemplatesOnFullGrids) {
   EXPECT_EQ(plan_for(h200(), 128, 128, Rect{0, 0, 600, 400}).plan.pp, 1);
 }
 
-TEST(Planner, SmallRegionSplitsTemplateRowsOverAClusterOnePerSm) {
-  // 256 x 256 region, 64 px: 4 x 4 tiles. The largest kz with at least 8 template rows a block and
-  // every cluster resident at once, one block per SM: 8 (16 x 8 = 128 blocks <= 132 SMs).
+TEST(Planner, SmallRegionRunsTheRowSplit) {
+  // 256 x 256 region, 64 px: 4 x 4 tiles. The cluster split would take kz 8 (the largest with at
+  // least 8 template rows a block and every cluster resident at once, one block per SM); a split
+  // of 4 or more runs as the row split: 4 blocks a tile of 16 tile rows, every template row, no
+  // cluster; 8 product warps and 4 window-sum warps.
   const Rect region{832, 412, 256, 256};
   const Planned p = plan_for(h200(), 64, 64, region);
   EXPECT_EQ(p.plan.grid_x, 4);
   EXPECT_EQ(p.plan.grid_y, 4);
   EXPECT_EQ(p.plan.x_first, 832);
-  EXPECT_EQ(p.plan.kz, 8);
-  EXPECT_EQ(p.plan.grid_z, 8);
+  EXPECT_TRUE(p.plan.scan);
+  EXPECT_EQ(p.plan.kz, 4);
+  EXPECT_EQ(p.plan.grid_z, 4);
+  EXPECT_EQ(p.plan.cluster, 1);
   EXPECT_TRUE(p.plan.m16);
   EXPECT_EQ(p.plan.ks, 1);
-  EXPECT_EQ(LaunchPlanner::block_threads(p.plan), 256);
   EXPECT_TRUE(p.plan.pipe);
-  EXPECT_TRUE(p.plan.scan);
-  // One block per SM: just over half an SM's shared memory.
-  EXPECT_GT(p.plan.smem + 1024, 233472 / 2);
+  EXPECT_EQ(LaunchPlanner::block_threads(p.plan), 384);
+  EXPECT_EQ(p.plan.smem, tm::frame_layout(1, 64, 64, 64, 64, tm::kRowSegments, true).total);
   const tm::KernelVariant k = p.planner.kernel_of(p.plan);
   EXPECT_TRUE(k.mma && k.pipelined && k.m16 && k.scan);
   EXPECT_EQ(k.pp, 1);
+  // Without it: the cluster of 8, one block per SM (just over half an SM's shared memory).
+  Tuning t;
+  t.small_row_split = false;
+  const Planned c = plan_for(h200(), 64, 64, region, t);
+  EXPECT_FALSE(c.plan.scan);
+  EXPECT_EQ(c.plan.kz, 8);
+  EXPECT_EQ(c.plan.cluster, 8);
+  EXPECT_EQ(LaunchPlanner::block_threads(c.plan), 256);
+  EXPECT_GT(c.plan.smem + 1024, 233472 / 2);
+  // A forced split of 4 or more keeps its kz.
+  t = Tuning();
+  t.cluster_split = 6;
+  const Planned f = plan_for(h200(), 64, 64, region, t);
+  EXPECT_TRUE(f.plan.scan);
+  EXPECT_EQ(f.plan.kz, 6);
+  EXPECT_EQ(f.plan.cluster, 1);
 }
 
 TEST(Planner, ClustersPackedWhereOneBlockPerSmCannotBeHad) {
   // The GPU gives no cluster occupancy: the largest kz that fits, blocks packed as they come.
-  const Planned p = plan_for(h200(), 64, 64, Rect{832, 412, 256, 256}, Tuning(), false);
-  EXPECT_EQ(p.plan.kz, 8);
-  EXPECT_EQ(p.plan.smem, tm::frame_layout(1, 64, 64, 64, 8, 1, true).total);
-  // solo forced off: the same.
   Tuning t;
+  t.small_row_split = false;
+  const Planned p = plan_for(h200(), 64, 64, Rect{832, 412, 256, 256}, t, false);
+  EXPECT_EQ(p.plan.kz, 8);
+  EXPECT_EQ(p.plan.smem, tm::frame_layout(1, 64, 64, 64, 8, 1).total);
+  // solo forced off: the same.
   t.solo = Override::Off;
   EXPECT_EQ(plan_for(h200(), 64, 64, Rect{832, 412, 256, 256}, t).plan.smem, p.plan.smem);
 }
@@ -154,8 +173,15 @@ TEST(Planner, LargestTemplate) {
   EXPECT_EQ(p.plan.kz, 1);
   EXPECT_FALSE(p.plan.pipe);
   EXPECT_LE(p.plan.smem, 232448);
-  // On a 300 x 280 frame (one tile) the rows are split over a cluster of 8.
-  EXPECT_EQ(plan_for(h200(), 256, 256, Rect{0, 0, 300, 280}).plan.kz, 8);
+  // On a 300 x 280 frame (one tile) the row split (every template row a block) does not fit: the
+  // rows are split over a cluster of 8.
+  const Planned one_tile = plan_for(h200(), 256, 256, Rect{0, 0, 300, 280});
+  EXPECT_GT(tm::frame_layout(1, 256, 256, 256, 256, tm::kRowSegments, true).total, 232448);
+  EXPECT_FALSE(one_tile.plan.scan);
+  EXPECT_EQ(one_tile.plan.kz, 8);
+  EXPECT_EQ(one_tile.plan.cluster, 8);
+  // 128 px: it fits.
+  EXPECT_TRUE(plan_for(h200(), 128, 128, Rect{0, 0, 300, 280}).plan.scan);
   // An A100 (163 KB per block) cannot hold it: refused with the figures.
   LaunchPlanner a(a100(), Tuning());
   ModelOccupancy occupancy(a100());
@@ -240,21 +266,21 @@ TEST(Planner, ForcedShapes) {
   EXPECT_EQ(plan_for(h200(), 9, 5, kFullHd, t).plan.kz, 5);  // no more blocks than template rows
 
   t = Tuning();
-  t.cluster_split = 4;
+  t.cluster_split = 3;
   t.solo = Override::On;
   const Planned solo = plan_for(h200(), 64, 64, kFullHd, t);
   EXPECT_GT(solo.plan.smem + 1024, 233472 / 2);
 
   t = Tuning();
   t.m16 = false;
-  t.prefix_sums = false;
+  t.small_row_split = false;
   const Planned two_groups = plan_for(h200(), 64, 64, Rect{832, 412, 256, 256}, t);
   EXPECT_GT(two_groups.plan.kz, 1);
   EXPECT_FALSE(two_groups.plan.m16);
   EXPECT_FALSE(two_groups.plan.scan);
 
   t = Tuning();
-  t.prefix_sums = false;
+  t.small_row_split = false;
   EXPECT_FALSE(plan_for(h200(), 64, 64, Rect{832, 412, 256, 256}, t).plan.scan);
 
   t = Tuning();
