@@ -657,7 +657,8 @@ __global__ void __launch_bounds__(kScan     ? 32 * (tm::kSumWarps + 2 * kRowSegm
   trace_mark(p, tm::kTrStaged);
 
   // 2. sum T * I of the block's template rows into the tile (masked: the four sums); with
-  //    kRowSplit, into the segments' parts, while the window-sum warps sum the block's windows.
+  //    kRowSplit, into the segments' parts, while the window-sum warps sum the columns of the
+  //    block's rows.
   if (warp < kSumWarps) {
     if constexpr (kRowSplit) {
       // The column sums of the block's rows, while the product warps multiply.
