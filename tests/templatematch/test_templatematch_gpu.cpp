@@ -241,9 +241,10 @@ void compare_cluster_split(const MatcherCudaOptions& o, uint32_t seed, const std
 
 }  // namespace
 
-// Every cluster split (kz blocks per tile, non-powers of two too: uneven template-row and
-// tile-row shares), with and without one block per SM and the prefix-sum window sums, against the
-// CPU. Forced splits apply whatever the grid size (sm_90; elsewhere the default path runs).
+// Every split of a tile over kz blocks (non-powers of two too: uneven template-row and tile-row
+// shares), with and without one block per SM, as a cluster split and, for kz >= 4, as the row
+// split, against the CPU. Forced splits apply whatever the grid size (sm_90; elsewhere the
+// default path runs).
 // (kz, every candidate list suppressed in the kernel); one instance each for racecheck filters.
 class GpuClusterSplit : public ::testing::TestWithParam<std::tuple<int, bool>> {};
 
@@ -251,13 +252,14 @@ TEST_P(GpuClusterSplit, EqualsCpu) {
   const int kz = std::get<0>(GetParam());
   uint32_t seed = 900 + 100 * kz;
   for (bool solo : {false, true})
-    for (bool scan : {false, true}) {
+    for (bool row_split : {false, true}) {
       MatcherCudaOptions o = with_nms_in_kernel(MatcherCudaOptions(), std::get<1>(GetParam()));
       o.tuning.cluster_split = kz;
       o.tuning.solo = solo ? MatcherCudaOptions::Override::On : MatcherCudaOptions::Override::Off;
-      o.tuning.small_row_split = scan;
+      o.tuning.small_row_split = row_split;
       compare_cluster_split(
-          o, seed, "kz " + std::to_string(kz) + " solo " + std::to_string(solo) + " scan " + std::to_string(scan));
+          o, seed,
+          "kz " + std::to_string(kz) + " solo " + std::to_string(solo) + " row split " + std::to_string(row_split));
       seed += 3;
     }
 }
@@ -267,17 +269,17 @@ INSTANTIATE_TEST_SUITE_P(Kz, GpuClusterSplit, ::testing::Combine(::testing::Rang
                            return "Kz" + std::to_string(std::get<0>(i.param)) + nms_suffix(std::get<1>(i.param));
                          });
 
-// The cluster-split kernels the defaults never launch: without software pipelining (one
-// 16-row M-group per warp, both window-sum passes), and with two M-groups per warp.
+// The split kernels the defaults never launch: without software pipelining (one 16-row M-group
+// per warp; cluster splits, and at kz 8 also the row split), and with two M-groups per warp.
 TEST(GpuClusterSplitVariants, NotPipelinedOrTwoMGroupsEqualsCpu) {
   for (int kz : {3, 8}) {
     MatcherCudaOptions o;
     o.tuning.cluster_split = kz;
     o.tuning.pipelining = MatcherCudaOptions::Override::Off;
-    for (bool scan : {false, true}) {
-      o.tuning.small_row_split = scan;
+    for (bool row_split : {false, true}) {
+      o.tuning.small_row_split = row_split;
       compare_cluster_split(o, 2000 + 10 * kz,
-                            "kz " + std::to_string(kz) + " not pipelined, scan " + std::to_string(scan));
+                            "kz " + std::to_string(kz) + " not pipelined, row split " + std::to_string(row_split));
     }
     o = MatcherCudaOptions();
     o.tuning.cluster_split = kz;
